@@ -1,0 +1,1 @@
+//! Input and output: the text parser, file loaders and the report exporters.

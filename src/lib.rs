@@ -1,0 +1,17 @@
+//! quantscope: see what integer quantization does to a weight matrix.
+//!
+//! The crate is split so that numbers flow one way:
+//!
+//! ```text
+//! text / .npy file ──io──▶ Matrix ──core::analyse(matrix, config)──▶ Report ──▶ exporters (io)
+//!                                                                         └──▶ panes (ui)
+//! ```
+//!
+//! - [`core`] is pure computation (ndarray only): configurations, presets that reproduce
+//!   ONNX Runtime, PyTorch and llama.cpp's GGUF formats, block parameters, the quantize
+//!   kernels, metrics, memory cost and the granularity ladder.
+//! - [`io`] parses text and loads files into a [`core::Matrix`], and writes a
+//!   [`core::Report`] as a table, JSON, CSV or Markdown into any `impl Write`.
+
+pub mod core;
+pub mod io;

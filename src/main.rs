@@ -1,0 +1,3 @@
+//! The `quantscope` binary: a thin shell over the library.
+
+fn main() {}
