@@ -1,0 +1,483 @@
+//! What to quantize to and how: bit width, code range, scheme, granularity, clipping, the
+//! storage of scales and zero-points, and the conventions on which libraries disagree.
+//!
+//! A [`Config`] is plain data. [`Config::validate`] checks it and [`Config::code_range`]
+//! resolves the integer range `[qmin, qmax]`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+/// Symmetric (zero maps to a fixed code) or asymmetric (affine, the range's ends map to the
+/// ends of the code range).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheme {
+    /// Scale from the largest magnitude; the zero point is fixed.
+    Symmetric,
+    /// Scale from `max - min`; the zero point shifts the range.
+    Asymmetric,
+}
+
+/// Which integer codes are used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RangeKind {
+    /// Every code of the type: int4 is `[-8, 7]`, uint4 `[0, 15]`.
+    Full,
+    /// Signed types drop the most negative code so the range is symmetric: int4 `[-7, 7]`,
+    /// int8 `[-127, 127]`. Unsigned types are unchanged.
+    Narrow,
+    /// An explicit range inside the type, as ONNX Runtime's and PyTorch's `reduce_range` use.
+    Custom {
+        /// Smallest code.
+        qmin: i32,
+        /// Largest code.
+        qmax: i32,
+    },
+}
+
+/// How scales, zero-points and codes are laid out over the matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Granularity {
+    /// One block: the whole tensor.
+    Tensor,
+    /// One block per channel; see [`Config::axis`].
+    Channel,
+    /// Blocks of `G` consecutive values along each row; the last group of a row is shorter
+    /// when `G` does not divide the row length.
+    Group(usize),
+}
+
+impl fmt::Display for Granularity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Tensor => f.write_str("tensor"),
+            Self::Channel => f.write_str("channel"),
+            Self::Group(g) => write!(f, "group:{g}"),
+        }
+    }
+}
+
+impl FromStr for Granularity {
+    type Err = ConfigError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "tensor" | "per-tensor" => Ok(Self::Tensor),
+            "channel" | "per-channel" => Ok(Self::Channel),
+            _ => {
+                let g = t
+                    .strip_prefix("group:")
+                    .or_else(|| t.strip_prefix("g"))
+                    .and_then(|g| g.parse::<usize>().ok())
+                    .ok_or_else(|| ConfigError::BadGranularity(s.to_string()))?;
+                if g == 0 {
+                    return Err(ConfigError::BadGranularity(s.to_string()));
+                }
+                Ok(Self::Group(g))
+            }
+        }
+    }
+}
+
+impl Serialize for Granularity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Which matrix axis one channel runs along for [`Granularity::Channel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Axis {
+    /// Axis 0: one scale per row (output channel), the usual choice for weights.
+    Rows,
+    /// Axis 1: one scale per column (input channel).
+    Columns,
+}
+
+/// Where the range that sets the scale comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RangeSource {
+    /// The block's own min and max.
+    Tight,
+    /// Min and max widened to include 0, as ONNX Runtime, PyTorch and MLAS do (so the zero
+    /// point is always a storable code).
+    IncludeZero,
+}
+
+/// How the real range is cut before the scale is formed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
+pub enum Clipping {
+    /// Min-max: nothing is clipped.
+    None,
+    /// Keep the central `P` percent of each block (symmetric: the P-th percentile of `|x|`;
+    /// asymmetric: the `(100-P)/2` and `(100+P)/2` percentiles).
+    Percentile(f64),
+    /// Search shrink factors of the min-max range for the one with the least squared error.
+    Mse,
+}
+
+/// Rounding of a real ratio to an integer code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rounding {
+    /// Ties to even (numpy, ONNX Runtime, PyTorch).
+    HalfEven,
+    /// Ties away from zero (C `roundf`, GGUF Q8_0, MLAS).
+    HalfAway,
+    /// `trunc(x + 0.5)` after the zero point is added (GGUF Q4/Q5 formats).
+    HalfUp,
+}
+
+/// How a stored scale (or GGUF offset) is rounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScaleDtype {
+    /// IEEE single precision: 32 bits.
+    F32,
+    /// IEEE half precision: 16 bits (GGUF, f16 MatMulNBits).
+    F16,
+    /// bfloat16: 16 bits.
+    Bf16,
+}
+
+impl ScaleDtype {
+    /// Bits one stored scale takes.
+    #[must_use]
+    pub fn bits(self) -> u32 {
+        match self {
+            Self::F32 => 32,
+            Self::F16 | Self::Bf16 => 16,
+        }
+    }
+
+    /// Rounds an `f32` to this storage type and back (round to nearest even).
+    #[must_use]
+    pub fn round(self, x: f32) -> f32 {
+        match self {
+            Self::F32 => x,
+            Self::F16 => half::f16::from_f32(x).to_f32(),
+            Self::Bf16 => half::bf16::from_f32(x).to_f32(),
+        }
+    }
+}
+
+/// How the symmetric scale is formed from the block's largest magnitude `m`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SymScale {
+    /// `m / max(|qmin|, |qmax|)`: the seed documents (int8 full range gives `m / 128`, and
+    /// `+m` then clips to 127).
+    MaxCode,
+    /// `m / ((qmax - qmin) / 2)`: ONNX Runtime and PyTorch (`m / 7.5` for int4 `[-8, 7]`,
+    /// `m / 127.5` for PyTorch's qint8).
+    HalfSpan,
+    /// `v / qmin` where `v` is the element of largest magnitude *with its sign* (first on
+    /// ties): GGUF Q4_0/Q5_0 and MLAS symmetric; `v` lands exactly on `qmin`, and the scale
+    /// can be negative.
+    SignedExtreme,
+}
+
+/// The zero point of a symmetric scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SymZeroPoint {
+    /// Always 0 (unsigned codes then clip every negative value to 0).
+    Zero,
+    /// `round((qmin + qmax) / 2)` with ties to even: 128 for uint8, 8 for uint4, 0 for int4.
+    MidHalfEven,
+    /// `floor((qmin + qmax) / 2)`: PyTorch with a custom range (uint4 gives 7).
+    MidFloor,
+}
+
+/// How the asymmetric zero point is formed from the range minimum `lo` and scale `s`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AsymZeroPoint {
+    /// `round(qmin - lo / s)` (ONNX Runtime, MLAS, the seed calculator).
+    RoundOfShift,
+    /// `qmin - round(lo / s)` (PyTorch).
+    ShiftOfRound,
+    /// No integer zero point: the minimum itself is stored (in the scale dtype) and
+    /// `x̂ = q * s + min`, as GGUF Q4_1 and Q5_1 do.
+    FloatMin,
+}
+
+/// How a value becomes a code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QuantExpr {
+    /// `round(x / s) + z` (ONNX Runtime).
+    Divide,
+    /// `round(x * (1/s)) + z` (PyTorch, GGUF Q8_0).
+    Reciprocal,
+    /// `round(x * (1/s) + z)`: the zero point is added before rounding (MLAS, GGUF Q4/Q5).
+    ReciprocalAddZero,
+}
+
+/// Precision in which scales and zero points are computed from the block range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arith {
+    /// Double precision, then the scale is rounded to f32 (ONNX Runtime's Python).
+    F64,
+    /// Single precision throughout (PyTorch, MLAS, gguf-py).
+    F32,
+}
+
+/// What a block whose computed scale is zero (all zeros, or a constant with a tight range)
+/// gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Degenerate {
+    /// Scale 1, zero point 0 when the scale is below the smallest normal f32 (ONNX Runtime).
+    /// A tight constant block is first widened to include 0, so it keeps its value.
+    One,
+    /// Scale raised to `f32::EPSILON` (2^-23), as PyTorch's observers do.
+    Epsilon,
+    /// Scale 0: every code is the zero point and every value reconstructs to 0 (GGUF, MLAS).
+    Zero,
+}
+
+/// The choices on which libraries disagree; each changes codes or errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Conventions {
+    /// Symmetric scale formula.
+    pub sym_scale: SymScale,
+    /// Symmetric zero point.
+    pub sym_zero_point: SymZeroPoint,
+    /// Asymmetric zero point formula.
+    pub asym_zero_point: AsymZeroPoint,
+    /// Clamp the asymmetric zero point into `[qmin, qmax]` (the seed calculator does not).
+    pub clamp_zero_point: bool,
+    /// Value-to-code expression.
+    pub quant_expr: QuantExpr,
+    /// Precision of scale and zero-point arithmetic.
+    pub arith: Arith,
+    /// Degenerate-block policy.
+    pub degenerate: Degenerate,
+}
+
+/// A complete quantization configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Config {
+    /// Code width in bits, 1..=16.
+    pub bits: u8,
+    /// Signed or unsigned codes.
+    pub signed: bool,
+    /// Symmetric or asymmetric.
+    pub scheme: Scheme,
+    /// Full, narrow or custom code range.
+    pub range: RangeKind,
+    /// Tight range or range widened to include zero.
+    pub range_source: RangeSource,
+    /// Rounding of ratios to codes.
+    pub rounding: Rounding,
+    /// Tensor, channel or group.
+    pub granularity: Granularity,
+    /// The channel axis for [`Granularity::Channel`].
+    pub axis: Axis,
+    /// Range clipping.
+    pub clipping: Clipping,
+    /// Storage type of scales (and of GGUF-style float offsets).
+    pub scale_dtype: ScaleDtype,
+    /// Bits of one stored zero point; 0 when the zero point is implied (symmetric formats
+    /// that store none).
+    pub zero_point_bits: u8,
+    /// Library conventions.
+    pub conventions: Conventions,
+}
+
+/// Why a configuration cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// Bits outside 1..=16.
+    #[error("bits must be between 1 and 16, not {0}")]
+    Bits(u8),
+    /// The code range is empty, outside the type, or (for symmetric) has no room around 0.
+    #[error("code range [{qmin}, {qmax}] does not fit {what}")]
+    Range {
+        /// Smallest code.
+        qmin: i32,
+        /// Largest code.
+        qmax: i32,
+        /// What it fails.
+        what: String,
+    },
+    /// A granularity that is not `tensor`, `channel` or `group:G` with G ≥ 1.
+    #[error("granularity must be tensor, channel or group:G with G at least 1, not {0:?}")]
+    BadGranularity(String),
+    /// Percentile outside (0, 100].
+    #[error("clipping percentile must be in (0, 100], not {0}")]
+    Percentile(f64),
+    /// Zero-point storage wider than 32 bits.
+    #[error("zero-point width must be at most 32 bits, not {0}")]
+    ZeroPointBits(u8),
+    /// An unknown preset name.
+    #[error("unknown preset {0:?} (see --list-presets)")]
+    UnknownPreset(String),
+}
+
+impl Default for Config {
+    /// The explorer's starting point: the seed lesson's symmetric narrow int4, per channel.
+    fn default() -> Self {
+        crate::core::presets::lesson()
+    }
+}
+
+impl Config {
+    /// The integer range `[qmin, qmax]` of the configured type and range kind.
+    #[must_use]
+    pub fn code_range(&self) -> (i32, i32) {
+        let bits = u32::from(self.bits.clamp(1, 16));
+        let (tmin, tmax) = type_range(bits, self.signed);
+        match self.range {
+            RangeKind::Full => (tmin, tmax),
+            RangeKind::Narrow if self.signed && bits > 1 => (tmin + 1, tmax),
+            RangeKind::Narrow => (tmin, tmax),
+            RangeKind::Custom { qmin, qmax } => (qmin, qmax),
+        }
+    }
+
+    /// Number of codes in `[qmin, qmax]`.
+    #[must_use]
+    pub fn levels(&self) -> u32 {
+        let (lo, hi) = self.code_range();
+        (hi - lo + 1).max(0) as u32
+    }
+
+    /// Checks every field; [`crate::core::analyse`] calls this first.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=16).contains(&self.bits) {
+            return Err(ConfigError::Bits(self.bits));
+        }
+        let (tmin, tmax) = type_range(u32::from(self.bits), self.signed);
+        let (qmin, qmax) = self.code_range();
+        let type_name = format!("{}{}", if self.signed { "int" } else { "uint" }, self.bits);
+        if qmin > qmax || qmin < tmin || qmax > tmax {
+            return Err(ConfigError::Range { qmin, qmax, what: type_name });
+        }
+        if qmin == qmax {
+            return Err(ConfigError::Range { qmin, qmax, what: "a range of at least two codes".into() });
+        }
+        if let Granularity::Group(0) = self.granularity {
+            return Err(ConfigError::BadGranularity("group:0".into()));
+        }
+        if let Clipping::Percentile(p) = self.clipping
+            && !(p > 0.0 && p <= 100.0)
+        {
+            return Err(ConfigError::Percentile(p));
+        }
+        if self.zero_point_bits > 32 {
+            return Err(ConfigError::ZeroPointBits(self.zero_point_bits));
+        }
+        Ok(())
+    }
+
+    /// Bits of metadata one block stores: its scale, its zero point, and a float offset for
+    /// [`AsymZeroPoint::FloatMin`].
+    #[must_use]
+    pub fn metadata_bits_per_block(&self) -> u64 {
+        let scale = u64::from(self.scale_dtype.bits());
+        match self.scheme {
+            Scheme::Asymmetric if self.conventions.asym_zero_point == AsymZeroPoint::FloatMin => 2 * scale,
+            _ => scale + u64::from(self.zero_point_bits),
+        }
+    }
+
+    /// A one-line summary such as `int4 symmetric narrow [-7, 7], per channel`.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        let (qmin, qmax) = self.code_range();
+        let scheme = match self.scheme {
+            Scheme::Symmetric => "symmetric",
+            Scheme::Asymmetric => "asymmetric",
+        };
+        let range = match self.range {
+            RangeKind::Full => "full",
+            RangeKind::Narrow => "narrow",
+            RangeKind::Custom { .. } => "custom",
+        };
+        format!(
+            "{}{} {scheme} {range} [{qmin}, {qmax}], {}",
+            if self.signed { "int" } else { "uint" },
+            self.bits,
+            self.granularity
+        )
+    }
+}
+
+/// The full range of a `bits`-wide signed or unsigned integer.
+#[must_use]
+pub fn type_range(bits: u32, signed: bool) -> (i32, i32) {
+    let bits = bits.clamp(1, 16);
+    if signed {
+        (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    } else {
+        (0, (1 << bits) - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_ranges_follow_the_type_tables() {
+        let mut c = Config { bits: 4, signed: true, range: RangeKind::Full, ..Config::default() };
+        assert_eq!(c.code_range(), (-8, 7));
+        c.range = RangeKind::Narrow;
+        assert_eq!(c.code_range(), (-7, 7));
+        c.bits = 8;
+        assert_eq!(c.code_range(), (-127, 127));
+        c.signed = false;
+        assert_eq!(c.code_range(), (0, 255));
+        c.bits = 16;
+        c.range = RangeKind::Full;
+        assert_eq!(c.code_range(), (0, 65535));
+        assert_eq!(c.levels(), 65536);
+    }
+
+    #[test]
+    fn validation_rejects_impossible_configs() {
+        let ok = Config::default();
+        assert!(ok.validate().is_ok());
+        assert_eq!(Config { bits: 0, ..ok }.validate(), Err(ConfigError::Bits(0)));
+        assert_eq!(Config { bits: 17, ..ok }.validate(), Err(ConfigError::Bits(17)));
+        let custom = Config { range: RangeKind::Custom { qmin: -9, qmax: 7 }, ..ok };
+        assert!(matches!(custom.validate(), Err(ConfigError::Range { .. })));
+        let one_bit_narrow = Config { bits: 1, signed: true, range: RangeKind::Narrow, ..ok };
+        assert!(matches!(one_bit_narrow.validate(), Ok(())));
+        assert_eq!(one_bit_narrow.code_range(), (-1, 0));
+        let pct = Config { clipping: Clipping::Percentile(0.0), ..ok };
+        assert_eq!(pct.validate(), Err(ConfigError::Percentile(0.0)));
+    }
+
+    #[test]
+    fn granularity_parses_and_prints() {
+        for (text, g) in [
+            ("tensor", Granularity::Tensor),
+            ("channel", Granularity::Channel),
+            ("group:128", Granularity::Group(128)),
+            ("g32", Granularity::Group(32)),
+        ] {
+            assert_eq!(text.parse::<Granularity>(), Ok(g));
+        }
+        assert_eq!(Granularity::Group(64).to_string(), "group:64");
+        assert!("group:0".parse::<Granularity>().is_err());
+        assert!("rows".parse::<Granularity>().is_err());
+    }
+
+    #[test]
+    fn scale_dtypes_round_like_the_formats() {
+        assert_eq!(ScaleDtype::F16.round(0.1), 0.099_975_586);
+        assert_eq!(ScaleDtype::Bf16.round(0.1), 0.100_097_656);
+        assert_eq!(ScaleDtype::F32.round(0.1), 0.1);
+    }
+}

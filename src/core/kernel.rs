@@ -1,0 +1,195 @@
+//! The per-value quantize and dequantize expressions, in `f32` and in the order each
+//! library evaluates them.
+
+use crate::core::config::{Config, QuantExpr, Rounding};
+use crate::core::params::BlockParams;
+
+/// A block's parameters prepared for the inner loop.
+#[derive(Debug, Clone, Copy)]
+pub struct Quantizer {
+    expr: QuantExpr,
+    rounding: Rounding,
+    code_scale: f32,
+    recip: f32,
+    zero: i32,
+    zero_f: f32,
+    code_offset: f32,
+    has_offset: bool,
+    qmin: f32,
+    qmax: f32,
+    scale: f32,
+    offset: f32,
+}
+
+/// One value's trip through the quantizer, for worked arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    /// The ratio before rounding (`x / s`, `x * (1/s)`, or with the zero point already added
+    /// for [`QuantExpr::ReciprocalAddZero`]; with the float offset subtracted first).
+    pub ratio: f32,
+    /// The code before clamping.
+    pub unclamped: f32,
+    /// The ratio was exactly halfway between two integers.
+    pub tie: bool,
+    /// The final code.
+    pub code: i32,
+    /// The code was clamped into `[qmin, qmax]`.
+    pub clamped: bool,
+    /// The reconstruction.
+    pub dequantized: f32,
+}
+
+#[inline]
+fn round(x: f32, rounding: Rounding) -> f32 {
+    match rounding {
+        Rounding::HalfEven => x.round_ties_even(),
+        Rounding::HalfAway => x.round(),
+        Rounding::HalfUp => (x + 0.5).floor(),
+    }
+}
+
+impl Quantizer {
+    /// Prepares `params` for `[qmin, qmax]` under `config`.
+    #[must_use]
+    pub fn new(config: &Config, params: &BlockParams, qmin: i32, qmax: i32) -> Self {
+        let s = params.code_scale;
+        Self {
+            expr: config.conventions.quant_expr,
+            rounding: config.rounding,
+            code_scale: s,
+            recip: if s == 0.0 { 0.0 } else { 1.0 / s },
+            zero: params.zero_point,
+            zero_f: params.zero_point as f32,
+            code_offset: params.code_offset.unwrap_or(0.0),
+            has_offset: params.code_offset.is_some(),
+            qmin: qmin as f32,
+            qmax: qmax as f32,
+            scale: params.scale,
+            offset: params.offset.unwrap_or(0.0),
+        }
+    }
+
+    /// The unclamped code of `x` and the ratio it was rounded from.
+    #[inline]
+    fn raw(&self, x: f32) -> (f32, f32) {
+        let x = if self.has_offset { x - self.code_offset } else { x };
+        match self.expr {
+            QuantExpr::Divide => {
+                if self.code_scale == 0.0 {
+                    return (0.0, self.zero_f);
+                }
+                let t = x / self.code_scale;
+                (t, round(t, self.rounding) + self.zero_f)
+            }
+            QuantExpr::Reciprocal => {
+                let t = x * self.recip;
+                (t, round(t, self.rounding) + self.zero_f)
+            }
+            QuantExpr::ReciprocalAddZero => {
+                let t = x * self.recip;
+                match self.rounding {
+                    // GGUF adds `z + 0.5` in one f32 addition, then truncates.
+                    Rounding::HalfUp => (t + self.zero_f, (t + (self.zero_f + 0.5)).floor()),
+                    r => {
+                        let y = t + self.zero_f;
+                        (y, round(y, r))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The code of `x` and whether it was clamped.
+    #[inline]
+    #[must_use]
+    pub fn code(&self, x: f32) -> (i32, bool) {
+        let (_, q) = self.raw(x);
+        if q < self.qmin {
+            (self.qmin as i32, true)
+        } else if q > self.qmax {
+            (self.qmax as i32, true)
+        } else {
+            (q as i32, false)
+        }
+    }
+
+    /// The reconstruction of code `q`.
+    #[inline]
+    #[must_use]
+    pub fn dequantize(&self, q: i32) -> f32 {
+        if self.has_offset {
+            self.scale * q as f32 + self.offset
+        } else {
+            (q - self.zero) as f32 * self.scale
+        }
+    }
+
+    /// Every intermediate of quantizing `x`.
+    #[must_use]
+    pub fn step(&self, x: f32) -> Step {
+        let (ratio, unclamped) = self.raw(x);
+        let (code, clamped) = self.code(x);
+        Step {
+            ratio,
+            unclamped,
+            tie: (ratio - ratio.floor()) == 0.5,
+            code,
+            clamped,
+            dequantized: self.dequantize(code),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::params::{BlockStats, RealRange, block_params};
+    use crate::core::presets::{PresetOptions, preset};
+
+    fn quantizer(name: &str, scheme: Option<crate::core::config::Scheme>, xs: &[f32]) -> Quantizer {
+        let c = preset(name, PresetOptions { scheme, reduce_range: false }).unwrap();
+        let (qmin, qmax) = c.code_range();
+        let mut st = BlockStats::EMPTY;
+        st.extend(xs);
+        Quantizer::new(&c, &block_params(&c, RealRange::of(&st), qmin, qmax), qmin, qmax)
+    }
+
+    #[test]
+    fn divide_and_reciprocal_differ_on_the_conventions_tie() {
+        // CONVENTIONS §3: int4 [-8, 7] symmetric, row A: -0.15 / s is exactly -7.5 with
+        // ORT's divide, -7.4999995 with PyTorch's reciprocal multiply.
+        use crate::core::config::Scheme::Symmetric;
+        let row = [0.05f32, -0.08, 0.12, -0.15];
+        let q = quantizer("ort-int4", Some(Symmetric), &row);
+        assert_eq!(q.code(-0.15), (-8, false));
+        assert!(q.step(-0.15).tie);
+        let c = crate::core::config::Config {
+            conventions: crate::core::config::Conventions {
+                quant_expr: QuantExpr::Reciprocal,
+                ..preset("ort-int4", PresetOptions::default()).unwrap().conventions
+            },
+            ..preset("ort-int4", PresetOptions::default()).unwrap()
+        };
+        let mut st = BlockStats::EMPTY;
+        st.extend(&row);
+        let t = Quantizer::new(&c, &block_params(&c, RealRange::of(&st), -8, 7), -8, 7);
+        assert_eq!(t.code(-0.15), (-7, false));
+    }
+
+    #[test]
+    fn gguf_q4_0_maps_the_extreme_to_the_bottom_nibble() {
+        let q = quantizer("q4_0", None, &[0.1, -0.4, 0.4, 0.0]);
+        // First extreme is -0.4: d = -0.4 / -8 = 0.05, so -0.4 -> nibble 0 and 0.4 -> 16 -> 15.
+        assert_eq!(q.code(-0.4), (0, false));
+        assert_eq!(q.code(0.4), (15, true));
+        assert_eq!(q.code(0.0), (8, false));
+        assert_eq!(q.dequantize(8), 0.0);
+    }
+
+    #[test]
+    fn zero_scale_reconstructs_zero() {
+        let q = quantizer("q8_0", None, &[0.0, 0.0]);
+        assert_eq!(q.code(0.0), (0, false));
+        assert_eq!(q.dequantize(0), 0.0);
+    }
+}
