@@ -13,7 +13,10 @@ fn lesson_matrix() -> Matrix {
 }
 
 fn lesson(granularity: Granularity) -> Report {
-    let config = Config { granularity, ..preset("lesson", PresetOptions::default()).unwrap() };
+    let config = Config {
+        granularity,
+        ..preset("lesson", PresetOptions::default()).unwrap()
+    };
     analyse(&lesson_matrix(), &config).unwrap()
 }
 
@@ -22,9 +25,17 @@ fn lesson_per_tensor_collapses_the_quiet_row() {
     let r = lesson(Granularity::Tensor);
     assert_eq!((r.qmin, r.qmax), (-7, 7));
     assert_eq!(r.blocks.len(), 1);
-    assert!(close(f64::from(r.blocks[0].scale), 3.10 / 7.0, 1e-6), "{}", r.blocks[0].scale);
+    assert!(
+        close(f64::from(r.blocks[0].scale), 3.10 / 7.0, 1e-6),
+        "{}",
+        r.blocks[0].scale
+    );
     assert_eq!(r.row_codes(0), vec![0, 0, 0, 0]);
-    assert!(close(r.channels[0].metrics.mae, 0.1000, 5e-7), "{}", r.channels[0].metrics.mae);
+    assert!(
+        close(r.channels[0].metrics.mae, 0.1000, 5e-7),
+        "{}",
+        r.channels[0].metrics.mae
+    );
     assert!(r.channels[0].collapsed);
     assert_eq!(r.channels[0].levels_used, 1);
     assert_eq!(r.channels[0].utilization, 0.0);
@@ -37,9 +48,17 @@ fn lesson_per_channel_rescues_the_quiet_row() {
     let r = lesson(Granularity::Channel);
     assert!(close(f64::from(r.blocks[0].scale), 0.15 / 7.0, 1e-7));
     assert_eq!(r.row_codes(0), vec![2, -4, 6, -7]);
-    let rec: Vec<f64> = r.row_dequantized(0).iter().map(|&x| (f64::from(x) * 1e4).round() / 1e4).collect();
+    let rec: Vec<f64> = r
+        .row_dequantized(0)
+        .iter()
+        .map(|&x| (f64::from(x) * 1e4).round() / 1e4)
+        .collect();
     assert_eq!(rec, vec![0.0429, -0.0857, 0.1286, -0.1500]);
-    assert!(close(r.channels[0].metrics.mae, 0.0054, 1e-4), "{}", r.channels[0].metrics.mae);
+    assert!(
+        close(r.channels[0].metrics.mae, 0.0054, 1e-4),
+        "{}",
+        r.channels[0].metrics.mae
+    );
     assert!(!r.channels[0].collapsed);
     assert_eq!(r.collapsed_channels, 0);
     // Row B keeps its own scale, the same as the shared one: its codes do not change.
@@ -54,7 +73,11 @@ fn lesson_row_b_is_a_reconstruction_so_its_mae_is_not_0_09() {
     // original row it never shows.
     let r = lesson(Granularity::Tensor);
     assert_eq!(r.row_codes(1), vec![5, -7, 4, -6]);
-    assert!(r.channels[1].metrics.mae < 0.01, "{}", r.channels[1].metrics.mae);
+    assert!(
+        r.channels[1].metrics.mae < 0.01,
+        "{}",
+        r.channels[1].metrics.mae
+    );
 }
 
 fn calculator_matrix() -> Matrix {
@@ -71,11 +94,20 @@ fn calculator_matrix() -> Matrix {
 fn calculator_memory_model_charges_eight_bytes_per_scale() {
     let m = calculator_matrix();
     for (bits, payload, per_tensor, per_channel) in [(8u8, 20, 28, 52), (4, 10, 18, 42)] {
-        let c = Config { bits, ..preset("calculator", PresetOptions::default()).unwrap() };
+        let c = Config {
+            bits,
+            ..preset("calculator", PresetOptions::default()).unwrap()
+        };
         let r = analyse(&m, &c).unwrap();
         assert_eq!(r.memory.payload_bytes, payload);
-        assert_eq!(r.rung(Granularity::Tensor).unwrap().memory.total_bytes, per_tensor);
-        assert_eq!(r.rung(Granularity::Channel).unwrap().memory.total_bytes, per_channel);
+        assert_eq!(
+            r.rung(Granularity::Tensor).unwrap().memory.total_bytes,
+            per_tensor
+        );
+        assert_eq!(
+            r.rung(Granularity::Channel).unwrap().memory.total_bytes,
+            per_channel
+        );
     }
 }
 
@@ -84,8 +116,15 @@ fn calculator_tight_range_zero_points_leave_the_integer_type() {
     let m = calculator_matrix();
     let int8 = analyse(&m, &preset("calculator", PresetOptions::default()).unwrap()).unwrap();
     assert_eq!(int8.blocks[1].zero_point, -529);
-    assert!(close(int8.overall.mae, 0.000_714, 5e-6), "{}", int8.overall.mae);
-    let uint8 = Config { signed: false, ..preset("calculator", PresetOptions::default()).unwrap() };
+    assert!(
+        close(int8.overall.mae, 0.000_714, 5e-6),
+        "{}",
+        int8.overall.mae
+    );
+    let uint8 = Config {
+        signed: false,
+        ..preset("calculator", PresetOptions::default()).unwrap()
+    };
     let r = analyse(&m, &uint8).unwrap();
     assert_eq!(r.blocks[1].zero_point, -401);
     // Widening the range to include 0 (as ONNX Runtime and PyTorch do) keeps the zero point
@@ -95,19 +134,35 @@ fn calculator_tight_range_zero_points_leave_the_integer_type() {
         ..preset("calculator", PresetOptions::default()).unwrap()
     };
     let w = analyse(&m, &wide).unwrap();
-    assert!(w.blocks.iter().all(|b| (-128..=127).contains(&b.zero_point)));
+    assert!(
+        w.blocks
+            .iter()
+            .all(|b| (-128..=127).contains(&b.zero_point))
+    );
     assert!(close(w.overall.mae, 0.000_929, 5e-6), "{}", w.overall.mae);
 }
 
 fn interview_matrix() -> Matrix {
-    Matrix::from_rows(&[&[-0.5, -0.3, 0.2, 0.4], &[-2.0, -1.5, 1.0, 1.8], &[-0.1, -0.08, 0.05, 0.09]]).unwrap()
+    Matrix::from_rows(&[
+        &[-0.5, -0.3, 0.2, 0.4],
+        &[-2.0, -1.5, 1.0, 1.8],
+        &[-0.1, -0.08, 0.05, 0.09],
+    ])
+    .unwrap()
 }
 
 fn int8_symmetric(granularity: Granularity, range: RangeKind) -> Report {
     let c = Config {
         granularity,
         range,
-        ..preset("ort-int8", PresetOptions { scheme: Some(Scheme::Symmetric), reduce_range: false }).unwrap()
+        ..preset(
+            "ort-int8",
+            PresetOptions {
+                scheme: Some(Scheme::Symmetric),
+                reduce_range: false,
+            },
+        )
+        .unwrap()
     };
     analyse(&interview_matrix(), &c).unwrap()
 }
@@ -120,10 +175,13 @@ fn interview_note_per_tensor_codes() {
     assert_eq!(r.row_codes(1), vec![-127, -95, 64, 114]);
     assert_eq!(r.row_codes(2), vec![-6, -5, 3, 6]);
     // PyTorch's default qint8 range [-128, 127] uses scale 2/127.5, which gives the note's 115.
-    let torch = analyse(&interview_matrix(), &Config {
-        granularity: Granularity::Tensor,
-        ..preset("torch-qint8", PresetOptions::default()).unwrap()
-    })
+    let torch = analyse(
+        &interview_matrix(),
+        &Config {
+            granularity: Granularity::Tensor,
+            ..preset("torch-qint8", PresetOptions::default()).unwrap()
+        },
+    )
     .unwrap();
     assert_eq!(torch.row_codes(1)[3], 115);
 }
@@ -138,7 +196,11 @@ fn interview_note_per_channel_codes_are_wrong_in_the_note() {
     let note = vec![-125, -100, 63, 113];
     assert_ne!(r.row_codes(2), note);
     assert_eq!(r.row_codes(2), vec![-127, -102, 64, 114]);
-    let torch = analyse(&interview_matrix(), &preset("torch-qint8", PresetOptions::default()).unwrap()).unwrap();
+    let torch = analyse(
+        &interview_matrix(),
+        &preset("torch-qint8", PresetOptions::default()).unwrap(),
+    )
+    .unwrap();
     assert_eq!(torch.row_codes(2), vec![-128, -102, 64, 115]);
 }
 
@@ -148,4 +210,44 @@ fn interview_note_small_channel_uses_five_percent_of_the_range() {
     // Codes -6..6 of -127..127: 12/254 of the span.
     assert!(close(r.channels[2].utilization, 12.0 / 254.0, 1e-12));
     assert_eq!(r.channels[2].levels_used, 4);
+}
+
+#[test]
+fn lesson_row_a_under_each_librarys_own_int4_range() {
+    // CONVENTIONS §9, checked by running ONNX Runtime 1.31.1 and gguf-py 0.19.0 on row A:
+    // with [-8, 7] the scale is 0.15/7.5 and -0.15 sits on the tie -7.5. ORT divides and
+    // gets -8; PyTorch multiplies by the reciprocal (-7.4999995) and gets -7; GGUF Q4_0
+    // (row padded to 32) maps the extreme to the bottom nibble.
+    let row_a = Matrix::from_rows(&[&[0.05, -0.08, 0.12, -0.15]]).unwrap();
+    let sym = PresetOptions {
+        scheme: Some(Scheme::Symmetric),
+        reduce_range: false,
+    };
+    let ort = analyse(&row_a, &preset("ort-int4", sym).unwrap()).unwrap();
+    assert_eq!(ort.blocks[0].scale, 0.020_000_001);
+    assert_eq!(ort.row_codes(0), vec![2, -4, 6, -8]);
+
+    let mut torch_like = preset("ort-int4", sym).unwrap();
+    torch_like.conventions.quant_expr = quantscope::core::config::QuantExpr::Reciprocal;
+    assert_eq!(
+        analyse(&row_a, &torch_like).unwrap().row_codes(0),
+        vec![2, -4, 6, -7]
+    );
+
+    let mut padded = [0.0f32; 32];
+    padded[..4].copy_from_slice(&[0.05, -0.08, 0.12, -0.15]);
+    let q4 = analyse(
+        &Matrix::from_rows(&[&padded]).unwrap(),
+        &preset("q4_0", PresetOptions::default()).unwrap(),
+    )
+    .unwrap();
+    // Nibbles 0xd, 0x4, 0xe, 0x0 (gguf-py: bytes cd 24 8b 84): codes 5, -4, 6, -8 minus the
+    // offset 8 are 3, -4, 6, -8 as signed values.
+    let signed: Vec<i32> = q4.row_codes(0)[..4].iter().map(|q| q - 8).collect();
+    assert_eq!(signed, vec![3, -4, 6, -8]);
+    let deq: Vec<f32> = q4.row_dequantized(0)[..4].to_vec();
+    assert_eq!(
+        deq,
+        vec![0.056_259_155, -0.075_012_21, 0.112_518_31, -0.150_024_41]
+    );
 }

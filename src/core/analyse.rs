@@ -6,7 +6,9 @@ use crate::core::config::{Clipping, Config, ConfigError, Granularity, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::matrix::Matrix;
 use crate::core::params::{BlockParams, BlockStats, RealRange, block_params};
-use crate::core::report::{Block, ChannelReport, CodeBuf, ErrorSums, Layout, Memory, Metrics, Report, Rung};
+use crate::core::report::{
+    Block, ChannelReport, CodeBuf, ErrorSums, Layout, Memory, Metrics, Report, Rung,
+};
 
 /// Group sizes of the ladder (those smaller than the row length are used).
 pub const LADDER_GROUPS: [usize; 6] = [256, 128, 64, 32, 16, 8];
@@ -38,7 +40,11 @@ pub fn analyse(matrix: &Matrix, config: &Config) -> Result<Report, AnalyseError>
 }
 
 /// Analyses `matrix` under `config` with explicit [`Options`].
-pub fn analyse_with(matrix: &Matrix, config: &Config, options: Options) -> Result<Report, AnalyseError> {
+pub fn analyse_with(
+    matrix: &Matrix,
+    config: &Config,
+    options: Options,
+) -> Result<Report, AnalyseError> {
     config.validate()?;
     let view = matrix.values();
     let (rows, cols) = view.dim();
@@ -48,7 +54,20 @@ pub fn analyse_with(matrix: &Matrix, config: &Config, options: Options) -> Resul
     if options.ladder {
         for g in ladder_granularities(config.granularity, cols) {
             let active = g == config.granularity;
-            let pass = if active { None } else { Some(run(view, &Config { granularity: g, ..*config }, qmin, qmax, false)) };
+            let pass = if active {
+                None
+            } else {
+                Some(run(
+                    view,
+                    &Config {
+                        granularity: g,
+                        ..*config
+                    },
+                    qmin,
+                    qmax,
+                    false,
+                ))
+            };
             let p = pass.as_ref().unwrap_or(&main);
             ladder.push(Rung {
                 granularity: g,
@@ -86,7 +105,11 @@ pub fn analyse_with(matrix: &Matrix, config: &Config, options: Options) -> Resul
 /// then each of [`LADDER_GROUPS`] and the active group size that is smaller than a row.
 #[must_use]
 pub fn ladder_granularities(active: Granularity, cols: usize) -> Vec<Granularity> {
-    let mut groups: Vec<usize> = LADDER_GROUPS.iter().copied().filter(|&g| g < cols).collect();
+    let mut groups: Vec<usize> = LADDER_GROUPS
+        .iter()
+        .copied()
+        .filter(|&g| g < cols)
+        .collect();
     if let Granularity::Group(g) = active
         && !groups.contains(&g)
     {
@@ -99,7 +122,12 @@ pub fn ladder_granularities(active: Granularity, cols: usize) -> Vec<Granularity
 }
 
 fn memory(config: &Config, rows: usize, cols: usize, blocks: usize) -> Memory {
-    Memory::new((rows * cols) as u64, u32::from(config.bits), blocks as u64, config.metadata_bits_per_block())
+    Memory::new(
+        (rows * cols) as u64,
+        u32::from(config.bits),
+        blocks as u64,
+        config.metadata_bits_per_block(),
+    )
 }
 
 struct Pass {
@@ -164,13 +192,21 @@ fn choose_params(
                 buf.extend(block.iter().map(|x| x.abs()));
                 buf.sort_unstable_by(f32::total_cmp);
                 let t = quantile(buf, p / 100.0);
-                RealRange { lo: -t, hi: t, extreme: if full.extreme < 0.0 { -t } else { t } }
+                RealRange {
+                    lo: -t,
+                    hi: t,
+                    extreme: if full.extreme < 0.0 { -t } else { t },
+                }
             } else {
                 buf.extend(block.iter().copied());
                 buf.sort_unstable_by(f32::total_cmp);
                 let lo = quantile(buf, (100.0 - p) / 200.0);
                 let hi = quantile(buf, (100.0 + p) / 200.0);
-                RealRange { lo, hi, extreme: if full.extreme < 0.0 { lo } else { hi } }
+                RealRange {
+                    lo,
+                    hi,
+                    extreme: if full.extreme < 0.0 { lo } else { hi },
+                }
             };
             block_params(config, range, qmin, qmax)
         }
@@ -205,7 +241,9 @@ struct LevelSet {
 
 impl LevelSet {
     fn new(levels: u32) -> Self {
-        Self { words: vec![0; (levels as usize).div_ceil(64)] }
+        Self {
+            words: vec![0; (levels as usize).div_ceil(64)],
+        }
     }
     fn clear(&mut self) {
         self.words.fill(0);
@@ -227,13 +265,29 @@ fn run(view: ArrayView2<'_, f32>, config: &Config, qmin: i32, qmax: i32, keep_co
     let params: Vec<BlockParams> = stats
         .iter()
         .enumerate()
-        .map(|(b, st)| choose_params(config, view, layout.rect(b, rows, cols), st, (qmin, qmax), &mut buf))
+        .map(|(b, st)| {
+            choose_params(
+                config,
+                view,
+                layout.rect(b, rows, cols),
+                st,
+                (qmin, qmax),
+                &mut buf,
+            )
+        })
         .collect();
-    let quantizers: Vec<Quantizer> = params.iter().map(|p| Quantizer::new(config, p, qmin, qmax)).collect();
+    let quantizers: Vec<Quantizer> = params
+        .iter()
+        .map(|p| Quantizer::new(config, p, qmin, qmax))
+        .collect();
     let mut clipped = vec![0usize; params.len()];
     let levels = (qmax - qmin + 1) as u32;
     let mut codes = keep_codes.then(|| {
-        if levels <= 256 { CodeBuf::U8(Vec::with_capacity(rows * cols)) } else { CodeBuf::U16(Vec::with_capacity(rows * cols)) }
+        if levels <= 256 {
+            CodeBuf::U8(Vec::with_capacity(rows * cols))
+        } else {
+            CodeBuf::U16(Vec::with_capacity(rows * cols))
+        }
     });
     let mut seen = LevelSet::new(levels);
     let mut channels = Vec::with_capacity(rows);
@@ -310,5 +364,12 @@ fn run(view: ArrayView2<'_, f32>, config: &Config, qmin: i32, qmax: i32, keep_co
             }
         })
         .collect();
-    Pass { layout, blocks, channels, overall: total.metrics(), collapsed, codes }
+    Pass {
+        layout,
+        blocks,
+        channels,
+        overall: total.metrics(),
+        collapsed,
+        codes,
+    }
 }

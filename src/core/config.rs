@@ -182,6 +182,9 @@ pub enum SymScale {
     /// ties): GGUF Q4_0/Q5_0 and MLAS symmetric; `v` lands exactly on `qmin`, and the scale
     /// can be negative.
     SignedExtreme,
+    /// Like [`SymScale::SignedExtreme`] but `v` is `max` when `|max| > |min|` and `min`
+    /// otherwise (MLAS `range2scale`: a tie picks `min`).
+    SignedMinMax,
 }
 
 /// The zero point of a symmetric scheme.
@@ -361,10 +364,18 @@ impl Config {
         let (qmin, qmax) = self.code_range();
         let type_name = format!("{}{}", if self.signed { "int" } else { "uint" }, self.bits);
         if qmin > qmax || qmin < tmin || qmax > tmax {
-            return Err(ConfigError::Range { qmin, qmax, what: type_name });
+            return Err(ConfigError::Range {
+                qmin,
+                qmax,
+                what: type_name,
+            });
         }
         if qmin == qmax {
-            return Err(ConfigError::Range { qmin, qmax, what: "a range of at least two codes".into() });
+            return Err(ConfigError::Range {
+                qmin,
+                qmax,
+                what: "a range of at least two codes".into(),
+            });
         }
         if let Granularity::Group(0) = self.granularity {
             return Err(ConfigError::BadGranularity("group:0".into()));
@@ -386,7 +397,9 @@ impl Config {
     pub fn metadata_bits_per_block(&self) -> u64 {
         let scale = u64::from(self.scale_dtype.bits());
         match self.scheme {
-            Scheme::Asymmetric if self.conventions.asym_zero_point == AsymZeroPoint::FloatMin => 2 * scale,
+            Scheme::Asymmetric if self.conventions.asym_zero_point == AsymZeroPoint::FloatMin => {
+                2 * scale
+            }
             _ => scale + u64::from(self.zero_point_bits),
         }
     }
@@ -430,7 +443,12 @@ mod tests {
 
     #[test]
     fn code_ranges_follow_the_type_tables() {
-        let mut c = Config { bits: 4, signed: true, range: RangeKind::Full, ..Config::default() };
+        let mut c = Config {
+            bits: 4,
+            signed: true,
+            range: RangeKind::Full,
+            ..Config::default()
+        };
         assert_eq!(c.code_range(), (-8, 7));
         c.range = RangeKind::Narrow;
         assert_eq!(c.code_range(), (-7, 7));
@@ -448,14 +466,31 @@ mod tests {
     fn validation_rejects_impossible_configs() {
         let ok = Config::default();
         assert!(ok.validate().is_ok());
-        assert_eq!(Config { bits: 0, ..ok }.validate(), Err(ConfigError::Bits(0)));
-        assert_eq!(Config { bits: 17, ..ok }.validate(), Err(ConfigError::Bits(17)));
-        let custom = Config { range: RangeKind::Custom { qmin: -9, qmax: 7 }, ..ok };
+        assert_eq!(
+            Config { bits: 0, ..ok }.validate(),
+            Err(ConfigError::Bits(0))
+        );
+        assert_eq!(
+            Config { bits: 17, ..ok }.validate(),
+            Err(ConfigError::Bits(17))
+        );
+        let custom = Config {
+            range: RangeKind::Custom { qmin: -9, qmax: 7 },
+            ..ok
+        };
         assert!(matches!(custom.validate(), Err(ConfigError::Range { .. })));
-        let one_bit_narrow = Config { bits: 1, signed: true, range: RangeKind::Narrow, ..ok };
+        let one_bit_narrow = Config {
+            bits: 1,
+            signed: true,
+            range: RangeKind::Narrow,
+            ..ok
+        };
         assert!(matches!(one_bit_narrow.validate(), Ok(())));
         assert_eq!(one_bit_narrow.code_range(), (-1, 0));
-        let pct = Config { clipping: Clipping::Percentile(0.0), ..ok };
+        let pct = Config {
+            clipping: Clipping::Percentile(0.0),
+            ..ok
+        };
         assert_eq!(pct.validate(), Err(ConfigError::Percentile(0.0)));
     }
 

@@ -72,7 +72,11 @@ impl Quantizer {
     /// The unclamped code of `x` and the ratio it was rounded from.
     #[inline]
     fn raw(&self, x: f32) -> (f32, f32) {
-        let x = if self.has_offset { x - self.code_offset } else { x };
+        let x = if self.has_offset {
+            x - self.code_offset
+        } else {
+            x
+        };
         match self.expr {
             QuantExpr::Divide => {
                 if self.code_scale == 0.0 {
@@ -147,11 +151,23 @@ mod tests {
     use crate::core::presets::{PresetOptions, preset};
 
     fn quantizer(name: &str, scheme: Option<crate::core::config::Scheme>, xs: &[f32]) -> Quantizer {
-        let c = preset(name, PresetOptions { scheme, reduce_range: false }).unwrap();
+        let c = preset(
+            name,
+            PresetOptions {
+                scheme,
+                reduce_range: false,
+            },
+        )
+        .unwrap();
         let (qmin, qmax) = c.code_range();
         let mut st = BlockStats::EMPTY;
         st.extend(xs);
-        Quantizer::new(&c, &block_params(&c, RealRange::of(&st), qmin, qmax), qmin, qmax)
+        Quantizer::new(
+            &c,
+            &block_params(&c, RealRange::of(&st), qmin, qmax),
+            qmin,
+            qmax,
+        )
     }
 
     #[test]
@@ -166,7 +182,9 @@ mod tests {
         let c = crate::core::config::Config {
             conventions: crate::core::config::Conventions {
                 quant_expr: QuantExpr::Reciprocal,
-                ..preset("ort-int4", PresetOptions::default()).unwrap().conventions
+                ..preset("ort-int4", PresetOptions::default())
+                    .unwrap()
+                    .conventions
             },
             ..preset("ort-int4", PresetOptions::default()).unwrap()
         };

@@ -51,13 +51,19 @@ impl Matrix {
     }
 
     /// Builds a matrix with one optional label per row.
-    pub fn with_labels(values: Array2<f32>, labels: Vec<Option<String>>) -> Result<Self, MatrixError> {
+    pub fn with_labels(
+        values: Array2<f32>,
+        labels: Vec<Option<String>>,
+    ) -> Result<Self, MatrixError> {
         let (rows, cols) = values.dim();
         if rows == 0 || cols == 0 {
             return Err(MatrixError::Empty { rows, cols });
         }
         if labels.len() != rows {
-            return Err(MatrixError::LabelCount { labels: labels.len(), rows });
+            return Err(MatrixError::LabelCount {
+                labels: labels.len(),
+                rows,
+            });
         }
         if let Some(((row, col), &value)) = values.indexed_iter().find(|(_, v)| !v.is_finite()) {
             return Err(MatrixError::NotFinite { row, col, value });
@@ -71,12 +77,18 @@ impl Matrix {
         let mut flat = Vec::with_capacity(rows.len() * cols);
         for row in rows {
             if row.len() != cols {
-                return Err(MatrixError::Empty { rows: rows.len(), cols: row.len() });
+                return Err(MatrixError::Empty {
+                    rows: rows.len(),
+                    cols: row.len(),
+                });
             }
             flat.extend_from_slice(row);
         }
-        let values = Array2::from_shape_vec((rows.len(), cols), flat)
-            .map_err(|_| MatrixError::Empty { rows: rows.len(), cols })?;
+        let values =
+            Array2::from_shape_vec((rows.len(), cols), flat).map_err(|_| MatrixError::Empty {
+                rows: rows.len(),
+                cols,
+            })?;
         Self::new(values)
     }
 

@@ -1,7 +1,9 @@
 //! From a block's statistics to its scale, zero point and (GGUF-style) float offset, in the
 //! precision and order of the chosen conventions.
 
-use crate::core::config::{Arith, AsymZeroPoint, Config, Degenerate, RangeSource, Rounding, Scheme, SymScale, SymZeroPoint};
+use crate::core::config::{
+    Arith, AsymZeroPoint, Config, Degenerate, RangeSource, Rounding, Scheme, SymScale, SymZeroPoint,
+};
 
 /// What the statistics pass records of one block.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,7 +20,12 @@ pub struct BlockStats {
 
 impl BlockStats {
     /// Stats of an empty block; [`BlockStats::push`] fills it.
-    pub const EMPTY: Self = Self { min: f32::INFINITY, max: f32::NEG_INFINITY, extreme: 0.0, count: 0 };
+    pub const EMPTY: Self = Self {
+        min: f32::INFINITY,
+        max: f32::NEG_INFINITY,
+        extreme: 0.0,
+        count: 0,
+    };
 
     /// Adds one value.
     #[inline]
@@ -60,13 +67,21 @@ impl RealRange {
     /// The min-max range of the statistics.
     #[must_use]
     pub fn of(stats: &BlockStats) -> Self {
-        Self { lo: stats.min, hi: stats.max, extreme: stats.extreme }
+        Self {
+            lo: stats.min,
+            hi: stats.max,
+            extreme: stats.extreme,
+        }
     }
 
     /// The range shrunk by `alpha` (0 < alpha ≤ 1) toward zero.
     #[must_use]
     pub fn shrunk(self, alpha: f32) -> Self {
-        Self { lo: self.lo * alpha, hi: self.hi * alpha, extreme: self.extreme * alpha }
+        Self {
+            lo: self.lo * alpha,
+            hi: self.hi * alpha,
+            extreme: self.extreme * alpha,
+        }
     }
 }
 
@@ -125,10 +140,13 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
     let span = f64::from(qmax) - f64::from(qmin);
     let sym_zero = match conv.sym_zero_point {
         SymZeroPoint::Zero => 0,
-        SymZeroPoint::MidHalfEven => to_i32(((f64::from(qmin) + f64::from(qmax)) / 2.0).round_ties_even()),
+        SymZeroPoint::MidHalfEven => {
+            to_i32(((f64::from(qmin) + f64::from(qmax)) / 2.0).round_ties_even())
+        }
         SymZeroPoint::MidFloor => (qmin + qmax).div_euclid(2),
     };
-    let float_min = config.scheme == Scheme::Asymmetric && conv.asym_zero_point == AsymZeroPoint::FloatMin;
+    let float_min =
+        config.scheme == Scheme::Asymmetric && conv.asym_zero_point == AsymZeroPoint::FloatMin;
 
     // The raw scale, in the arithmetic precision of the conventions.
     let raw: f64 = match config.scheme {
@@ -146,8 +164,14 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
                     Arith::F64 => 2.0 * f64::from(absmax) / span,
                     Arith::F32 => f64::from(absmax / (span / 2.0) as f32),
                 },
-                SymScale::SignedExtreme => {
-                    let v = range.extreme;
+                SymScale::SignedExtreme | SymScale::SignedMinMax => {
+                    let v = if conv.sym_scale == SymScale::SignedExtreme {
+                        range.extreme
+                    } else if range.hi.abs() > range.lo.abs() {
+                        range.hi
+                    } else {
+                        range.lo
+                    };
                     let denom = f64::from(qmin - sym_zero);
                     if denom == 0.0 {
                         0.0
@@ -207,11 +231,19 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
                         (AsymZeroPoint::ShiftOfRound, Arith::F64) => {
                             f64::from(qmin) - round_f64(f64::from(lo) / scale64, config.rounding)
                         }
-                        (_, Arith::F32) => f64::from(round_f32(qmin as f32 - lo / code_scale, config.rounding)),
-                        (_, Arith::F64) => round_f64(f64::from(qmin) - f64::from(lo) / scale64, config.rounding),
+                        (_, Arith::F32) => {
+                            f64::from(round_f32(qmin as f32 - lo / code_scale, config.rounding))
+                        }
+                        (_, Arith::F64) => {
+                            round_f64(f64::from(qmin) - f64::from(lo) / scale64, config.rounding)
+                        }
                     }
                 };
-                let z = if conv.clamp_zero_point { z.clamp(f64::from(qmin), f64::from(qmax)) } else { z };
+                let z = if conv.clamp_zero_point {
+                    z.clamp(f64::from(qmin), f64::from(qmax))
+                } else {
+                    z
+                };
                 to_i32(z)
             }
         }
@@ -247,22 +279,36 @@ mod tests {
     #[test]
     fn lesson_scales_are_absmax_over_seven() {
         let c = lesson();
-        let p = block_params(&c, RealRange::of(&stats(&[0.05, -0.08, 0.12, -0.15])), -7, 7);
+        let p = block_params(
+            &c,
+            RealRange::of(&stats(&[0.05, -0.08, 0.12, -0.15])),
+            -7,
+            7,
+        );
         assert_eq!(p.scale, (0.15f64 as f32 as f64 / 7.0) as f32);
         assert_eq!(p.zero_point, 0);
     }
 
     #[test]
     fn ort_symmetric_uint_zero_points_are_midpoints() {
-        let sym = PresetOptions { scheme: Some(Scheme::Symmetric), reduce_range: false };
+        let sym = PresetOptions {
+            scheme: Some(Scheme::Symmetric),
+            reduce_range: false,
+        };
         let c = preset("ort-uint8", sym).unwrap();
         let p = block_params(&c, RealRange::of(&stats(&[-1.0, 0.5])), 0, 255);
         assert_eq!(p.zero_point, 128);
         assert_eq!(p.scale, (2.0 / 255.0f64) as f32);
         let c4 = preset("ort-uint4", sym).unwrap();
-        assert_eq!(block_params(&c4, RealRange::of(&stats(&[1.0])), 0, 15).zero_point, 8);
+        assert_eq!(
+            block_params(&c4, RealRange::of(&stats(&[1.0])), 0, 15).zero_point,
+            8
+        );
         let i4 = preset("ort-int4", sym).unwrap();
-        assert_eq!(block_params(&i4, RealRange::of(&stats(&[-0.15, 0.1])), -8, 7).scale, 0.020_000_001);
+        assert_eq!(
+            block_params(&i4, RealRange::of(&stats(&[-0.15, 0.1])), -8, 7).scale,
+            0.020_000_001
+        );
     }
 
     #[test]
@@ -295,7 +341,12 @@ mod tests {
     fn calculator_zero_point_may_leave_the_type() {
         // Seed calculator, channel 2: 0.88..1.44 int8 asymmetric on the tight range.
         let c = preset("calculator", PresetOptions::default()).unwrap();
-        let p = block_params(&c, RealRange::of(&stats(&[1.20, 0.95, 1.44, 1.10, 0.88])), -128, 127);
+        let p = block_params(
+            &c,
+            RealRange::of(&stats(&[1.20, 0.95, 1.44, 1.10, 0.88])),
+            -128,
+            127,
+        );
         assert_eq!(p.zero_point, -529);
     }
 }

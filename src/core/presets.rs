@@ -6,8 +6,9 @@
 //! depends on them; every other field can be overridden after the preset is applied.
 
 use crate::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, Config, ConfigError, Conventions, Degenerate, Granularity,
-    QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale, SymZeroPoint,
+    Arith, AsymZeroPoint, Axis, Clipping, Config, ConfigError, Conventions, Degenerate,
+    Granularity, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale,
+    SymZeroPoint,
 };
 
 /// Parameters a preset takes before its fields can be overridden.
@@ -30,7 +31,10 @@ pub struct PresetInfo {
 
 /// Every preset, in the order `--list-presets` prints them.
 pub const PRESETS: &[PresetInfo] = &[
-    PresetInfo { name: "lesson", about: "the seed lesson: symmetric narrow int4 [-7, 7], scale absmax/7, per tensor" },
+    PresetInfo {
+        name: "lesson",
+        about: "the seed lesson: symmetric narrow int4 [-7, 7], scale absmax/7, per tensor",
+    },
     PresetInfo {
         name: "calculator",
         about: "the seed calculator: int8 asymmetric on the tight min/max, zero point not clamped, 8 bytes per scale",
@@ -39,22 +43,46 @@ pub const PRESETS: &[PresetInfo] = &[
         name: "ort-int8",
         about: "ONNX Runtime quantize_data, int8: symmetric [-127, 127] (absmax/127), or asymmetric [-128, 127]",
     },
-    PresetInfo { name: "ort-uint8", about: "ONNX Runtime quantize_data, uint8 [0, 255]: asymmetric, or symmetric with zero point 128" },
-    PresetInfo { name: "ort-int4", about: "ONNX Runtime quantize_data, int4 [-8, 7]: symmetric absmax/7.5, or asymmetric" },
-    PresetInfo { name: "ort-uint4", about: "ONNX Runtime quantize_data, uint4 [0, 15]: asymmetric, or symmetric with zero point 8" },
+    PresetInfo {
+        name: "ort-uint8",
+        about: "ONNX Runtime quantize_data, uint8 [0, 255]: asymmetric, or symmetric with zero point 128",
+    },
+    PresetInfo {
+        name: "ort-int4",
+        about: "ONNX Runtime quantize_data, int4 [-8, 7]: symmetric absmax/7.5, or asymmetric",
+    },
+    PresetInfo {
+        name: "ort-uint4",
+        about: "ONNX Runtime quantize_data, uint4 [0, 15]: asymmetric, or symmetric with zero point 8",
+    },
     PresetInfo {
         name: "torch-qint8",
         about: "PyTorch PerChannelMinMaxObserver, qint8 per_channel_symmetric [-128, 127], scale absmax/127.5",
     },
-    PresetInfo { name: "torch-quint8", about: "PyTorch PerChannelMinMaxObserver, quint8 per_channel_affine [0, 255]" },
-    PresetInfo { name: "q8_0", about: "llama.cpp GGUF Q8_0: blocks of 32, d = absmax/127 stored as f16, 8.5 bits per weight" },
+    PresetInfo {
+        name: "torch-quint8",
+        about: "PyTorch PerChannelMinMaxObserver, quint8 per_channel_affine [0, 255]",
+    },
+    PresetInfo {
+        name: "q8_0",
+        about: "llama.cpp GGUF Q8_0: blocks of 32, d = absmax/127 stored as f16, 8.5 bits per weight",
+    },
     PresetInfo {
         name: "q4_0",
         about: "llama.cpp GGUF Q4_0: blocks of 32, d = extreme/-8 stored as f16, nibble = x/d + 8, 4.5 bits per weight",
     },
-    PresetInfo { name: "q4_1", about: "llama.cpp GGUF Q4_1: blocks of 32, d = (max-min)/15 and min stored as f16, 5 bits per weight" },
-    PresetInfo { name: "q5_0", about: "llama.cpp GGUF Q5_0: blocks of 32, d = extreme/-16 stored as f16, 5.5 bits per weight" },
-    PresetInfo { name: "q5_1", about: "llama.cpp GGUF Q5_1: blocks of 32, d = (max-min)/31 and min stored as f16, 6 bits per weight" },
+    PresetInfo {
+        name: "q4_1",
+        about: "llama.cpp GGUF Q4_1: blocks of 32, d = (max-min)/15 and min stored as f16, 5 bits per weight",
+    },
+    PresetInfo {
+        name: "q5_0",
+        about: "llama.cpp GGUF Q5_0: blocks of 32, d = extreme/-16 stored as f16, 5.5 bits per weight",
+    },
+    PresetInfo {
+        name: "q5_1",
+        about: "llama.cpp GGUF Q5_1: blocks of 32, d = (max-min)/31 and min stored as f16, 6 bits per weight",
+    },
     PresetInfo {
         name: "int4-g128",
         about: "ONNX Runtime MatMulNBits / MLAS: uint4 asymmetric, groups of 128, f32 scale and 4-bit zero point",
@@ -98,14 +126,21 @@ fn calculator() -> Config {
         granularity: Granularity::Channel,
         // Its memory model charges 8 bytes per scale/zero-point pair.
         zero_point_bits: 32,
-        conventions: Conventions { clamp_zero_point: false, ..lesson().conventions },
+        conventions: Conventions {
+            clamp_zero_point: false,
+            ..lesson().conventions
+        },
         ..lesson()
     }
 }
 
 fn ort(bits: u8, signed: bool, opts: PresetOptions) -> Config {
     // ORT's weight default: symmetric iff the type is signed (`is_weight_symmetric`).
-    let scheme = opts.scheme.unwrap_or(if signed { Scheme::Symmetric } else { Scheme::Asymmetric });
+    let scheme = opts.scheme.unwrap_or(if signed {
+        Scheme::Symmetric
+    } else {
+        Scheme::Asymmetric
+    });
     let range = if opts.reduce_range {
         // ONNX_INT_TYPE_REDUCED_RANGE.
         let (qmin, qmax) = match (bits, signed) {
@@ -146,9 +181,16 @@ fn ort(bits: u8, signed: bool, opts: PresetOptions) -> Config {
 }
 
 fn torch(signed: bool, opts: PresetOptions) -> Config {
-    let scheme = opts.scheme.unwrap_or(if signed { Scheme::Symmetric } else { Scheme::Asymmetric });
+    let scheme = opts.scheme.unwrap_or(if signed {
+        Scheme::Symmetric
+    } else {
+        Scheme::Asymmetric
+    });
     let range = match (opts.reduce_range, signed) {
-        (true, true) => RangeKind::Custom { qmin: -64, qmax: 63 },
+        (true, true) => RangeKind::Custom {
+            qmin: -64,
+            qmax: 63,
+        },
         (true, false) => RangeKind::Custom { qmin: 0, qmax: 127 },
         (false, _) => RangeKind::Full,
     };
@@ -174,20 +216,40 @@ fn gguf_symmetric(bits: u8, opts: PresetOptions) -> Config {
         bits,
         signed: q8,
         scheme: opts.scheme.unwrap_or(Scheme::Symmetric),
-        range: if q8 { RangeKind::Narrow } else { RangeKind::Full },
+        range: if q8 {
+            RangeKind::Narrow
+        } else {
+            RangeKind::Full
+        },
         range_source: RangeSource::Tight,
-        rounding: if q8 { Rounding::HalfAway } else { Rounding::HalfUp },
+        rounding: if q8 {
+            Rounding::HalfAway
+        } else {
+            Rounding::HalfUp
+        },
         granularity: Granularity::Group(32),
         axis: Axis::Rows,
         clipping: Clipping::None,
         scale_dtype: ScaleDtype::F16,
         zero_point_bits: 0,
         conventions: Conventions {
-            sym_scale: if q8 { SymScale::MaxCode } else { SymScale::SignedExtreme },
-            sym_zero_point: if q8 { SymZeroPoint::Zero } else { SymZeroPoint::MidHalfEven },
+            sym_scale: if q8 {
+                SymScale::MaxCode
+            } else {
+                SymScale::SignedExtreme
+            },
+            sym_zero_point: if q8 {
+                SymZeroPoint::Zero
+            } else {
+                SymZeroPoint::MidHalfEven
+            },
             asym_zero_point: AsymZeroPoint::FloatMin,
             clamp_zero_point: true,
-            quant_expr: if q8 { QuantExpr::Reciprocal } else { QuantExpr::ReciprocalAddZero },
+            quant_expr: if q8 {
+                QuantExpr::Reciprocal
+            } else {
+                QuantExpr::ReciprocalAddZero
+            },
             arith: Arith::F32,
             degenerate: Degenerate::Zero,
         },
@@ -205,10 +267,11 @@ fn gguf_affine(bits: u8, opts: PresetOptions) -> Config {
 }
 
 fn int4_g128(opts: PresetOptions) -> Config {
+    let scheme = opts.scheme.unwrap_or(Scheme::Asymmetric);
     Config {
         bits: 4,
         signed: false,
-        scheme: opts.scheme.unwrap_or(Scheme::Asymmetric),
+        scheme,
         range: RangeKind::Full,
         range_source: RangeSource::IncludeZero,
         rounding: Rounding::HalfAway,
@@ -216,9 +279,10 @@ fn int4_g128(opts: PresetOptions) -> Config {
         axis: Axis::Rows,
         clipping: Clipping::None,
         scale_dtype: ScaleDtype::F32,
-        zero_point_bits: 4,
+        // Symmetric MatMulNBits stores no zero points (the offset 8 is implied).
+        zero_point_bits: if scheme == Scheme::Symmetric { 0 } else { 4 },
         conventions: Conventions {
-            sym_scale: SymScale::SignedExtreme,
+            sym_scale: SymScale::SignedMinMax,
             sym_zero_point: SymZeroPoint::MidHalfEven,
             asym_zero_point: AsymZeroPoint::RoundOfShift,
             clamp_zero_point: true,
@@ -262,30 +326,63 @@ mod tests {
     fn every_listed_preset_builds_and_validates() {
         for info in PRESETS {
             for scheme in [None, Some(Scheme::Symmetric), Some(Scheme::Asymmetric)] {
-                let c = preset(info.name, PresetOptions { scheme, reduce_range: false }).unwrap();
-                assert!(c.validate().is_ok(), "{} {scheme:?}: {:?}", info.name, c.validate());
+                let c = preset(
+                    info.name,
+                    PresetOptions {
+                        scheme,
+                        reduce_range: false,
+                    },
+                )
+                .unwrap();
+                assert!(
+                    c.validate().is_ok(),
+                    "{} {scheme:?}: {:?}",
+                    info.name,
+                    c.validate()
+                );
             }
         }
-        assert!(matches!(preset("q3_k", PresetOptions::default()), Err(ConfigError::UnknownPreset(_))));
+        assert!(matches!(
+            preset("q3_k", PresetOptions::default()),
+            Err(ConfigError::UnknownPreset(_))
+        ));
     }
 
     #[test]
     fn ort_ranges_follow_its_tables() {
-        let sym = PresetOptions { scheme: Some(Scheme::Symmetric), reduce_range: false };
-        let asym = PresetOptions { scheme: Some(Scheme::Asymmetric), reduce_range: false };
-        let reduced = PresetOptions { scheme: Some(Scheme::Symmetric), reduce_range: true };
+        let sym = PresetOptions {
+            scheme: Some(Scheme::Symmetric),
+            reduce_range: false,
+        };
+        let asym = PresetOptions {
+            scheme: Some(Scheme::Asymmetric),
+            reduce_range: false,
+        };
+        let reduced = PresetOptions {
+            scheme: Some(Scheme::Symmetric),
+            reduce_range: true,
+        };
         assert_eq!(preset("ort-int8", sym).unwrap().code_range(), (-127, 127));
         assert_eq!(preset("ort-int8", asym).unwrap().code_range(), (-128, 127));
         assert_eq!(preset("ort-int8", reduced).unwrap().code_range(), (-64, 64));
         assert_eq!(preset("ort-int4", sym).unwrap().code_range(), (-8, 7));
         assert_eq!(preset("ort-uint8", sym).unwrap().code_range(), (0, 255));
-        assert_eq!(preset("torch-qint8", reduced).unwrap().code_range(), (-64, 63));
+        assert_eq!(
+            preset("torch-qint8", reduced).unwrap().code_range(),
+            (-64, 63)
+        );
     }
 
     #[test]
     fn gguf_bits_per_weight_match_the_format_sizes() {
         // Block of 32: payload 32 * bits plus metadata, over 32.
-        for (name, bpw) in [("q8_0", 8.5), ("q4_0", 4.5), ("q4_1", 5.0), ("q5_0", 5.5), ("q5_1", 6.0)] {
+        for (name, bpw) in [
+            ("q8_0", 8.5),
+            ("q4_0", 4.5),
+            ("q4_1", 5.0),
+            ("q5_0", 5.5),
+            ("q5_1", 6.0),
+        ] {
             let c = preset(name, PresetOptions::default()).unwrap();
             let bits = f64::from(c.bits) + c.metadata_bits_per_block() as f64 / 32.0;
             assert_eq!(bits, bpw, "{name}");

@@ -123,8 +123,14 @@ impl ErrorSums {
             return Metrics::default();
         }
         let n = self.count as f64;
-        let sqnr_db = (self.sq > 0.0 && self.signal > 0.0).then(|| 10.0 * (self.signal / self.sq).log10());
-        Metrics { mae: self.abs / n, rmse: (self.sq / n).sqrt(), max_error: self.max, sqnr_db }
+        let sqnr_db =
+            (self.sq > 0.0 && self.signal > 0.0).then(|| 10.0 * (self.signal / self.sq).log10());
+        Metrics {
+            mae: self.abs / n,
+            rmse: (self.sq / n).sqrt(),
+            max_error: self.max,
+            sqnr_db,
+        }
     }
 }
 
@@ -253,7 +259,10 @@ impl Layout {
             (Granularity::Tensor, _) => Self::Tensor,
             (Granularity::Channel, Axis::Rows) => Self::Rows,
             (Granularity::Channel, Axis::Columns) => Self::Columns,
-            (Granularity::Group(g), _) => Self::Groups { size: g, per_row: cols.div_ceil(g.max(1)) },
+            (Granularity::Group(g), _) => Self::Groups {
+                size: g,
+                per_row: cols.div_ceil(g.max(1)),
+            },
         }
     }
 
@@ -277,7 +286,12 @@ impl Layout {
     }
 
     /// The rectangle of block `b`: rows `[r0, r1)`, columns `[c0, c1)`.
-    pub(crate) fn rect(self, b: usize, rows: usize, cols: usize) -> ((usize, usize), (usize, usize)) {
+    pub(crate) fn rect(
+        self,
+        b: usize,
+        rows: usize,
+        cols: usize,
+    ) -> ((usize, usize), (usize, usize)) {
         match self {
             Self::Tensor => ((0, rows), (0, cols)),
             Self::Rows => ((b, b + 1), (0, cols)),
@@ -352,7 +366,9 @@ impl Report {
     /// The reconstruction of one row.
     #[must_use]
     pub fn row_dequantized(&self, row: usize) -> Vec<f32> {
-        (0..self.shape.1).map(|c| self.dequantized(row, c)).collect()
+        (0..self.shape.1)
+            .map(|c| self.dequantized(row, c))
+            .collect()
     }
 
     /// Every intermediate of quantizing the value `x` found at `(row, col)`.
