@@ -1,1 +1,10 @@
 //! Input and output: the text parser, file loaders and the report exporters.
+
+pub mod load;
+pub mod npy;
+pub mod save;
+pub mod text;
+
+pub use load::{LoadError, load_path, load_reader};
+pub use npy::{NpyError, parse_npy};
+pub use text::{ParseError, ParseErrorKind, format_text, parse_text, parse_text_limited};
