@@ -1,5 +1,6 @@
 //! Input and output: the text parser, file loaders and the report exporters.
 
+pub mod export;
 pub mod load;
 pub mod npy;
 pub mod save;

@@ -1,0 +1,123 @@
+//! Exporters: a [`Report`] written as a plain-text table, JSON, CSV or Markdown into any
+//! [`Write`].
+//!
+//! Exporters only format numbers the [`Report`] holds; they compute nothing. The table and
+//! Markdown formats show the same content (built once by the private `doc` module), JSON is
+//! the complete record for scripts, and CSV is one row per channel for spreadsheets.
+//!
+//! | format     | for                    | blocks         | channels | ladder                     |
+//! |------------|------------------------|----------------|----------|----------------------------|
+//! | `table`    | people in a terminal   | first 16       | all      | rungs, MAE per channel     |
+//! | `markdown` | pasting into an issue  | first 16       | all      | rungs, MAE per channel     |
+//! | `json`     | scripts                | all            | all      | rungs (no per-channel)     |
+//! | `csv`      | spreadsheets, pandas   | none           | all      | MAE and RMSE per channel   |
+
+mod csv;
+mod doc;
+mod json;
+mod markdown;
+mod num;
+mod table;
+
+use std::fmt;
+use std::io::{BufWriter, Write};
+use std::str::FromStr;
+
+use crate::core::Report;
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Aligned plain text for a terminal: no colour, collapsed channels marked in words.
+    Table,
+    /// One JSON object with stable keys; see the `json` module's schema.
+    Json,
+    /// One row per channel with a header row (RFC 4180 quoting).
+    Csv,
+    /// GitHub-flavoured Markdown tables, one `##` section each, for pasting into an issue.
+    Markdown,
+}
+
+impl Format {
+    /// Every format, in the order help text lists them.
+    pub const ALL: [Self; 4] = [Self::Table, Self::Json, Self::Csv, Self::Markdown];
+
+    /// The name [`FromStr`] accepts and [`Display`](fmt::Display) prints.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Table => "table",
+            Self::Json => "json",
+            Self::Csv => "csv",
+            Self::Markdown => "markdown",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A format name that is not `table`, `json`, `csv`, `markdown` or `md`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format {0:?}: expected table, json, csv or markdown (md)")]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for Format {
+    type Err = UnknownFormat;
+
+    /// Parses a format name, ignoring case and surrounding spaces.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "table" => Ok(Self::Table),
+            "json" => Ok(Self::Json),
+            "csv" => Ok(Self::Csv),
+            "markdown" | "md" => Ok(Self::Markdown),
+            _ => Err(UnknownFormat(s.to_string())),
+        }
+    }
+}
+
+/// What to include besides the summary every format has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// Each channel's codes and dequantized values (JSON: `codes` and `dequantized` arrays;
+    /// CSV: a `codes` column; table and Markdown: a "Values" section, 32 values a row at
+    /// most).
+    pub values: bool,
+    /// The granularity ladder, when the report has one (JSON writes `"ladder": []`
+    /// without it, so the keys stay the same).
+    pub ladder: bool,
+}
+
+impl Default for ExportOptions {
+    /// No values, the ladder on (as [`crate::core::analyse`] computes it by default).
+    fn default() -> Self {
+        Self {
+            values: false,
+            ladder: true,
+        }
+    }
+}
+
+/// Writes `report` in `format` to `out`.
+///
+/// Output is buffered internally and flushed before returning, so `out` can be an
+/// unbuffered handle such as standard output.
+pub fn write_report(
+    out: &mut (impl Write + ?Sized),
+    report: &Report,
+    format: Format,
+    options: &ExportOptions,
+) -> std::io::Result<()> {
+    let mut out = BufWriter::new(out);
+    match format {
+        Format::Table => table::write(&mut out, &doc::build(report, *options))?,
+        Format::Markdown => markdown::write(&mut out, &doc::build(report, *options))?,
+        Format::Json => json::write(&mut out, report, *options)?,
+        Format::Csv => csv::write(&mut out, report, *options)?,
+    }
+    out.flush()
+}

@@ -1,0 +1,165 @@
+//! The content the table and Markdown exporters share: sections of text, formulas and grids
+//! of already-formatted cells, built once from a [`Report`] so the two formats cannot drift.
+//!
+//! ```text
+//! header line: config summary and shape
+//! Blocks    the first 16 blocks, then "… N more blocks"
+//! Channels  every channel: errors, levels, utilization bar, COLLAPSED
+//! Overall   errors over the matrix, collapsed channels
+//! Memory    bytes, bits per weight and its arithmetic, ratios to f32 and f16
+//! Ladder    (with options.ladder) one row per granularity, then MAE per channel per rung
+//! Values    (with options.values) codes and dequantized values per channel
+//! ```
+//!
+//! `detail` builds Blocks, Channels and Values; `totals` builds Overall, Memory and Ladder.
+
+mod detail;
+mod totals;
+
+use crate::core::{ChannelReport, Report};
+use crate::io::export::ExportOptions;
+
+/// Blocks listed before the rest are counted instead.
+const MAX_BLOCKS: usize = 16;
+/// Values of a row listed in the Values section before `…`.
+const MAX_VALUES: usize = 32;
+/// Widest label the plain-text table prints before truncating it.
+const LABEL_WIDTH: usize = 24;
+
+/// Everything the table and Markdown formats print.
+pub(super) struct Doc {
+    /// One line: the configuration summary and the matrix shape.
+    pub header: String,
+    /// In print order.
+    pub sections: Vec<Section>,
+}
+
+/// A titled section.
+pub(super) struct Section {
+    /// `Blocks`, `Channels`, …
+    pub title: &'static str,
+    /// In print order.
+    pub parts: Vec<Part>,
+}
+
+/// One piece of a section.
+pub(super) enum Part {
+    /// A sentence.
+    Text(String),
+    /// Lines of arithmetic, printed verbatim (Markdown puts them in a code block).
+    Formula(Vec<String>),
+    /// A table of formatted cells.
+    Grid(Grid),
+}
+
+/// Column alignment.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Align {
+    /// Text.
+    Left,
+    /// Numbers.
+    Right,
+}
+
+/// One column of a [`Grid`].
+pub(super) struct Column {
+    /// The header cell.
+    pub name: String,
+    /// How the cells line up.
+    pub align: Align,
+    /// The plain-text table truncates longer cells with `…` (labels); Markdown does not.
+    pub max_width: Option<usize>,
+}
+
+/// Rows of formatted cells under named columns.
+pub(super) struct Grid {
+    /// The columns.
+    pub columns: Vec<Column>,
+    /// One cell per column each.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Grid {
+    fn new(columns: &[(&str, Align)]) -> Self {
+        let columns = columns
+            .iter()
+            .map(|&(name, align)| Column {
+                name: name.to_string(),
+                align,
+                max_width: None,
+            })
+            .collect();
+        Self {
+            columns,
+            rows: Vec::new(),
+        }
+    }
+
+    fn column(mut self, name: &str, align: Align, max_width: Option<usize>) -> Self {
+        self.columns.push(Column {
+            name: name.to_string(),
+            align,
+            max_width,
+        });
+        self
+    }
+}
+
+/// Builds the shared content of `report`.
+pub(super) fn build(report: &Report, options: ExportOptions) -> Doc {
+    let (rows, cols) = report.shape;
+    let mut sections = vec![
+        detail::blocks(report),
+        detail::channels(report),
+        totals::overall(report),
+        totals::memory(report),
+    ];
+    if options.ladder && !report.ladder.is_empty() {
+        sections.push(totals::ladder(report));
+    }
+    if options.values {
+        sections.push(detail::values(report));
+    }
+    Doc {
+        header: format!(
+            "quantscope: {}; matrix {rows} x {cols}",
+            report.config.summary()
+        ),
+        sections,
+    }
+}
+
+fn has_labels(report: &Report) -> bool {
+    report.channels.iter().any(|c| c.label.is_some())
+}
+
+/// The `#` column, plus a label column when any channel is labelled.
+fn channel_columns(labels: bool) -> Grid {
+    let grid = Grid::new(&[("#", Align::Right)]);
+    if labels {
+        grid.column("label", Align::Left, Some(LABEL_WIDTH))
+    } else {
+        grid
+    }
+}
+
+/// The cells under [`channel_columns`].
+fn channel_cells(labels: bool, c: &ChannelReport) -> Vec<String> {
+    let mut row = vec![c.index.to_string()];
+    if labels {
+        row.push(c.label.as_deref().map(clean).unwrap_or_default());
+    }
+    row
+}
+
+/// A label on one line: control characters become spaces.
+fn clean(label: &str) -> String {
+    label
+        .chars()
+        .map(|ch| if ch.is_control() { ' ' } else { ch })
+        .collect()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

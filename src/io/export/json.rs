@@ -1,0 +1,276 @@
+//! JSON for scripts: one object whose keys and key order are stable.
+//!
+//! Floats are written at full precision: the report's `f32` values (scales, minima, maxima,
+//! dequantized values) in their shortest round-trip `f32` form (`0.042857144`), its `f64`
+//! metrics in shortest round-trip `f64` form. `null` stands for "none". Each block, channel
+//! and rung is one line, so the output can also be read with line tools.
+//!
+//! ```text
+//! {
+//!   "config":   every Config field as serde writes it (bits, signed, scheme, range,
+//!               range_source, rounding, granularity, axis, clipping, scale_dtype,
+//!               zero_point_bits, conventions), then
+//!               "summary": "int4 symmetric narrow [-7, 7], tensor", "qmin": -7, "qmax": 7
+//!   "shape":    [rows, cols]
+//!   "blocks":   [ one per block, row-major block order:
+//!               {"rows": [start, end], "cols": [start, end] (end exclusive),
+//!                "scale": the stored scale, "zero_point": int,
+//!                "offset": float offset (GGUF Q4_1/Q5_1) or null,
+//!                "min", "max": of the block's values, "clipped": values clamped,
+//!                "code_scale": scale the codes were computed with (differs from "scale"
+//!                when scales are stored as f16/bf16), "range": [lo, hi] the scale was formed
+//!                from, "degenerate": the scale was replaced by the degenerate policy} ]
+//!   "channels": [ one per row:
+//!               {"index", "label": string or null, "mae", "rmse", "max_error",
+//!                "sqnr_db": dB or null (zero error or zero signal), "levels_used",
+//!                "levels_available", "utilization": (max code - min code) / (qmax - qmin),
+//!                "collapsed": non-constant row with one code, "constant": all values equal,
+//!                "min_code", "max_code", "clipped", "min", "max",
+//!                with values only: "codes": [int...], "dequantized": [float...]} ]
+//!   "overall":  {"mae", "rmse", "max_error", "sqnr_db", "collapsed_channels"}
+//!   "memory":   {"elements", "bits", "blocks", "metadata_bits_per_block", "payload_bytes",
+//!                "metadata_bytes", "total_bytes", "bits_per_weight", "ratio_to_f32",
+//!                "ratio_to_f16"}
+//!   "ladder":   [ coarse to fine; [] without the ladder:
+//!               {"granularity": "tensor" | "channel" | "group:G", "scales",
+//!                "metadata_bytes", "bits_per_weight", "mae", "rmse", "max_error", "sqnr_db",
+//!                "collapsed_channels", "active": the configuration's own granularity} ]
+//! }
+//! ```
+//!
+//! Per-channel metrics of the ladder's rungs are not in the JSON (the CSV has them).
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::core::{Block, ChannelReport, Config, Memory, Metrics, Report, Rung};
+use crate::io::export::ExportOptions;
+
+/// Writes `report` as JSON.
+pub(super) fn write(
+    out: &mut impl Write,
+    report: &Report,
+    options: ExportOptions,
+) -> io::Result<()> {
+    let config = ConfigView {
+        config: &report.config,
+        summary: report.config.summary(),
+        qmin: report.qmin,
+        qmax: report.qmax,
+    };
+    out.write_all(b"{\n  \"config\": ")?;
+    serde_json::to_writer(&mut *out, &config)?;
+    out.write_all(b",\n  \"shape\": ")?;
+    serde_json::to_writer(&mut *out, &[report.shape.0, report.shape.1])?;
+    out.write_all(b",\n  \"blocks\": ")?;
+    array(out, report.blocks.iter().map(BlockView::from))?;
+    out.write_all(b",\n  \"channels\": ")?;
+    array(
+        out,
+        report
+            .channels
+            .iter()
+            .map(|c| ChannelView::new(report, c, options.values)),
+    )?;
+    out.write_all(b",\n  \"overall\": ")?;
+    serde_json::to_writer(
+        &mut *out,
+        &OverallView::new(&report.overall, report.collapsed_channels),
+    )?;
+    out.write_all(b",\n  \"memory\": ")?;
+    serde_json::to_writer(&mut *out, &MemoryView::from(&report.memory))?;
+    out.write_all(b",\n  \"ladder\": ")?;
+    let rungs = if options.ladder {
+        report.ladder.as_slice()
+    } else {
+        &[]
+    };
+    array(out, rungs.iter().map(RungView::from))?;
+    out.write_all(b"\n}\n")
+}
+
+/// A JSON array with one element a line.
+fn array<T: Serialize>(out: &mut impl Write, items: impl Iterator<Item = T>) -> io::Result<()> {
+    let mut first = true;
+    for item in items {
+        out.write_all(if first { b"[\n    " } else { b",\n    " })?;
+        serde_json::to_writer(&mut *out, &item)?;
+        first = false;
+    }
+    out.write_all(if first { b"[]" } else { b"\n  ]" })
+}
+
+#[derive(Serialize)]
+struct ConfigView<'a> {
+    #[serde(flatten)]
+    config: &'a Config,
+    summary: String,
+    qmin: i32,
+    qmax: i32,
+}
+
+#[derive(Serialize)]
+struct BlockView {
+    rows: [usize; 2],
+    cols: [usize; 2],
+    scale: f32,
+    zero_point: i32,
+    offset: Option<f32>,
+    min: f32,
+    max: f32,
+    clipped: usize,
+    code_scale: f32,
+    range: [f32; 2],
+    degenerate: bool,
+}
+
+impl From<&Block> for BlockView {
+    fn from(b: &Block) -> Self {
+        Self {
+            rows: [b.rows.0, b.rows.1],
+            cols: [b.cols.0, b.cols.1],
+            scale: b.scale,
+            zero_point: b.zero_point,
+            offset: b.offset,
+            min: b.min,
+            max: b.max,
+            clipped: b.clipped,
+            code_scale: b.code_scale,
+            range: [b.range.0, b.range.1],
+            degenerate: b.degenerate,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ChannelView<'a> {
+    index: usize,
+    label: Option<&'a str>,
+    mae: f64,
+    rmse: f64,
+    max_error: f64,
+    sqnr_db: Option<f64>,
+    levels_used: u32,
+    levels_available: u32,
+    utilization: f64,
+    collapsed: bool,
+    constant: bool,
+    min_code: i32,
+    max_code: i32,
+    clipped: usize,
+    min: f32,
+    max: f32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    codes: Option<Vec<i32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dequantized: Option<Vec<f32>>,
+}
+
+impl<'a> ChannelView<'a> {
+    fn new(report: &Report, c: &'a ChannelReport, values: bool) -> Self {
+        Self {
+            index: c.index,
+            label: c.label.as_deref(),
+            mae: c.metrics.mae,
+            rmse: c.metrics.rmse,
+            max_error: c.metrics.max_error,
+            sqnr_db: c.metrics.sqnr_db,
+            levels_used: c.levels_used,
+            levels_available: c.levels_available,
+            utilization: c.utilization,
+            collapsed: c.collapsed,
+            constant: c.constant,
+            min_code: c.min_code,
+            max_code: c.max_code,
+            clipped: c.clipped,
+            min: c.min,
+            max: c.max,
+            codes: values.then(|| report.row_codes(c.index)),
+            dequantized: values.then(|| report.row_dequantized(c.index)),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct OverallView {
+    mae: f64,
+    rmse: f64,
+    max_error: f64,
+    sqnr_db: Option<f64>,
+    collapsed_channels: usize,
+}
+
+impl OverallView {
+    fn new(m: &Metrics, collapsed_channels: usize) -> Self {
+        Self {
+            mae: m.mae,
+            rmse: m.rmse,
+            max_error: m.max_error,
+            sqnr_db: m.sqnr_db,
+            collapsed_channels,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct MemoryView {
+    elements: u64,
+    bits: u32,
+    blocks: u64,
+    metadata_bits_per_block: u64,
+    payload_bytes: u64,
+    metadata_bytes: u64,
+    total_bytes: u64,
+    bits_per_weight: f64,
+    ratio_to_f32: f64,
+    ratio_to_f16: f64,
+}
+
+impl From<&Memory> for MemoryView {
+    fn from(m: &Memory) -> Self {
+        Self {
+            elements: m.elements,
+            bits: m.bits,
+            blocks: m.blocks,
+            metadata_bits_per_block: m.metadata_bits_per_block,
+            payload_bytes: m.payload_bytes,
+            metadata_bytes: m.metadata_bytes,
+            total_bytes: m.total_bytes,
+            bits_per_weight: m.bits_per_weight,
+            ratio_to_f32: m.ratio_to_f32,
+            ratio_to_f16: m.ratio_to_f16,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct RungView {
+    granularity: String,
+    scales: u64,
+    metadata_bytes: u64,
+    bits_per_weight: f64,
+    mae: f64,
+    rmse: f64,
+    max_error: f64,
+    sqnr_db: Option<f64>,
+    collapsed_channels: usize,
+    active: bool,
+}
+
+impl From<&Rung> for RungView {
+    fn from(r: &Rung) -> Self {
+        Self {
+            granularity: r.granularity.to_string(),
+            scales: r.scales,
+            metadata_bytes: r.memory.metadata_bytes,
+            bits_per_weight: r.memory.bits_per_weight,
+            mae: r.overall.mae,
+            rmse: r.overall.rmse,
+            max_error: r.overall.max_error,
+            sqnr_db: r.overall.sqnr_db,
+            collapsed_channels: r.collapsed_channels,
+            active: r.active,
+        }
+    }
+}
