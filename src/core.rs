@@ -21,7 +21,9 @@ pub mod params;
 pub mod presets;
 pub mod report;
 
-pub use analyse::{AnalyseError, LADDER_GROUPS, Options, analyse, analyse_with, ladder_granularities};
+pub use analyse::{
+    AnalyseError, LADDER_GROUPS, Options, analyse, analyse_with, ladder_granularities,
+};
 pub use config::{Config, ConfigError, Granularity, Scheme};
 pub use matrix::{Matrix, MatrixError};
 pub use presets::{PRESETS, PresetOptions, preset};

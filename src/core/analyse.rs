@@ -49,7 +49,7 @@ pub fn analyse_with(
     let view = matrix.values();
     let (rows, cols) = view.dim();
     let (qmin, qmax) = config.code_range();
-    let main = run(view, config, qmin, qmax, true);
+    let main = run(&view, config, qmin, qmax, true);
     let mut ladder = Vec::new();
     if options.ladder {
         for g in ladder_granularities(config.granularity, cols) {
@@ -58,7 +58,7 @@ pub fn analyse_with(
                 None
             } else {
                 Some(run(
-                    view,
+                    &view,
                     &Config {
                         granularity: g,
                         ..*config
@@ -140,7 +140,7 @@ struct Pass {
 }
 
 /// Statistics of every block.
-fn block_stats(view: ArrayView2<'_, f32>, layout: Layout) -> Vec<BlockStats> {
+fn block_stats(view: &ArrayView2<'_, f32>, layout: Layout) -> Vec<BlockStats> {
     let (rows, cols) = view.dim();
     let mut stats = vec![BlockStats::EMPTY; layout.block_count(rows, cols)];
     for (r, row) in view.rows().into_iter().enumerate() {
@@ -174,7 +174,7 @@ fn quantile(sorted: &[f32], q: f64) -> f32 {
 /// The block's parameters, with clipping applied.
 fn choose_params(
     config: &Config,
-    view: ArrayView2<'_, f32>,
+    view: &ArrayView2<'_, f32>,
     rect: ((usize, usize), (usize, usize)),
     stats: &BlockStats,
     (qmin, qmax): (i32, i32),
@@ -257,7 +257,17 @@ impl LevelSet {
     }
 }
 
-fn run(view: ArrayView2<'_, f32>, config: &Config, qmin: i32, qmax: i32, keep_codes: bool) -> Pass {
+#[expect(
+    clippy::too_many_lines,
+    reason = "the single quantize-and-measure pass; splitting it would split the hot loop"
+)]
+fn run(
+    view: &ArrayView2<'_, f32>,
+    config: &Config,
+    qmin: i32,
+    qmax: i32,
+    keep_codes: bool,
+) -> Pass {
     let (rows, cols) = view.dim();
     let layout = Layout::new(config.granularity, config.axis, cols);
     let stats = block_stats(view, layout);

@@ -341,9 +341,8 @@ impl Config {
         let bits = u32::from(self.bits.clamp(1, 16));
         let (tmin, tmax) = type_range(bits, self.signed);
         match self.range {
-            RangeKind::Full => (tmin, tmax),
             RangeKind::Narrow if self.signed && bits > 1 => (tmin + 1, tmax),
-            RangeKind::Narrow => (tmin, tmax),
+            RangeKind::Full | RangeKind::Narrow => (tmin, tmax),
             RangeKind::Custom { qmin, qmax } => (qmin, qmax),
         }
     }

@@ -127,6 +127,10 @@ fn to_i32(x: f64) -> i32 {
 
 /// Forms the block parameters for `range` under `config`, whose code range is `[qmin, qmax]`.
 #[must_use]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one formula table: each convention is a short arm, kept together to compare"
+)]
 pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> BlockParams {
     let conv = &config.conventions;
     let mut lo = range.lo;
@@ -141,7 +145,7 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
     let sym_zero = match conv.sym_zero_point {
         SymZeroPoint::Zero => 0,
         SymZeroPoint::MidHalfEven => {
-            to_i32(((f64::from(qmin) + f64::from(qmax)) / 2.0).round_ties_even())
+            to_i32(f64::midpoint(f64::from(qmin), f64::from(qmax)).round_ties_even())
         }
         SymZeroPoint::MidFloor => (qmin + qmax).div_euclid(2),
     };

@@ -389,3 +389,121 @@ mod tests {
         }
     }
 }
+
+/// Field overrides applied after a preset; `None` keeps the preset's value.
+///
+/// The command line's flags and the explorer's toggles both produce one of these, so a
+/// configuration is always "a preset, then what the user changed".
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Overrides {
+    /// Symmetric or asymmetric (passed to the preset, whose code range may depend on it).
+    pub scheme: Option<Scheme>,
+    /// Reduced range (passed to the preset).
+    pub reduce_range: bool,
+    /// Code width.
+    pub bits: Option<u8>,
+    /// Signed codes.
+    pub signed: Option<bool>,
+    /// Code range kind.
+    pub range: Option<RangeKind>,
+    /// Range source.
+    pub range_source: Option<RangeSource>,
+    /// Rounding.
+    pub rounding: Option<Rounding>,
+    /// Granularity.
+    pub granularity: Option<Granularity>,
+    /// Channel axis.
+    pub axis: Option<Axis>,
+    /// Clipping.
+    pub clipping: Option<Clipping>,
+    /// Scale storage.
+    pub scale_dtype: Option<ScaleDtype>,
+    /// Zero-point width.
+    pub zero_point_bits: Option<u8>,
+    /// Symmetric scale formula.
+    pub sym_scale: Option<SymScale>,
+    /// Symmetric zero point.
+    pub sym_zero_point: Option<SymZeroPoint>,
+    /// Asymmetric zero point.
+    pub asym_zero_point: Option<AsymZeroPoint>,
+    /// Clamp the asymmetric zero point.
+    pub clamp_zero_point: Option<bool>,
+    /// Value-to-code expression.
+    pub quant_expr: Option<QuantExpr>,
+    /// Scale arithmetic precision.
+    pub arith: Option<Arith>,
+    /// Degenerate-block policy.
+    pub degenerate: Option<Degenerate>,
+}
+
+impl Overrides {
+    /// The preset `name` with these overrides applied, validated.
+    pub fn resolve(&self, name: &str) -> Result<Config, ConfigError> {
+        let mut c = preset(
+            name,
+            PresetOptions {
+                scheme: self.scheme,
+                reduce_range: self.reduce_range,
+            },
+        )?;
+        macro_rules! set {
+            ($($field:ident),*) => { $( if let Some(v) = self.$field { c.$field = v; } )* };
+        }
+        set!(
+            bits,
+            signed,
+            range,
+            range_source,
+            rounding,
+            granularity,
+            axis,
+            clipping,
+            scale_dtype,
+            zero_point_bits
+        );
+        let conv = &mut c.conventions;
+        macro_rules! set_conv {
+            ($($field:ident),*) => { $( if let Some(v) = self.$field { conv.$field = v; } )* };
+        }
+        set_conv!(
+            sym_scale,
+            sym_zero_point,
+            asym_zero_point,
+            clamp_zero_point,
+            quant_expr,
+            arith,
+            degenerate
+        );
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// True when nothing is overridden.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+#[cfg(test)]
+mod override_tests {
+    use super::*;
+
+    #[test]
+    fn scheme_override_rebuilds_ort_range_and_fields_override_after() {
+        let o = Overrides {
+            scheme: Some(Scheme::Asymmetric),
+            granularity: Some(Granularity::Tensor),
+            ..Overrides::default()
+        };
+        let c = o.resolve("ort-int8").unwrap();
+        assert_eq!(c.code_range(), (-128, 127));
+        assert_eq!(c.granularity, Granularity::Tensor);
+        let bad = Overrides {
+            bits: Some(0),
+            ..Overrides::default()
+        };
+        assert_eq!(bad.resolve("lesson"), Err(ConfigError::Bits(0)));
+        assert!(Overrides::default().is_empty());
+    }
+}

@@ -378,6 +378,29 @@ impl Report {
         self.quantizer(b).step(x)
     }
 
+    /// The reconstruction of every code `qmin..=qmax` in block `block`: the quantization
+    /// grid the block's values snap to.
+    #[must_use]
+    pub fn levels(&self, block: usize) -> Vec<f32> {
+        let q = self.quantizer(&self.blocks[block]);
+        (self.qmin..=self.qmax)
+            .map(|code| q.dequantize(code))
+            .collect()
+    }
+
+    /// The row with the largest mean absolute error (the first on ties).
+    #[must_use]
+    pub fn worst_channel(&self) -> Option<usize> {
+        self.channels
+            .iter()
+            .enumerate()
+            .fold(None, |best: Option<(usize, f64)>, (i, c)| match best {
+                Some((_, mae)) if mae >= c.metrics.mae => best,
+                _ => Some((i, c.metrics.mae)),
+            })
+            .map(|(i, _)| i)
+    }
+
     /// The rung of the ladder with this granularity, if the ladder has one.
     #[must_use]
     pub fn rung(&self, granularity: Granularity) -> Option<&Rung> {
