@@ -4,7 +4,6 @@
 //!
 //! ```text
 //! text / .npy file ──io──▶ Matrix ──core::analyse(matrix, config)──▶ Report ──▶ exporters (io)
-//!                                                                         └──▶ panes (ui)
 //! ```
 //!
 //! - [`core`] is pure computation (ndarray only): configurations, presets that reproduce
@@ -12,6 +11,8 @@
 //!   kernels, metrics, memory cost and the granularity ladder.
 //! - [`io`] parses text and loads files into a [`core::Matrix`], and writes a
 //!   [`core::Report`] as a table, JSON, CSV or Markdown into any `impl Write`.
+//! - [`cli`] parses the command line and runs the headless commands.
 
+pub mod cli;
 pub mod core;
 pub mod io;

@@ -1,0 +1,428 @@
+//! The command line: clap definitions, their conversion into plain option structs, and the
+//! headless `report` command.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::core::config::{
+    Arith, AsymZeroPoint, Axis, Clipping, Config, ConfigError, Degenerate, Granularity, QuantExpr,
+    RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale, SymZeroPoint,
+};
+use crate::core::presets::Overrides;
+use crate::core::{Matrix, Options, PRESETS, analyse_with};
+use crate::io::export::{ExportOptions, Format, write_report};
+use crate::io::load::{load_path, load_reader};
+
+/// quantscope: see what integer quantization does to a weight matrix.
+///
+/// With no command, opens the explorer on FILE (text, csv, tsv or npy) or on a built-in
+/// example where a quiet row collapses under a shared int4 scale.
+#[derive(Debug, Parser)]
+#[command(name = "quantscope", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// A file to open in the explorer (one channel per line; .txt, .csv, .tsv, .npy).
+    pub file: Option<PathBuf>,
+    /// Draw without block or braille glyphs (for terminals and fonts that lack them).
+    #[arg(long)]
+    pub ascii: bool,
+    /// The command to run instead of the explorer.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Headless commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Analyse a matrix and print the report (table, json, csv or markdown).
+    Report(ReportArgs),
+}
+
+/// Arguments of `quantscope report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The matrix: a text/csv/tsv/npy file, or `-` for standard input. Without it, the
+    /// built-in quiet-row example.
+    pub file: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, short, default_value = "table", value_parser = ["table", "json", "csv", "markdown", "md"])]
+    pub format: String,
+    /// Include every value's code and reconstruction.
+    #[arg(long)]
+    pub values: bool,
+    /// Skip the granularity ladder (times one configuration alone).
+    #[arg(long)]
+    pub no_ladder: bool,
+    /// Print how long loading, analysing and writing took, on standard error.
+    #[arg(long)]
+    pub timings: bool,
+    /// List the presets with one line each, and exit.
+    #[arg(long)]
+    pub list_presets: bool,
+    /// The quantization configuration.
+    #[command(flatten)]
+    pub config: ConfigArgs,
+}
+
+/// Flags that build a [`Config`]: a preset, then overrides of its fields.
+#[derive(Debug, Args, Default, Clone)]
+pub struct ConfigArgs {
+    /// Start from a preset (see --list-presets); the flags below override its fields.
+    #[arg(long, short, default_value = "lesson")]
+    pub preset: String,
+    /// Code width, 1 to 16.
+    #[arg(long, short)]
+    pub bits: Option<u8>,
+    /// Signed codes.
+    #[arg(long, conflicts_with = "unsigned")]
+    pub signed: bool,
+    /// Unsigned codes.
+    #[arg(long)]
+    pub unsigned: bool,
+    /// symmetric or asymmetric.
+    #[arg(long, value_parser = ["symmetric", "asymmetric", "sym", "asym"])]
+    pub scheme: Option<String>,
+    /// ONNX Runtime's / PyTorch's reduced code range (presets that name those libraries).
+    #[arg(long)]
+    pub reduce_range: bool,
+    /// full (int4: -8..7) or narrow (int4: -7..7); or a custom range `QMIN..QMAX`.
+    #[arg(long)]
+    pub range: Option<String>,
+    /// tight (the block's min and max) or include-zero (widened to contain 0).
+    #[arg(long, value_parser = ["tight", "include-zero"])]
+    pub range_source: Option<String>,
+    /// half-even, half-away or half-up.
+    #[arg(long, value_parser = ["half-even", "half-away", "half-up"])]
+    pub rounding: Option<String>,
+    /// tensor, channel or group:G.
+    #[arg(long, short)]
+    pub granularity: Option<String>,
+    /// Channel axis for per-channel: 0 (rows, output channels) or 1 (columns).
+    #[arg(long, value_parser = ["0", "1"])]
+    pub axis: Option<String>,
+    /// none, percentile:P (keep the central P percent) or mse.
+    #[arg(long)]
+    pub clip: Option<String>,
+    /// Storage of scales: f32, f16 or bf16.
+    #[arg(long, value_parser = ["f32", "f16", "bf16"])]
+    pub scale_dtype: Option<String>,
+    /// Bits of one stored zero point (0 when implied).
+    #[arg(long)]
+    pub zero_point_bits: Option<u8>,
+    /// Symmetric scale: max-code, half-span, signed-extreme or signed-min-max.
+    #[arg(long, value_parser = ["max-code", "half-span", "signed-extreme", "signed-min-max"])]
+    pub sym_scale: Option<String>,
+    /// Symmetric zero point: zero, mid-half-even or mid-floor.
+    #[arg(long, value_parser = ["zero", "mid-half-even", "mid-floor"])]
+    pub sym_zero_point: Option<String>,
+    /// Asymmetric zero point: round-of-shift, shift-of-round or float-min.
+    #[arg(long, value_parser = ["round-of-shift", "shift-of-round", "float-min"])]
+    pub asym_zero_point: Option<String>,
+    /// Clamp the asymmetric zero point into the code range: true or false.
+    #[arg(long)]
+    pub clamp_zero_point: Option<bool>,
+    /// Value to code: divide, reciprocal or reciprocal-add-zero.
+    #[arg(long, value_parser = ["divide", "reciprocal", "reciprocal-add-zero"])]
+    pub quant_expr: Option<String>,
+    /// Precision of scale arithmetic: f64 or f32.
+    #[arg(long, value_parser = ["f64", "f32"])]
+    pub arith: Option<String>,
+    /// Degenerate blocks (all zero, constant): one, epsilon or zero.
+    #[arg(long, value_parser = ["one", "epsilon", "zero"])]
+    pub degenerate: Option<String>,
+}
+
+fn pick<T: Copy>(value: &str, table: &[(&str, T)]) -> T {
+    // clap's value_parser already restricted the value to the table's names.
+    table
+        .iter()
+        .find(|(name, _)| *name == value)
+        .map_or(table[0].1, |(_, v)| *v)
+}
+
+/// Parses `none`, `mse` or `percentile:P`.
+pub fn parse_clipping(s: &str) -> Result<Clipping, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "none" | "minmax" | "min-max" => Ok(Clipping::None),
+        "mse" => Ok(Clipping::Mse),
+        t => t
+            .strip_prefix("percentile:")
+            .and_then(|p| p.parse::<f64>().ok())
+            .filter(|p| *p > 0.0 && *p <= 100.0)
+            .map(Clipping::Percentile)
+            .ok_or_else(|| {
+                format!("clipping must be none, mse or percentile:P with 0 < P <= 100, not {s:?}")
+            }),
+    }
+}
+
+/// Parses `full`, `narrow` or `QMIN..QMAX`.
+pub fn parse_range(s: &str) -> Result<RangeKind, String> {
+    match s.trim() {
+        "full" => Ok(RangeKind::Full),
+        "narrow" => Ok(RangeKind::Narrow),
+        t => t
+            .split_once("..")
+            .and_then(|(a, b)| {
+                Some(RangeKind::Custom {
+                    qmin: a.trim().parse().ok()?,
+                    qmax: b.trim().parse().ok()?,
+                })
+            })
+            .ok_or_else(|| format!("range must be full, narrow or QMIN..QMAX, not {s:?}")),
+    }
+}
+
+/// Why the flags do not make a configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum FlagError {
+    /// A core validation error.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A malformed flag value.
+    #[error("{0}")]
+    Value(String),
+}
+
+impl ConfigArgs {
+    /// The overrides these flags describe.
+    #[expect(clippy::too_many_lines, reason = "one short statement per flag")]
+    pub fn to_overrides(&self) -> Result<Overrides, FlagError> {
+        let mut o = Overrides {
+            reduce_range: self.reduce_range,
+            ..Overrides::default()
+        };
+        o.scheme = self.scheme.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("symmetric", Scheme::Symmetric),
+                    ("sym", Scheme::Symmetric),
+                    ("asymmetric", Scheme::Asymmetric),
+                    ("asym", Scheme::Asymmetric),
+                ],
+            )
+        });
+        o.bits = self.bits;
+        o.signed = match (self.signed, self.unsigned) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        };
+        o.range = self
+            .range
+            .as_deref()
+            .map(parse_range)
+            .transpose()
+            .map_err(FlagError::Value)?;
+        o.range_source = self.range_source.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("tight", RangeSource::Tight),
+                    ("include-zero", RangeSource::IncludeZero),
+                ],
+            )
+        });
+        o.rounding = self.rounding.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("half-even", Rounding::HalfEven),
+                    ("half-away", Rounding::HalfAway),
+                    ("half-up", Rounding::HalfUp),
+                ],
+            )
+        });
+        o.granularity = self
+            .granularity
+            .as_deref()
+            .map(str::parse::<Granularity>)
+            .transpose()?;
+        o.axis = self
+            .axis
+            .as_deref()
+            .map(|a| pick(a, &[("0", Axis::Rows), ("1", Axis::Columns)]));
+        o.clipping = self
+            .clip
+            .as_deref()
+            .map(parse_clipping)
+            .transpose()
+            .map_err(FlagError::Value)?;
+        o.scale_dtype = self.scale_dtype.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("f32", ScaleDtype::F32),
+                    ("f16", ScaleDtype::F16),
+                    ("bf16", ScaleDtype::Bf16),
+                ],
+            )
+        });
+        o.zero_point_bits = self.zero_point_bits;
+        o.sym_scale = self.sym_scale.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("max-code", SymScale::MaxCode),
+                    ("half-span", SymScale::HalfSpan),
+                    ("signed-extreme", SymScale::SignedExtreme),
+                    ("signed-min-max", SymScale::SignedMinMax),
+                ],
+            )
+        });
+        o.sym_zero_point = self.sym_zero_point.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("zero", SymZeroPoint::Zero),
+                    ("mid-half-even", SymZeroPoint::MidHalfEven),
+                    ("mid-floor", SymZeroPoint::MidFloor),
+                ],
+            )
+        });
+        o.asym_zero_point = self.asym_zero_point.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("round-of-shift", AsymZeroPoint::RoundOfShift),
+                    ("shift-of-round", AsymZeroPoint::ShiftOfRound),
+                    ("float-min", AsymZeroPoint::FloatMin),
+                ],
+            )
+        });
+        o.clamp_zero_point = self.clamp_zero_point;
+        o.quant_expr = self.quant_expr.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("divide", QuantExpr::Divide),
+                    ("reciprocal", QuantExpr::Reciprocal),
+                    ("reciprocal-add-zero", QuantExpr::ReciprocalAddZero),
+                ],
+            )
+        });
+        o.arith = self
+            .arith
+            .as_deref()
+            .map(|s| pick(s, &[("f64", Arith::F64), ("f32", Arith::F32)]));
+        o.degenerate = self.degenerate.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("one", Degenerate::One),
+                    ("epsilon", Degenerate::Epsilon),
+                    ("zero", Degenerate::Zero),
+                ],
+            )
+        });
+        Ok(o)
+    }
+
+    /// The configuration these flags describe: the preset, then each override.
+    pub fn to_config(&self) -> Result<Config, FlagError> {
+        Ok(self.to_overrides()?.resolve(&self.preset)?)
+    }
+}
+
+/// The matrix the explorer and `report` open when given no file: a quiet row beside a loud
+/// one, the seed lesson's example.
+pub const BUILTIN_EXAMPLE: &str = "\
+# A quiet row beside a loud row (the seed lesson's example).
+# Under one shared int4 scale the quiet row rounds to all zeros.
+quiet: 0.05, -0.08, 0.12, -0.15
+loud: 2.21, -3.10, 1.77, -2.66
+";
+
+fn load(file: Option<&PathBuf>) -> Result<Matrix, String> {
+    match file {
+        None => crate::io::text::parse_text(BUILTIN_EXAMPLE).map_err(|e| e.to_string()),
+        Some(p) if p.as_os_str() == "-" => {
+            let stdin = io::stdin();
+            if stdin.is_terminal() {
+                return Err(
+                    "reading the matrix from standard input, but it is a terminal: pipe a file in"
+                        .into(),
+                );
+            }
+            load_reader("<stdin>", stdin.lock()).map_err(|e| e.to_string())
+        }
+        Some(p) => load_path(p).map_err(|e| e.to_string()),
+    }
+}
+
+/// Exit code for bad input or flags.
+const EXIT_USAGE: u8 = 2;
+
+/// Runs `quantscope report`; returns the process exit code.
+#[must_use]
+pub fn report(args: &ReportArgs) -> ExitCode {
+    if args.list_presets {
+        let width = PRESETS.iter().map(|p| p.name.len()).max().unwrap_or(0);
+        let mut out = io::stdout().lock();
+        for p in PRESETS {
+            if writeln!(out, "{:width$}  {}", p.name, p.about).is_err() {
+                break;
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    let started = Instant::now();
+    let config = match args.config.to_config() {
+        Ok(c) => c,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let matrix = match load(args.file.as_ref()) {
+        Ok(m) => m,
+        Err(e) => return fail(&e),
+    };
+    let loaded = started.elapsed();
+    let t = Instant::now();
+    let report = match analyse_with(
+        &matrix,
+        &config,
+        Options {
+            ladder: !args.no_ladder,
+        },
+    ) {
+        Ok(r) => r,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let analysed = t.elapsed();
+    let format = args.format.parse::<Format>().unwrap_or(Format::Table);
+    let options = ExportOptions {
+        values: args.values,
+        ladder: !args.no_ladder,
+    };
+    let t = Instant::now();
+    // The report is written into a buffer first, so a failure leaves nothing on stdout.
+    let mut buf = Vec::new();
+    if let Err(e) = write_report(&mut buf, &report, format, &options) {
+        return fail(&format!("could not format the report: {e}"));
+    }
+    let mut stdout = io::stdout().lock();
+    match stdout.write_all(&buf).and_then(|()| stdout.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        Err(e) => return fail(&format!("could not write the report: {e}")),
+    }
+    let written = t.elapsed();
+    if args.timings {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        eprintln!(
+            "timings: load {:.3} ms, analyse {:.3} ms, write {:.3} ms",
+            ms(loaded),
+            ms(analysed),
+            ms(written)
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_USAGE)
+}

@@ -1,0 +1,212 @@
+//! The headless command as a user runs it: the real binary, its output and exit codes.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn quantscope(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn temp_file(name: &str, contents: &[u8]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("quantscope-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+#[test]
+fn help_lists_the_commands_and_flags() {
+    let top = quantscope(&["--help"], None);
+    assert!(top.status.success());
+    insta::assert_snapshot!("top_help", stdout(&top));
+    let report = quantscope(&["report", "--help"], None);
+    assert!(report.status.success());
+    insta::assert_snapshot!("report_help", stdout(&report));
+}
+
+#[test]
+fn list_presets_prints_one_line_each() {
+    let o = quantscope(&["report", "--list-presets"], None);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    let names: Vec<&str> = out
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "lesson",
+            "calculator",
+            "ort-int8",
+            "ort-uint8",
+            "ort-int4",
+            "ort-uint4",
+            "torch-qint8",
+            "torch-quint8",
+            "q8_0",
+            "q4_0",
+            "q4_1",
+            "q5_0",
+            "q5_1",
+            "int4-g128"
+        ]
+    );
+}
+
+#[test]
+fn the_builtin_example_reports_the_collapsed_quiet_row() {
+    let o = quantscope(&["report", "--format", "json", "--values"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["channels"][0]["label"], "quiet");
+    assert_eq!(v["channels"][0]["collapsed"], true);
+    assert_eq!(v["channels"][0]["codes"], serde_json::json!([0, 0, 0, 0]));
+    assert_eq!(v["config"]["qmin"], -7);
+    let o = quantscope(
+        &[
+            "report",
+            "--format",
+            "json",
+            "--values",
+            "--granularity",
+            "channel",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["channels"][0]["codes"], serde_json::json!([2, -4, 6, -7]));
+    assert_eq!(v["channels"][0]["collapsed"], false);
+}
+
+#[test]
+fn every_format_is_written_from_stdin() {
+    for format in ["table", "json", "csv", "markdown"] {
+        let o = quantscope(
+            &["report", "-", "--format", format, "--preset", "ort-int8"],
+            Some("a: 1, -2, 3\nb: 0.1 0.2 0.3\n"),
+        );
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        assert!(!o.stdout.is_empty(), "{format}");
+        assert!(stderr(&o).is_empty(), "{format}: {}", stderr(&o));
+    }
+    let csv = quantscope(&["report", "-", "--format", "csv"], Some("1 2\n3 4\n5 6\n"));
+    assert_eq!(
+        stdout(&csv).lines().count(),
+        4,
+        "header plus one line per channel"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_line_and_column_and_nothing_on_stdout() {
+    let o = quantscope(&["report", "-"], Some("1, 2, 3\n4, 5, 0.4x\n"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    let err = stderr(&o);
+    assert!(err.contains("line 2, col 7"), "{err}");
+    assert!(err.contains("\"0.4x\""), "{err}");
+
+    let ragged = quantscope(&["report", "-"], Some("1, 2, 3\n4, 5\n"));
+    assert_eq!(ragged.status.code(), Some(2));
+    assert!(ragged.stdout.is_empty());
+    assert!(stderr(&ragged).contains("line 2"), "{}", stderr(&ragged));
+
+    let empty = quantscope(&["report", "-"], Some("# nothing\n\n"));
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(empty.stdout.is_empty());
+}
+
+#[test]
+fn bad_flags_and_files_exit_2() {
+    for args in [
+        vec!["report", "--bits", "17"],
+        vec!["report", "--preset", "q3_k"],
+        vec!["report", "--granularity", "group:0"],
+        vec!["report", "--clip", "percentile:0"],
+        vec!["report", "--range", "-9..7", "--bits", "4"],
+        vec!["report", "/nonexistent/channels.txt"],
+    ] {
+        let o = quantscope(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert!(stderr(&o).starts_with("error"), "{args:?}: {}", stderr(&o));
+    }
+    let bad_npy = temp_file("bad.npy", b"\x93NUMPY\x01\x00\x10\x00{'descr': '<f4'");
+    let o = quantscope(&["report", bad_npy.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn flags_after_a_preset_override_its_fields() {
+    let o = quantscope(
+        &[
+            "report",
+            "--format",
+            "json",
+            "--preset",
+            "q4_0",
+            "--granularity",
+            "channel",
+            "--scale-dtype",
+            "f32",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["config"]["granularity"], "channel");
+    assert_eq!(v["config"]["scale_dtype"], "f32");
+    assert_eq!(v["config"]["bits"], 4);
+    assert_eq!(v["blocks"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn timings_go_to_stderr_and_no_ladder_skips_it() {
+    let o = quantscope(
+        &["report", "--format", "json", "--timings", "--no-ladder"],
+        None,
+    );
+    assert!(o.status.success());
+    let err = stderr(&o);
+    for step in ["load", "analyse", "write"] {
+        assert!(err.contains(step), "{err}");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ladder"].as_array().map_or(0, Vec::len), 0);
+}
+
+#[test]
+fn text_files_by_extension() {
+    let csv = temp_file("w.csv", b"0.1,0.2,0.3\n-0.1,-0.2,-0.3\n");
+    let o = quantscope(&["report", csv.to_str().unwrap(), "--format", "csv"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 3);
+}
