@@ -13,6 +13,7 @@
 //!   [`core::Report`] as a table, JSON, CSV or Markdown into any `impl Write`.
 //! - [`cli`] parses the command line and runs the headless commands.
 
+pub mod app;
 pub mod cli;
 pub mod core;
 pub mod io;

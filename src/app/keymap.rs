@@ -1,0 +1,445 @@
+//! Keybindings as data: one table from key to action, per mode. The event loop looks keys
+//! up here, and the help overlay and hint line are generated from the same table, so they
+//! cannot drift.
+//!
+//! Every toggle has a binding that works while the editor has focus and that survives SSH,
+//! tmux and screen in a plain xterm: a function key and an Alt combination (Alt sends ESC
+//! first, which every terminal passes through). Plain letters work in the other panes.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What a key does, independent of which key it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Open or close the help overlay.
+    Help,
+    /// Quit (asks first when there are unsaved changes).
+    Quit,
+    /// Save the text to its file, or ask for a name.
+    Save,
+    /// Focus the next pane.
+    FocusNext,
+    /// Focus the previous pane.
+    FocusPrev,
+    /// Close an overlay or cancel a prompt.
+    Close,
+    /// Move the selection up.
+    Up,
+    /// Move the selection down.
+    Down,
+    /// Move the selection a page up.
+    PageUp,
+    /// Move the selection a page down.
+    PageDown,
+    /// Previous value of the selected setting.
+    Left,
+    /// Next value of the selected setting.
+    Right,
+    /// One bit fewer.
+    BitsDown,
+    /// One bit more.
+    BitsUp,
+    /// Signed or unsigned codes.
+    ToggleSigned,
+    /// Symmetric or asymmetric.
+    ToggleScheme,
+    /// Full or narrow code range.
+    ToggleRange,
+    /// Tight range or range widened to include 0.
+    ToggleRangeSource,
+    /// Next rounding mode.
+    CycleRounding,
+    /// Tensor, channel, group.
+    CycleGranularity,
+    /// Next group size (256 … 8).
+    CycleGroupSize,
+    /// Channel axis rows or columns.
+    ToggleAxis,
+    /// Next clipping method.
+    CycleClipping,
+    /// Next scale storage type.
+    CycleScaleDtype,
+    /// Next preset.
+    NextPreset,
+    /// Show or hide the channel detail pane.
+    ToggleDetail,
+    /// Select the channel with the largest error.
+    WorstChannel,
+    /// Answer yes to a question.
+    Yes,
+    /// Answer no to a question.
+    No,
+}
+
+impl Action {
+    /// The sentence the help overlay shows.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Help => "show or hide this help",
+            Self::Quit => "quit (asks first when the text has unsaved changes)",
+            Self::Save => "save the text to its file (asks for a name if it has none)",
+            Self::FocusNext => "focus the next pane",
+            Self::FocusPrev => "focus the previous pane",
+            Self::Close => "close the overlay or cancel",
+            Self::Up => "select the previous item",
+            Self::Down => "select the next item",
+            Self::PageUp => "move the selection a page up",
+            Self::PageDown => "move the selection a page down",
+            Self::Left => "previous value of the selected setting",
+            Self::Right => "next value of the selected setting",
+            Self::BitsDown => "one bit fewer",
+            Self::BitsUp => "one bit more",
+            Self::ToggleSigned => "signed or unsigned codes",
+            Self::ToggleScheme => "symmetric or asymmetric",
+            Self::ToggleRange => "full or narrow code range",
+            Self::ToggleRangeSource => "tight min/max or range widened to include 0",
+            Self::CycleRounding => "rounding: half-even, half-away, half-up",
+            Self::CycleGranularity => "granularity: tensor, channel, group",
+            Self::CycleGroupSize => "group size: 256, 128, 64, 32, 16, 8",
+            Self::ToggleAxis => "per-channel along rows (axis 0) or columns (axis 1)",
+            Self::CycleClipping => "clipping: none, percentile 99.9, 99, MSE search",
+            Self::CycleScaleDtype => "scale storage: f32, f16, bf16",
+            Self::NextPreset => "next preset (a library's or a document's conventions)",
+            Self::ToggleDetail => "show or hide the selected channel's detail",
+            Self::WorstChannel => "select the channel with the largest error",
+            Self::Yes => "answer yes / accept the name typed",
+            Self::No => "answer no",
+        }
+    }
+
+    /// A short label for the hint line.
+    #[must_use]
+    pub fn short(self) -> &'static str {
+        match self {
+            Self::Help => "help",
+            Self::Quit => "quit",
+            Self::Save => "save",
+            Self::FocusNext => "next pane",
+            Self::FocusPrev => "prev pane",
+            Self::Close => "close",
+            Self::Up | Self::Down => "select",
+            Self::PageUp | Self::PageDown => "page",
+            Self::Left | Self::Right => "change",
+            Self::BitsDown => "bits-",
+            Self::BitsUp => "bits+",
+            Self::ToggleSigned => "sign",
+            Self::ToggleScheme => "scheme",
+            Self::ToggleRange => "range",
+            Self::ToggleRangeSource => "zero in range",
+            Self::CycleRounding => "rounding",
+            Self::CycleGranularity => "granularity",
+            Self::CycleGroupSize => "group",
+            Self::ToggleAxis => "axis",
+            Self::CycleClipping => "clip",
+            Self::CycleScaleDtype => "scale type",
+            Self::NextPreset => "preset",
+            Self::ToggleDetail => "detail",
+            Self::WorstChannel => "worst",
+            Self::Yes => "answer yes / accept the name typed",
+            Self::No => "answer no",
+        }
+    }
+}
+
+/// Which table is in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Keys that work everywhere, the editor included.
+    Global,
+    /// Extra keys in the panes that are not the editor.
+    Panes,
+    /// The help overlay is open.
+    Help,
+    /// A yes/no question is open.
+    Confirm,
+    /// A one-line prompt (file name) is open; other keys go to it.
+    Prompt,
+}
+
+impl Mode {
+    /// The heading the help overlay gives this mode's table.
+    #[must_use]
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Global => "Everywhere (the editor included)",
+            Self::Panes => "In the panes other than the editor",
+            Self::Help => "In this help",
+            Self::Confirm => "When asked a question",
+            Self::Prompt => "When asked for a file name",
+        }
+    }
+}
+
+/// A key with its modifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Combo {
+    /// The key.
+    pub code: KeyCode,
+    /// Ctrl, Alt, Shift.
+    pub modifiers: KeyModifiers,
+}
+
+impl Combo {
+    const fn new(code: KeyCode, modifiers: KeyModifiers) -> Self {
+        Self { code, modifiers }
+    }
+
+    /// The combo of a key event, normalised: Shift is dropped for characters (the
+    /// character already carries it) and for BackTab.
+    #[must_use]
+    pub fn of(key: &KeyEvent) -> Self {
+        let mut modifiers =
+            key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
+        if matches!(key.code, KeyCode::Char(_) | KeyCode::BackTab) {
+            modifiers.remove(KeyModifiers::SHIFT);
+        }
+        let code = match key.code {
+            KeyCode::Char(c) if modifiers.contains(KeyModifiers::CONTROL) => {
+                KeyCode::Char(c.to_ascii_lowercase())
+            }
+            other => other,
+        };
+        Self { code, modifiers }
+    }
+
+    /// How the help overlay writes this combo, e.g. `Alt-g`, `Ctrl-S`, `F7`, `Shift-Tab`.
+    #[must_use]
+    pub fn label(&self) -> String {
+        let mut s = String::new();
+        if self.modifiers.contains(KeyModifiers::CONTROL) {
+            s.push_str("Ctrl-");
+        }
+        if self.modifiers.contains(KeyModifiers::ALT) {
+            s.push_str("Alt-");
+        }
+        if self.modifiers.contains(KeyModifiers::SHIFT) {
+            s.push_str("Shift-");
+        }
+        let key = match self.code {
+            KeyCode::Char(' ') => "Space".to_string(),
+            KeyCode::Char(c) if self.modifiers.contains(KeyModifiers::CONTROL) => {
+                c.to_ascii_uppercase().to_string()
+            }
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::F(n) => format!("F{n}"),
+            KeyCode::Up => "Up".into(),
+            KeyCode::Down => "Down".into(),
+            KeyCode::Left => "Left".into(),
+            KeyCode::Right => "Right".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::BackTab => "Shift-Tab".into(),
+            KeyCode::Enter => "Enter".into(),
+            KeyCode::Esc => "Esc".into(),
+            other => format!("{other:?}"),
+        };
+        s.push_str(&key);
+        s
+    }
+}
+
+const NONE: KeyModifiers = KeyModifiers::NONE;
+const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+const ALT: KeyModifiers = KeyModifiers::ALT;
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    /// Where it applies.
+    pub mode: Mode,
+    /// The keys (each one alone triggers the action).
+    pub keys: &'static [Combo],
+    /// What it does.
+    pub action: Action,
+}
+
+macro_rules! bind {
+    ($mode:ident, $action:ident, [$(($code:expr, $mods:expr)),+ $(,)?]) => {
+        Binding { mode: Mode::$mode, action: Action::$action, keys: &[$(Combo::new($code, $mods)),+] }
+    };
+}
+
+use KeyCode::{BackTab, Char, Down, Enter, Esc, F, Left, PageDown, PageUp, Right, Tab, Up};
+
+/// The whole keymap.
+pub const BINDINGS: &[Binding] = &[
+    bind!(Global, Help, [(F(1), NONE)]),
+    bind!(Global, Quit, [(Char('q'), CTRL), (Char('c'), CTRL)]),
+    bind!(Global, Save, [(Char('s'), CTRL)]),
+    bind!(Global, FocusNext, [(Tab, NONE)]),
+    bind!(Global, FocusPrev, [(BackTab, NONE)]),
+    bind!(Global, BitsDown, [(F(2), NONE), (Char('-'), ALT)]),
+    bind!(Global, BitsUp, [(F(3), NONE), (Char('='), ALT)]),
+    bind!(Global, ToggleSigned, [(F(4), NONE), (Char('s'), ALT)]),
+    bind!(Global, ToggleScheme, [(F(5), NONE), (Char('a'), ALT)]),
+    bind!(Global, ToggleRange, [(F(6), NONE), (Char('r'), ALT)]),
+    bind!(Global, CycleGranularity, [(F(7), NONE), (Char('g'), ALT)]),
+    bind!(Global, CycleGroupSize, [(F(8), NONE), (Char('z'), ALT)]),
+    bind!(Global, NextPreset, [(F(9), NONE), (Char('t'), ALT)]),
+    bind!(Global, ToggleDetail, [(F(10), NONE), (Char('e'), ALT)]),
+    bind!(Global, ToggleAxis, [(Char('x'), ALT)]),
+    bind!(Global, CycleClipping, [(Char('c'), ALT)]),
+    bind!(Global, CycleScaleDtype, [(Char('u'), ALT)]),
+    bind!(Global, CycleRounding, [(Char('o'), ALT)]),
+    bind!(Global, ToggleRangeSource, [(Char('0'), ALT)]),
+    bind!(Global, WorstChannel, [(Char('w'), ALT)]),
+    bind!(Panes, Help, [(Char('?'), NONE)]),
+    bind!(Panes, Quit, [(Char('q'), NONE)]),
+    bind!(Panes, Up, [(Up, NONE), (Char('k'), NONE)]),
+    bind!(Panes, Down, [(Down, NONE), (Char('j'), NONE)]),
+    bind!(Panes, PageUp, [(PageUp, NONE)]),
+    bind!(Panes, PageDown, [(PageDown, NONE)]),
+    bind!(Panes, Left, [(Left, NONE), (Char('h'), NONE)]),
+    bind!(
+        Panes,
+        Right,
+        [(Right, NONE), (Char('l'), NONE), (Enter, NONE)]
+    ),
+    bind!(Panes, BitsDown, [(Char('-'), NONE)]),
+    bind!(Panes, BitsUp, [(Char('+'), NONE), (Char('='), NONE)]),
+    bind!(Panes, ToggleSigned, [(Char('s'), NONE)]),
+    bind!(Panes, ToggleScheme, [(Char('a'), NONE)]),
+    bind!(Panes, ToggleRange, [(Char('r'), NONE)]),
+    bind!(Panes, CycleGranularity, [(Char('g'), NONE)]),
+    bind!(Panes, CycleGroupSize, [(Char('z'), NONE)]),
+    bind!(Panes, NextPreset, [(Char('p'), NONE)]),
+    bind!(Panes, ToggleDetail, [(Char('e'), NONE)]),
+    bind!(Panes, ToggleAxis, [(Char('x'), NONE)]),
+    bind!(Panes, CycleClipping, [(Char('c'), NONE)]),
+    bind!(Panes, CycleScaleDtype, [(Char('d'), NONE)]),
+    bind!(Panes, CycleRounding, [(Char('o'), NONE)]),
+    bind!(Panes, ToggleRangeSource, [(Char('0'), NONE)]),
+    bind!(Panes, WorstChannel, [(Char('w'), NONE)]),
+    bind!(
+        Help,
+        Close,
+        [
+            (Esc, NONE),
+            (F(1), NONE),
+            (Char('?'), NONE),
+            (Char('q'), NONE)
+        ]
+    ),
+    bind!(Help, Up, [(Up, NONE), (Char('k'), NONE)]),
+    bind!(Help, Down, [(Down, NONE), (Char('j'), NONE)]),
+    bind!(Help, PageUp, [(PageUp, NONE)]),
+    bind!(Help, PageDown, [(PageDown, NONE)]),
+    bind!(Confirm, Yes, [(Char('y'), NONE), (Enter, NONE)]),
+    bind!(Confirm, No, [(Char('n'), NONE)]),
+    bind!(Confirm, Close, [(Esc, NONE)]),
+    bind!(Prompt, Close, [(Esc, NONE)]),
+    bind!(Prompt, Yes, [(Enter, NONE)]),
+];
+
+/// The action bound to `key` in `mode`, if any.
+#[must_use]
+pub fn lookup(mode: Mode, key: &KeyEvent) -> Option<Action> {
+    let combo = Combo::of(key);
+    BINDINGS
+        .iter()
+        .find(|b| b.mode == mode && b.keys.contains(&combo))
+        .map(|b| b.action)
+}
+
+/// The bindings of one mode, in table order.
+pub fn bindings(mode: Mode) -> impl Iterator<Item = &'static Binding> {
+    BINDINGS.iter().filter(move |b| b.mode == mode)
+}
+
+/// The label of the first key bound to `action` in `mode` (for hints), e.g. `F7`.
+#[must_use]
+pub fn first_key(mode: Mode, action: Action) -> Option<String> {
+    bindings(mode)
+        .find(|b| b.action == action)
+        .and_then(|b| b.keys.first())
+        .map(Combo::label)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    #[test]
+    fn no_key_is_bound_twice_in_one_mode() {
+        let mut seen: HashMap<(Mode, Combo), Action> = HashMap::new();
+        for b in BINDINGS {
+            for k in b.keys {
+                if let Some(prev) = seen.insert((b.mode, *k), b.action) {
+                    panic!(
+                        "{} bound to both {prev:?} and {:?} in {:?}",
+                        k.label(),
+                        b.action,
+                        b.mode
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pane_keys_do_not_shadow_global_keys() {
+        // A pane key equal to a global key would make the global binding unreachable there.
+        for p in bindings(Mode::Panes) {
+            for k in p.keys {
+                let g = bindings(Mode::Global).find(|g| g.keys.contains(k));
+                assert!(
+                    g.is_none(),
+                    "{} is bound in both Global and Panes",
+                    k.label()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_action_is_described_and_every_binding_has_a_key() {
+        for b in BINDINGS {
+            assert!(!b.keys.is_empty());
+            assert!(b.action.describe().len() > 2);
+            assert!(!b.action.short().is_empty());
+        }
+    }
+
+    #[test]
+    fn every_global_toggle_is_reachable_without_ctrl_shift_chords() {
+        for b in bindings(Mode::Global) {
+            for k in b.keys {
+                let chord = k.modifiers.contains(KeyModifiers::CONTROL)
+                    && k.modifiers.contains(KeyModifiers::SHIFT);
+                assert!(!chord, "{} uses a Ctrl+Shift chord", k.label());
+            }
+            // Plain characters in Global would be typed into the editor instead.
+            let plain_char = b
+                .keys
+                .iter()
+                .any(|k| matches!(k.code, Char(_)) && k.modifiers.is_empty());
+            assert!(
+                !plain_char,
+                "{:?} has a plain character in Global",
+                b.action
+            );
+        }
+    }
+
+    #[test]
+    fn lookup_normalises_shift_and_case() {
+        let ctrl_s = KeyEvent::new(Char('S'), KeyModifiers::CONTROL | KeyModifiers::SHIFT);
+        assert_eq!(lookup(Mode::Global, &ctrl_s), Some(Action::Save));
+        let backtab = KeyEvent::new(BackTab, KeyModifiers::SHIFT);
+        assert_eq!(lookup(Mode::Global, &backtab), Some(Action::FocusPrev));
+        let question = KeyEvent::new(Char('?'), KeyModifiers::SHIFT);
+        assert_eq!(lookup(Mode::Panes, &question), Some(Action::Help));
+        assert_eq!(
+            lookup(Mode::Global, &KeyEvent::new(Char('g'), ALT)),
+            Some(Action::CycleGranularity)
+        );
+        assert_eq!(
+            first_key(Mode::Global, Action::CycleGranularity).as_deref(),
+            Some("F7")
+        );
+    }
+}

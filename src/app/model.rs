@@ -1,0 +1,326 @@
+//! The explorer's whole state. Panes read it; only [`crate::app::update`] changes it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ratatui::style::{Modifier, Style};
+use ratatui_textarea::TextArea;
+
+use crate::app::worker::{Input, Job};
+use crate::core::config::{Config, Granularity};
+use crate::core::presets::Overrides;
+use crate::core::{Matrix, Report};
+use crate::io::text::ParseError;
+
+/// The panes that can hold focus, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Focus {
+    /// The channel text.
+    Editor,
+    /// The configuration list.
+    Settings,
+    /// Per-channel utilization bars.
+    Utilization,
+    /// Per-channel errors side by side.
+    Errors,
+    /// The granularity ladder.
+    Ladder,
+    /// The selected channel's values, codes and chart.
+    Detail,
+}
+
+impl Focus {
+    /// The pane's title.
+    #[must_use]
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Editor => "Data",
+            Self::Settings => "Settings",
+            Self::Utilization => "Utilization",
+            Self::Errors => "Errors (MAE / RMSE)",
+            Self::Ladder => "Ladder",
+            Self::Detail => "Channel detail",
+        }
+    }
+}
+
+/// One line of the settings pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// The preset the configuration starts from.
+    Preset,
+    /// Code width.
+    Bits,
+    /// Signed or unsigned.
+    Signed,
+    /// Symmetric or asymmetric.
+    Scheme,
+    /// Full or narrow range.
+    Range,
+    /// Tight or zero-including range.
+    RangeSource,
+    /// Rounding mode.
+    Rounding,
+    /// Tensor, channel or group.
+    Granularity,
+    /// The group size G.
+    GroupSize,
+    /// Channel axis.
+    Axis,
+    /// Clipping method.
+    Clipping,
+    /// Scale storage.
+    ScaleDtype,
+}
+
+/// Every setting in display order.
+pub const SETTINGS: [Setting; 12] = [
+    Setting::Preset,
+    Setting::Bits,
+    Setting::Signed,
+    Setting::Scheme,
+    Setting::Range,
+    Setting::RangeSource,
+    Setting::Rounding,
+    Setting::Granularity,
+    Setting::GroupSize,
+    Setting::Axis,
+    Setting::Clipping,
+    Setting::ScaleDtype,
+];
+
+/// Where the data comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// The editor's text, saved to `path` if it has one.
+    Text {
+        /// The file the text came from or was saved to.
+        path: Option<PathBuf>,
+    },
+    /// A read-only matrix loaded from a binary file.
+    Tensor {
+        /// What to call it (the file name).
+        name: String,
+        /// The values.
+        matrix: Arc<Matrix>,
+    },
+}
+
+/// A question or prompt drawn over the panes.
+#[derive(Debug, Clone)]
+pub enum Overlay {
+    /// The key help.
+    Help,
+    /// "Quit without saving?"
+    ConfirmQuit,
+    /// "Save as:" with the name typed so far (a one-line editor).
+    SaveAs(Box<TextArea<'static>>),
+}
+
+/// Work the runtime must do on the model's behalf (the model does no I/O).
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// Run an analysis job in the background.
+    Analyse(Job),
+    /// Write `text` to `path` atomically.
+    Save {
+        /// Destination.
+        path: PathBuf,
+        /// Contents.
+        text: String,
+    },
+}
+
+/// The explorer's state.
+#[derive(Debug)]
+pub struct Model {
+    /// The channel text.
+    pub editor: TextArea<'static>,
+    /// Where the data comes from.
+    pub source: Source,
+    /// The text changed since it was loaded or saved.
+    pub dirty: bool,
+    /// The preset the configuration starts from.
+    pub preset: &'static str,
+    /// What the user changed after the preset.
+    pub overrides: Overrides,
+    /// The resolved configuration.
+    pub config: Config,
+    /// The group size used when the granularity is switched to groups.
+    pub group_size: usize,
+    /// The last matrix that parsed.
+    pub matrix: Option<Arc<Matrix>>,
+    /// The last good report (for the last good matrix).
+    pub report: Option<Arc<Report>>,
+    /// The current text does not parse: the panes show the last good report, marked stale.
+    pub parse_error: Option<ParseError>,
+    /// Another analysis failure (shown like a parse error).
+    pub failure: Option<String>,
+    /// The generation of the newest job requested.
+    pub generation: u64,
+    /// The report is older than the newest request (the ladder may still be coming).
+    pub pending: bool,
+    /// Which pane has focus.
+    pub focus: Focus,
+    /// Selected channel (utilization, errors, detail).
+    pub selected_channel: usize,
+    /// Selected line of the settings pane.
+    pub selected_setting: usize,
+    /// Selected rung of the ladder.
+    pub selected_rung: usize,
+    /// The channel detail pane is shown.
+    pub show_detail: bool,
+    /// First line of the help overlay shown.
+    pub help_scroll: u16,
+    /// A question or prompt over the panes.
+    pub overlay: Option<Overlay>,
+    /// A one-line message for the status line (cleared by the next key).
+    pub status: Option<String>,
+    /// Draw without block and braille glyphs.
+    pub ascii: bool,
+    /// The app should exit.
+    pub quit: bool,
+    /// Work for the runtime.
+    pub effects: Vec<Effect>,
+    /// The terminal's columns and rows.
+    pub size: (u16, u16),
+}
+
+/// From this many columns on, the channel detail always has a column of its own.
+pub const DETAIL_COLUMN_WIDTH: u16 = 150;
+
+/// A text editor with the explorer's settings (line numbers, undo history).
+#[must_use]
+pub fn new_editor(text: &str) -> TextArea<'static> {
+    let lines: Vec<String> = if text.is_empty() {
+        vec![String::new()]
+    } else {
+        text.lines().map(str::to_string).collect()
+    };
+    let mut editor = TextArea::new(lines);
+    editor.set_max_histories(200);
+    editor.set_line_number_style(Style::new().add_modifier(Modifier::DIM));
+    editor.set_placeholder_text(
+        "Type or paste channels: one per line, values separated by commas or spaces",
+    );
+    editor
+}
+
+impl Model {
+    /// A model editing `text` (from `path`, if any), with the default configuration.
+    #[must_use]
+    pub fn with_text(text: &str, path: Option<PathBuf>) -> Self {
+        Self::new(new_editor(text), Source::Text { path })
+    }
+
+    /// A model showing a read-only matrix loaded from a file.
+    #[must_use]
+    pub fn with_tensor(name: String, matrix: Matrix) -> Self {
+        let matrix = Arc::new(matrix);
+        let mut m = Self::new(new_editor(""), Source::Tensor { name, matrix });
+        m.focus = Focus::Utilization;
+        m
+    }
+
+    fn new(editor: TextArea<'static>, source: Source) -> Self {
+        let config = Config::default();
+        let mut model = Self {
+            editor,
+            source,
+            dirty: false,
+            preset: "lesson",
+            overrides: Overrides::default(),
+            config,
+            group_size: 32,
+            matrix: None,
+            report: None,
+            parse_error: None,
+            failure: None,
+            generation: 0,
+            pending: false,
+            focus: Focus::Editor,
+            selected_channel: 0,
+            selected_setting: 0,
+            selected_rung: 0,
+            show_detail: false,
+            help_scroll: 0,
+            overlay: None,
+            status: None,
+            ascii: false,
+            quit: false,
+            effects: Vec::new(),
+            size: (80, 24),
+        };
+        model.request_analysis();
+        model
+    }
+
+    /// The editor's text, lines joined with `\n`.
+    #[must_use]
+    pub fn text(&self) -> String {
+        self.editor.lines().join("\n")
+    }
+
+    /// The results shown are not those of the current text and configuration: the text
+    /// does not parse, or the analysis failed.
+    #[must_use]
+    pub fn stale(&self) -> bool {
+        self.parse_error.is_some() || self.failure.is_some()
+    }
+
+    /// The file the text is saved to.
+    #[must_use]
+    pub fn path(&self) -> Option<&PathBuf> {
+        match &self.source {
+            Source::Text { path } => path.as_ref(),
+            Source::Tensor { .. } => None,
+        }
+    }
+
+    /// The panes that can take focus now, in Tab order.
+    #[must_use]
+    pub fn focus_order(&self) -> Vec<Focus> {
+        let mut order = vec![
+            Focus::Editor,
+            Focus::Settings,
+            Focus::Utilization,
+            Focus::Errors,
+            Focus::Ladder,
+        ];
+        if self.detail_visible() {
+            order.push(Focus::Detail);
+        }
+        order
+    }
+
+    /// The channel detail is on screen: asked for, or the terminal is wide enough.
+    #[must_use]
+    pub fn detail_visible(&self) -> bool {
+        self.show_detail || self.size.0 >= DETAIL_COLUMN_WIDTH
+    }
+
+    /// The granularity the errors pane shows beside per-tensor and per-channel.
+    #[must_use]
+    pub fn compared_group(&self) -> Granularity {
+        match self.config.granularity {
+            Granularity::Group(g) => Granularity::Group(g),
+            _ => Granularity::Group(self.group_size),
+        }
+    }
+
+    /// Queues an analysis of the current data and configuration.
+    pub fn request_analysis(&mut self) {
+        self.generation += 1;
+        let input = match &self.source {
+            Source::Text { .. } => Input::Text(Arc::from(self.text())),
+            Source::Tensor { matrix, .. } => Input::Matrix(Arc::clone(matrix)),
+        };
+        self.pending = true;
+        self.effects.retain(|e| !matches!(e, Effect::Analyse(_)));
+        self.effects.push(Effect::Analyse(Job {
+            generation: self.generation,
+            input,
+            config: self.config,
+        }));
+    }
+}

@@ -1,0 +1,418 @@
+//! Messages and the one function that applies them to the [`Model`].
+
+use std::path::PathBuf;
+
+use ratatui::crossterm::event::KeyEvent;
+use ratatui_textarea::{CursorMove, Input};
+
+use crate::app::keymap::{Action, Mode, lookup};
+use crate::app::model::{Effect, Focus, Model, Overlay, SETTINGS, Setting, Source};
+use crate::app::worker::{JobResult, Outcome};
+use crate::core::LADDER_GROUPS;
+use crate::core::config::{
+    Axis, Clipping, Granularity, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
+};
+use crate::core::presets::{Overrides, PRESETS};
+
+/// Pastes larger than this are refused (the text stays as it was).
+pub const MAX_PASTE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Everything that can happen to the explorer.
+#[derive(Debug, Clone)]
+pub enum Message {
+    /// A key bound in the keymap.
+    Action(Action),
+    /// A key for the editor or the open prompt.
+    Edit(Input),
+    /// Text pasted by the terminal (bracketed paste).
+    Paste(String),
+    /// A background analysis produced a result.
+    Analysed(JobResult),
+    /// A save finished: the path written, or why it failed.
+    Saved(Result<PathBuf, String>),
+    /// The terminal is now this many columns and rows.
+    Resized(u16, u16),
+}
+
+/// The mode whose bindings apply now.
+#[must_use]
+pub fn mode(model: &Model) -> Mode {
+    match model.overlay {
+        Some(Overlay::Help) => Mode::Help,
+        Some(Overlay::ConfirmQuit) => Mode::Confirm,
+        Some(Overlay::SaveAs(_)) => Mode::Prompt,
+        None if model.focus == Focus::Editor => Mode::Global,
+        None => Mode::Panes,
+    }
+}
+
+/// Translates a key press into a message, through the keymap.
+#[must_use]
+pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
+    let global = lookup(Mode::Global, key);
+    match mode(model) {
+        Mode::Help => lookup(Mode::Help, key)
+            .or(global.filter(|a| *a == Action::Quit))
+            .map(Message::Action),
+        Mode::Confirm => lookup(Mode::Confirm, key)
+            .or(global.filter(|a| *a == Action::Quit))
+            .map(Message::Action),
+        Mode::Prompt => lookup(Mode::Prompt, key)
+            .or(global.filter(|a| *a == Action::Quit))
+            .map(Message::Action)
+            .or_else(|| Some(Message::Edit(Input::from(*key)))),
+        Mode::Global => global.map(Message::Action).or_else(|| match model.source {
+            Source::Text { .. } => Some(Message::Edit(Input::from(*key))),
+            Source::Tensor { .. } => None,
+        }),
+        Mode::Panes => global
+            .or_else(|| lookup(Mode::Panes, key))
+            .map(Message::Action),
+    }
+}
+
+/// Applies `message` to `model`.
+pub fn update(model: &mut Model, message: Message) {
+    match message {
+        Message::Action(action) => {
+            model.status = None;
+            act(model, action);
+        }
+        Message::Edit(input) => edit(model, input),
+        Message::Paste(text) => paste(model, &text),
+        Message::Analysed(result) => analysed(model, result),
+        Message::Saved(Ok(path)) => {
+            model.status = Some(format!("saved {}", path.display()));
+            model.dirty = false;
+            model.source = Source::Text { path: Some(path) };
+        }
+        Message::Saved(Err(e)) => model.status = Some(format!("not saved: {e}")),
+        Message::Resized(width, height) => {
+            model.size = (width, height);
+            if !model.focus_order().contains(&model.focus) {
+                model.focus = Focus::Utilization;
+            }
+        }
+    }
+}
+
+fn edit(model: &mut Model, input: Input) {
+    if let Some(Overlay::SaveAs(prompt)) = &mut model.overlay {
+        // One line only: Enter is handled by the keymap.
+        prompt.input(input);
+        return;
+    }
+    if !matches!(model.source, Source::Text { .. }) {
+        return;
+    }
+    model.status = None;
+    if model.editor.input(input) {
+        model.dirty = true;
+        model.request_analysis();
+    }
+}
+
+fn paste(model: &mut Model, text: &str) {
+    if text.len() > MAX_PASTE_BYTES {
+        model.status = Some(format!(
+            "paste refused: {} MiB is more than the {} MiB the editor takes; open large data as a .npy file",
+            text.len() >> 20,
+            MAX_PASTE_BYTES >> 20
+        ));
+        return;
+    }
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    if let Some(Overlay::SaveAs(prompt)) = &mut model.overlay {
+        prompt.insert_str(text.lines().next().unwrap_or(""));
+        return;
+    }
+    if model.overlay.is_some() || !matches!(model.source, Source::Text { .. }) {
+        return;
+    }
+    if model.focus != Focus::Editor {
+        model.focus = Focus::Editor;
+    }
+    if model.editor.insert_str(&text) {
+        model.dirty = true;
+        model.request_analysis();
+    }
+}
+
+fn analysed(model: &mut Model, result: JobResult) {
+    if result.generation != model.generation {
+        return;
+    }
+    match result.outcome {
+        Outcome::Invalid(e) => {
+            model.parse_error = Some(e);
+            model.failure = None;
+            model.pending = false;
+        }
+        Outcome::Failed(e) => {
+            model.failure = Some(e);
+            model.pending = false;
+        }
+        Outcome::Report {
+            matrix,
+            report,
+            complete,
+        } => {
+            let rows = report.shape.0;
+            model.parse_error = None;
+            model.failure = None;
+            model.matrix = Some(matrix);
+            model.report = Some(report);
+            model.pending = !complete;
+            model.selected_channel = model.selected_channel.min(rows.saturating_sub(1));
+        }
+    }
+}
+
+fn act(model: &mut Model, action: Action) {
+    match action {
+        Action::Help => {
+            model.overlay = if matches!(model.overlay, Some(Overlay::Help)) {
+                None
+            } else {
+                Some(Overlay::Help)
+            };
+            model.help_scroll = 0;
+        }
+        Action::Close | Action::No => model.overlay = None,
+        Action::Quit => {
+            if model.dirty && !matches!(model.overlay, Some(Overlay::ConfirmQuit)) {
+                model.overlay = Some(Overlay::ConfirmQuit);
+            } else {
+                model.quit = true;
+            }
+        }
+        Action::Yes => yes(model),
+        Action::Save => save(model),
+        Action::FocusNext | Action::FocusPrev => {
+            let order = model.focus_order();
+            let i = order.iter().position(|f| *f == model.focus).unwrap_or(0);
+            let n = order.len();
+            let j = if action == Action::FocusNext {
+                (i + 1) % n
+            } else {
+                (i + n - 1) % n
+            };
+            model.focus = order[j];
+        }
+        Action::Up => step_selection(model, -1),
+        Action::Down => step_selection(model, 1),
+        Action::PageUp => step_selection(model, -10),
+        Action::PageDown => step_selection(model, 10),
+        Action::Left | Action::Right if model.focus == Focus::Settings => {
+            let setting = SETTINGS[model.selected_setting.min(SETTINGS.len() - 1)];
+            change_setting(model, setting, action == Action::Right);
+        }
+        Action::Left | Action::Right => {
+            if action == Action::Right && matches!(model.focus, Focus::Utilization | Focus::Errors)
+            {
+                model.show_detail = true;
+            }
+        }
+        Action::ToggleDetail => {
+            model.show_detail = !model.show_detail;
+            if !model.focus_order().contains(&model.focus) {
+                model.focus = Focus::Utilization;
+            }
+        }
+        Action::WorstChannel => {
+            if let Some(worst) = model.report.as_ref().and_then(|r| r.worst_channel()) {
+                model.selected_channel = worst;
+                model.status = Some(format!("channel {worst} has the largest MAE"));
+            }
+        }
+        Action::BitsDown => change_setting(model, Setting::Bits, false),
+        Action::BitsUp => change_setting(model, Setting::Bits, true),
+        Action::ToggleSigned => change_setting(model, Setting::Signed, true),
+        Action::ToggleScheme => change_setting(model, Setting::Scheme, true),
+        Action::ToggleRange => change_setting(model, Setting::Range, true),
+        Action::ToggleRangeSource => change_setting(model, Setting::RangeSource, true),
+        Action::CycleRounding => change_setting(model, Setting::Rounding, true),
+        Action::CycleGranularity => change_setting(model, Setting::Granularity, true),
+        Action::CycleGroupSize => change_setting(model, Setting::GroupSize, true),
+        Action::ToggleAxis => change_setting(model, Setting::Axis, true),
+        Action::CycleClipping => change_setting(model, Setting::Clipping, true),
+        Action::CycleScaleDtype => change_setting(model, Setting::ScaleDtype, true),
+        Action::NextPreset => change_setting(model, Setting::Preset, true),
+    }
+}
+
+fn yes(model: &mut Model) {
+    match model.overlay.take() {
+        Some(Overlay::ConfirmQuit) => model.quit = true,
+        Some(Overlay::SaveAs(prompt)) => {
+            let name = prompt
+                .lines()
+                .first()
+                .map(|l| l.trim().to_string())
+                .unwrap_or_default();
+            if name.is_empty() {
+                model.status = Some("not saved: no file name given".into());
+            } else {
+                model.effects.push(Effect::Save {
+                    path: PathBuf::from(name),
+                    text: model.text(),
+                });
+            }
+        }
+        other => model.overlay = other,
+    }
+}
+
+fn save(model: &mut Model) {
+    match &model.source {
+        Source::Tensor { name, .. } => {
+            model.status = Some(format!("{name} is read-only: nothing to save"));
+        }
+        Source::Text { path: Some(path) } => model.effects.push(Effect::Save {
+            path: path.clone(),
+            text: model.text(),
+        }),
+        Source::Text { path: None } => {
+            let mut prompt = ratatui_textarea::TextArea::default();
+            prompt.insert_str("channels.txt");
+            prompt.move_cursor(CursorMove::End);
+            model.overlay = Some(Overlay::SaveAs(Box::new(prompt)));
+        }
+    }
+}
+
+fn step_selection(model: &mut Model, delta: isize) {
+    let moved = |i: usize, n: usize| -> usize {
+        if n == 0 {
+            return 0;
+        }
+        i.saturating_add_signed(delta).min(n - 1)
+    };
+    if model.overlay.is_some() {
+        model.help_scroll = model
+            .help_scroll
+            .saturating_add_signed(delta.clamp(-100, 100) as i16);
+        return;
+    }
+    let channels = model.report.as_ref().map_or(0, |r| r.shape.0);
+    match model.focus {
+        Focus::Settings => model.selected_setting = moved(model.selected_setting, SETTINGS.len()),
+        Focus::Ladder => {
+            let rungs = model.report.as_ref().map_or(0, |r| r.ladder.len());
+            model.selected_rung = moved(model.selected_rung, rungs);
+        }
+        Focus::Utilization | Focus::Errors | Focus::Detail => {
+            model.selected_channel = moved(model.selected_channel, channels);
+        }
+        Focus::Editor => {}
+    }
+}
+
+fn cycle<T: Copy + PartialEq>(values: &[T], current: T, forward: bool) -> T {
+    let n = values.len();
+    let i = values.iter().position(|v| *v == current).unwrap_or(n - 1);
+    values[if forward {
+        (i + 1) % n
+    } else {
+        (i + n - 1) % n
+    }]
+}
+
+/// Clipping methods the explorer cycles through.
+pub const CLIPPINGS: [Clipping; 4] = [
+    Clipping::None,
+    Clipping::Percentile(99.9),
+    Clipping::Percentile(99.0),
+    Clipping::Mse,
+];
+
+fn change_setting(model: &mut Model, setting: Setting, forward: bool) {
+    let c = model.config;
+    let mut o: Overrides = model.overrides;
+    let mut preset = model.preset;
+    match setting {
+        Setting::Preset => {
+            let names: Vec<&'static str> = PRESETS.iter().map(|p| p.name).collect();
+            preset = cycle(&names, preset, forward);
+            o = Overrides::default();
+        }
+        Setting::Bits => {
+            let bits = if forward {
+                c.bits.saturating_add(1).min(16)
+            } else {
+                c.bits.saturating_sub(1).max(1)
+            };
+            o.bits = Some(bits);
+        }
+        Setting::Signed => o.signed = Some(!c.signed),
+        Setting::Scheme => {
+            o.scheme = Some(if c.scheme == Scheme::Symmetric {
+                Scheme::Asymmetric
+            } else {
+                Scheme::Symmetric
+            });
+            // The preset's own range follows the scheme (ONNX Runtime narrows only symmetric int8).
+            o.range = None;
+        }
+        Setting::Range => {
+            o.range = Some(if c.range == RangeKind::Narrow {
+                RangeKind::Full
+            } else {
+                RangeKind::Narrow
+            });
+        }
+        Setting::RangeSource => {
+            o.range_source = Some(cycle(
+                &[RangeSource::Tight, RangeSource::IncludeZero],
+                c.range_source,
+                forward,
+            ));
+        }
+        Setting::Rounding => {
+            o.rounding = Some(cycle(
+                &[Rounding::HalfEven, Rounding::HalfAway, Rounding::HalfUp],
+                c.rounding,
+                forward,
+            ));
+        }
+        Setting::Granularity => {
+            let g = model.compared_group();
+            o.granularity = Some(cycle(
+                &[Granularity::Tensor, Granularity::Channel, g],
+                c.granularity,
+                forward,
+            ));
+        }
+        Setting::GroupSize => {
+            let g = cycle(&LADDER_GROUPS, model.group_size, forward);
+            if let Granularity::Group(_) = c.granularity {
+                o.granularity = Some(Granularity::Group(g));
+            }
+            model.group_size = g;
+        }
+        Setting::Axis => o.axis = Some(cycle(&[Axis::Rows, Axis::Columns], c.axis, forward)),
+        Setting::Clipping => o.clipping = Some(cycle(&CLIPPINGS, c.clipping, forward)),
+        Setting::ScaleDtype => {
+            o.scale_dtype = Some(cycle(
+                &[ScaleDtype::F32, ScaleDtype::F16, ScaleDtype::Bf16],
+                c.scale_dtype,
+                forward,
+            ));
+        }
+    }
+    match o.resolve(preset) {
+        Ok(config) => {
+            let changed = config != model.config;
+            model.config = config;
+            model.overrides = o;
+            model.preset = preset;
+            if let Granularity::Group(g) = config.granularity {
+                model.group_size = g;
+            }
+            if changed {
+                model.request_analysis();
+            }
+        }
+        Err(e) => model.status = Some(format!("not changed: {e}")),
+    }
+}

@@ -1,0 +1,363 @@
+//! Message-level tests of the explorer: sequences of messages through `update`, no terminal.
+
+use quantscope::app::keymap::Action;
+use quantscope::app::model::SETTINGS;
+use quantscope::app::{Effect, Focus, Message, Model, Overlay, Setting, settle, translate, update};
+use quantscope::cli::BUILTIN_EXAMPLE;
+use quantscope::core::config::{Granularity, Scheme};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::{Input, Key};
+
+fn model() -> Model {
+    let mut m = Model::with_text(BUILTIN_EXAMPLE, None);
+    settle(&mut m);
+    m
+}
+
+fn act(m: &mut Model, action: Action) {
+    update(m, Message::Action(action));
+    settle(m);
+}
+
+fn key(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
+    if let Some(msg) = translate(m, &KeyEvent::new(code, modifiers)) {
+        update(m, msg);
+    }
+    settle(m);
+}
+
+fn type_text(m: &mut Model, text: &str) {
+    for c in text.chars() {
+        update(
+            m,
+            Message::Edit(Input {
+                key: Key::Char(c),
+                ctrl: false,
+                alt: false,
+                shift: false,
+            }),
+        );
+    }
+    settle(m);
+}
+
+#[test]
+fn the_builtin_example_shows_a_collapsed_quiet_row_under_per_tensor() {
+    let m = model();
+    let r = m.report.as_ref().expect("a report");
+    assert_eq!(r.config.granularity, Granularity::Tensor);
+    assert!(r.channels[0].collapsed);
+    assert_eq!(r.channels[0].label.as_deref(), Some("quiet"));
+    assert!(!m.stale());
+    assert!(!m.pending, "the ladder arrived");
+    assert!(!r.ladder.is_empty());
+}
+
+#[test]
+fn switching_to_per_channel_rescues_the_quiet_row() {
+    let mut m = model();
+    let before = m.report.as_ref().unwrap().channels[0].metrics.mae;
+    key(&mut m, KeyCode::F(7), KeyModifiers::NONE);
+    let r = m.report.as_ref().unwrap();
+    assert_eq!(r.config.granularity, Granularity::Channel);
+    assert!(!r.channels[0].collapsed);
+    assert!(r.channels[0].metrics.mae < before / 10.0);
+    // Alt-g cycles on to groups, then back to the tensor.
+    key(&mut m, KeyCode::Char('g'), KeyModifiers::ALT);
+    assert_eq!(m.config.granularity, Granularity::Group(32));
+    key(&mut m, KeyCode::Char('g'), KeyModifiers::ALT);
+    assert_eq!(m.config.granularity, Granularity::Tensor);
+}
+
+#[test]
+fn a_bad_value_keeps_the_last_results_marked_stale_until_fixed() {
+    let mut m = model();
+    let good = m.report.clone().unwrap();
+    // Move to the end of the text and type a bad value on a new line.
+    update(
+        &mut m,
+        Message::Edit(Input {
+            key: Key::Down,
+            ctrl: true,
+            alt: true,
+            shift: false,
+        }),
+    );
+    update(
+        &mut m,
+        Message::Edit(Input {
+            key: Key::End,
+            ctrl: false,
+            alt: false,
+            shift: false,
+        }),
+    );
+    type_text(&mut m, "\nthird: 0.1, 0.4x, 0.2, 0.3");
+    let err = m.parse_error.clone().expect("a parse error");
+    assert_eq!(err.line, 5);
+    assert!(err.to_string().contains("\"0.4x\""), "{err}");
+    assert!(m.stale());
+    assert!(
+        std::sync::Arc::ptr_eq(m.report.as_ref().unwrap(), &good),
+        "the last good report is kept"
+    );
+    // Fix it: delete "x" (cursor is at the end; go back over ", 0.2, 0.3" = 10 chars then delete).
+    for _ in 0..10 {
+        update(
+            &mut m,
+            Message::Edit(Input {
+                key: Key::Left,
+                ctrl: false,
+                alt: false,
+                shift: false,
+            }),
+        );
+    }
+    update(
+        &mut m,
+        Message::Edit(Input {
+            key: Key::Backspace,
+            ctrl: false,
+            alt: false,
+            shift: false,
+        }),
+    );
+    settle(&mut m);
+    assert!(m.parse_error.is_none(), "{:?}", m.parse_error);
+    assert_eq!(m.report.as_ref().unwrap().shape, (3, 4));
+    assert!(m.dirty);
+}
+
+#[test]
+fn toggles_change_the_configuration_and_recompute() {
+    let mut m = model();
+    let g0 = m.generation;
+    act(&mut m, Action::BitsUp);
+    assert_eq!(m.config.bits, 5);
+    assert_eq!(m.report.as_ref().unwrap().config.bits, 5);
+    assert!(m.generation > g0);
+    act(&mut m, Action::ToggleScheme);
+    assert_eq!(m.config.scheme, Scheme::Asymmetric);
+    act(&mut m, Action::ToggleSigned);
+    assert!(!m.config.signed);
+    for _ in 0..20 {
+        act(&mut m, Action::BitsDown);
+    }
+    assert_eq!(m.config.bits, 1, "bits stop at 1");
+    assert_eq!(m.config.code_range(), (0, 1), "unsigned 1-bit");
+    assert!(
+        m.report
+            .as_ref()
+            .unwrap()
+            .channels
+            .iter()
+            .all(|c| c.levels_available == 2)
+    );
+}
+
+#[test]
+fn presets_cycle_and_clear_overrides() {
+    let mut m = model();
+    act(&mut m, Action::CycleGranularity);
+    assert!(!m.overrides.is_empty());
+    act(&mut m, Action::NextPreset);
+    assert_eq!(m.preset, "calculator");
+    assert!(m.overrides.is_empty());
+    for _ in 0..7 {
+        act(&mut m, Action::NextPreset);
+    }
+    assert_eq!(m.preset, "q8_0");
+    assert_eq!(m.config.granularity, Granularity::Group(32));
+    assert_eq!(m.group_size, 32);
+}
+
+#[test]
+fn settings_pane_changes_the_selected_setting_with_arrows() {
+    let mut m = model();
+    act(&mut m, Action::FocusNext);
+    assert_eq!(m.focus, Focus::Settings);
+    let bits = SETTINGS.iter().position(|s| *s == Setting::Bits).unwrap();
+    for _ in 0..bits {
+        key(&mut m, KeyCode::Down, KeyModifiers::NONE);
+    }
+    assert_eq!(m.selected_setting, bits);
+    key(&mut m, KeyCode::Right, KeyModifiers::NONE);
+    assert_eq!(m.config.bits, 5);
+    key(&mut m, KeyCode::Left, KeyModifiers::NONE);
+    key(&mut m, KeyCode::Left, KeyModifiers::NONE);
+    assert_eq!(m.config.bits, 3);
+}
+
+#[test]
+fn focus_cycles_and_plain_letters_only_act_outside_the_editor() {
+    let mut m = model();
+    key(&mut m, KeyCode::Char('g'), KeyModifiers::NONE);
+    assert_eq!(
+        m.config.granularity,
+        Granularity::Tensor,
+        "typed into the editor instead"
+    );
+    assert!(m.text().starts_with('g'));
+    key(&mut m, KeyCode::Tab, KeyModifiers::NONE);
+    key(&mut m, KeyCode::Tab, KeyModifiers::NONE);
+    assert_eq!(m.focus, Focus::Utilization);
+    key(&mut m, KeyCode::Char('g'), KeyModifiers::NONE);
+    key(&mut m, KeyCode::Char('j'), KeyModifiers::NONE);
+    assert_eq!(m.selected_channel, 1);
+    key(&mut m, KeyCode::Char('j'), KeyModifiers::NONE);
+    assert_eq!(m.selected_channel, 1, "selection stops at the last channel");
+    key(&mut m, KeyCode::BackTab, KeyModifiers::SHIFT);
+    assert_eq!(m.focus, Focus::Settings);
+}
+
+#[test]
+fn worst_channel_selects_the_largest_error() {
+    let mut m = model();
+    act(&mut m, Action::WorstChannel);
+    // Under per-tensor the collapsed quiet row is the worst.
+    assert_eq!(m.selected_channel, 0);
+    act(&mut m, Action::CycleGranularity);
+    act(&mut m, Action::WorstChannel);
+    let r = m.report.as_ref().unwrap();
+    let worst = m.selected_channel;
+    assert!(
+        r.channels
+            .iter()
+            .all(|c| c.metrics.mae <= r.channels[worst].metrics.mae)
+    );
+    assert!(
+        m.status
+            .as_deref()
+            .unwrap_or("")
+            .contains(&format!("channel {worst}"))
+    );
+}
+
+#[test]
+fn quitting_with_unsaved_changes_asks_first() {
+    let mut m = model();
+    act(&mut m, Action::Quit);
+    assert!(m.quit, "nothing to lose: quits at once");
+    let mut m = model();
+    type_text(&mut m, "#");
+    key(&mut m, KeyCode::Char('q'), KeyModifiers::CONTROL);
+    assert!(!m.quit);
+    assert!(matches!(m.overlay, Some(Overlay::ConfirmQuit)));
+    key(&mut m, KeyCode::Char('n'), KeyModifiers::NONE);
+    assert!(m.overlay.is_none() && !m.quit);
+    key(&mut m, KeyCode::Char('c'), KeyModifiers::CONTROL);
+    key(&mut m, KeyCode::Char('y'), KeyModifiers::NONE);
+    assert!(m.quit);
+}
+
+#[test]
+fn saving_without_a_name_asks_for_one_then_requests_the_write() {
+    let mut m = model();
+    type_text(&mut m, "#");
+    key(&mut m, KeyCode::Char('s'), KeyModifiers::CONTROL);
+    assert!(matches!(m.overlay, Some(Overlay::SaveAs(_))));
+    // The prompt starts with a suggestion; clear it and type a name.
+    update(
+        &mut m,
+        Message::Edit(Input {
+            key: Key::Char('u'),
+            ctrl: false,
+            alt: false,
+            shift: false,
+        }),
+    );
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    let save = m.effects.iter().find_map(|e| match e {
+        Effect::Save { path, text } => Some((path.clone(), text.clone())),
+        Effect::Analyse(_) => None,
+    });
+    let (path, text) = save.expect("a save effect");
+    assert_eq!(path.to_string_lossy(), "channels.txtu");
+    assert!(text.starts_with('#'));
+    update(&mut m, Message::Saved(Ok(path.clone())));
+    assert!(!m.dirty);
+    assert_eq!(m.path(), Some(&path));
+}
+
+#[test]
+fn a_huge_paste_is_refused_and_the_text_kept() {
+    let mut m = model();
+    let before = m.text();
+    let huge = "1, ".repeat(30_000_000);
+    update(&mut m, Message::Paste(huge));
+    assert_eq!(m.text(), before);
+    assert!(
+        m.status.as_deref().unwrap_or("").contains("paste refused"),
+        "{:?}",
+        m.status
+    );
+}
+
+#[test]
+fn a_paste_goes_into_the_editor_and_is_analysed() {
+    let mut m = model();
+    update(
+        &mut m,
+        Message::Edit(Input {
+            key: Key::Char('a'),
+            ctrl: true,
+            alt: false,
+            shift: false,
+        }),
+    );
+    update(&mut m, Message::Paste("extra: 1, 2, 3, 4\r\n".into()));
+    settle(&mut m);
+    assert_eq!(m.report.as_ref().unwrap().shape, (3, 4));
+    assert_eq!(
+        m.report.as_ref().unwrap().channels[0].label.as_deref(),
+        Some("extra")
+    );
+}
+
+#[test]
+fn results_of_older_requests_are_ignored() {
+    let mut m = model();
+    let old_jobs: Vec<_> = {
+        act(&mut m, Action::BitsUp);
+        update(&mut m, Message::Action(Action::BitsUp));
+        m.effects.clone()
+    };
+    // A stale generation's result must not replace the newer configuration's.
+    let mut stale_model = Model::with_text(BUILTIN_EXAMPLE, None);
+    settle(&mut stale_model);
+    let mut stale_result = None;
+    if let Some(Effect::Analyse(job)) = stale_model
+        .effects
+        .first()
+        .cloned()
+        .or(old_jobs.first().cloned())
+    {
+        let mut old = job.clone();
+        old.generation = 1;
+        quantscope::app::worker::compute(&old, |r| {
+            stale_result = Some(r);
+            false
+        });
+    }
+    let pending_generation = m.generation;
+    update(&mut m, Message::Analysed(stale_result.expect("a result")));
+    assert_eq!(m.generation, pending_generation);
+    assert_eq!(
+        m.report.as_ref().unwrap().config.bits,
+        5,
+        "older result ignored"
+    );
+    settle(&mut m);
+    assert_eq!(m.report.as_ref().unwrap().config.bits, 6);
+}
+
+#[test]
+fn help_opens_and_closes() {
+    let mut m = model();
+    key(&mut m, KeyCode::F(1), KeyModifiers::NONE);
+    assert!(matches!(m.overlay, Some(Overlay::Help)));
+    key(&mut m, KeyCode::Down, KeyModifiers::NONE);
+    assert_eq!(m.help_scroll, 1);
+    key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(m.overlay.is_none());
+}
