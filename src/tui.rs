@@ -1,0 +1,236 @@
+//! The event loop: read keys, translate them through the keymap, update the model, run the
+//! effects it asks for (analysis on a worker thread, saving), draw.
+//!
+//! The loop blocks on input; only while an analysis is under way does it wake every few
+//! milliseconds to collect results. It never spins. Drawing happens after input, a resize
+//! or a new result, and nowhere else.
+
+use std::io::stdout;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::thread;
+use std::time::Duration;
+
+use color_eyre::eyre::{Result, WrapErr};
+use ratatui::DefaultTerminal;
+use ratatui::crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event};
+use ratatui::crossterm::execute;
+
+use crate::app::worker::{Job, JobResult, Outcome, compute};
+use crate::app::{Effect, Message, Model, translate, update};
+use crate::io::save::write_atomic;
+use crate::ui::{self, Theme};
+
+/// How to draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Use colours (false under `NO_COLOR`).
+    pub color: bool,
+    /// Draw without block and braille glyphs.
+    pub ascii: bool,
+}
+
+impl Options {
+    /// Colour unless `NO_COLOR` is set to a non-empty value.
+    #[must_use]
+    pub fn from_env(ascii: bool) -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Self {
+            color: !no_color,
+            ascii,
+        }
+    }
+}
+
+/// How often the loop checks for results while an analysis is under way.
+const RESULT_POLL: Duration = Duration::from_millis(15);
+
+/// The text to write to the recovery file if the explorer panics.
+static RECOVERY: Mutex<Option<String>> = Mutex::new(None);
+
+/// Where a panic writes the text.
+#[must_use]
+pub fn recovery_path() -> PathBuf {
+    std::env::temp_dir().join(format!("quantscope-recovery-{}.txt", std::process::id()))
+}
+
+/// Installs a panic hook that, on the main thread, writes the editor's text to the recovery
+/// file, then runs the previous hook (ratatui's, which restores the terminal, then
+/// color-eyre's report), then names the file. Panics on the analysis thread are caught there
+/// and shown as an analysis failure instead.
+fn install_recovery_hook() {
+    let previous = panic::take_hook();
+    panic::set_hook(Box::new(move |info| {
+        if thread::current().name() != Some("main") {
+            return;
+        }
+        let text = RECOVERY.lock().ok().and_then(|g| g.clone());
+        let saved = text.and_then(|t| {
+            let path = recovery_path();
+            write_atomic(&path, &t).ok().map(|()| path)
+        });
+        previous(info);
+        if let Some(path) = saved {
+            eprintln!(
+                "quantscope stopped on an internal error; your text was saved to {}",
+                path.display()
+            );
+        }
+    }));
+}
+
+/// Runs the explorer until the user quits.
+pub fn run(model: Model, options: Options) -> Result<()> {
+    let mut terminal = ratatui::init();
+    install_recovery_hook();
+    // Bracketed paste delivers a paste as one event, however large.
+    let _ = execute!(stdout(), EnableBracketedPaste);
+    let result = event_loop(&mut terminal, model, options);
+    let _ = execute!(stdout(), DisableBracketedPaste);
+    ratatui::restore();
+    result
+}
+
+fn spawn_worker() -> Result<(Sender<Job>, Receiver<JobResult>)> {
+    let (job_tx, job_rx) = mpsc::channel::<Job>();
+    let (result_tx, result_rx) = mpsc::channel::<JobResult>();
+    thread::Builder::new()
+        .name("analysis".into())
+        .spawn(move || worker_loop(&job_rx, &result_tx))
+        .wrap_err("could not start the analysis thread")?;
+    Ok((job_tx, result_rx))
+}
+
+/// Runs the newest job, dropping older ones; between the first result and the ladder, a
+/// newer job wins.
+fn worker_loop(jobs: &Receiver<Job>, results: &Sender<JobResult>) {
+    let mut next: Option<Job> = None;
+    loop {
+        let mut job = match next.take() {
+            Some(j) => j,
+            None => match jobs.recv() {
+                Ok(j) => j,
+                Err(_) => return,
+            },
+        };
+        loop {
+            match jobs.try_recv() {
+                Ok(newer) => job = newer,
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return,
+            }
+        }
+        let generation = job.generation;
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            compute(&job, |result| {
+                if results.send(result).is_err() {
+                    return false;
+                }
+                match jobs.try_recv() {
+                    Ok(newer) => {
+                        next = Some(newer);
+                        false
+                    }
+                    Err(_) => true,
+                }
+            });
+        }));
+        if let Err(payload) = outcome {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(ToString::to_string)
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown".into());
+            let failed = JobResult {
+                generation,
+                outcome: Outcome::Failed(format!("internal error in the analysis: {what}")),
+            };
+            if results.send(failed).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+fn remember_text(model: &Model) {
+    if let Ok(mut guard) = RECOVERY.lock() {
+        *guard = model.dirty.then(|| model.text());
+    }
+}
+
+fn run_effects(model: &mut Model, jobs: &Sender<Job>) -> Result<()> {
+    while !model.effects.is_empty() {
+        let effects: Vec<Effect> = model.effects.drain(..).collect();
+        for effect in effects {
+            match effect {
+                Effect::Analyse(job) => jobs.send(job).wrap_err("the analysis thread stopped")?,
+                Effect::Save { path, text } => {
+                    let result = write_atomic(&path, &text)
+                        .map(|()| path.clone())
+                        .map_err(|e| format!("{}: {e}", path.display()));
+                    update(model, Message::Saved(result));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options) -> Result<()> {
+    let theme = Theme::new(options.color, options.ascii);
+    model.ascii = options.ascii;
+    let (jobs, results) = spawn_worker()?;
+    if let Ok(size) = terminal.size() {
+        update(&mut model, Message::Resized(size.width, size.height));
+    }
+    let mut redraw = true;
+    let mut last_generation = 0;
+    loop {
+        run_effects(&mut model, &jobs)?;
+        if model.generation != last_generation {
+            last_generation = model.generation;
+            remember_text(&model);
+        }
+        if model.quit {
+            return Ok(());
+        }
+        while let Ok(result) = results.try_recv() {
+            update(&mut model, Message::Analysed(result));
+            redraw = true;
+        }
+        if redraw {
+            terminal
+                .draw(|frame| ui::draw(frame, &model, &theme))
+                .wrap_err("could not draw")?;
+            redraw = false;
+        }
+        let event = if model.pending {
+            if event::poll(RESULT_POLL).wrap_err("could not read the terminal")? {
+                Some(event::read().wrap_err("could not read the terminal")?)
+            } else {
+                None
+            }
+        } else {
+            Some(event::read().wrap_err("could not read the terminal")?)
+        };
+        match event {
+            Some(Event::Key(key)) if key.is_press() || key.is_repeat() => {
+                if let Some(message) = translate(&model, &key) {
+                    update(&mut model, message);
+                }
+                redraw = true;
+            }
+            Some(Event::Paste(text)) => {
+                update(&mut model, Message::Paste(text));
+                redraw = true;
+            }
+            Some(Event::Resize(width, height)) => {
+                update(&mut model, Message::Resized(width, height));
+                redraw = true;
+            }
+            _ => {}
+        }
+    }
+}

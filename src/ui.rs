@@ -1,0 +1,235 @@
+//! The view: draws a [`Model`] into a frame. One file per pane; each pane borrows only
+//! what it draws and implements `Widget` for `&Pane`, so drawing cannot change state.
+//!
+//! The screen at 80x24 (the minimum); a larger terminal gives every pane more room, and
+//! from 150 columns on the channel detail gets a column of its own:
+//!
+//! ```text
+//!  quantscope · int4 symmetric narrow [-7, 7], tensor · preset lesson     title
+//! ┌ Data ─────────────────────────────┐┌ Settings ─────────────────────────────┐
+//! │ 1 quiet: 0.05, -0.08, 0.12, -0.15 ││▶ preset      lesson              F9   │
+//! │ 2 loud: 2.21, -3.10, 1.77, -2.66  ││  bits        4                F2/F3   │
+//! └───────────────────────────────────┘└───────────────────────────────────────┘
+//! ┌ Utilization ──────────────────────┐┌ Errors (MAE / RMSE) ──────────────────┐
+//! │ quiet ·········· 1/15 ✗ COLLAPSED ││ ch    ● tensor    channel    group:32 │
+//! └───────────────────────────────────┘└───────────────────────────────────────┘
+//! ┌ Ladder ───────────────────────────────────────────────────────────────────┐
+//! │ ● tensor      1 scale   4 B  4.25 bits/weight  MAE 0.050 ██████████       │
+//! └───────────────────────────────────────────────────────────────────────────┘
+//!  F1 help  Tab next pane  F7 granularity  F2/F3 bits  …                  status
+//! ```
+//!
+//! With the detail shown on a small screen, it takes the place of the lower two rows.
+
+pub mod data;
+pub mod detail;
+pub mod errors;
+pub mod help;
+pub mod ladder;
+pub mod settings;
+pub mod status;
+pub mod theme;
+pub mod utilization;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+
+use crate::app::{Focus, Model, Overlay};
+pub use theme::Theme;
+
+/// The smallest terminal the explorer draws its panes in.
+pub const MIN_WIDTH: u16 = 80;
+/// See [`MIN_WIDTH`].
+pub const MIN_HEIGHT: u16 = 24;
+pub use crate::app::model::DETAIL_COLUMN_WIDTH;
+
+/// Where each pane goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    /// The title line.
+    pub title: Rect,
+    /// The editor.
+    pub data: Rect,
+    /// The settings list.
+    pub settings: Rect,
+    /// Utilization bars (empty when the detail covers it).
+    pub utilization: Rect,
+    /// Errors side by side (empty when the detail covers it).
+    pub errors: Rect,
+    /// The ladder (empty when the detail covers it).
+    pub ladder: Rect,
+    /// The channel detail, when shown.
+    pub detail: Option<Rect>,
+    /// The hint and status line.
+    pub status: Rect,
+}
+
+/// The detail pane is shown without being asked for (there is room for it).
+#[must_use]
+pub fn detail_has_room(width: u16) -> bool {
+    width >= DETAIL_COLUMN_WIDTH
+}
+
+/// Lays out the screen; `None` when the terminal is smaller than the minimum.
+#[must_use]
+pub fn layout(area: Rect, show_detail: bool, ladder_rows: usize) -> Option<Areas> {
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        return None;
+    }
+    let [title, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let (main, detail_column) = if detail_has_room(area.width) {
+        let [main, side] =
+            Layout::horizontal([Constraint::Fill(1), Constraint::Length(area.width * 2 / 5)])
+                .areas(body);
+        (main, Some(side))
+    } else {
+        (body, None)
+    };
+    let rest = main.height;
+    let top = (rest * 2 / 5).clamp(9, 16);
+    let ladder_wanted = u16::try_from(ladder_rows + 3)
+        .unwrap_or(u16::MAX)
+        .clamp(6, 14);
+    let ladder = ladder_wanted.min(rest.saturating_sub(top + 5)).max(4);
+    let [top_row, middle_row, ladder_row] = Layout::vertical([
+        Constraint::Length(top),
+        Constraint::Fill(1),
+        Constraint::Length(ladder),
+    ])
+    .areas(main);
+    let halves = |r: Rect| -> [Rect; 2] {
+        Layout::horizontal([Constraint::Percentage(48), Constraint::Percentage(52)]).areas(r)
+    };
+    let [data, settings] = halves(top_row);
+    let [utilization, errors] = halves(middle_row);
+    let mut areas = Areas {
+        title,
+        data,
+        settings,
+        utilization,
+        errors,
+        ladder: ladder_row,
+        detail: detail_column,
+        status,
+    };
+    if detail_column.is_none() && show_detail {
+        let lower = Rect {
+            height: middle_row.height + ladder_row.height,
+            ..middle_row
+        };
+        areas.detail = Some(lower);
+        areas.utilization = Rect::default();
+        areas.errors = Rect::default();
+        areas.ladder = Rect::default();
+    }
+    Some(areas)
+}
+
+/// Draws the whole screen.
+pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
+    let area = frame.area();
+    let report = model.report.as_deref();
+    let ladder_rows = report.map_or(2, |r| r.ladder.len().max(2));
+    let show_detail = model.show_detail || detail_has_room(area.width);
+    let Some(areas) = layout(area, show_detail, ladder_rows) else {
+        frame.render_widget(
+            &status::TooSmall {
+                width: area.width,
+                height: area.height,
+                theme,
+            },
+            area,
+        );
+        return;
+    };
+    let stale = model.stale();
+    frame.render_widget(&status::TitleBar { model, theme }, areas.title);
+    frame.render_widget(&data::DataPane::new(model, theme), areas.data);
+    frame.render_widget(
+        &settings::SettingsPane {
+            config: &model.config,
+            preset: model.preset,
+            modified: !model.overrides.is_empty(),
+            group_size: model.group_size,
+            selected: model.selected_setting,
+            focused: model.focus == Focus::Settings,
+            theme,
+        },
+        areas.settings,
+    );
+    if !areas.utilization.is_empty() {
+        frame.render_widget(
+            &utilization::UtilizationPane {
+                report,
+                selected: model.selected_channel,
+                focused: model.focus == Focus::Utilization,
+                stale,
+                theme,
+            },
+            areas.utilization,
+        );
+        frame.render_widget(
+            &errors::ErrorsPane {
+                report,
+                compared: model.compared_group(),
+                selected: model.selected_channel,
+                focused: model.focus == Focus::Errors,
+                stale,
+                theme,
+            },
+            areas.errors,
+        );
+        frame.render_widget(
+            &ladder::LadderPane {
+                report,
+                selected: model.selected_rung,
+                focused: model.focus == Focus::Ladder,
+                stale,
+                pending: model.pending,
+                theme,
+            },
+            areas.ladder,
+        );
+    }
+    if let Some(detail_area) = areas.detail {
+        frame.render_widget(
+            &detail::DetailPane {
+                report,
+                matrix: model.matrix.as_deref(),
+                channel: model.selected_channel,
+                focused: model.focus == Focus::Detail,
+                stale,
+                theme,
+            },
+            detail_area,
+        );
+    }
+    frame.render_widget(&status::StatusLine { model, theme }, areas.status);
+    match &model.overlay {
+        Some(Overlay::Help) => frame.render_widget(&help::HelpOverlay { scroll: model.help_scroll, theme }, area),
+        Some(Overlay::ConfirmQuit) => frame.render_widget(
+            &help::Question {
+                title: "Unsaved changes",
+                text: "The text has changes that are not saved. Quit anyway?  y = quit, n / Esc = stay (Ctrl-S saves)",
+                prompt: None,
+                theme,
+            },
+            area,
+        ),
+        Some(Overlay::SaveAs(prompt)) => frame.render_widget(
+            &help::Question {
+                title: "Save as",
+                text: "File name for the text (Enter saves, Esc cancels):",
+                prompt: Some(prompt),
+                theme,
+            },
+            area,
+        ),
+        None => {}
+    }
+}

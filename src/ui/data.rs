@@ -1,0 +1,154 @@
+//! The Data pane: the editable channel text (or a loaded tensor's name and shape), with the
+//! parse error's line marked in the gutter and its message under the text.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+use ratatui_textarea::TextArea;
+
+use crate::app::{Focus, Model, Source};
+use crate::io::text::ParseError;
+use crate::ui::Theme;
+
+/// The Data pane.
+#[derive(Debug)]
+pub struct DataPane<'a> {
+    /// The editor.
+    pub editor: &'a TextArea<'static>,
+    /// Where the data comes from.
+    pub source: &'a Source,
+    /// The current text's parse error.
+    pub parse_error: Option<&'a ParseError>,
+    /// Another analysis failure.
+    pub failure: Option<&'a str>,
+    /// The text has unsaved changes.
+    pub dirty: bool,
+    /// The pane has focus.
+    pub focused: bool,
+    /// Styles.
+    pub theme: &'a Theme,
+}
+
+impl<'a> DataPane<'a> {
+    /// The pane for `model`.
+    #[must_use]
+    pub fn new(model: &'a Model, theme: &'a Theme) -> Self {
+        Self {
+            editor: &model.editor,
+            source: &model.source,
+            parse_error: model.parse_error.as_ref(),
+            failure: model.failure.as_deref(),
+            dirty: model.dirty,
+            focused: model.focus == Focus::Editor,
+            theme,
+        }
+    }
+
+    fn title(&self) -> String {
+        match self.source {
+            Source::Text { path: Some(p) } => {
+                let name = p.file_name().map_or_else(
+                    || p.display().to_string(),
+                    |n| n.to_string_lossy().to_string(),
+                );
+                format!("Data · {name}{}", if self.dirty { " [+]" } else { "" })
+            }
+            Source::Text { path: None } => format!("Data{}", if self.dirty { " [+]" } else { "" }),
+            Source::Tensor { name, .. } => format!("Data · {name} (read-only)"),
+        }
+    }
+}
+
+impl Widget for &DataPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let title = self.title();
+        let block = self.theme.block(&title, self.focused, false);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.is_empty() {
+            return;
+        }
+        let message: Option<String> = self
+            .parse_error
+            .map(ToString::to_string)
+            .or_else(|| self.failure.map(str::to_string));
+        let message_rows = match &message {
+            Some(m) => u16::try_from(m.chars().count() / usize::from(inner.width.max(1)) + 1)
+                .unwrap_or(1)
+                .min(3),
+            None => 0,
+        };
+        let [text_area, message_area] = Layout::vertical([
+            Constraint::Fill(1),
+            Constraint::Length(message_rows.min(inner.height.saturating_sub(1))),
+        ])
+        .areas(inner);
+        match self.source {
+            Source::Tensor { name, matrix } => {
+                let (rows, cols) = matrix.shape();
+                let lines = vec![
+                    Line::from(Span::styled(name.clone(), self.theme.heading)),
+                    Line::from(format!("{rows} channels x {cols} values, f32")),
+                    Line::from(Span::styled(
+                        "loaded from a file: read-only",
+                        self.theme.dim,
+                    )),
+                ];
+                Paragraph::new(lines)
+                    .wrap(Wrap { trim: true })
+                    .render(text_area, buf);
+            }
+            Source::Text { .. } => {
+                self.editor.render(text_area, buf);
+                if let Some(err) = self.parse_error {
+                    mark_error_line(self.editor, err, text_area, buf, self.theme);
+                }
+            }
+        }
+        if let Some(m) = message {
+            let line = Line::from(vec![
+                Span::styled(format!("{} ", self.theme.glyphs.error), self.theme.bad),
+                Span::styled(m, self.theme.bad),
+            ]);
+            Paragraph::new(line)
+                .wrap(Wrap { trim: false })
+                .render(message_area, buf);
+        }
+    }
+}
+
+/// Paints the gutter of the error's line (when it is on screen) in the error style, with the
+/// error glyph in its first cell.
+fn mark_error_line(
+    editor: &TextArea<'static>,
+    err: &ParseError,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
+    let (top, _) = editor.scroll_offset();
+    let Some(row) = err
+        .line
+        .checked_sub(1)
+        .and_then(|l| l.checked_sub(usize::from(top)))
+    else {
+        return;
+    };
+    let Ok(row) = u16::try_from(row) else {
+        return;
+    };
+    if row >= area.height {
+        return;
+    }
+    let y = area.y + row;
+    let gutter = editor.line_number_width().max(1).min(area.width);
+    for x in area.x..area.x + gutter {
+        if let Some(cell) = buf.cell_mut((x, y)) {
+            cell.set_style(theme.bad);
+        }
+    }
+    if let Some(cell) = buf.cell_mut((area.x, y)) {
+        cell.set_symbol(theme.glyphs.error);
+    }
+}

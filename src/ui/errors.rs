@@ -1,0 +1,362 @@
+//! The Errors pane: each channel's reconstruction error under per-tensor, per-channel and
+//! one group granularity side by side, read from the report's ladder. The active
+//! granularity's column is marked with the active glyph and styled.
+//!
+//! ```text
+//! ┌ Errors (MAE) ────────────────────────┐
+//! │MAE        ● tensor  channel  group:32│
+//! │▶ quiet         0.1  0.00536         —│
+//! │  loud      0.00214  0.00214         —│
+//! │  overall    0.0511  0.00375         —│
+//! └────────────────── — no group:32 rung ┘
+//!
+//! ┌ Errors (MAE / RMSE) ───────────────────────────────────────────────┐
+//! │                        tensor         channel      ● group:32      │
+//! │                     MAE  RMSE      MAE   RMSE      MAE   RMSE      │
+//! │▶ layer.5.weight   0.165 0.185   0.0386 0.0434   0.0384 0.0433      │
+//! │  overall          0.152 0.173   0.0584 0.0784   0.0463 0.0629      │
+//! └────────────────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! A `—` marks a granularity the ladder has no rung for (a group not smaller than the row,
+//! or a ladder not computed yet); the bottom border says which.
+//!
+//! Narrow panes (about 40 columns at 80x24) show the MAE only; from about 60 columns each
+//! granularity shows MAE and RMSE.
+
+use std::ops::Range;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use crate::core::report::{Metrics, Rung};
+use crate::core::{Granularity, Report};
+use crate::ui::Theme;
+use crate::ui::utilization::{
+    channel_name, fit, missing, number_style, pad, render_message, sig, text_width, window,
+};
+
+/// The Errors pane.
+#[derive(Debug)]
+pub struct ErrorsPane<'a> {
+    /// The results, if any.
+    pub report: Option<&'a Report>,
+    /// The group granularity shown beside tensor and channel, e.g. `Group(32)`.
+    pub compared: Granularity,
+    /// The selected channel (clamped to the last one).
+    pub selected: usize,
+    /// The pane has focus.
+    pub focused: bool,
+    /// The results are out of date.
+    pub stale: bool,
+    /// Styles and glyphs.
+    pub theme: &'a Theme,
+}
+
+/// Significant digits of the errors.
+const DIGITS: usize = 3;
+/// The label of the last row.
+const OVERALL: &str = "overall";
+
+/// One granularity's column.
+struct Column<'r> {
+    granularity: Granularity,
+    rung: Option<&'r Rung>,
+    active: bool,
+    heading: String,
+    mae: usize,
+    rmse: usize,
+    width: usize,
+}
+
+impl ErrorsPane<'_> {
+    /// Tensor, channel and the compared granularity, without repeats.
+    fn granularities(&self) -> Vec<Granularity> {
+        let mut out = vec![Granularity::Tensor, Granularity::Channel];
+        if !out.contains(&self.compared) {
+            out.push(self.compared);
+        }
+        out
+    }
+
+    fn mae_text(&self, m: Option<&Metrics>) -> String {
+        m.map_or_else(|| missing(self.theme).to_string(), |m| sig(m.mae, DIGITS))
+    }
+
+    fn rmse_text(&self, m: Option<&Metrics>) -> String {
+        m.map_or_else(|| missing(self.theme).to_string(), |m| sig(m.rmse, DIGITS))
+    }
+}
+
+impl Widget for &ErrorsPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let theme = self.theme;
+        let Some(report) = self.report else {
+            let block = theme.block("Errors", self.focused, self.stale);
+            render_message(block, "no results yet", area, buf, theme);
+            return;
+        };
+        let inner = theme.block("", false, false).inner(area);
+        let table = self.table(report, inner);
+        let title = if table.wide {
+            "Errors (MAE / RMSE)"
+        } else {
+            "Errors (MAE)"
+        };
+        let mut block = theme.block(title, self.focused, self.stale);
+        if let Some(note) = self.note(report, &table.columns) {
+            block =
+                block.title_bottom(Line::styled(format!(" {note} "), theme.dim).right_aligned());
+        }
+        block.render(area, buf);
+        if inner.is_empty() {
+            return;
+        }
+        let selected = self.selected.min(report.channels.len().saturating_sub(1));
+        let mut lines = vec![table.heading()];
+        if table.wide {
+            lines.push(table.subheading());
+        }
+        for i in table.rows.clone() {
+            let ch = &report.channels[i];
+            let cells: Vec<_> = table
+                .columns
+                .iter()
+                .map(|c| c.rung.and_then(|r| r.channels.get(i)))
+                .collect();
+            lines.push(table.row(&channel_name(ch), &cells, i == selected, theme.text));
+        }
+        if table.overall {
+            let cells: Vec<_> = table
+                .columns
+                .iter()
+                .map(|c| c.rung.map(|r| &r.overall))
+                .collect();
+            lines.push(table.row(OVERALL, &cells, false, theme.heading));
+        }
+        for (y, line) in (inner.y..inner.bottom()).zip(lines) {
+            line.render(
+                Rect {
+                    y,
+                    height: 1,
+                    ..inner
+                },
+                buf,
+            );
+        }
+    }
+}
+
+impl<'p> ErrorsPane<'p> {
+    /// The granularity columns with the widths the channels in `rows` need.
+    fn columns<'r>(&self, report: &'r Report, rows: &Range<usize>) -> Vec<Column<'r>> {
+        let width = |texts: &mut dyn Iterator<Item = String>| {
+            texts.map(|s| text_width(&s)).max().unwrap_or(1)
+        };
+        self.granularities()
+            .into_iter()
+            .map(|g| {
+                let rung = report.rung(g);
+                let metrics = |i: usize| rung.and_then(|r| r.channels.get(i));
+                let overall = rung.map(|r| &r.overall);
+                let active = g == report.config.granularity;
+                let heading = if active {
+                    format!("{} {g}", self.theme.glyphs.active)
+                } else {
+                    g.to_string()
+                };
+                let mae = width(
+                    &mut rows
+                        .clone()
+                        .map(|i| self.mae_text(metrics(i)))
+                        .chain([self.mae_text(overall)]),
+                );
+                let rmse = width(
+                    &mut rows
+                        .clone()
+                        .map(|i| self.rmse_text(metrics(i)))
+                        .chain([self.rmse_text(overall)]),
+                );
+                Column {
+                    granularity: g,
+                    rung,
+                    active,
+                    heading,
+                    mae: mae.max(3),
+                    rmse: rmse.max(4),
+                    width: 0,
+                }
+            })
+            .collect()
+    }
+
+    /// What fits in `inner`: MAE and RMSE side by side when there is room for them and for
+    /// two heading lines, the window of channels around the selected one, and the widths.
+    fn table<'r>(&'p self, report: &'r Report, inner: Rect) -> Table<'p, 'r> {
+        let (w, h) = (usize::from(inner.width), usize::from(inner.height));
+        let n = report.channels.len();
+        let selected = self.selected.min(n.saturating_sub(1));
+        let probe = window(selected, n, h.saturating_sub(3).max(1));
+        let mut columns = self.columns(report, &probe);
+        let wide_width: usize = columns
+            .iter()
+            .map(|c| 1 + text_width(&c.heading).max(c.mae + 1 + c.rmse))
+            .sum();
+        let wide = h >= 4 && 2 + OVERALL.len() + wide_width <= w;
+        let body = h.saturating_sub(if wide { 2 } else { 1 });
+        let overall = body >= 2;
+        let rows = window(selected, n, body - usize::from(overall));
+        if rows != probe {
+            columns = self.columns(report, &rows);
+        }
+        for c in &mut columns {
+            let numbers = if wide { c.mae + 1 + c.rmse } else { c.mae };
+            c.width = text_width(&c.heading).max(numbers);
+        }
+        let numbers_width: usize = columns.iter().map(|c| 1 + c.width).sum();
+        let longest = report.channels[rows.clone()]
+            .iter()
+            .map(|c| text_width(&fit(&channel_name(c), usize::MAX, self.theme.glyphs.ascii)))
+            .chain([OVERALL.len()])
+            .max()
+            .unwrap_or(0);
+        let label = longest.min(w.saturating_sub(2 + numbers_width)).max(3);
+        // Spare width widens the gaps between columns (up to three spaces).
+        let spare = w.saturating_sub(2 + label + numbers_width);
+        let gap = " ".repeat(1 + (spare / columns.len().max(1)).min(2));
+        Table {
+            pane: self,
+            columns,
+            rows,
+            overall,
+            label,
+            wide,
+            gap,
+        }
+    }
+}
+
+impl ErrorsPane<'_> {
+    /// What a `—` means, when a column has one.
+    fn note(&self, report: &Report, columns: &[Column<'_>]) -> Option<String> {
+        let gone = columns.iter().find(|c| c.rung.is_none())?;
+        let dash = missing(self.theme);
+        Some(if report.ladder.is_empty() {
+            format!("{dash} ladder not computed")
+        } else {
+            format!("{dash} no {} rung", gone.granularity)
+        })
+    }
+}
+
+/// The layout of the table and the line builders.
+struct Table<'p, 'r> {
+    pane: &'p ErrorsPane<'p>,
+    columns: Vec<Column<'r>>,
+    /// The channels shown.
+    rows: Range<usize>,
+    /// The `overall` line fits.
+    overall: bool,
+    label: usize,
+    wide: bool,
+    gap: String,
+}
+
+impl Table<'_, '_> {
+    fn column_style(&self, c: &Column<'_>, base: Style) -> Style {
+        if c.active {
+            base.patch(self.pane.theme.active)
+        } else {
+            base
+        }
+    }
+
+    fn heading(&self) -> Line<'static> {
+        let theme = self.pane.theme;
+        // The label column is headed by the metric when there is one per column.
+        let first = if self.wide { "" } else { "MAE" };
+        let mut spans = vec![Span::styled(
+            pad(first, self.label + 2, Alignment::Left),
+            theme.heading,
+        )];
+        for c in &self.columns {
+            spans.push(Span::raw(self.gap.clone()));
+            spans.push(Span::styled(
+                pad(&c.heading, c.width, Alignment::Right),
+                self.column_style(c, theme.heading),
+            ));
+        }
+        Line::from(spans)
+    }
+
+    fn subheading(&self) -> Line<'static> {
+        let theme = self.pane.theme;
+        let mut spans = vec![Span::raw(" ".repeat(self.label + 2))];
+        for c in &self.columns {
+            let text = format!(
+                "{} {}",
+                pad("MAE", c.mae, Alignment::Right),
+                pad("RMSE", c.rmse, Alignment::Right)
+            );
+            spans.push(Span::raw(self.gap.clone()));
+            spans.push(Span::styled(
+                pad(&text, c.width, Alignment::Right),
+                self.column_style(c, theme.heading),
+            ));
+        }
+        Line::from(spans)
+    }
+
+    fn row(
+        &self,
+        name: &str,
+        cells: &[Option<&Metrics>],
+        selected: bool,
+        label_style: Style,
+    ) -> Line<'static> {
+        let pane = self.pane;
+        let theme = pane.theme;
+        let numbers = number_style(theme, pane.stale);
+        let pointer = if selected {
+            format!("{} ", theme.glyphs.pointer)
+        } else {
+            "  ".to_string()
+        };
+        let mut spans = vec![
+            Span::raw(pointer),
+            Span::styled(
+                pad(
+                    &fit(name, self.label, theme.glyphs.ascii),
+                    self.label,
+                    Alignment::Left,
+                ),
+                label_style,
+            ),
+        ];
+        for (c, m) in self.columns.iter().zip(cells) {
+            let text = if self.wide {
+                format!(
+                    "{} {}",
+                    pad(&pane.mae_text(*m), c.mae, Alignment::Right),
+                    pad(&pane.rmse_text(*m), c.rmse, Alignment::Right)
+                )
+            } else {
+                pane.mae_text(*m)
+            };
+            spans.push(Span::raw(self.gap.clone()));
+            spans.push(Span::styled(
+                pad(&text, c.width, Alignment::Right),
+                self.column_style(c, numbers),
+            ));
+        }
+        let line = Line::from(spans);
+        if selected {
+            line.style(theme.selected)
+        } else {
+            line
+        }
+    }
+}

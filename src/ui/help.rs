@@ -1,0 +1,144 @@
+//! Overlays: the help (every binding, generated from the keymap table that handles the
+//! keys) and the yes/no and file-name questions.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
+use ratatui_textarea::TextArea;
+
+use crate::app::keymap::{Mode, bindings};
+use crate::ui::Theme;
+
+/// The modes in the order the help lists them.
+pub const HELP_MODES: [Mode; 5] = [
+    Mode::Global,
+    Mode::Panes,
+    Mode::Help,
+    Mode::Confirm,
+    Mode::Prompt,
+];
+
+/// The help text, one line per binding, grouped by mode: `(keys, description)`; a heading
+/// line has empty keys.
+#[must_use]
+pub fn help_lines() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for mode in HELP_MODES {
+        if !out.is_empty() {
+            out.push((String::new(), String::new()));
+        }
+        out.push((String::new(), mode.title().to_string()));
+        for b in bindings(mode) {
+            let keys = b
+                .keys
+                .iter()
+                .map(crate::app::keymap::Combo::label)
+                .collect::<Vec<_>>()
+                .join(", ");
+            out.push((keys, b.action.describe().to_string()));
+        }
+    }
+    out
+}
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let [v] = Layout::vertical([Constraint::Length(height.min(area.height))])
+        .flex(Flex::Center)
+        .areas(area);
+    let [h] = Layout::horizontal([Constraint::Length(width.min(area.width))])
+        .flex(Flex::Center)
+        .areas(v);
+    h
+}
+
+/// The help overlay.
+#[derive(Debug)]
+pub struct HelpOverlay<'a> {
+    /// First line shown.
+    pub scroll: u16,
+    /// Styles.
+    pub theme: &'a Theme,
+}
+
+impl Widget for &HelpOverlay<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let lines = help_lines();
+        let key_width = lines
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(30);
+        let popup = centered(
+            area,
+            area.width.saturating_sub(4).min(100),
+            area.height.saturating_sub(2),
+        );
+        Clear.render(popup, buf);
+        let block = self
+            .theme
+            .block("Help: keys (Esc closes, arrows scroll)", true, false);
+        let inner = block.inner(popup);
+        block.render(popup, buf);
+        let text: Vec<Line> = lines
+            .into_iter()
+            .map(|(keys, what)| {
+                if keys.is_empty() {
+                    Line::from(Span::styled(what, self.theme.heading))
+                } else {
+                    Line::from(vec![
+                        Span::styled(format!("  {keys:<key_width$}  "), self.theme.key),
+                        Span::styled(what, self.theme.text),
+                    ])
+                }
+            })
+            .collect();
+        let max_scroll = u16::try_from(text.len())
+            .unwrap_or(u16::MAX)
+            .saturating_sub(inner.height);
+        Paragraph::new(text)
+            .scroll((self.scroll.min(max_scroll), 0))
+            .render(inner, buf);
+    }
+}
+
+/// A question with an optional one-line answer field.
+#[derive(Debug)]
+pub struct Question<'a> {
+    /// Box title.
+    pub title: &'a str,
+    /// The question.
+    pub text: &'a str,
+    /// The answer being typed, if the question takes one.
+    pub prompt: Option<&'a TextArea<'static>>,
+    /// Styles.
+    pub theme: &'a Theme,
+}
+
+impl Widget for &Question<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let width = area.width.saturating_sub(4).min(70);
+        let text_rows = u16::try_from(
+            self.text.chars().count() / usize::from(width.saturating_sub(2).max(1)) + 1,
+        )
+        .unwrap_or(1);
+        let height = text_rows + 2 + u16::from(self.prompt.is_some());
+        let popup = centered(area, width, height);
+        Clear.render(popup, buf);
+        let block = self.theme.block(self.title, true, false);
+        let inner = block.inner(popup);
+        block.render(popup, buf);
+        let [question, answer] = Layout::vertical([
+            Constraint::Length(text_rows),
+            Constraint::Length(u16::from(self.prompt.is_some())),
+        ])
+        .areas(inner);
+        Paragraph::new(self.text)
+            .wrap(Wrap { trim: true })
+            .render(question, buf);
+        if let Some(prompt) = self.prompt {
+            prompt.render(answer, buf);
+        }
+    }
+}

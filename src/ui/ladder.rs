@@ -1,0 +1,392 @@
+//! The Ladder pane: the active scheme at every granularity, coarse to fine, with its cost
+//! (scales, metadata, bits per weight) against its error (MAE, RMSE, collapsed channels),
+//! and the arithmetic of the selected rung's bits per weight.
+//!
+//! ```text
+//! ┌ Ladder ──────────────────────────────────────────────────────────────────────┐
+//! │   granularity scales metadata bits/w     MAE    RMSE collapsed               │
+//! │▶● tensor           1      4 B  8.000  0.0511  0.0757       ✗ 1 ██████████████│
+//! │   channel          2      8 B 12.000 0.00375 0.00482         0 █·············│
+//! │bits/weight = (elements × bits + scales × metadata bits) / elements           │
+//! │tensor: bits/weight = (8 × 4 + 1 × 32) / 8 = 8.000                            │
+//! │  (payload 4 B + metadata 4 B = 8 B, 0.25 of f32)                             │
+//! └──────────────────────────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! `●` marks the active rung, `▶` the selected one (whose arithmetic is shown); the bar is
+//! each rung's MAE against the largest.
+//!
+//! Columns are dropped from the least useful (metadata, scales, RMSE) when the pane is
+//! narrow; the arithmetic moves into the bottom border when there is no line for it.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use crate::core::Report;
+use crate::core::report::Rung;
+use crate::ui::Theme;
+use crate::ui::utilization::{
+    fit, number_style, pad, render_message, sep, sig, text_width, window,
+};
+
+/// The Ladder pane.
+#[derive(Debug)]
+pub struct LadderPane<'a> {
+    /// The results, if any.
+    pub report: Option<&'a Report>,
+    /// The selected rung (clamped to the last one).
+    pub selected: usize,
+    /// The pane has focus.
+    pub focused: bool,
+    /// The results are out of date.
+    pub stale: bool,
+    /// The ladder is still being computed.
+    pub pending: bool,
+    /// Styles and glyphs.
+    pub theme: &'a Theme,
+}
+
+/// Significant digits of the errors.
+const DIGITS: usize = 3;
+/// Narrowest MAE bar worth drawing.
+const MIN_BAR: usize = 6;
+
+/// A column of the table, in display order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Granularity,
+    Scales,
+    Metadata,
+    Bits,
+    Mae,
+    Rmse,
+    Collapsed,
+    Bar,
+}
+
+impl Kind {
+    const DISPLAY: [Self; 8] = [
+        Self::Granularity,
+        Self::Scales,
+        Self::Metadata,
+        Self::Bits,
+        Self::Mae,
+        Self::Rmse,
+        Self::Collapsed,
+        Self::Bar,
+    ];
+    /// Most useful first: the order in which columns are given room.
+    const PRIORITY: [Self; 8] = [
+        Self::Granularity,
+        Self::Mae,
+        Self::Bits,
+        Self::Collapsed,
+        Self::Bar,
+        Self::Rmse,
+        Self::Scales,
+        Self::Metadata,
+    ];
+
+    fn heading(self) -> &'static str {
+        match self {
+            Self::Granularity => "granularity",
+            Self::Scales => "scales",
+            Self::Metadata => "metadata",
+            Self::Bits => "bits/w",
+            Self::Mae => "MAE",
+            Self::Rmse => "RMSE",
+            Self::Collapsed => "collapsed",
+            Self::Bar => "",
+        }
+    }
+
+    fn text(self, rung: &Rung, theme: &Theme) -> String {
+        match self {
+            Self::Granularity => rung.granularity.to_string(),
+            Self::Scales => rung.scales.to_string(),
+            Self::Metadata => format!("{} B", rung.memory.metadata_bytes),
+            Self::Bits => format!("{:.3}", rung.memory.bits_per_weight),
+            Self::Mae => sig(rung.overall.mae, DIGITS),
+            Self::Rmse => sig(rung.overall.rmse, DIGITS),
+            Self::Collapsed if rung.collapsed_channels > 0 => {
+                format!("{} {}", theme.glyphs.collapsed, rung.collapsed_channels)
+            }
+            Self::Collapsed => "0".to_string(),
+            Self::Bar => String::new(),
+        }
+    }
+}
+
+impl Widget for &LadderPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let theme = self.theme;
+        let ellipsis = if theme.glyphs.ascii { "..." } else { "…" };
+        let computing = format!("Ladder {} computing{ellipsis}", sep(theme));
+        let title = if self.pending {
+            computing.as_str()
+        } else {
+            "Ladder"
+        };
+        let Some(report) = self.report else {
+            render_message(
+                theme.block(title, self.focused, self.stale),
+                "no results yet",
+                area,
+                buf,
+                theme,
+            );
+            return;
+        };
+        let ladder = &report.ladder;
+        if ladder.is_empty() {
+            let message = if self.pending {
+                format!("ladder: computing{ellipsis}")
+            } else {
+                "ladder: not computed".to_string()
+            };
+            render_message(
+                theme.block(title, self.focused, self.stale),
+                &message,
+                area,
+                buf,
+                theme,
+            );
+            return;
+        }
+        let mut block = theme.block(title, self.focused, self.stale);
+        let inner = block.inner(area);
+        let (w, h) = (usize::from(inner.width), usize::from(inner.height));
+        let selected = self.selected.min(ladder.len() - 1);
+        let rung = &ladder[selected];
+
+        // The table first; the arithmetic below it when there is a line left, else in the
+        // bottom border.
+        let below = h.saturating_sub(1 + ladder.len());
+        let rows = window(selected, ladder.len(), h.saturating_sub(1));
+        let segments = arithmetic(rung, theme);
+        let mut extra = Vec::new();
+        if below == 0 {
+            let room = usize::from(area.width).saturating_sub(4);
+            let formula = segments[..4].join(" ");
+            block = block.title_bottom(Line::styled(
+                format!(" {} ", fit(&formula, room, theme.glyphs.ascii)),
+                theme.dim,
+            ));
+        } else {
+            extra = wrap(&segments, w, usize::MAX, ellipsis);
+            let x = if theme.glyphs.ascii { "x" } else { "×" };
+            let general =
+                format!("bits/weight = (elements {x} bits + scales {x} metadata bits) / elements");
+            if extra.len() < below && text_width(&general) <= w {
+                extra.insert(0, general);
+            } else if extra.len() > below {
+                extra = wrap(&segments, w, below, ellipsis);
+            }
+        }
+        block.render(area, buf);
+        if inner.is_empty() {
+            return;
+        }
+
+        let table = Table::new(report, rows.clone(), w, theme);
+        let mut lines = vec![table.heading(theme)];
+        let max_mae = ladder.iter().map(|r| r.overall.mae).fold(0.0, f64::max);
+        for i in rows {
+            lines.push(table.row(&ladder[i], i == selected, max_mae, self));
+        }
+        for text in extra {
+            lines.push(Line::styled(
+                fit(&text, w, theme.glyphs.ascii),
+                number_style(theme, self.stale),
+            ));
+        }
+        for (y, line) in (inner.y..inner.bottom()).zip(lines) {
+            line.render(
+                Rect {
+                    y,
+                    height: 1,
+                    ..inner
+                },
+                buf,
+            );
+        }
+    }
+}
+
+/// The selected rung's bits per weight worked out from its memory fields, and its byte
+/// counts, as words to wrap: `channel: bits/weight = (8 × 4 + 2 × 32) / 8 = 12.000
+/// (payload 4 B + metadata 8 B = 12 B, 0.375 of f32)`.
+fn arithmetic(rung: &Rung, theme: &Theme) -> Vec<String> {
+    let m = &rung.memory;
+    let x = if theme.glyphs.ascii { "x" } else { "×" };
+    vec![
+        format!("{}:", rung.granularity),
+        "bits/weight".to_string(),
+        format!(
+            "= ({} {x} {} + {} {x} {}) / {}",
+            m.elements, m.bits, m.blocks, m.metadata_bits_per_block, m.elements
+        ),
+        format!("= {:.3}", m.bits_per_weight),
+        format!(
+            " (payload {} B + metadata {} B = {} B, {} of f32)",
+            m.payload_bytes,
+            m.metadata_bytes,
+            m.total_bytes,
+            sig(m.ratio_to_f32, DIGITS)
+        ),
+    ]
+}
+
+/// `segments` joined by spaces into lines of at most `width` cells (continuation lines
+/// indented by two), at most `max_lines` of them; a line that cannot hold its segment is
+/// cut by the caller's `fit`. When lines are left over, the last kept one ends in `ellipsis`.
+fn wrap(segments: &[String], width: usize, max_lines: usize, ellipsis: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for segment in segments {
+        let candidate = if current.is_empty() {
+            segment.clone()
+        } else {
+            format!("{current} {segment}")
+        };
+        if current.is_empty() || text_width(&candidate) <= width {
+            current = candidate;
+        } else {
+            lines.push(std::mem::replace(
+                &mut current,
+                format!("  {}", segment.trim_start()),
+            ));
+        }
+    }
+    if !current.is_empty() {
+        lines.push(current);
+    }
+    if lines.len() > max_lines {
+        lines.truncate(max_lines);
+        if let Some(last) = lines.last_mut() {
+            last.push(' ');
+            last.push_str(ellipsis);
+        }
+    }
+    lines
+}
+
+/// The columns that fit and their widths.
+struct Table {
+    columns: Vec<(Kind, usize)>,
+}
+
+impl Table {
+    fn new(report: &Report, rows: std::ops::Range<usize>, width: usize, theme: &Theme) -> Self {
+        let widths = |kind: Kind| {
+            report.ladder[rows.clone()]
+                .iter()
+                .map(|r| text_width(&kind.text(r, theme)))
+                .chain([text_width(kind.heading())])
+                .max()
+                .unwrap_or(0)
+        };
+        // Marker cells: pointer and active glyph.
+        let mut used = 2;
+        let mut chosen = Vec::new();
+        for kind in Kind::PRIORITY {
+            let w = if kind == Kind::Bar {
+                MIN_BAR
+            } else {
+                widths(kind)
+            };
+            if used + 1 + w <= width {
+                used += 1 + w;
+                chosen.push(kind);
+            }
+        }
+        let bar = if chosen.contains(&Kind::Bar) {
+            width - used + MIN_BAR
+        } else {
+            0
+        };
+        let columns = Kind::DISPLAY
+            .into_iter()
+            .filter(|k| chosen.contains(k))
+            .map(|k| (k, if k == Kind::Bar { bar } else { widths(k) }))
+            .collect();
+        Self { columns }
+    }
+
+    fn heading(&self, theme: &Theme) -> Line<'static> {
+        let mut spans = vec![Span::raw("  ")];
+        for &(kind, w) in &self.columns {
+            let align = if kind == Kind::Granularity {
+                Alignment::Left
+            } else {
+                Alignment::Right
+            };
+            spans.push(Span::styled(
+                format!(" {}", pad(kind.heading(), w, align)),
+                theme.heading,
+            ));
+        }
+        Line::from(spans)
+    }
+
+    fn row(
+        &self,
+        rung: &Rung,
+        selected: bool,
+        max_mae: f64,
+        pane: &LadderPane<'_>,
+    ) -> Line<'static> {
+        let theme = pane.theme;
+        let glyphs = theme.glyphs;
+        let numbers = number_style(theme, pane.stale);
+        let mut spans = vec![
+            Span::raw(if selected { glyphs.pointer } else { " " }),
+            Span::styled(if rung.active { glyphs.active } else { " " }, theme.active),
+        ];
+        for &(kind, w) in &self.columns {
+            spans.push(Span::raw(" "));
+            match kind {
+                Kind::Granularity => {
+                    let style = if rung.active {
+                        theme.active
+                    } else {
+                        theme.text
+                    };
+                    spans.push(Span::styled(
+                        pad(&kind.text(rung, theme), w, Alignment::Left),
+                        style,
+                    ));
+                }
+                Kind::Bar => {
+                    let share = if max_mae > 0.0 {
+                        (rung.overall.mae / max_mae).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    };
+                    let filled = ((share * w as f64).round() as usize).min(w);
+                    spans.push(Span::styled(glyphs.bar_full.repeat(filled), numbers));
+                    spans.push(Span::styled(glyphs.bar_empty.repeat(w - filled), theme.dim));
+                }
+                Kind::Collapsed if rung.collapsed_channels > 0 => {
+                    spans.push(Span::styled(
+                        pad(&kind.text(rung, theme), w, Alignment::Right),
+                        theme.bad,
+                    ));
+                }
+                _ => spans.push(Span::styled(
+                    pad(&kind.text(rung, theme), w, Alignment::Right),
+                    numbers,
+                )),
+            }
+        }
+        let line = Line::from(spans);
+        if selected {
+            line.style(theme.selected)
+        } else {
+            line.style(Style::new())
+        }
+    }
+}

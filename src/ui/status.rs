@@ -1,0 +1,156 @@
+//! The title line, the hint/status line (hints generated from the keymap), and the
+//! "terminal too small" screen.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+
+use crate::app::keymap::{Action, Combo, Mode, bindings};
+use crate::app::update::mode;
+use crate::app::{Focus, Model};
+use crate::ui::{MIN_HEIGHT, MIN_WIDTH, Theme};
+
+/// The first line: what is being looked at.
+#[derive(Debug)]
+pub struct TitleBar<'a> {
+    /// The model.
+    pub model: &'a Model,
+    /// Styles.
+    pub theme: &'a Theme,
+}
+
+impl Widget for &TitleBar<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let m = self.model;
+        let mut spans = vec![
+            Span::styled(" quantscope", self.theme.heading),
+            Span::raw(format!(" · {} · preset {}", m.config.summary(), m.preset)),
+        ];
+        if !m.overrides.is_empty() {
+            spans.push(Span::raw(" (changed)"));
+        }
+        if let Some(r) = &m.report {
+            spans.push(Span::raw(format!(" · {}x{}", r.shape.0, r.shape.1)));
+        }
+        if m.stale() {
+            spans.push(Span::styled(
+                format!(" · {} stale: fix the text", self.theme.glyphs.stale),
+                self.theme.stale,
+            ));
+        } else if m.pending {
+            spans.push(Span::styled(" · computing…", self.theme.dim));
+        }
+        Paragraph::new(Line::from(spans)).render(area, buf);
+    }
+}
+
+/// The actions the hint line offers in each situation, most useful first.
+fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
+    match mode {
+        Mode::Help => (Mode::Help, &[Action::Close, Action::Down, Action::Up]),
+        Mode::Confirm => (Mode::Confirm, &[Action::Yes, Action::No, Action::Close]),
+        Mode::Prompt => (Mode::Prompt, &[Action::Yes, Action::Close]),
+        Mode::Global => (
+            Mode::Global,
+            &[
+                Action::Help,
+                Action::FocusNext,
+                Action::CycleGranularity,
+                Action::BitsDown,
+                Action::BitsUp,
+                Action::ToggleScheme,
+                Action::NextPreset,
+                Action::Save,
+                Action::Quit,
+            ],
+        ),
+        Mode::Panes if focus == Focus::Settings => (
+            Mode::Panes,
+            &[
+                Action::Help,
+                Action::Down,
+                Action::Right,
+                Action::Left,
+                Action::Quit,
+            ],
+        ),
+        Mode::Panes => (
+            Mode::Panes,
+            &[
+                Action::Help,
+                Action::Down,
+                Action::WorstChannel,
+                Action::ToggleDetail,
+                Action::CycleGranularity,
+                Action::Quit,
+            ],
+        ),
+    }
+}
+
+/// The hints for the current mode and focus as `(keys, label)` pairs, from the keymap.
+#[must_use]
+pub fn hints(model: &Model) -> Vec<(String, &'static str)> {
+    let (table, actions) = hint_actions(mode(model), model.focus);
+    actions
+        .iter()
+        .filter_map(|a| {
+            let key = bindings(table)
+                .chain(bindings(Mode::Global))
+                .find(|b| b.action == *a)
+                .and_then(|b| b.keys.first())
+                .map(Combo::label)?;
+            Some((key, a.short()))
+        })
+        .collect()
+}
+
+/// The last line: a status message, or hints for the focused pane.
+#[derive(Debug)]
+pub struct StatusLine<'a> {
+    /// The model.
+    pub model: &'a Model,
+    /// Styles.
+    pub theme: &'a Theme,
+}
+
+impl Widget for &StatusLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let line = if let Some(status) = &self.model.status {
+            Line::from(Span::styled(format!(" {status}"), self.theme.active))
+        } else {
+            let mut spans = Vec::new();
+            for (key, label) in hints(self.model) {
+                spans.push(Span::raw(" "));
+                spans.push(Span::styled(key, self.theme.key));
+                spans.push(Span::styled(format!(" {label} "), self.theme.dim));
+            }
+            Line::from(spans)
+        };
+        Paragraph::new(line).render(area, buf);
+    }
+}
+
+/// Shown instead of the panes when the terminal is smaller than the minimum.
+#[derive(Debug)]
+pub struct TooSmall<'a> {
+    /// Terminal width.
+    pub width: u16,
+    /// Terminal height.
+    pub height: u16,
+    /// Styles.
+    pub theme: &'a Theme,
+}
+
+impl Widget for &TooSmall<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let text = format!(
+            "quantscope needs a terminal of at least {MIN_WIDTH}x{MIN_HEIGHT}; this one is {}x{}. Enlarge it, or press Ctrl-Q to quit.",
+            self.width, self.height
+        );
+        Paragraph::new(Span::styled(text, self.theme.bad))
+            .wrap(Wrap { trim: true })
+            .render(area, buf);
+    }
+}

@@ -1,0 +1,373 @@
+//! The Utilization pane: one line per channel showing how much of the code range
+//! `[qmin, qmax]` the channel spans (a bar), how many distinct codes it uses, and whether it
+//! collapsed onto a single code.
+//!
+//! ```text
+//! ┌ Utilization · 1 of 2 collapsed ──────┐
+//! │▶ quiet ············  1/15 ✗ COLLAPSED│
+//! │  loud  ██████████··  4/15            │
+//! └──────────────────────────────────────┘
+//! ```
+//!
+//! The bar is `utilization`, the share of the code range between the row's smallest and
+//! largest code; `4/15` counts the distinct codes used. Wider panes add the share as a
+//! percentage. Only the lines in view are built, so thousands of channels cost nothing.
+//!
+//! The file also holds the small text helpers the result panes share (fitting text into a
+//! width, `%g`-style numbers, the scroll window, the empty state).
+
+use std::ops::Range;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Widget};
+
+use crate::core::{ChannelReport, Report};
+use crate::ui::Theme;
+
+/// The Utilization pane.
+#[derive(Debug)]
+pub struct UtilizationPane<'a> {
+    /// The results, if any.
+    pub report: Option<&'a Report>,
+    /// The selected channel (clamped to the last one).
+    pub selected: usize,
+    /// The pane has focus.
+    pub focused: bool,
+    /// The results are out of date.
+    pub stale: bool,
+    /// Styles and glyphs.
+    pub theme: &'a Theme,
+}
+
+/// Width of `" ✗ COLLAPSED"`.
+const COLLAPSED_WIDTH: usize = 12;
+/// Narrowest bar worth drawing.
+const MIN_BAR: usize = 4;
+
+impl Widget for &UtilizationPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let theme = self.theme;
+        let Some(report) = self.report else {
+            let block = theme.block("Utilization", self.focused, self.stale);
+            render_message(block, "no results yet", area, buf, theme);
+            return;
+        };
+        let n = report.channels.len();
+        let summary = format!("{} of {n} collapsed", report.collapsed_channels);
+        let (title, bottom) = title_parts(
+            theme,
+            "Utilization",
+            &summary,
+            self.focused,
+            self.stale,
+            area.width,
+        );
+        let mut block = theme.block(&title, self.focused, self.stale);
+        if let Some(bottom) = bottom {
+            block = block.title_bottom(bottom);
+        }
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.is_empty() || n == 0 {
+            return;
+        }
+        let rows = window(self.selected.min(n - 1), n, usize::from(inner.height));
+        let layout = RowLayout::new(report, rows.clone(), usize::from(inner.width), theme);
+        for (y, i) in (inner.y..inner.bottom()).zip(rows) {
+            let line = layout.line(&report.channels[i], i == self.selected.min(n - 1), self);
+            line.render(
+                Rect {
+                    y,
+                    height: 1,
+                    ..inner
+                },
+                buf,
+            );
+        }
+    }
+}
+
+/// Column widths shared by the visible lines.
+struct RowLayout {
+    label: usize,
+    bar: usize,
+    counts: usize,
+    percent: bool,
+    collapsed: bool,
+}
+
+impl RowLayout {
+    fn new(report: &Report, rows: Range<usize>, width: usize, theme: &Theme) -> Self {
+        let visible = &report.channels[rows];
+        let available = visible
+            .iter()
+            .map(|c| c.levels_available)
+            .max()
+            .unwrap_or(0);
+        let counts = 2 * available.to_string().len() + 1;
+        // Room for the note on every line once any channel collapsed, so bars keep their
+        // width while scrolling.
+        let collapsed = report.collapsed_channels > 0 || visible.iter().any(|c| c.constant);
+        let longest = visible
+            .iter()
+            .map(|c| text_width(&fit(&channel_name(c), usize::MAX, theme.glyphs.ascii)))
+            .max()
+            .unwrap_or(0);
+        // Pointer and space, then the label, the bar, the counts and the collapsed note.
+        let fixed = 2 + counts + 1 + if collapsed { COLLAPSED_WIDTH } else { 0 };
+        let rest = width.saturating_sub(fixed);
+        let label = longest.clamp(2, (rest / 2).max(4)).min(rest);
+        let bar_room = rest.saturating_sub(label + 1);
+        let percent = bar_room >= 5 + 16;
+        let bar = bar_room.saturating_sub(if percent { 5 } else { 0 });
+        Self {
+            label,
+            bar: if bar >= MIN_BAR { bar } else { 0 },
+            counts,
+            percent,
+            collapsed,
+        }
+    }
+
+    fn line(
+        &self,
+        ch: &ChannelReport,
+        selected: bool,
+        pane: &UtilizationPane<'_>,
+    ) -> Line<'static> {
+        let theme = pane.theme;
+        let glyphs = theme.glyphs;
+        let numbers = number_style(theme, pane.stale);
+        let mut spans = vec![
+            Span::raw(if selected {
+                format!("{} ", glyphs.pointer)
+            } else {
+                "  ".to_string()
+            }),
+            Span::styled(
+                pad(
+                    &fit(&channel_name(ch), self.label, glyphs.ascii),
+                    self.label,
+                    Alignment::Left,
+                ),
+                theme.text,
+            ),
+        ];
+        if self.bar > 0 {
+            let filled =
+                ((ch.utilization.clamp(0.0, 1.0) * self.bar as f64).round() as usize).min(self.bar);
+            spans.push(Span::raw(" "));
+            spans.push(Span::styled(glyphs.bar_full.repeat(filled), numbers));
+            spans.push(Span::styled(
+                glyphs.bar_empty.repeat(self.bar - filled),
+                theme.dim,
+            ));
+        }
+        let counts = format!("{}/{}", ch.levels_used, ch.levels_available);
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(
+            pad(&counts, self.counts, Alignment::Right),
+            numbers,
+        ));
+        if self.percent {
+            spans.push(Span::styled(
+                format!(" {:>3.0}%", ch.utilization * 100.0),
+                numbers,
+            ));
+        }
+        if self.collapsed {
+            if ch.collapsed {
+                spans.push(Span::styled(
+                    format!(" {} COLLAPSED", glyphs.collapsed),
+                    theme.bad,
+                ));
+            } else if ch.constant {
+                spans.push(Span::styled(" constant", theme.dim));
+            }
+        }
+        let line = Line::from(spans);
+        if selected {
+            line.style(theme.selected)
+        } else {
+            line
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Text helpers shared by the result panes (utilization, errors, ladder, detail).
+// ---------------------------------------------------------------------------------------
+
+/// The name of a channel: its label, or `ch N` (0-based, as the exporters number rows).
+pub(crate) fn channel_name(ch: &ChannelReport) -> String {
+    match &ch.label {
+        Some(label) if !label.trim().is_empty() => label.clone(),
+        _ => format!("ch {}", ch.index),
+    }
+}
+
+/// Display width of `s` in terminal cells.
+pub(crate) fn text_width(s: &str) -> usize {
+    Span::raw(s).width()
+}
+
+/// `s` cut to at most `width` cells, ending in `…` (`~` in ASCII mode) when cut. In ASCII
+/// mode every non-ASCII character becomes `?`; control characters are dropped.
+pub(crate) fn fit(s: &str, width: usize, ascii: bool) -> String {
+    let span = Span::raw(s);
+    let graphemes: Vec<&str> = span
+        .styled_graphemes(Style::new())
+        .map(|g| {
+            if ascii && !g.symbol.is_ascii() {
+                "?"
+            } else {
+                g.symbol
+            }
+        })
+        .collect();
+    let total: usize = graphemes.iter().map(|g| text_width(g)).sum();
+    if total <= width {
+        return graphemes.concat();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for g in graphemes {
+        let w = text_width(g);
+        if used + w > width - 1 {
+            break;
+        }
+        used += w;
+        out.push_str(g);
+    }
+    out.push_str(if ascii { "~" } else { "…" });
+    out
+}
+
+/// `s` (already fitted) padded with spaces to `width` cells.
+pub(crate) fn pad(s: &str, width: usize, align: Alignment) -> String {
+    let gap = width.saturating_sub(text_width(s));
+    match align {
+        Alignment::Right => format!("{}{s}", " ".repeat(gap)),
+        Alignment::Center => format!("{}{s}{}", " ".repeat(gap / 2), " ".repeat(gap - gap / 2)),
+        Alignment::Left => format!("{s}{}", " ".repeat(gap)),
+    }
+}
+
+/// The lines `[start, end)` of a list of `len` lines shown `height` at a time, so that
+/// `selected` is visible (kept near the middle once the list scrolls).
+pub(crate) fn window(selected: usize, len: usize, height: usize) -> Range<usize> {
+    if height == 0 || len == 0 {
+        return 0..0;
+    }
+    let selected = selected.min(len - 1);
+    let start = selected
+        .saturating_sub(height / 2)
+        .min(len.saturating_sub(height));
+    start..(start + height).min(len)
+}
+
+/// `x` with `digits` significant digits, like C's `%g` but switching to scientific notation
+/// below `1e-3` so numbers stay short: `0.0214`, `2.21`, `1.23e-4`, `4.57e6`.
+pub(crate) fn sig(x: f64, digits: usize) -> String {
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let digits = digits.max(1);
+    let scientific = format!("{:.*e}", digits - 1, x);
+    let Some((mantissa, exp)) = scientific.split_once('e') else {
+        return scientific;
+    };
+    let exp: i64 = exp.parse().unwrap_or(0);
+    if exp < -3 || exp >= digits as i64 {
+        format!("{}e{exp}", trim_zeros(mantissa))
+    } else {
+        let decimals = (digits as i64 - 1 - exp).max(0) as usize;
+        trim_zeros(&format!("{x:.decimals$}")).to_string()
+    }
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// The style of numbers: dimmed when the results are stale.
+pub(crate) fn number_style(theme: &Theme, stale: bool) -> Style {
+    if stale {
+        theme.dim.add_modifier(Modifier::DIM)
+    } else {
+        theme.text
+    }
+}
+
+/// The "missing value" mark: `—`, or `-` in ASCII mode.
+pub(crate) fn missing(theme: &Theme) -> &'static str {
+    if theme.glyphs.ascii { "-" } else { "—" }
+}
+
+/// The separator of title parts: `·`, or `-` in ASCII mode.
+pub(crate) fn sep(theme: &Theme) -> &'static str {
+    if theme.glyphs.ascii { "-" } else { "·" }
+}
+
+/// The title of a pane border: `title · summary` when that fits in `width`, otherwise
+/// `title` and the summary as a line for the bottom border.
+pub(crate) fn title_parts(
+    theme: &Theme,
+    title: &str,
+    summary: &str,
+    focused: bool,
+    stale: bool,
+    width: u16,
+) -> (String, Option<Line<'static>>) {
+    let decoration = 2 + 2 + if focused { 2 } else { 0 } + if stale { 8 } else { 0 };
+    let summary = fit(summary, usize::MAX, theme.glyphs.ascii);
+    let full = format!("{title} {} {summary}", sep(theme));
+    if text_width(&full) + decoration <= usize::from(width) {
+        (full, None)
+    } else {
+        (
+            title.to_string(),
+            Some(Line::styled(format!(" {summary} "), theme.dim).right_aligned()),
+        )
+    }
+}
+
+/// A border and a dim message centred inside it (the empty and pending states).
+pub(crate) fn render_message(
+    block: Block<'_>,
+    message: &str,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.is_empty() {
+        return;
+    }
+    let text = fit(message, usize::from(inner.width), theme.glyphs.ascii);
+    let y = inner.y + (inner.height - 1) / 2;
+    Line::styled(text, theme.dim.add_modifier(Modifier::DIM))
+        .centered()
+        .render(
+            Rect {
+                y,
+                height: 1,
+                ..inner
+            },
+            buf,
+        );
+}

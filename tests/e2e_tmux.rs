@@ -1,0 +1,206 @@
+//! End-to-end: the real binary in a real terminal (tmux at 80x24), driven by keys and read
+//! from the screen. `.ci/run` installs tmux where it is missing; without tmux these tests
+//! fail with a message saying so.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A tmux server of our own (its own socket), so tests never touch a user's sessions.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(name: &str, command: &str, width: u16, height: u16) -> Self {
+        let socket = format!("quantscope-e2e-{name}-{}", std::process::id());
+        let t = Self { socket };
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &t.socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "e2e",
+            ])
+            .args(["-x", &width.to_string(), "-y", &height.to_string()])
+            .arg(command)
+            .env("TERM", "xterm-256color")
+            .status()
+            .expect("tmux must be installed to run the end-to-end tests (.ci/run installs it)");
+        assert!(status.success(), "tmux did not start");
+        t
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "e2e"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn literal(&self, text: &str) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "e2e", "-l", text])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-t", "e2e"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until `pred` holds for the screen, or fails with the last screen.
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; the screen was:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn app_command(args: &str) -> String {
+    // After the app exits, the shell reports its status and keeps the pane open to be read.
+    format!(
+        "{} {args}; echo \"exit status $?\"; sleep 60",
+        env!("CARGO_BIN_EXE_quantscope")
+    )
+}
+
+/// The line of the utilization pane naming `label`.
+fn line_with<'a>(screen: &'a str, label: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| l.contains(label) && (l.contains("/15") || l.contains("/16")))
+        .unwrap_or("")
+}
+
+#[test]
+fn the_explorer_shows_collapse_rescues_it_reports_errors_and_quits_cleanly() {
+    let t = Tmux::start("main", &app_command(""), 80, 24);
+    let s = t.wait_for("the built-in example", |s| {
+        s.contains("quantscope") && s.contains("COLLAPSED")
+    });
+    assert!(s.contains("tensor"), "{s}");
+    let collapsed_line = line_with(&s, "quiet").to_string();
+    assert!(collapsed_line.contains("COLLAPSED"), "{s}");
+
+    // Per-channel (F7): the flag disappears and the numbers change.
+    t.keys(&["F7"]);
+    let s = t.wait_for("per-channel", |s| {
+        s.contains("channel ·") && !s.contains("COLLAPSED")
+    });
+    let rescued_line = line_with(&s, "quiet");
+    assert_ne!(rescued_line, collapsed_line, "{s}");
+
+    // A bad value on line 3 (the quiet row): the error names the line.
+    t.keys(&["Down", "Down", "End"]);
+    t.literal("x");
+    let s = t.wait_for("the parse error", |s| s.contains("line 3, col"));
+    assert!(s.contains("stale"), "{s}");
+    assert!(s.contains("-0.15x"), "{s}");
+
+    // Fix it: the error goes away.
+    t.keys(&["BSpace"]);
+    t.wait_for("the error to clear", |s| {
+        !s.contains("line 3, col") && !s.contains("stale")
+    });
+
+    // More bits (F3): int5.
+    t.keys(&["F3"]);
+    t.wait_for("int5", |s| s.contains("int5"));
+
+    // Quit: the text changed, so it asks; y quits and the terminal is restored.
+    t.keys(&["C-q"]);
+    t.wait_for("the unsaved-changes question", |s| {
+        s.contains("Quit anyway")
+    });
+    t.literal("y");
+    let s = t.wait_for("the shell after exit", |s| s.contains("exit status"));
+    assert!(s.contains("exit status 0"), "{s}");
+    assert!(
+        !s.contains("Settings"),
+        "the alternate screen was left: {s}"
+    );
+}
+
+#[test]
+fn a_tiny_terminal_says_how_much_room_it_needs_and_recovers_on_resize() {
+    let t = Tmux::start("tiny", &app_command(""), 40, 10);
+    t.wait_for("the size message", |s| s.contains("80x24"));
+    let status = Command::new("tmux")
+        .args([
+            "-L",
+            &t.socket,
+            "resize-window",
+            "-t",
+            "e2e",
+            "-x",
+            "80",
+            "-y",
+            "24",
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    t.wait_for("the panes after resize", |s| s.contains("Settings"));
+    for (w, h) in [("1", "1"), ("2", "3"), ("81", "25")] {
+        Command::new("tmux")
+            .args([
+                "-L",
+                &t.socket,
+                "resize-window",
+                "-t",
+                "e2e",
+                "-x",
+                w,
+                "-y",
+                h,
+            ])
+            .status()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    t.wait_for("the panes again", |s| s.contains("Settings"));
+    // (After a resize tmux may keep a copy of the last frame in the main screen, so this
+    // test checks the exit status only; the main test checks the restored screen.)
+    t.keys(&["C-c"]);
+    let s = t.wait_for("exit", |s| s.contains("exit status"));
+    assert!(s.contains("exit status 0"), "{s}");
+}
+
+#[test]
+fn a_missing_npy_file_is_a_clear_error_before_the_terminal_is_touched() {
+    let out = Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .arg("/nonexistent/w.npy")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/w.npy"), "{err}");
+}
