@@ -52,10 +52,16 @@ impl<'a> DataPane<'a> {
                     || p.display().to_string(),
                     |n| n.to_string_lossy().to_string(),
                 );
-                format!("Data · {name}{}", if self.dirty { " [+]" } else { "" })
+                format!(
+                    "Data {} {name}{}",
+                    self.theme.glyphs.sep,
+                    if self.dirty { " [+]" } else { "" }
+                )
             }
             Source::Text { path: None } => format!("Data{}", if self.dirty { " [+]" } else { "" }),
-            Source::Tensor { name, .. } => format!("Data · {name} (read-only)"),
+            Source::Tensor { name, .. } => {
+                format!("Data {} {name} (read-only)", self.theme.glyphs.sep)
+            }
         }
     }
 }

@@ -23,23 +23,30 @@ pub struct TitleBar<'a> {
 impl Widget for &TitleBar<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let m = self.model;
-        let mut spans = vec![
-            Span::styled(" quantscope", self.theme.heading),
-            Span::raw(format!(" · {} · preset {}", m.config.summary(), m.preset)),
-        ];
+        let sep = self.theme.glyphs.sep;
+        let mut spans = vec![Span::styled(" quantscope", self.theme.heading)];
+        if m.stale() {
+            spans.push(Span::styled(
+                format!(" {sep} {} stale: fix the text", self.theme.glyphs.stale),
+                self.theme.stale,
+            ));
+        }
+        spans.push(Span::raw(format!(
+            " {sep} {} {sep} preset {}",
+            m.config.summary(),
+            m.preset
+        )));
         if !m.overrides.is_empty() {
             spans.push(Span::raw(" (changed)"));
         }
         if let Some(r) = &m.report {
-            spans.push(Span::raw(format!(" · {}x{}", r.shape.0, r.shape.1)));
+            spans.push(Span::raw(format!(" {sep} {}x{}", r.shape.0, r.shape.1)));
         }
-        if m.stale() {
+        if m.pending && !m.stale() {
             spans.push(Span::styled(
-                format!(" · {} stale: fix the text", self.theme.glyphs.stale),
-                self.theme.stale,
+                format!(" {sep} computing{}", self.theme.glyphs.ellipsis),
+                self.theme.dim,
             ));
-        } else if m.pending {
-            spans.push(Span::styled(" · computing…", self.theme.dim));
         }
         Paragraph::new(Line::from(spans)).render(area, buf);
     }
@@ -57,10 +64,7 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
                 Action::Help,
                 Action::FocusNext,
                 Action::CycleGranularity,
-                Action::BitsDown,
                 Action::BitsUp,
-                Action::ToggleScheme,
-                Action::NextPreset,
                 Action::Save,
                 Action::Quit,
             ],
@@ -93,15 +97,24 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
 #[must_use]
 pub fn hints(model: &Model) -> Vec<(String, &'static str)> {
     let (table, actions) = hint_actions(mode(model), model.focus);
+    let key_of = |a: Action| {
+        bindings(table)
+            .chain(bindings(Mode::Global))
+            .find(|b| b.action == a)
+            .and_then(|b| b.keys.first())
+            .map(Combo::label)
+    };
     actions
         .iter()
-        .filter_map(|a| {
-            let key = bindings(table)
-                .chain(bindings(Mode::Global))
-                .find(|b| b.action == *a)
-                .and_then(|b| b.keys.first())
-                .map(Combo::label)?;
-            Some((key, a.short()))
+        .filter_map(|&a| {
+            // Bits up and down share one hint: "F2/F3 bits".
+            if a == Action::BitsUp {
+                return Some((
+                    format!("{}/{}", key_of(Action::BitsDown)?, key_of(a)?),
+                    "bits",
+                ));
+            }
+            Some((key_of(a)?, a.short()))
         })
         .collect()
 }

@@ -23,6 +23,10 @@ pub struct Glyphs {
     pub stale: &'static str,
     /// Marks an error.
     pub error: &'static str,
+    /// Separates items in titles.
+    pub sep: &'static str,
+    /// Marks text cut short.
+    pub ellipsis: &'static str,
     /// The ascii-only variant is in use.
     pub ascii: bool,
 }
@@ -37,6 +41,8 @@ impl Glyphs {
         active: "●",
         stale: "⚠",
         error: "✗",
+        sep: "·",
+        ellipsis: "…",
         ascii: false,
     };
     /// Plain ASCII.
@@ -48,6 +54,8 @@ impl Glyphs {
         active: "*",
         stale: "!",
         error: "X",
+        sep: "|",
+        ellipsis: "...",
         ascii: true,
     };
 }
