@@ -5,7 +5,7 @@ use ndarray::{ArrayView2, Axis as NdAxis, Slice};
 use crate::core::config::{Clipping, Config, ConfigError, Granularity, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::matrix::Matrix;
-use crate::core::params::{BlockParams, BlockStats, RealRange, block_params};
+use crate::core::params::{BlockParams, BlockStats, ParamProblem, RealRange, block_params};
 use crate::core::report::{
     Block, ChannelReport, CodeBuf, ErrorSums, Layout, Memory, Metrics, Report, Rung,
 };
@@ -32,6 +32,18 @@ pub enum AnalyseError {
     /// The configuration is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A block's parameters cannot represent its values under this configuration.
+    #[error("block {block} (rows {}..{}, columns {}..{}): {problem}", rows.0, rows.1, cols.0, cols.1)]
+    Block {
+        /// Block index.
+        block: usize,
+        /// Rows `[start, end)`.
+        rows: (usize, usize),
+        /// Columns `[start, end)`.
+        cols: (usize, usize),
+        /// What is wrong.
+        problem: ParamProblem,
+    },
 }
 
 /// Analyses `matrix` under `config`, with the ladder.
@@ -49,7 +61,7 @@ pub fn analyse_with(
     let view = matrix.values();
     let (rows, cols) = view.dim();
     let (qmin, qmax) = config.code_range();
-    let main = run(&view, config, qmin, qmax, true);
+    let main = run(&view, config, qmin, qmax, true)?;
     let mut ladder = Vec::new();
     if options.ladder {
         for g in ladder_granularities(config.granularity, cols) {
@@ -66,7 +78,7 @@ pub fn analyse_with(
                     qmin,
                     qmax,
                     false,
-                ))
+                )?)
             };
             let p = pass.as_ref().unwrap_or(&main);
             ladder.push(Rung {
@@ -79,6 +91,9 @@ pub fn analyse_with(
                 active,
             });
         }
+        // Coarse to fine by scale count: with channels along columns, "channel" can have
+        // more scales than the groups (stable, so equal counts keep their order).
+        ladder.sort_by_key(|r| r.scales);
     }
     let labels = matrix.labels();
     let mut channels = main.channels;
@@ -267,7 +282,7 @@ fn run(
     qmin: i32,
     qmax: i32,
     keep_codes: bool,
-) -> Pass {
+) -> Result<Pass, AnalyseError> {
     let (rows, cols) = view.dim();
     let layout = Layout::new(config.granularity, config.axis, cols);
     let stats = block_stats(view, layout);
@@ -286,6 +301,19 @@ fn run(
             )
         })
         .collect();
+    if let Some((block, problem)) = params
+        .iter()
+        .enumerate()
+        .find_map(|(b, p)| p.problem.map(|q| (b, q)))
+    {
+        let (rows, cols) = layout.rect(block, rows, cols);
+        return Err(AnalyseError::Block {
+            block,
+            rows,
+            cols,
+            problem,
+        });
+    }
     let quantizers: Vec<Quantizer> = params
         .iter()
         .map(|p| Quantizer::new(config, p, qmin, qmax))
@@ -374,12 +402,12 @@ fn run(
             }
         })
         .collect();
-    Pass {
+    Ok(Pass {
         layout,
         blocks,
         channels,
         overall: total.metrics(),
         collapsed,
         codes,
-    }
+    })
 }

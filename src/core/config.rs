@@ -157,6 +157,16 @@ impl ScaleDtype {
         }
     }
 
+    /// The type's name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::F16 => "f16",
+            Self::Bf16 => "bf16",
+        }
+    }
+
     /// Rounds an `f32` to this storage type and back (round to nearest even).
     #[must_use]
     pub fn round(self, x: f32) -> f32 {

@@ -108,6 +108,11 @@ impl Quantizer {
     #[must_use]
     pub fn code(&self, x: f32) -> (i32, bool) {
         let (_, q) = self.raw(x);
+        if q.is_nan() {
+            // 0 times an infinite reciprocal (a subnormal scale): the value is the block's
+            // zero, so it gets the zero point.
+            return (self.zero.clamp(self.qmin as i32, self.qmax as i32), false);
+        }
         if q < self.qmin {
             (self.qmin as i32, true)
         } else if q > self.qmax {
@@ -124,7 +129,7 @@ impl Quantizer {
         if self.has_offset {
             self.scale * q as f32 + self.offset
         } else {
-            (q - self.zero) as f32 * self.scale
+            (i64::from(q) - i64::from(self.zero)) as f32 * self.scale
         }
     }
 

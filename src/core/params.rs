@@ -85,6 +85,48 @@ impl RealRange {
     }
 }
 
+/// Why a block's parameters cannot represent its values (finite input that overflows a
+/// storage type or the arithmetic).
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum ParamProblem {
+    /// The scale is not finite in the arithmetic precision (the range is too wide).
+    #[error("the range [{lo}, {hi}] is too wide for {arith} scale arithmetic")]
+    RangeOverflow {
+        /// Lower end.
+        lo: f32,
+        /// Upper end.
+        hi: f32,
+        /// The arithmetic precision.
+        arith: &'static str,
+    },
+    /// The scale overflows its storage type.
+    #[error(
+        "the scale {scale:e} does not fit {dtype} (it would be stored as infinity); store scales as f32"
+    )]
+    ScaleOverflow {
+        /// The scale before storage.
+        scale: f32,
+        /// The storage type.
+        dtype: &'static str,
+    },
+    /// The float offset overflows its storage type.
+    #[error("the offset {offset:e} does not fit {dtype}; store scales as f32")]
+    OffsetOverflow {
+        /// The offset before storage.
+        offset: f32,
+        /// The storage type.
+        dtype: &'static str,
+    },
+    /// An unclamped zero point is beyond any integer the report can hold.
+    #[error(
+        "the zero point {zero:e} is beyond the 32-bit range (clamp it, or widen the range to include 0)"
+    )]
+    ZeroPointOverflow {
+        /// The unrounded zero point.
+        zero: f64,
+    },
+}
+
 /// Everything the quantize kernel needs of one block.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BlockParams {
@@ -102,6 +144,8 @@ pub struct BlockParams {
     pub range: (f32, f32),
     /// The computed scale was degenerate and the policy replaced it.
     pub degenerate: bool,
+    /// The parameters cannot represent the block (see [`ParamProblem`]).
+    pub problem: Option<ParamProblem>,
 }
 
 fn round_f64(x: f64, rounding: Rounding) -> f64 {
@@ -120,9 +164,10 @@ fn round_f32(x: f32, rounding: Rounding) -> f32 {
     }
 }
 
-/// Clamps a rounded real zero point into i32 (it may leave the code range when not clamped).
-fn to_i32(x: f64) -> i32 {
-    x.clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32
+/// A rounded real zero point as i32 (it may leave the code range when not clamped), or
+/// `None` when it does not fit.
+fn to_i32(x: f64) -> Option<i32> {
+    (x >= f64::from(i32::MIN) && x <= f64::from(i32::MAX)).then_some(x as i32)
 }
 
 /// Forms the block parameters for `range` under `config`, whose code range is `[qmin, qmax]`.
@@ -145,7 +190,7 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
     let sym_zero = match conv.sym_zero_point {
         SymZeroPoint::Zero => 0,
         SymZeroPoint::MidHalfEven => {
-            to_i32(f64::midpoint(f64::from(qmin), f64::from(qmax)).round_ties_even())
+            f64::midpoint(f64::from(qmin), f64::from(qmax)).round_ties_even() as i32
         }
         SymZeroPoint::MidFloor => (qmin + qmax).div_euclid(2),
     };
@@ -206,9 +251,10 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
             }
         }
         Degenerate::Epsilon => {
+            // Only the magnitude is floored: a sign-carrying scale keeps its sign.
             let eps = f64::from(f32::EPSILON);
-            if raw < eps {
-                scale64 = eps;
+            if raw.abs() < eps {
+                scale64 = eps.copysign(raw);
                 degenerate = true;
             }
         }
@@ -216,6 +262,7 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
     }
     let code_scale = scale64 as f32;
 
+    let mut problem = None;
     let zero_point = if let Some(z) = zero_override {
         z
     } else if float_min {
@@ -248,7 +295,10 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
                 } else {
                     z
                 };
-                to_i32(z)
+                to_i32(z).unwrap_or_else(|| {
+                    problem = Some(ParamProblem::ZeroPointOverflow { zero: z });
+                    0
+                })
             }
         }
     };
@@ -258,14 +308,32 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
     } else {
         (None, None)
     };
+    let scale = config.scale_dtype.round(code_scale);
+    let dtype = config.scale_dtype.name();
+    if !code_scale.is_finite() {
+        let arith = if conv.arith == Arith::F32 {
+            "f32"
+        } else {
+            "f64"
+        };
+        problem = Some(ParamProblem::RangeOverflow { lo, hi, arith });
+    } else if !scale.is_finite() {
+        problem = Some(ParamProblem::ScaleOverflow {
+            scale: code_scale,
+            dtype,
+        });
+    } else if offset.is_some_and(|o| !o.is_finite()) {
+        problem = Some(ParamProblem::OffsetOverflow { offset: lo, dtype });
+    }
     BlockParams {
         code_scale,
-        scale: config.scale_dtype.round(code_scale),
+        scale,
         zero_point,
         code_offset,
         offset,
         range: (lo, hi),
         degenerate,
+        problem,
     }
 }
 
@@ -352,5 +420,63 @@ mod tests {
             127,
         );
         assert_eq!(p.zero_point, -529);
+    }
+}
+
+#[cfg(test)]
+mod problem_tests {
+    use super::*;
+    use crate::core::config::ScaleDtype;
+    use crate::core::presets::{PresetOptions, preset};
+
+    fn params(config: &Config, xs: &[f32]) -> BlockParams {
+        let mut st = BlockStats::EMPTY;
+        st.extend(xs);
+        let (qmin, qmax) = config.code_range();
+        block_params(config, RealRange::of(&st), qmin, qmax)
+    }
+
+    #[test]
+    fn overflowing_storage_or_arithmetic_is_a_problem_not_an_infinity() {
+        let f16 = Config {
+            scale_dtype: ScaleDtype::F16,
+            ..preset("ort-int8", PresetOptions::default()).unwrap()
+        };
+        assert!(matches!(
+            params(&f16, &[1e30, -1e30]).problem,
+            Some(ParamProblem::ScaleOverflow { .. })
+        ));
+        let q41 = preset("q4_1", PresetOptions::default()).unwrap();
+        assert!(matches!(
+            params(&q41, &[-1e5, 1.0]).problem,
+            Some(ParamProblem::OffsetOverflow { .. })
+        ));
+        let torch = preset("torch-quint8", PresetOptions::default()).unwrap();
+        assert!(matches!(
+            params(&torch, &[3e38, -3e38]).problem,
+            Some(ParamProblem::RangeOverflow { .. })
+        ));
+        let calc = preset("calculator", PresetOptions::default()).unwrap();
+        assert!(matches!(
+            params(&calc, &[1.5, 1.500_000_1]).problem,
+            Some(ParamProblem::ZeroPointOverflow { .. })
+        ));
+        assert_eq!(params(&calc, &[1.5, 2.5]).problem, None);
+    }
+
+    #[test]
+    fn epsilon_floor_keeps_the_sign_of_a_signed_extreme_scale() {
+        let torch = preset("torch-qint8", PresetOptions::default()).unwrap();
+        let c = Config {
+            conventions: crate::core::config::Conventions {
+                sym_scale: SymScale::SignedExtreme,
+                ..torch.conventions
+            },
+            ..torch
+        };
+        let p = params(&c, &[1.0, -0.5]);
+        assert!(!p.degenerate);
+        assert_eq!(p.scale, -1.0 / 128.0);
+        assert_eq!(params(&c, &[0.0]).scale.abs(), f32::EPSILON);
     }
 }

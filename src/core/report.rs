@@ -58,6 +58,7 @@ impl Block {
             offset: self.offset,
             range: self.range,
             degenerate: self.degenerate,
+            problem: None,
         }
     }
 }

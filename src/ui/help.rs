@@ -142,3 +142,32 @@ impl Widget for &Question<'_> {
         }
     }
 }
+
+/// The key table as Markdown (README.md carries a copy; a test keeps them equal).
+#[must_use]
+pub fn markdown_key_table() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for mode in HELP_MODES {
+        let _ = write!(
+            out,
+            "\n**{}**\n\n| keys | action |\n|---|---|\n",
+            mode.title()
+        );
+        for b in bindings(mode) {
+            let keys = b
+                .keys
+                .iter()
+                .map(|k| format!("`{}`", k.label()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let _ = writeln!(
+                out,
+                "| {} | {} |",
+                keys.replace('|', "\\|"),
+                b.action.describe()
+            );
+        }
+    }
+    out
+}
