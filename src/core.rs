@@ -20,6 +20,7 @@ mod matrix;
 pub mod params;
 pub mod presets;
 pub mod report;
+pub mod view;
 
 pub use analyse::{
     AnalyseError, LADDER_GROUPS, Options, analyse, analyse_with, ladder_granularities,

@@ -167,6 +167,9 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
             &utilization::UtilizationPane {
                 report,
                 selected: model.selected_channel,
+                order: &model.order,
+                sort: model.sort,
+                collapsed_only: model.collapsed_only,
                 focused: model.focus == Focus::Utilization,
                 stale,
                 theme,
@@ -178,6 +181,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
                 report,
                 compared: model.compared_group(),
                 selected: model.selected_channel,
+                order: &model.order,
                 focused: model.focus == Focus::Errors,
                 stale,
                 theme,
@@ -210,6 +214,12 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
         );
     }
     frame.render_widget(&status::StatusLine { model, theme }, areas.status);
+    draw_overlay(frame, model, theme);
+}
+
+/// Draws the open overlay, if any, over the whole screen.
+fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
+    let area = frame.area();
     match &model.overlay {
         Some(Overlay::Help) => frame.render_widget(&help::HelpOverlay { scroll: model.help_scroll, theme }, area),
         Some(Overlay::ConfirmQuit) => frame.render_widget(

@@ -361,3 +361,64 @@ fn help_opens_and_closes() {
     key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
     assert!(m.overlay.is_none());
 }
+
+#[test]
+fn many_channels_sort_filter_and_jump_to_the_worst() {
+    // Sixty rows: every tenth is quiet and collapses beside the loud ones under per-tensor.
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    for i in 0..60 {
+        let s = if i % 10 == 3 {
+            0.001
+        } else {
+            1.0 + f64::from(i) / 10.0
+        };
+        let _ = writeln!(text, "r{i}: {}, {}, {}, {}", s, -s / 2.0, s / 3.0, -s);
+    }
+    let mut m = Model::with_text(&text, None);
+    settle(&mut m);
+    assert_eq!(m.order.len(), 60);
+    act(&mut m, Action::FocusNext);
+    act(&mut m, Action::FocusNext);
+    assert_eq!(m.focus, Focus::Utilization);
+    act(&mut m, Action::ToggleCollapsedOnly);
+    assert_eq!(m.order, vec![3, 13, 23, 33, 43, 53]);
+    assert_eq!(
+        m.selected_channel, 3,
+        "selection moves into the filtered list"
+    );
+    act(&mut m, Action::Down);
+    assert_eq!(m.selected_channel, 13, "moves along the filtered list");
+    act(&mut m, Action::Last);
+    assert_eq!(m.selected_channel, 53);
+    act(&mut m, Action::ToggleCollapsedOnly);
+    act(&mut m, Action::CycleSort);
+    let r = m.report.clone().unwrap();
+    assert!(
+        m.order
+            .windows(2)
+            .all(|w| r.channels[w[0]].metrics.mae >= r.channels[w[1]].metrics.mae)
+    );
+    act(&mut m, Action::First);
+    assert_eq!(m.selected_channel, m.order[0]);
+    act(&mut m, Action::WorstChannel);
+    assert_eq!(Some(m.selected_channel), r.worst_channel());
+    // A new report (per channel) keeps the chosen order and refreshes it.
+    act(&mut m, Action::CycleGranularity);
+    let r = m.report.clone().unwrap();
+    assert!(
+        m.order
+            .windows(2)
+            .all(|w| r.channels[w[0]].metrics.mae >= r.channels[w[1]].metrics.mae)
+    );
+    act(&mut m, Action::ToggleCollapsedOnly);
+    assert!(m.order.is_empty());
+    assert!(
+        m.status
+            .as_deref()
+            .unwrap_or("")
+            .contains("no channel collapses"),
+        "{:?}",
+        m.status
+    );
+}

@@ -4,6 +4,7 @@
 
 use ndarray::Array2;
 use quantscope::core::config::{Config, Granularity};
+use quantscope::core::view::SortKey;
 use quantscope::core::{Matrix, Options, PresetOptions, Report, analyse, analyse_with, preset};
 use quantscope::ui::Theme;
 use quantscope::ui::detail::DetailPane;
@@ -126,6 +127,9 @@ impl<'a> Panes<'a> {
         UtilizationPane {
             report: self.report,
             selected: self.selected,
+            order: &[],
+            sort: SortKey::Index,
+            collapsed_only: false,
             focused: false,
             stale: self.stale,
             theme: self.theme,
@@ -137,6 +141,7 @@ impl<'a> Panes<'a> {
             report: self.report,
             compared: Granularity::Group(32),
             selected: self.selected,
+            order: &[],
             focused: false,
             stale: self.stale,
             theme: self.theme,

@@ -65,6 +65,14 @@ pub enum Action {
     ToggleDetail,
     /// Select the channel with the largest error.
     WorstChannel,
+    /// Sort the channel lists by index, error or utilization.
+    CycleSort,
+    /// List only the collapsed channels, or all of them.
+    ToggleCollapsedOnly,
+    /// Select the first item.
+    First,
+    /// Select the last item.
+    Last,
     /// Answer yes to a question.
     Yes,
     /// Answer no to a question.
@@ -103,6 +111,10 @@ impl Action {
             Self::NextPreset => "next preset (a library's or a document's conventions)",
             Self::ToggleDetail => "show or hide the selected channel's detail",
             Self::WorstChannel => "select the channel with the largest error",
+            Self::CycleSort => "sort the channel lists: by index, by error, by utilization",
+            Self::ToggleCollapsedOnly => "list only the collapsed channels, or all",
+            Self::First => "select the first item",
+            Self::Last => "select the last item",
             Self::Yes => "answer yes / accept the name typed",
             Self::No => "answer no",
         }
@@ -136,6 +148,9 @@ impl Action {
             Self::NextPreset => "preset",
             Self::ToggleDetail => "detail",
             Self::WorstChannel => "worst",
+            Self::CycleSort => "sort",
+            Self::ToggleCollapsedOnly => "collapsed only",
+            Self::First | Self::Last => "first/last",
             Self::Yes => "answer yes / accept the name typed",
             Self::No => "answer no",
         }
@@ -261,7 +276,9 @@ macro_rules! bind {
     };
 }
 
-use KeyCode::{BackTab, Char, Down, Enter, Esc, F, Left, PageDown, PageUp, Right, Tab, Up};
+use KeyCode::{
+    BackTab, Char, Down, End, Enter, Esc, F, Home, Left, PageDown, PageUp, Right, Tab, Up,
+};
 
 /// The whole keymap.
 pub const BINDINGS: &[Binding] = &[
@@ -312,6 +329,10 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, CycleRounding, [(Char('o'), NONE)]),
     bind!(Panes, ToggleRangeSource, [(Char('0'), NONE)]),
     bind!(Panes, WorstChannel, [(Char('w'), NONE)]),
+    bind!(Panes, CycleSort, [(Char('n'), NONE)]),
+    bind!(Panes, ToggleCollapsedOnly, [(Char('f'), NONE)]),
+    bind!(Panes, First, [(Home, NONE)]),
+    bind!(Panes, Last, [(End, NONE)]),
     bind!(
         Help,
         Close,

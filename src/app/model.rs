@@ -9,6 +9,7 @@ use ratatui_textarea::TextArea;
 use crate::app::worker::{Input, Job};
 use crate::core::config::{Config, Granularity};
 use crate::core::presets::Overrides;
+use crate::core::view::{SortKey, channel_order};
 use crate::core::{Matrix, Report};
 use crate::io::text::ParseError;
 
@@ -184,6 +185,12 @@ pub struct Model {
     pub effects: Vec<Effect>,
     /// The terminal's columns and rows.
     pub size: (u16, u16),
+    /// How the channel lists are ordered.
+    pub sort: SortKey,
+    /// The channel lists show only collapsed channels.
+    pub collapsed_only: bool,
+    /// The channels the lists show, in order (from the core's `channel_order`).
+    pub order: Vec<usize>,
 }
 
 /// From this many columns on, the channel detail always has a column of its own.
@@ -250,6 +257,9 @@ impl Model {
             quit: false,
             effects: Vec::new(),
             size: (80, 24),
+            sort: SortKey::Index,
+            collapsed_only: false,
+            order: Vec::new(),
         };
         model.request_analysis();
         model
@@ -305,6 +315,18 @@ impl Model {
         match self.config.granularity {
             Granularity::Group(g) => Granularity::Group(g),
             _ => Granularity::Group(self.group_size),
+        }
+    }
+
+    /// Recomputes the list order after a new report or a change of sort or filter, keeping
+    /// the selected channel when it is still listed.
+    pub fn refresh_order(&mut self) {
+        self.order = match &self.report {
+            Some(r) => channel_order(r, self.sort, self.collapsed_only),
+            None => Vec::new(),
+        };
+        if !self.order.is_empty() && !self.order.contains(&self.selected_channel) {
+            self.selected_channel = self.order[0];
         }
     }
 

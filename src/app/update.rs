@@ -164,6 +164,7 @@ fn analysed(model: &mut Model, result: JobResult) {
             model.report = Some(report);
             model.pending = !complete;
             model.selected_channel = model.selected_channel.min(rows.saturating_sub(1));
+            model.refresh_order();
         }
     }
 }
@@ -199,6 +200,24 @@ fn act(model: &mut Model, action: Action) {
             };
             model.focus = order[j];
         }
+        Action::CycleSort => {
+            model.sort = model.sort.next();
+            model.refresh_order();
+            model.status = Some(format!("channels sorted {}", model.sort.describe()));
+        }
+        Action::ToggleCollapsedOnly => {
+            model.collapsed_only = !model.collapsed_only;
+            model.refresh_order();
+            model.status = Some(if model.collapsed_only && model.order.is_empty() {
+                "no channel collapses under this configuration".to_string()
+            } else if model.collapsed_only {
+                format!("listing the {} collapsed channels", model.order.len())
+            } else {
+                "listing every channel".to_string()
+            });
+        }
+        Action::First => step_selection(model, isize::MIN / 2),
+        Action::Last => step_selection(model, isize::MAX / 2),
         Action::Up => step_selection(model, -1),
         Action::Down => step_selection(model, 1),
         Action::PageUp => step_selection(model, -10),
@@ -221,7 +240,14 @@ fn act(model: &mut Model, action: Action) {
         }
         Action::WorstChannel => {
             if let Some(worst) = model.report.as_ref().and_then(|r| r.worst_channel()) {
+                if !model.order.contains(&worst) {
+                    model.collapsed_only = false;
+                    model.refresh_order();
+                }
                 model.selected_channel = worst;
+                if matches!(model.focus, Focus::Editor | Focus::Settings | Focus::Ladder) {
+                    model.focus = Focus::Utilization;
+                }
                 model.status = Some(format!("channel {worst} has the largest MAE"));
             }
         }
@@ -302,7 +328,17 @@ fn step_selection(model: &mut Model, delta: isize) {
             model.selected_rung = moved(model.selected_rung, rungs);
         }
         Focus::Utilization | Focus::Errors | Focus::Detail => {
-            model.selected_channel = moved(model.selected_channel, channels);
+            // Move along the listed order (sorted, maybe filtered).
+            if model.order.is_empty() {
+                model.selected_channel = moved(model.selected_channel, channels);
+            } else {
+                let at = model
+                    .order
+                    .iter()
+                    .position(|&c| c == model.selected_channel)
+                    .unwrap_or(0);
+                model.selected_channel = model.order[moved(at, model.order.len())];
+            }
         }
         Focus::Editor => {}
     }

@@ -24,8 +24,6 @@
 //! Narrow panes (about 40 columns at 80x24) show the MAE only; from about 60 columns each
 //! granularity shows MAE and RMSE.
 
-use std::ops::Range;
-
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::Style;
@@ -48,6 +46,8 @@ pub struct ErrorsPane<'a> {
     pub compared: Granularity,
     /// The selected channel (clamped to the last one).
     pub selected: usize,
+    /// The channels to list, in order (empty: every channel by index).
+    pub order: &'a [usize],
     /// The pane has focus.
     pub focused: bool,
     /// The results are out of date.
@@ -115,12 +115,16 @@ impl Widget for &ErrorsPane<'_> {
         if inner.is_empty() {
             return;
         }
-        let selected = self.selected.min(report.channels.len().saturating_sub(1));
+        let selected = if self.selected >= report.channels.len() {
+            table.rows.last().copied().unwrap_or(0)
+        } else {
+            self.selected
+        };
         let mut lines = vec![table.heading()];
         if table.wide {
             lines.push(table.subheading());
         }
-        for i in table.rows.clone() {
+        for &i in &table.rows {
             let ch = &report.channels[i];
             let cells: Vec<_> = table
                 .columns
@@ -152,7 +156,7 @@ impl Widget for &ErrorsPane<'_> {
 
 impl<'p> ErrorsPane<'p> {
     /// The granularity columns with the widths the channels in `rows` need.
-    fn columns<'r>(&self, report: &'r Report, rows: &Range<usize>) -> Vec<Column<'r>> {
+    fn columns<'r>(&self, report: &'r Report, rows: &[usize]) -> Vec<Column<'r>> {
         let width = |texts: &mut dyn Iterator<Item = String>| {
             texts.map(|s| text_width(&s)).max().unwrap_or(1)
         };
@@ -170,14 +174,14 @@ impl<'p> ErrorsPane<'p> {
                 };
                 let mae = width(
                     &mut rows
-                        .clone()
-                        .map(|i| self.mae_text(metrics(i)))
+                        .iter()
+                        .map(|&i| self.mae_text(metrics(i)))
                         .chain([self.mae_text(overall)]),
                 );
                 let rmse = width(
                     &mut rows
-                        .clone()
-                        .map(|i| self.rmse_text(metrics(i)))
+                        .iter()
+                        .map(|&i| self.rmse_text(metrics(i)))
                         .chain([self.rmse_text(overall)]),
                 );
                 Column {
@@ -197,9 +201,20 @@ impl<'p> ErrorsPane<'p> {
     /// two heading lines, the window of channels around the selected one, and the widths.
     fn table<'r>(&'p self, report: &'r Report, inner: Rect) -> Table<'p, 'r> {
         let (w, h) = (usize::from(inner.width), usize::from(inner.height));
-        let n = report.channels.len();
-        let selected = self.selected.min(n.saturating_sub(1));
-        let probe = window(selected, n, h.saturating_sub(3).max(1));
+        let listed: Vec<usize> = if self.order.is_empty() {
+            (0..report.channels.len()).collect()
+        } else {
+            self.order.to_vec()
+        };
+        let n = listed.len();
+        let selected = listed.iter().position(|&c| c == self.selected).unwrap_or(
+            if self.selected >= report.channels.len() {
+                n.saturating_sub(1)
+            } else {
+                0
+            },
+        );
+        let probe: Vec<usize> = listed[window(selected, n, h.saturating_sub(3).max(1))].to_vec();
         let mut columns = self.columns(report, &probe);
         let wide_width: usize = columns
             .iter()
@@ -208,7 +223,7 @@ impl<'p> ErrorsPane<'p> {
         let wide = h >= 4 && 2 + OVERALL.len() + wide_width <= w;
         let body = h.saturating_sub(if wide { 2 } else { 1 });
         let overall = body >= 2;
-        let rows = window(selected, n, body - usize::from(overall));
+        let rows: Vec<usize> = listed[window(selected, n, body - usize::from(overall))].to_vec();
         if rows != probe {
             columns = self.columns(report, &rows);
         }
@@ -217,8 +232,9 @@ impl<'p> ErrorsPane<'p> {
             c.width = text_width(&c.heading).max(numbers);
         }
         let numbers_width: usize = columns.iter().map(|c| 1 + c.width).sum();
-        let longest = report.channels[rows.clone()]
+        let longest = rows
             .iter()
+            .map(|&i| &report.channels[i])
             .map(|c| text_width(&fit(&channel_name(c), usize::MAX, self.theme.glyphs.ascii)))
             .chain([OVERALL.len()])
             .max()
@@ -257,7 +273,7 @@ struct Table<'p, 'r> {
     pane: &'p ErrorsPane<'p>,
     columns: Vec<Column<'r>>,
     /// The channels shown.
-    rows: Range<usize>,
+    rows: Vec<usize>,
     /// The `overall` line fits.
     overall: bool,
     label: usize,

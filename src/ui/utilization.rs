@@ -24,6 +24,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
+use crate::core::view::{SortKey, utilization_summary};
 use crate::core::{ChannelReport, Report};
 use crate::ui::Theme;
 
@@ -34,6 +35,12 @@ pub struct UtilizationPane<'a> {
     pub report: Option<&'a Report>,
     /// The selected channel (clamped to the last one).
     pub selected: usize,
+    /// The channels to list, in order (empty: every channel by index).
+    pub order: &'a [usize],
+    /// How `order` is sorted.
+    pub sort: SortKey,
+    /// `order` holds only the collapsed channels.
+    pub collapsed_only: bool,
     /// The pane has focus.
     pub focused: bool,
     /// The results are out of date.
@@ -69,15 +76,72 @@ impl Widget for &UtilizationPane<'_> {
         if let Some(bottom) = bottom {
             block = block.title_bottom(bottom);
         }
-        let inner = block.inner(area);
+        let mut inner = block.inner(area);
         block.render(area, buf);
         if inner.is_empty() || n == 0 {
             return;
         }
-        let rows = window(self.selected.min(n - 1), n, usize::from(inner.height));
-        let layout = RowLayout::new(report, rows.clone(), usize::from(inner.width), theme);
-        for (y, i) in (inner.y..inner.bottom()).zip(rows) {
-            let line = layout.line(&report.channels[i], i == self.selected.min(n - 1), self);
+        let all: Vec<usize>;
+        let order: &[usize] = if self.order.is_empty() && !self.collapsed_only {
+            all = (0..n).collect();
+            &all
+        } else {
+            self.order
+        };
+        // With more channels than lines, or a non-default view, the first line summarises.
+        let show_summary = inner.height >= 3
+            && (n > usize::from(inner.height)
+                || self.sort != SortKey::Index
+                || self.collapsed_only);
+        if show_summary {
+            let u = utilization_summary(report);
+            let pct = |x: f64| format!("{:.0}%", x * 100.0);
+            let text = format!(
+                "sorted {} {}{} | utilization min {} median {} max {}",
+                self.sort.describe(),
+                if self.collapsed_only {
+                    "collapsed only "
+                } else {
+                    ""
+                },
+                format_args!("({} listed)", order.len()),
+                pct(u.min),
+                pct(u.median),
+                pct(u.max),
+            );
+            Line::styled(
+                fit(&text, usize::from(inner.width), theme.glyphs.ascii),
+                theme.dim,
+            )
+            .render(Rect { height: 1, ..inner }, buf);
+            inner.y += 1;
+            inner.height -= 1;
+        }
+        if order.is_empty() {
+            Line::styled(
+                fit(
+                    "no channel to list (f shows all)",
+                    usize::from(inner.width),
+                    theme.glyphs.ascii,
+                ),
+                theme.dim,
+            )
+            .render(Rect { height: 1, ..inner }, buf);
+            return;
+        }
+        let at = order
+            .iter()
+            .position(|&c| c == self.selected)
+            .unwrap_or(if self.selected >= n {
+                order.len() - 1
+            } else {
+                0
+            });
+        let rows = window(at, order.len(), usize::from(inner.height));
+        let listed: Vec<usize> = order[rows].to_vec();
+        let layout = RowLayout::new(report, &listed, usize::from(inner.width), theme);
+        for (y, &i) in (inner.y..inner.bottom()).zip(&listed) {
+            let line = layout.line(&report.channels[i], i == order[at], self);
             line.render(
                 Rect {
                     y,
@@ -100,8 +164,8 @@ struct RowLayout {
 }
 
 impl RowLayout {
-    fn new(report: &Report, rows: Range<usize>, width: usize, theme: &Theme) -> Self {
-        let visible = &report.channels[rows];
+    fn new(report: &Report, listed: &[usize], width: usize, theme: &Theme) -> Self {
+        let visible: Vec<&ChannelReport> = listed.iter().map(|&i| &report.channels[i]).collect();
         let available = visible
             .iter()
             .map(|c| c.levels_available)
