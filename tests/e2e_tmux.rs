@@ -204,3 +204,77 @@ fn a_missing_npy_file_is_a_clear_error_before_the_terminal_is_touched() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/nonexistent/w.npy"), "{err}");
 }
+
+/// Writes a `rows` x `cols` f32 `.npy` file whose rows have spreads from 1e-3 to 1, with
+/// one quiet row at index 1234 that collapses under a shared scale.
+fn write_big_npy(path: &std::path::Path, rows: usize, cols: usize) {
+    let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    let mut header = header.into_bytes();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut bytes = Vec::with_capacity(10 + header.len() + rows * cols * 4);
+    bytes.extend_from_slice(b"\x93NUMPY\x01\x00");
+    bytes.extend_from_slice(&u16::try_from(header.len()).unwrap().to_le_bytes());
+    bytes.extend_from_slice(&header);
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    for r in 0..rows {
+        let spread = if r == 1234 {
+            1e-4
+        } else {
+            10f32.powf(-3.0 + 3.0 * (r as f32 / rows as f32))
+        };
+        for _ in 0..cols {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let u = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            bytes.extend_from_slice(&(u * spread).to_le_bytes());
+        }
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_4096_square_tensor_stays_responsive_and_the_worst_channel_is_one_key_away() {
+    let dir = std::env::temp_dir().join(format!("quantscope-e2e-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.npy");
+    write_big_npy(&path, 4096, 4096);
+    let t = Tmux::start("big", &app_command(path.to_str().unwrap()), 100, 30);
+    t.wait_for("the tensor to open", |s| {
+        s.contains("big.npy") && s.contains("4096 channels")
+    });
+    // Keys are handled while the analysis runs: the help opens and closes.
+    t.keys(&["F1"]);
+    t.wait_for("the help", |s| {
+        s.contains("Everywhere (the editor included)")
+    });
+    t.keys(&["Escape"]);
+    t.wait_for("the help to close", |s| {
+        !s.contains("Everywhere (the editor included)")
+    });
+    // Once the report is in, one key selects the worst channel and scrolls the list to it.
+    t.wait_for("the report", |s| {
+        s.contains("4096x4096") && s.contains("collapsed")
+    });
+    t.keys(&["w"]);
+    let s = t.wait_for("the worst channel", |s| s.contains("largest MAE"));
+    let worst: String = s
+        .lines()
+        .find(|l| l.contains("largest MAE"))
+        .and_then(|l| l.split("channel ").nth(1))
+        .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect())
+        .unwrap_or_default();
+    assert!(!worst.is_empty(), "{s}");
+    let pointer = if s.contains('▶') { '▶' } else { '>' };
+    assert!(
+        s.lines()
+            .any(|l| l.contains(&format!("{pointer} ch {worst} "))),
+        "the list does not point at channel {worst}:\n{s}"
+    );
+    t.keys(&["q"]);
+    t.wait_for("exit", |s| s.contains("exit status 0"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
