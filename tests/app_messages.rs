@@ -422,3 +422,44 @@ fn many_channels_sort_filter_and_jump_to_the_worst() {
         m.status
     );
 }
+
+#[test]
+fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor() {
+    let values = ndarray::Array2::from_shape_fn((100, 8), |(r, c)| {
+        (r as f32 + 1.0) * 0.01 * (c as f32 - 3.5)
+    });
+    let mut m = Model::with_tensor(
+        "w.npy".into(),
+        quantscope::core::Matrix::new(values).unwrap(),
+    );
+    settle(&mut m);
+    assert_eq!(m.focus, Focus::Utilization);
+    assert_eq!(m.report.as_ref().unwrap().shape, (100, 8));
+    // Typing does nothing to a read-only tensor; saving says so.
+    update(&mut m, Message::Paste("1, 2".into()));
+    assert_eq!(m.report.as_ref().unwrap().shape, (100, 8));
+    act(&mut m, Action::Save);
+    assert!(m.status.as_deref().unwrap_or("").contains("read-only"));
+    for _ in 0..5 {
+        act(&mut m, Action::PageDown);
+    }
+    assert_eq!(m.selected_channel, 50);
+    act(&mut m, Action::CopyToEditor);
+    assert_eq!(m.focus, Focus::Editor);
+    assert!(m.dirty);
+    let r = m.report.as_ref().unwrap();
+    assert_eq!(r.shape, (32, 8));
+    assert_eq!(r.channels[0].label.as_deref(), Some("ch50"));
+    assert!(
+        m.text()
+            .starts_with("# 32 of 100 channels of w.npy, from channel 50")
+    );
+    // The copy near the end is bounded by the channels left.
+    let mut m = Model::with_tensor(
+        "w.npy".into(),
+        quantscope::core::Matrix::new(ndarray::Array2::zeros((3, 2))).unwrap(),
+    );
+    settle(&mut m);
+    act(&mut m, Action::CopyToEditor);
+    assert_eq!(m.report.as_ref().unwrap().shape, (3, 2));
+}

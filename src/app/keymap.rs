@@ -69,6 +69,8 @@ pub enum Action {
     CycleSort,
     /// List only the collapsed channels, or all of them.
     ToggleCollapsedOnly,
+    /// Copy the selected channels of a loaded tensor into the editor as text.
+    CopyToEditor,
     /// Select the first item.
     First,
     /// Select the last item.
@@ -113,6 +115,9 @@ impl Action {
             Self::WorstChannel => "select the channel with the largest error",
             Self::CycleSort => "sort the channel lists: by index, by error, by utilization",
             Self::ToggleCollapsedOnly => "list only the collapsed channels, or all",
+            Self::CopyToEditor => {
+                "copy up to 32 listed channels, from the selected one, into the editor"
+            }
             Self::First => "select the first item",
             Self::Last => "select the last item",
             Self::Yes => "answer yes / accept the name typed",
@@ -151,6 +156,7 @@ impl Action {
             Self::CycleSort => "sort",
             Self::ToggleCollapsedOnly => "collapsed only",
             Self::First | Self::Last => "first/last",
+            Self::CopyToEditor => "copy to editor",
             Self::Yes => "answer yes / accept the name typed",
             Self::No => "answer no",
         }
@@ -302,6 +308,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, CycleRounding, [(Char('o'), ALT)]),
     bind!(Global, ToggleRangeSource, [(Char('0'), ALT)]),
     bind!(Global, WorstChannel, [(Char('w'), ALT)]),
+    bind!(Global, CopyToEditor, [(Char('y'), ALT)]),
     bind!(Panes, Help, [(Char('?'), NONE)]),
     bind!(Panes, Quit, [(Char('q'), NONE)]),
     bind!(Panes, Up, [(Up, NONE), (Char('k'), NONE)]),
@@ -330,6 +337,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, ToggleRangeSource, [(Char('0'), NONE)]),
     bind!(Panes, WorstChannel, [(Char('w'), NONE)]),
     bind!(Panes, CycleSort, [(Char('n'), NONE)]),
+    bind!(Panes, CopyToEditor, [(Char('y'), NONE)]),
     bind!(Panes, ToggleCollapsedOnly, [(Char('f'), NONE)]),
     bind!(Panes, First, [(Home, NONE)]),
     bind!(Panes, Last, [(End, NONE)]),

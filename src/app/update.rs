@@ -216,6 +216,7 @@ fn act(model: &mut Model, action: Action) {
                 "listing every channel".to_string()
             });
         }
+        Action::CopyToEditor => copy_to_editor(model),
         Action::First => step_selection(model, isize::MIN / 2),
         Action::Last => step_selection(model, isize::MAX / 2),
         Action::Up => step_selection(model, -1),
@@ -265,6 +266,67 @@ fn act(model: &mut Model, action: Action) {
         Action::CycleScaleDtype => change_setting(model, Setting::ScaleDtype, true),
         Action::NextPreset => change_setting(model, Setting::Preset, true),
     }
+}
+
+/// Most channels copied from a tensor into the editor at once.
+pub const COPY_LIMIT: usize = 32;
+
+fn copy_to_editor(model: &mut Model) {
+    let Source::Tensor { name, matrix } = &model.source else {
+        model.status = Some("the data is already text in the editor".into());
+        return;
+    };
+    let all: Vec<usize> = (0..matrix.shape().0).collect();
+    let order = if model.order.is_empty() {
+        &all
+    } else {
+        &model.order
+    };
+    let start = order
+        .iter()
+        .position(|&c| c == model.selected_channel)
+        .unwrap_or(0);
+    let picked: Vec<usize> = order.iter().copied().skip(start).take(COPY_LIMIT).collect();
+    let values = matrix.values();
+    let cols = values.ncols();
+    let mut flat = Vec::with_capacity(picked.len() * cols);
+    for &r in &picked {
+        flat.extend(values.row(r).iter().copied());
+    }
+    let labels: Vec<Option<String>> = picked
+        .iter()
+        .map(|&r| {
+            Some(
+                matrix.labels()[r]
+                    .clone()
+                    .unwrap_or_else(|| format!("ch{r}")),
+            )
+        })
+        .collect();
+    let sub = ndarray::Array2::from_shape_vec((picked.len(), cols), flat)
+        .ok()
+        .and_then(|v| crate::core::Matrix::with_labels(v, labels).ok());
+    let Some(sub) = sub else {
+        model.status = Some("nothing to copy".into());
+        return;
+    };
+    let text = format!(
+        "# {} of {} channels of {name}, from channel {}\n{}",
+        picked.len(),
+        all.len(),
+        picked[0],
+        crate::io::text::format_text(&sub)
+    );
+    model.editor = crate::app::model::new_editor(&text);
+    model.source = Source::Text { path: None };
+    model.dirty = true;
+    model.focus = Focus::Editor;
+    model.selected_channel = 0;
+    model.status = Some(format!(
+        "copied {} channels into the editor (Ctrl-S saves them)",
+        picked.len()
+    ));
+    model.request_analysis();
 }
 
 fn yes(model: &mut Model) {
