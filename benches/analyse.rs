@@ -1,1 +1,128 @@
-fn main() {}
+//! Criterion benchmarks of [`quantscope::core::analyse`] on random square matrices.
+//!
+//! Matrices are 256², 1024² and 4096² `f32` values, normal in each row with a per-row standard
+//! deviation drawn log-uniformly from 1e-3 to 1 (like real weight rows, whose scales differ by
+//! orders of magnitude). A fixed-seed xorshift64* generator makes every run see the same data.
+//!
+//! Cases per size, with throughput in matrix elements:
+//!
+//! - `read_sum`: one plain read of the matrix (the sum of every element), the floor any
+//!   analysis pays;
+//! - `ort-int8_ladder`: per-channel int8 symmetric (ONNX Runtime), with the full granularity
+//!   ladder;
+//! - `int4-g128_ladder`: uint4 asymmetric in groups of 128 (`MatMulNBits`), with the ladder;
+//! - `ort-int8_no-ladder`: the first configuration without the ladder (one pass pair).
+//!
+//! Matrices are built lazily, so a filter (`cargo bench --bench analyse -- 4096x4096/read`)
+//! only allocates the sizes it runs.
+
+use std::hint::black_box;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, measurement::WallTime};
+use ndarray::Array2;
+use quantscope::core::{Config, Matrix, Options, PresetOptions, analyse, analyse_with, preset};
+
+/// Side lengths of the benchmarked matrices.
+const SIZES: [usize; 3] = [256, 1024, 4096];
+
+/// xorshift64*: small, fast and good enough for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `(0, 1]`.
+    fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box-Muller; the second value is dropped for simplicity).
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+/// An `n x n` matrix whose rows are normal with standard deviations log-uniform in
+/// `[1e-3, 1]`.
+fn random_matrix(n: usize, seed: u64) -> Matrix {
+    let mut rng = Rng(seed);
+    let mut values = Vec::with_capacity(n * n);
+    for _ in 0..n {
+        let std = 10f64.powf(-3.0 * rng.uniform());
+        values.extend((0..n).map(|_| (rng.normal() * std) as f32));
+    }
+    let values = Array2::from_shape_vec((n, n), values).expect("n * n values");
+    Matrix::new(values).expect("normal samples are finite")
+}
+
+/// The matrix of side `n`, built on first use.
+fn matrix(n: usize) -> &'static Matrix {
+    static CACHE: [OnceLock<Matrix>; SIZES.len()] = [const { OnceLock::new() }; SIZES.len()];
+    let i = SIZES
+        .iter()
+        .position(|&s| s == n)
+        .expect("a benchmarked size");
+    CACHE[i].get_or_init(|| random_matrix(n, 0x9e37_79b9_7f4a_7c15 ^ n as u64))
+}
+
+fn config(name: &str) -> Config {
+    preset(name, PresetOptions::default()).expect("built-in preset")
+}
+
+/// Shortens the run for sizes where one iteration takes about a second.
+fn tune(group: &mut BenchmarkGroup<'_, WallTime>, n: usize) {
+    if n >= 4096 {
+        group
+            .sample_size(10)
+            .sampling_mode(SamplingMode::Flat)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(8));
+    } else {
+        group
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3));
+    }
+}
+
+fn bench_size(c: &mut Criterion, n: usize) {
+    let mut group = c.benchmark_group(format!("{n}x{n}"));
+    tune(&mut group, n);
+    group.throughput(Throughput::Elements((n * n) as u64));
+
+    group.bench_function("read_sum", |b| {
+        let m = matrix(n);
+        b.iter(|| black_box(m).values().iter().copied().sum::<f32>());
+    });
+    for name in ["ort-int8", "int4-g128"] {
+        let cfg = config(name);
+        group.bench_function(format!("{name}_ladder"), |b| {
+            let m = matrix(n);
+            b.iter(|| analyse(black_box(m), black_box(&cfg)).expect("valid preset"));
+        });
+    }
+    let cfg = config("ort-int8");
+    group.bench_function("ort-int8_no-ladder", |b| {
+        let m = matrix(n);
+        b.iter(|| {
+            analyse_with(black_box(m), black_box(&cfg), Options { ladder: false })
+                .expect("valid preset")
+        });
+    });
+    group.finish();
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    for n in SIZES {
+        bench_size(&mut c, n);
+    }
+    c.final_summary();
+}

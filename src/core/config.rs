@@ -386,6 +386,27 @@ impl Config {
                 what: "a range of at least two codes".into(),
             });
         }
+        let sign_carrying = matches!(
+            self.conventions.sym_scale,
+            SymScale::SignedExtreme | SymScale::SignedMinMax
+        );
+        if self.scheme == Scheme::Symmetric && sign_carrying {
+            let z = match self.conventions.sym_zero_point {
+                SymZeroPoint::Zero => 0,
+                SymZeroPoint::MidHalfEven => {
+                    f64::midpoint(f64::from(qmin), f64::from(qmax)).round_ties_even() as i32
+                }
+                SymZeroPoint::MidFloor => (qmin + qmax).div_euclid(2),
+            };
+            if z == qmin {
+                return Err(ConfigError::Range {
+                    qmin,
+                    qmax,
+                    what: "a sign-carrying symmetric scale, which needs codes below the zero point"
+                        .into(),
+                });
+            }
+        }
         if let Granularity::Group(0) = self.granularity {
             return Err(ConfigError::BadGranularity("group:0".into()));
         }

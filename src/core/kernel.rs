@@ -111,7 +111,8 @@ impl Quantizer {
         if q.is_nan() {
             // 0 times an infinite reciprocal (a subnormal scale): the value is the block's
             // zero, so it gets the zero point.
-            return (self.zero.clamp(self.qmin as i32, self.qmax as i32), false);
+            let z = self.zero.clamp(self.qmin as i32, self.qmax as i32);
+            return (z, z != self.zero);
         }
         if q < self.qmin {
             (self.qmin as i32, true)
