@@ -15,8 +15,11 @@
 
 mod analyse;
 pub mod config;
+pub mod exercise;
+pub mod explain;
 pub mod kernel;
 mod matrix;
+pub mod names;
 pub mod params;
 pub mod presets;
 pub mod report;

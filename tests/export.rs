@@ -548,3 +548,85 @@ fn markdown_has_a_section_per_table_section() {
         assert!(table.lines().any(|l| l == h), "{h} missing from the table");
     }
 }
+
+// ----- worked arithmetic -----
+
+fn explained(report: &Report, format: Format, rows: &[usize]) -> String {
+    use quantscope::core::explain::explain_channel;
+    let matrix = lesson_matrix();
+    let explain: Vec<_> = rows
+        .iter()
+        .map(|&r| explain_channel(&matrix, report, r))
+        .collect();
+    let mut out = Vec::new();
+    let options = ExportOptions {
+        values: false,
+        ladder: false,
+    };
+    quantscope::io::export::write_report_explained(&mut out, report, format, &options, &explain)
+        .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn table_worked_arithmetic_snapshot() {
+    insta::assert_snapshot!(explained(
+        &lesson(Granularity::Tensor),
+        Format::Table,
+        &[0, 1]
+    ));
+}
+
+#[test]
+fn markdown_worked_arithmetic_snapshot() {
+    insta::assert_snapshot!(explained(
+        &lesson(Granularity::Channel),
+        Format::Markdown,
+        &[0]
+    ));
+}
+
+#[test]
+fn worked_arithmetic_is_last_in_table_and_markdown_and_absent_from_json_and_csv() {
+    let report = lesson(Granularity::Channel);
+    let table = explained(&report, Format::Table, &[0]);
+    let (before, section) = table.split_once("\nWorked arithmetic\n").unwrap();
+    assert!(before.contains("\nMemory\n"));
+    assert!(
+        section.contains("  0.05 / 0.0214286 = 2.333 → round → 2 → x̂ = 0.0428571 (error -0.00714)"),
+        "{section}"
+    );
+    let md = explained(&report, Format::Markdown, &[0]);
+    assert_eq!(
+        md.lines().filter_map(|l| l.strip_prefix("## ")).next_back(),
+        Some("Worked arithmetic")
+    );
+    assert!(
+        md.contains("```text\nblock 0 (rows 0..1, cols 0..4)"),
+        "{md}"
+    );
+    for format in [Format::Json, Format::Csv] {
+        let with = explained(&report, format, &[0, 1]);
+        let without = export(
+            &report,
+            format,
+            ExportOptions {
+                values: false,
+                ladder: false,
+            },
+        );
+        assert_eq!(with, without, "{format}");
+    }
+    // Without explanations the table is what write_report writes.
+    assert_eq!(
+        explained(&report, Format::Table, &[]),
+        export(
+            &report,
+            Format::Table,
+            ExportOptions {
+                values: false,
+                ladder: false
+            }
+        )
+    );
+}

@@ -11,6 +11,10 @@
 //! | `markdown` | pasting into an issue  | first 16       | all      | rungs, MAE per channel     |
 //! | `json`     | scripts                | all            | all      | rungs (no per-channel)     |
 //! | `csv`      | spreadsheets, pandas   | none           | all      | MAE and RMSE per channel   |
+//!
+//! [`write_report_explained`] adds a "Worked arithmetic" section to the table and Markdown
+//! formats (one [`ChannelExplanation`] per channel to explain); [`worked_arithmetic`] gives
+//! the same lines for one channel, for a pane.
 
 mod csv;
 mod doc;
@@ -24,6 +28,9 @@ use std::io::{BufWriter, Write};
 use std::str::FromStr;
 
 use crate::core::Report;
+use crate::core::explain::ChannelExplanation;
+
+pub use doc::worked::lines as worked_arithmetic;
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -112,10 +119,25 @@ pub fn write_report(
     format: Format,
     options: &ExportOptions,
 ) -> std::io::Result<()> {
+    write_report_explained(out, report, format, options, &[])
+}
+
+/// Writes `report` like [`write_report`], with a "Worked arithmetic" section for each of
+/// `explain` at the end of the table and Markdown formats (JSON and CSV ignore it).
+///
+/// Build each explanation with [`crate::core::explain::explain_channel`] on the same
+/// report.
+pub fn write_report_explained(
+    out: &mut (impl Write + ?Sized),
+    report: &Report,
+    format: Format,
+    options: &ExportOptions,
+    explain: &[ChannelExplanation],
+) -> std::io::Result<()> {
     let mut out = BufWriter::new(out);
     match format {
-        Format::Table => table::write(&mut out, &doc::build(report, *options))?,
-        Format::Markdown => markdown::write(&mut out, &doc::build(report, *options))?,
+        Format::Table => table::write(&mut out, &doc::build(report, *options, explain))?,
+        Format::Markdown => markdown::write(&mut out, &doc::build(report, *options, explain))?,
         Format::Json => json::write(&mut out, report, *options)?,
         Format::Csv => csv::write(&mut out, report, *options)?,
     }

@@ -9,13 +9,17 @@
 //! Memory    bytes, bits per weight and its arithmetic, ratios to f32 and f16
 //! Ladder    (with options.ladder) one row per granularity, then MAE per channel per rung
 //! Values    (with options.values) codes and dequantized values per channel
+//! Worked arithmetic  (with explanations) scale, zero point and every value's arithmetic
 //! ```
 //!
-//! `detail` builds Blocks, Channels and Values; `totals` builds Overall, Memory and Ladder.
+//! `detail` builds Blocks, Channels and Values; `totals` builds Overall, Memory and Ladder;
+//! `worked` builds Worked arithmetic.
 
 mod detail;
 mod totals;
+pub(super) mod worked;
 
+use crate::core::explain::ChannelExplanation;
 use crate::core::{ChannelReport, Report};
 use crate::io::export::ExportOptions;
 
@@ -105,8 +109,12 @@ impl Grid {
     }
 }
 
-/// Builds the shared content of `report`.
-pub(super) fn build(report: &Report, options: ExportOptions) -> Doc {
+/// Builds the shared content of `report`, with the worked arithmetic of `explain` last.
+pub(super) fn build(
+    report: &Report,
+    options: ExportOptions,
+    explain: &[ChannelExplanation],
+) -> Doc {
     let (rows, cols) = report.shape;
     let mut sections = vec![
         detail::blocks(report),
@@ -119,6 +127,9 @@ pub(super) fn build(report: &Report, options: ExportOptions) -> Doc {
     }
     if options.values {
         sections.push(detail::values(report));
+    }
+    if !explain.is_empty() {
+        sections.push(worked::section(explain));
     }
     Doc {
         header: format!(

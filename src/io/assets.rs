@@ -1,0 +1,449 @@
+//! The built-in scenarios, exercises, recall cards and demo scripts (compiled in with
+//! `include_str!` from `assets/`), and the scenario header parser, so a user's own scenario
+//! file works the same way.
+//!
+//! A scenario is channel text the explorer can load as it is, with a header of `#!` lines
+//! (the text format reads them as comments):
+//!
+//! ```text
+//! #! title: A quiet row beside a loud row
+//! #! look: What to look at; one line each, as many as needed.
+//! #! preset: lesson
+//! #! granularity: tensor          (any setting of crate::core::names::SETTINGS)
+//! quiet: 0.05, -0.08, 0.12, -0.15
+//! loud: 2.21, -3.10, 1.77, -2.66
+//! ```
+//!
+//! `title` defaults to the scenario's name and `preset` to `lesson`; each key but `look` may
+//! appear once. Errors name the line.
+
+use std::path::Path;
+
+use crate::core::Matrix;
+use crate::core::config::{Config, ConfigError};
+use crate::core::exercise::{
+    Card, Exercise, ExerciseData, ExerciseError, Session, generated_pair, parse_cards, preset_name,
+};
+use crate::core::names::{apply_setting, setting_key};
+use crate::core::presets::Overrides;
+use crate::io::text::{ParseError, parse_text};
+
+/// Built-in scenarios, in the order a picker lists them.
+const SCENARIOS: [(&str, &str); 7] = [
+    (
+        "quiet-loud",
+        include_str!("../../assets/scenarios/quiet-loud.txt"),
+    ),
+    (
+        "calculator",
+        include_str!("../../assets/scenarios/calculator.txt"),
+    ),
+    (
+        "interview",
+        include_str!("../../assets/scenarios/interview.txt"),
+    ),
+    (
+        "outlier",
+        include_str!("../../assets/scenarios/outlier.txt"),
+    ),
+    (
+        "one-signed",
+        include_str!("../../assets/scenarios/one-signed.txt"),
+    ),
+    (
+        "degenerate",
+        include_str!("../../assets/scenarios/degenerate.txt"),
+    ),
+    (
+        "gaussian-16",
+        include_str!("../../assets/scenarios/gaussian-16.txt"),
+    ),
+];
+
+/// Built-in exercises, in the order a menu lists them.
+const EXERCISES: [(&str, &str); 8] = [
+    (
+        "per-tensor-vs-per-channel",
+        include_str!("../../assets/exercises/per-tensor-vs-per-channel.toml"),
+    ),
+    (
+        "apply-now-generated",
+        include_str!("../../assets/exercises/apply-now-generated.toml"),
+    ),
+    (
+        "group-rescue",
+        include_str!("../../assets/exercises/group-rescue.toml"),
+    ),
+    (
+        "asymmetric-zero-point",
+        include_str!("../../assets/exercises/asymmetric-zero-point.toml"),
+    ),
+    (
+        "narrow-vs-full",
+        include_str!("../../assets/exercises/narrow-vs-full.toml"),
+    ),
+    (
+        "bits-per-weight",
+        include_str!("../../assets/exercises/bits-per-weight.toml"),
+    ),
+    (
+        "utilization-bar",
+        include_str!("../../assets/exercises/utilization-bar.toml"),
+    ),
+    (
+        "interview-check",
+        include_str!("../../assets/exercises/interview-check.toml"),
+    ),
+];
+
+/// Built-in recall cards.
+const CARDS: &str = include_str!("../../assets/cards.toml");
+
+/// Why an asset cannot be used. Every message names the asset.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AssetError {
+    /// A bad scenario header line.
+    #[error("{name}, line {line}: {message}")]
+    Header {
+        /// The scenario.
+        name: String,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The scenario's (or exercise's) channel text does not parse.
+    #[error("{name}: {source}")]
+    Data {
+        /// The asset.
+        name: String,
+        /// The parse error, with line and column.
+        source: ParseError,
+    },
+    /// The suggested preset and settings do not make a valid configuration.
+    #[error("{name}: the configuration is not valid: {source}")]
+    Config {
+        /// The asset.
+        name: String,
+        /// Why.
+        source: ConfigError,
+    },
+    /// No scenario, exercise or demo script of this name.
+    #[error("unknown {kind} {name:?}; the built-in ones are {known}")]
+    Unknown {
+        /// `scenario`, `exercise` or `demo script`.
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The names there are, comma-separated.
+        known: String,
+    },
+    /// A bad exercise or card file.
+    #[error("{name}: {source}")]
+    Exercise {
+        /// The asset.
+        name: String,
+        /// Why.
+        source: ExerciseError,
+    },
+    /// A bad demo script.
+    #[error("{name}: {message}")]
+    Demo {
+        /// The script.
+        name: String,
+        /// What is wrong (with the step number when it is about a step).
+        message: String,
+    },
+    /// A file could not be read.
+    #[error("{path}: {message}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The system's message.
+        message: String,
+    },
+}
+
+/// A scenario: channel text with a title, what to look at and a suggested configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// The name it is known by (a built-in's file stem, a user file's stem).
+    pub name: String,
+    /// One line.
+    pub title: String,
+    /// What to look at, one entry per `#! look:` line.
+    pub look: Vec<String>,
+    /// The whole file, header included: load it into the editor as it is.
+    pub text: String,
+    /// The suggested preset.
+    pub preset: &'static str,
+    /// The suggested settings on top of the preset.
+    pub overrides: Overrides,
+}
+
+impl Scenario {
+    /// The matrix of the text.
+    pub fn matrix(&self) -> Result<Matrix, ParseError> {
+        parse_text(&self.text)
+    }
+
+    /// The suggested configuration.
+    pub fn config(&self) -> Result<Config, ConfigError> {
+        self.overrides.resolve(self.preset)
+    }
+}
+
+/// Parses a scenario file named `name`: its header, its configuration and its data.
+pub fn parse_scenario(name: &str, text: &str) -> Result<Scenario, AssetError> {
+    let header = |line: usize, message: String| AssetError::Header {
+        name: name.to_string(),
+        line,
+        message,
+    };
+    let mut title: Option<(usize, String)> = None;
+    let mut preset: Option<(usize, &'static str)> = None;
+    let mut look = Vec::new();
+    let mut overrides = Overrides::default();
+    let mut seen: Vec<(&'static str, usize)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let Some(rest) = line.trim_start().strip_prefix("#!") else {
+            continue;
+        };
+        let Some((key, value)) = rest.split_once(':') else {
+            return Err(header(n, "expected \"#! key: value\"".into()));
+        };
+        let (key, value) = (key.trim().to_ascii_lowercase(), value.trim());
+        let once = |first: Option<usize>| match first {
+            Some(f) => Err(header(
+                n,
+                format!("{key} is given twice (first on line {f})"),
+            )),
+            None => Ok(()),
+        };
+        match key.as_str() {
+            "look" => look.push(value.to_string()),
+            _ if value.is_empty() => return Err(header(n, format!("{key} has no value"))),
+            "title" => {
+                once(title.as_ref().map(|t| t.0))?;
+                title = Some((n, value.to_string()));
+            }
+            "preset" => {
+                once(preset.map(|p| p.0))?;
+                let p = preset_name(value).ok_or_else(|| {
+                    header(
+                        n,
+                        format!("unknown preset {value:?} (see quantscope report --list-presets)"),
+                    )
+                })?;
+                preset = Some((n, p));
+            }
+            _ => {
+                let canonical = setting_key(&key);
+                once(canonical.and_then(|k| seen.iter().find(|s| s.0 == k).map(|s| s.1)))?;
+                apply_setting(&mut overrides, &key, value).map_err(|e| header(n, e.to_string()))?;
+                if let Some(k) = canonical {
+                    seen.push((k, n));
+                }
+            }
+        }
+    }
+    let scenario = Scenario {
+        name: name.to_string(),
+        title: title.map_or_else(|| name.to_string(), |t| t.1),
+        look,
+        text: text.to_string(),
+        preset: preset.map_or("lesson", |p| p.1),
+        overrides,
+    };
+    scenario.config().map_err(|source| AssetError::Config {
+        name: name.to_string(),
+        source,
+    })?;
+    scenario.matrix().map_err(|source| AssetError::Data {
+        name: name.to_string(),
+        source,
+    })?;
+    Ok(scenario)
+}
+
+/// Reads and parses a scenario file; its name is the file stem.
+pub fn read_scenario(path: &Path) -> Result<Scenario, AssetError> {
+    let text = std::fs::read_to_string(path).map_err(|e| AssetError::Read {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let name = path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    parse_scenario(&name, &text)
+}
+
+fn unknown(kind: &'static str, name: &str, names: &[&str]) -> AssetError {
+    AssetError::Unknown {
+        kind,
+        name: name.to_string(),
+        known: names.join(", "),
+    }
+}
+
+/// The names of the built-in scenarios, in picker order.
+#[must_use]
+pub fn scenario_names() -> Vec<&'static str> {
+    SCENARIOS.iter().map(|(n, _)| *n).collect()
+}
+
+/// The built-in scenario `name`.
+pub fn scenario(name: &str) -> Result<Scenario, AssetError> {
+    let (n, text) = SCENARIOS
+        .iter()
+        .find(|(n, _)| *n == name.trim())
+        .ok_or_else(|| unknown("scenario", name, &scenario_names()))?;
+    parse_scenario(n, text)
+}
+
+/// Every built-in scenario, in picker order.
+///
+/// # Panics
+/// If a built-in scenario does not parse (`tests/practice.rs` checks that they all do).
+#[must_use]
+pub fn scenarios() -> Vec<Scenario> {
+    SCENARIOS
+        .iter()
+        .map(|(n, text)| parse_scenario(n, text).unwrap_or_else(|e| panic!("built-in {e}")))
+        .collect()
+}
+
+/// Parses an exercise file named `name`.
+pub fn parse_exercise(name: &str, text: &str) -> Result<Exercise, AssetError> {
+    let mut e = Exercise::from_toml(text).map_err(|source| AssetError::Exercise {
+        name: name.to_string(),
+        source,
+    })?;
+    e.name = name.to_string();
+    Ok(e)
+}
+
+/// The names of the built-in exercises, in menu order.
+#[must_use]
+pub fn exercise_names() -> Vec<&'static str> {
+    EXERCISES.iter().map(|(n, _)| *n).collect()
+}
+
+/// The built-in exercise `name`.
+pub fn exercise(name: &str) -> Result<Exercise, AssetError> {
+    let (n, text) = EXERCISES
+        .iter()
+        .find(|(n, _)| *n == name.trim())
+        .ok_or_else(|| unknown("exercise", name, &exercise_names()))?;
+    parse_exercise(n, text)
+}
+
+/// Every built-in exercise, in menu order.
+///
+/// # Panics
+/// If a built-in exercise does not parse (`tests/practice.rs` checks that they all do).
+#[must_use]
+pub fn exercises() -> Vec<Exercise> {
+    EXERCISES
+        .iter()
+        .map(|(n, text)| parse_exercise(n, text).unwrap_or_else(|e| panic!("built-in {e}")))
+        .collect()
+}
+
+/// The matrix an exercise works on: its channel text, its scenario's data, or the
+/// generated pair.
+pub fn exercise_matrix(exercise: &Exercise) -> Result<Matrix, AssetError> {
+    let data_error = |source| AssetError::Data {
+        name: exercise.name.clone(),
+        source,
+    };
+    match &exercise.data {
+        ExerciseData::Text(text) => parse_text(text).map_err(data_error),
+        ExerciseData::Scenario(name) => scenario(name)?.matrix().map_err(data_error),
+        ExerciseData::Generated { seed, columns } => Ok(generated_pair(*seed, *columns)),
+    }
+}
+
+/// Starts a [`Session`] of `exercise` on its own data.
+pub fn start_exercise(exercise: Exercise) -> Result<Session, AssetError> {
+    let matrix = exercise_matrix(&exercise)?;
+    let name = exercise.name.clone();
+    Session::new(exercise, matrix).map_err(|source| AssetError::Exercise { name, source })
+}
+
+/// The built-in recall cards.
+///
+/// # Panics
+/// If the built-in card file does not parse (`tests/practice.rs` checks that it does).
+#[must_use]
+pub fn cards() -> Vec<Card> {
+    parse_cards(CARDS).unwrap_or_else(|e| panic!("built-in cards.toml: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::config::Granularity;
+
+    #[test]
+    fn a_header_gives_title_look_preset_and_settings() {
+        let s = parse_scenario(
+            "mine",
+            "#! title: T\n#! look: one\n#!look: two\n#! preset: ort-int8\n#! granularity: tensor\n1, 2\n",
+        )
+        .unwrap();
+        assert_eq!(s.title, "T");
+        assert_eq!(s.look, ["one", "two"]);
+        assert_eq!(s.preset, "ort-int8");
+        assert_eq!(s.overrides.granularity, Some(Granularity::Tensor));
+        let plain = parse_scenario("plain", "1, 2\n").unwrap();
+        assert_eq!((plain.title.as_str(), plain.preset), ("plain", "lesson"));
+    }
+
+    #[test]
+    fn header_errors_name_the_line() {
+        for (text, want) in [
+            (
+                "1, 2\n#! colour: red\n",
+                "x, line 2: unknown setting \"colour\"",
+            ),
+            (
+                "#! title: a\n#! title: b\n1\n",
+                "x, line 2: title is given twice (first on line 1)",
+            ),
+            (
+                "#! bits: 4\n#! bits: 8\n1\n",
+                "x, line 2: bits is given twice (first on line 1)",
+            ),
+            ("#! preset: q3_k\n1\n", "x, line 1: unknown preset \"q3_k\""),
+            (
+                "#! scheme symmetric\n1\n",
+                "x, line 1: expected \"#! key: value\"",
+            ),
+            (
+                "#! bits: 99\n1\n",
+                "x, line 1: bits must be a whole number from 1 to 16",
+            ),
+            (
+                "#! range: -9..7\n1\n",
+                "x: the configuration is not valid: code range [-9, 7]",
+            ),
+            (
+                "#! title: t\n1, 2\n3\n",
+                "x: line 3, col 1: channel 2 has 1 values",
+            ),
+        ] {
+            let e = parse_scenario("x", text).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{text:?}\n=> {e}");
+        }
+    }
+
+    #[test]
+    fn unknown_names_list_the_known_ones() {
+        let e = scenario("nope").unwrap_err().to_string();
+        assert!(e.contains("quiet-loud, calculator"), "{e}");
+        assert!(exercise("nope").is_err());
+    }
+}

@@ -1,0 +1,310 @@
+//! The "Worked arithmetic" section: a [`ChannelExplanation`] written out in the seed
+//! lesson's manner, one line per step of the arithmetic.
+//!
+//! ```text
+//! block 0 (rows 0..1, cols 0..4): values from -0.15 to 0.12
+//!   scale = absmax / qmax = 0.15 / 7 = 0.0214286
+//!   zero point = 0 (symmetric)
+//!   0.05 / 0.0214286 = 2.333 → round → 2 → x̂ = 0.0428571 (error -0.00714)
+//! ```
+
+use std::fmt::Write as _;
+
+use crate::core::config::{Degenerate, QuantExpr, Rounding, SymZeroPoint};
+use crate::core::explain::{
+    BlockExplanation, ChannelExplanation, Clamp, ScaleFormula, ValueExplanation, ZeroPointFormula,
+    zero_added_after_rounding,
+};
+use crate::io::export::doc::{Part, Section};
+use crate::io::export::num::{error, sig, value};
+
+/// Significant digits of a ratio `x / s`.
+const RATIO_DIGITS: usize = 4;
+/// Significant digits of an error `x̂ − x`.
+const ERROR_DIGITS: usize = 3;
+
+/// The section for `explanations`, one channel after another.
+pub(super) fn section(explanations: &[ChannelExplanation]) -> Section {
+    let mut parts = vec![
+        Part::Text("How each scale and zero point was formed, then every value: x / s,".into()),
+        Part::Text(
+            "rounded (ties called out), clamped into [qmin, qmax], the code, x̂ and its error x̂ - x."
+                .into(),
+        ),
+    ];
+    for e in explanations {
+        let label = e
+            .label
+            .as_deref()
+            .map_or_else(String::new, |l| format!(" ({l})"));
+        parts.push(Part::Text(format!(
+            "Channel {}{label}: granularity {}, codes [{}, {}], {} block{}.",
+            e.row,
+            e.granularity,
+            e.qmin,
+            e.qmax,
+            e.blocks.len(),
+            if e.blocks.len() == 1 { "" } else { "s" }
+        )));
+        parts.push(Part::Formula(lines(e)));
+    }
+    Section {
+        title: "Worked arithmetic",
+        parts,
+    }
+}
+
+/// The worked arithmetic of one channel as plain lines: for each block its scale and zero
+/// point, then one line per value of the row in that block, then the row's MAE.
+#[must_use]
+pub fn lines(e: &ChannelExplanation) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, b) in e.blocks.iter().enumerate() {
+        block_lines(e, b, &mut out);
+        for v in e.values.iter().filter(|v| v.block == i) {
+            out.push(format!("  {}", value_line(e, b, v)));
+        }
+    }
+    out.push(format!("mean |error| (MAE) = {}", error(e.metrics.mae)));
+    out
+}
+
+fn block_lines(e: &ChannelExplanation, b: &BlockExplanation, out: &mut Vec<String>) {
+    out.push(format!(
+        "block {} (rows {}..{}, cols {}..{}): values from {} to {}",
+        b.index,
+        b.rows.0,
+        b.rows.1,
+        b.cols.0,
+        b.cols.1,
+        value(b.min),
+        value(b.max)
+    ));
+    let range = format!("[{}, {}]", value(b.range.0), value(b.range.1));
+    match (b.clipping, b.widened_to_zero) {
+        (Some(c), true) => out.push(format!(
+            "  range clipped ({c}) and widened to include 0: {range}"
+        )),
+        (Some(c), false) => out.push(format!("  range clipped ({c}): {range}")),
+        (None, true) => out.push(format!("  range widened to include 0: {range}")),
+        (None, false) => {}
+    }
+    let shown = if b.degenerate.is_some() {
+        sig(b.formula_value, 6)
+    } else {
+        value(b.computed_scale)
+    };
+    let formula = match b.scale {
+        ScaleFormula::MaxCode {
+            absmax,
+            denominator,
+        } => {
+            let name = if i64::from(denominator) == i64::from(e.qmax) {
+                "qmax"
+            } else {
+                "|qmin|"
+            };
+            format!("absmax / {name} = {} / {denominator}", value(absmax))
+        }
+        ScaleFormula::HalfSpan { absmax, span } => {
+            format!(
+                "2 × absmax / (qmax - qmin) = 2 × {} / {span}",
+                value(absmax)
+            )
+        }
+        ScaleFormula::SignedExtreme {
+            extreme,
+            denominator,
+            ..
+        } => format!(
+            "v / (qmin - z) = {} / {denominator}   (v: the value of largest magnitude, sign kept)",
+            value(extreme)
+        ),
+        ScaleFormula::Asymmetric { lo, hi, span } => {
+            format!("(hi - lo) / (qmax - qmin) = ({}) / {span}", minus(hi, lo))
+        }
+    };
+    out.push(format!("  scale = {formula} = {shown}"));
+    if let Some(policy) = b.degenerate {
+        out.push(format!("  degenerate: {}", degenerate(policy, b)));
+    }
+    if let Some(stored) = b.stored_scale {
+        out.push(format!(
+            "  stored as {}: {} (x̂ uses the stored scale)",
+            stored.dtype,
+            value(stored.value)
+        ));
+    }
+    out.push(format!("  {}", zero_point(e, b)));
+}
+
+fn degenerate(policy: Degenerate, b: &BlockExplanation) -> String {
+    match policy {
+        Degenerate::One => {
+            "the scale is zero or tiny; policy one uses scale 1 and zero point 0".into()
+        }
+        Degenerate::Epsilon => format!(
+            "the scale is below 2^-23; policy epsilon raises it to {}",
+            value(b.computed_scale)
+        ),
+        Degenerate::Zero => match b.zero_point {
+            ZeroPointFormula::FloatMin { .. } => {
+                "scale 0 (policy zero): every value gets code 0 and reconstructs to the minimum"
+                    .into()
+            }
+            _ => "scale 0 (policy zero): every value gets the zero point and reconstructs to 0"
+                .into(),
+        },
+    }
+}
+
+fn zero_point(e: &ChannelExplanation, b: &BlockExplanation) -> String {
+    let s = value(b.computed_scale);
+    let range = |clamped: bool, value: i32, rounded: f64| {
+        if clamped {
+            format!(" → clamped to {value}")
+        } else if rounded < f64::from(e.qmin) || rounded > f64::from(e.qmax) {
+            format!(" (outside [{}, {}], not clamped)", e.qmin, e.qmax)
+        } else {
+            String::new()
+        }
+    };
+    match b.zero_point {
+        ZeroPointFormula::Fixed { rule, value } => match rule {
+            SymZeroPoint::Zero => format!("zero point = {value} (symmetric)"),
+            SymZeroPoint::MidHalfEven => {
+                format!("zero point = round((qmin + qmax) / 2) = {value} (symmetric)")
+            }
+            SymZeroPoint::MidFloor => {
+                format!("zero point = floor((qmin + qmax) / 2) = {value} (symmetric)")
+            }
+        },
+        ZeroPointFormula::RoundOfShift {
+            lo,
+            unrounded,
+            rounded,
+            clamped,
+            value: z,
+        } => format!(
+            "zero point = round(qmin - lo / s) = round({} - {} / {s}) = round({}) = {}{}",
+            e.qmin,
+            value(lo),
+            sig(unrounded, 6),
+            whole(rounded),
+            range(clamped, z, rounded)
+        ),
+        ZeroPointFormula::ShiftOfRound {
+            lo,
+            ratio,
+            rounded,
+            clamped,
+            value: z,
+        } => format!(
+            "zero point = qmin - round(lo / s) = {} - round({} / {s}) = {} - round({}) = {}{}",
+            e.qmin,
+            value(lo),
+            e.qmin,
+            sig(ratio, 6),
+            whole(rounded),
+            range(clamped, z, rounded)
+        ),
+        ZeroPointFormula::FloatMin { min, stored } => format!(
+            "no zero point: the minimum {} is stored{}; x̂ = q × s + min",
+            value(min),
+            if stored == min {
+                String::new()
+            } else {
+                format!(" as {}", value(stored))
+            }
+        ),
+        ZeroPointFormula::Degenerate { value } => {
+            format!("zero point = {value} (set by the degenerate policy)")
+        }
+    }
+}
+
+fn whole(x: f64) -> String {
+    if x == 0.0 {
+        "0".to_string()
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+/// The rounding rule in words.
+fn rule(r: Rounding) -> &'static str {
+    match r {
+        Rounding::HalfEven => "half to even",
+        Rounding::HalfAway => "half away from zero",
+        Rounding::HalfUp => "half up",
+    }
+}
+
+/// A ratio with [`RATIO_DIGITS`] digits, or more when fewer would make a value that is not
+/// a tie look like one (`-7.4999995` is not `-7.5`).
+fn ratio(r: f32, tie: bool) -> String {
+    let mut digits = RATIO_DIGITS;
+    loop {
+        let s = sig(f64::from(r), digits);
+        let looks_tied = s.parse::<f64>().is_ok_and(|v| (v - v.floor()) == 0.5);
+        if tie || !looks_tied || digits >= 9 {
+            return s;
+        }
+        digits += 1;
+    }
+}
+
+fn value_line(e: &ChannelExplanation, b: &BlockExplanation, v: &ValueExplanation) -> String {
+    let z = b.zero_point.value();
+    let s = value(b.computed_scale);
+    let x = match b.zero_point {
+        ZeroPointFormula::FloatMin { min, .. } => format!("({})", minus(v.x, min)),
+        _ => value(v.x),
+    };
+    let tail = format!(
+        " → x̂ = {} (error {})",
+        value(v.dequantized),
+        sig(v.error, ERROR_DIGITS)
+    );
+    if b.computed_scale == 0.0 {
+        return format!("{}: scale 0 → code {}{tail}", value(v.x), v.code);
+    }
+    let mut line = match e.quant_expr {
+        QuantExpr::Divide => format!("{x} / {s}"),
+        QuantExpr::ReciprocalAddZero if z != 0 => format!("{x} × (1/{s}) + {z}"),
+        QuantExpr::Reciprocal | QuantExpr::ReciprocalAddZero => format!("{x} × (1/{s})"),
+    };
+    // Writing into a String cannot fail.
+    let _ = write!(line, " = {}", ratio(v.ratio, v.tie.is_some()));
+    let _ = match v.tie {
+        Some(r) => write!(line, " → round (tie: {}) → {}", rule(r), int(v.rounded)),
+        None => write!(line, " → round → {}", int(v.rounded)),
+    };
+    if zero_added_after_rounding(e.quant_expr) && z != 0 {
+        let sign = if z < 0 { '-' } else { '+' };
+        let _ = write!(line, " {sign} {} = {}", z.unsigned_abs(), int(v.unclamped));
+    }
+    if let Some(Clamp::ToMin(q) | Clamp::ToMax(q)) = v.clamp {
+        let _ = write!(line, " → clamped to {q}");
+    }
+    line.push_str(&tail);
+    line
+}
+
+/// `a - b`, with a negative `b` in parentheses.
+fn minus(a: f32, b: f32) -> String {
+    if b < 0.0 {
+        format!("{} - ({})", value(a), value(b))
+    } else {
+        format!("{} - {}", value(a), value(b))
+    }
+}
+
+/// A rounded ratio or code, without a sign on zero.
+fn int(x: f32) -> String {
+    if x == 0.0 {
+        "0".to_string()
+    } else {
+        format!("{x:.0}")
+    }
+}
