@@ -24,6 +24,7 @@
 pub mod data;
 pub mod detail;
 pub mod errors;
+pub mod explain;
 pub mod help;
 pub mod ladder;
 pub mod settings;
@@ -60,6 +61,8 @@ pub struct Areas {
     pub ladder: Rect,
     /// The channel detail, when shown.
     pub detail: Option<Rect>,
+    /// The caption (a scenario's hint, a demo step's text), when there is one.
+    pub caption: Rect,
     /// The hint and status line.
     pub status: Rect,
 }
@@ -72,13 +75,15 @@ pub fn detail_has_room(width: u16) -> bool {
 
 /// Lays out the screen; `None` when the terminal is smaller than the minimum.
 #[must_use]
-pub fn layout(area: Rect, show_detail: bool, ladder_rows: usize) -> Option<Areas> {
+pub fn layout(area: Rect, show_detail: bool, ladder_rows: usize, caption_rows: u16) -> Option<Areas> {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         return None;
     }
-    let [title, body, status] = Layout::vertical([
+    let caption_rows = caption_rows.min(2);
+    let [title, body, caption, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
+        Constraint::Length(caption_rows),
         Constraint::Length(1),
     ])
     .areas(area);
@@ -115,6 +120,7 @@ pub fn layout(area: Rect, show_detail: bool, ladder_rows: usize) -> Option<Areas
         errors,
         ladder: ladder_row,
         detail: detail_column,
+        caption,
         status,
     };
     if detail_column.is_none() && show_detail {
@@ -136,7 +142,11 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     let report = model.report.as_deref();
     let ladder_rows = report.map_or(2, |r| r.ladder.len().max(2));
     let show_detail = model.show_detail || detail_has_room(area.width);
-    let Some(areas) = layout(area, show_detail, ladder_rows) else {
+    let caption_rows = model.caption.as_ref().map_or(0, |c| {
+        let width = usize::from(area.width.max(1));
+        u16::try_from(c.chars().count().div_ceil(width)).unwrap_or(2).clamp(1, 2)
+    });
+    let Some(areas) = layout(area, show_detail, ladder_rows, caption_rows) else {
         frame.render_widget(
             &status::TooSmall {
                 width: area.width,
@@ -200,7 +210,17 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
             areas.ladder,
         );
     }
-    if let Some(detail_area) = areas.detail {
+    if let Some(detail_area) = areas.detail.filter(|_| model.show_explain) {
+        frame.render_widget(
+            &explain::ExplainPane {
+                explanation: model.explanation.as_deref(),
+                focused: model.focus == Focus::Detail,
+                stale,
+                theme,
+            },
+            detail_area,
+        );
+    } else if let Some(detail_area) = areas.detail {
         frame.render_widget(
             &detail::DetailPane {
                 report,
@@ -211,6 +231,13 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
                 theme,
             },
             detail_area,
+        );
+    }
+    if let Some(caption) = &model.caption {
+        frame.render_widget(
+            ratatui::widgets::Paragraph::new(ratatui::text::Line::styled(caption.as_str(), theme.heading))
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            areas.caption,
         );
     }
     frame.render_widget(&status::StatusLine { model, theme }, areas.status);
@@ -236,6 +263,25 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 title: "Save as",
                 text: "File name for the text (Enter saves, Esc cancels):",
                 prompt: Some(prompt),
+                theme,
+            },
+            area,
+        ),
+        Some(Overlay::Scenarios { selected }) => {
+            let entries: Vec<(String, String, String)> = crate::io::assets::scenarios()
+                .into_iter()
+                .map(|s| (s.name, s.title, s.look.join(" ")))
+                .collect();
+            frame.render_widget(
+                &help::Picker { title: "Scenarios (Enter opens, Esc closes)", entries: &entries, selected: *selected, theme },
+                area,
+            );
+        }
+        Some(Overlay::ConfirmScenario(_)) => frame.render_widget(
+            &help::Question {
+                title: "Unsaved changes",
+                text: "Opening a scenario replaces the text, which has changes that are not saved. Open it anyway?  y = open, n / Esc = stay",
+                prompt: None,
                 theme,
             },
             area,

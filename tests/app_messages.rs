@@ -463,3 +463,58 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
     act(&mut m, Action::CopyToEditor);
     assert_eq!(m.report.as_ref().unwrap().shape, (3, 2));
 }
+
+#[test]
+fn the_scenario_picker_loads_text_and_suggested_settings_and_asks_before_replacing() {
+    let mut m = model();
+    key(&mut m, KeyCode::Char('l'), KeyModifiers::ALT);
+    assert!(matches!(m.overlay, Some(Overlay::Scenarios { selected: 0 })));
+    let names = quantscope::io::assets::scenario_names();
+    let outlier = names.iter().position(|n| *n == "outlier").expect("an outlier scenario");
+    for _ in 0..outlier {
+        key(&mut m, KeyCode::Down, KeyModifiers::NONE);
+    }
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(m.overlay.is_none());
+    let scenario = quantscope::io::assets::scenario("outlier").unwrap();
+    assert_eq!(m.text(), scenario.text.trim_end_matches('\n'));
+    assert_eq!(m.config, scenario.config().unwrap());
+    assert!(m.caption.as_deref().unwrap_or("").starts_with(&scenario.title));
+    assert!(!m.dirty);
+    // Esc clears the caption.
+    key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(m.caption.is_none());
+    // With unsaved text, loading asks first; n keeps the text.
+    type_text(&mut m, "#");
+    let edited = m.text();
+    key(&mut m, KeyCode::Char('l'), KeyModifiers::ALT);
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(matches!(m.overlay, Some(Overlay::ConfirmScenario(0))));
+    key(&mut m, KeyCode::Char('n'), KeyModifiers::NONE);
+    assert_eq!(m.text(), edited);
+    key(&mut m, KeyCode::Char('l'), KeyModifiers::ALT);
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    key(&mut m, KeyCode::Char('y'), KeyModifiers::NONE);
+    assert!(m.text().contains("quiet"));
+    assert!(!m.dirty);
+}
+
+#[test]
+fn the_worked_arithmetic_follows_the_selected_channel() {
+    let mut m = model();
+    key(&mut m, KeyCode::Char('i'), KeyModifiers::ALT);
+    assert!(m.show_explain && m.show_detail);
+    let e = m.explanation.clone().expect("an explanation");
+    assert_eq!(e.row, 0);
+    assert_eq!(e.values.iter().map(|v| v.code).collect::<Vec<_>>(), vec![0, 0, 0, 0]);
+    act(&mut m, Action::FocusNext);
+    act(&mut m, Action::FocusNext);
+    act(&mut m, Action::Down);
+    assert_eq!(m.explanation.as_ref().unwrap().row, 1);
+    act(&mut m, Action::CycleGranularity);
+    assert_eq!(m.explanation.as_ref().unwrap().blocks.len(), 1);
+    act(&mut m, Action::Up);
+    assert_eq!(m.explanation.as_ref().unwrap().values.iter().map(|v| v.code).collect::<Vec<_>>(), vec![2, -4, 6, -7]);
+    act(&mut m, Action::ToggleExplain);
+    assert!(m.explanation.is_none() && !m.show_detail);
+}

@@ -106,3 +106,20 @@ fn ascii_mode_draws_only_ascii() {
         .collect();
     assert!(non_ascii.is_empty(), "non-ASCII glyphs: {non_ascii}");
 }
+
+#[test]
+fn scenario_picker_and_worked_arithmetic_screens() {
+    let mut m = model();
+    update(&mut m, Message::Action(Action::Scenarios));
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("quiet-loud") && s.contains("gaussian-16"), "{s}");
+    insta::assert_snapshot!("screen_scenarios", s);
+    update(&mut m, Message::Action(Action::Close));
+    update(&mut m, Message::Action(Action::CycleGranularity));
+    settle(&mut m);
+    update(&mut m, Message::Action(Action::ToggleExplain));
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("Worked arithmetic"), "{s}");
+    assert!(s.contains("0.15 / 7"), "{s}");
+    insta::assert_snapshot!("screen_worked_arithmetic", s);
+}

@@ -71,6 +71,10 @@ pub enum Action {
     ToggleCollapsedOnly,
     /// Copy the selected channels of a loaded tensor into the editor as text.
     CopyToEditor,
+    /// Open the list of built-in scenarios.
+    Scenarios,
+    /// Show the selected channel's worked arithmetic (or hide it).
+    ToggleExplain,
     /// Select the first item.
     First,
     /// Select the last item.
@@ -91,7 +95,7 @@ impl Action {
             Self::Save => "save the text to its file (asks for a name if it has none)",
             Self::FocusNext => "focus the next pane",
             Self::FocusPrev => "focus the previous pane",
-            Self::Close => "close the overlay or cancel",
+            Self::Close => "close the overlay or cancel; clear the caption",
             Self::Up => "select the previous item",
             Self::Down => "select the next item",
             Self::PageUp => "move the selection a page up",
@@ -118,6 +122,8 @@ impl Action {
             Self::CopyToEditor => {
                 "copy up to 32 listed channels, from the selected one, into the editor"
             }
+            Self::Scenarios => "open a built-in scenario (its data and suggested settings)",
+            Self::ToggleExplain => "show or hide the selected channel's worked arithmetic",
             Self::First => "select the first item",
             Self::Last => "select the last item",
             Self::Yes => "answer yes / accept the name typed",
@@ -157,6 +163,8 @@ impl Action {
             Self::ToggleCollapsedOnly => "collapsed only",
             Self::First | Self::Last => "first/last",
             Self::CopyToEditor => "copy to editor",
+            Self::Scenarios => "scenarios",
+            Self::ToggleExplain => "arithmetic",
             Self::Yes => "answer yes / accept the name typed",
             Self::No => "answer no",
         }
@@ -176,6 +184,8 @@ pub enum Mode {
     Confirm,
     /// A one-line prompt (file name) is open; other keys go to it.
     Prompt,
+    /// A list to pick from (scenarios) is open.
+    Picker,
 }
 
 impl Mode {
@@ -188,6 +198,7 @@ impl Mode {
             Self::Help => "In this help",
             Self::Confirm => "When asked a question",
             Self::Prompt => "When asked for a file name",
+            Self::Picker => "In a list to pick from (scenarios)",
         }
     }
 }
@@ -309,6 +320,9 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, ToggleRangeSource, [(Char('0'), ALT)]),
     bind!(Global, WorstChannel, [(Char('w'), ALT)]),
     bind!(Global, CopyToEditor, [(Char('y'), ALT)]),
+    bind!(Global, Scenarios, [(F(11), NONE), (Char('l'), ALT)]),
+    bind!(Global, ToggleExplain, [(F(12), NONE), (Char('i'), ALT)]),
+    bind!(Global, Close, [(Esc, NONE)]),
     bind!(Panes, Help, [(Char('?'), NONE)]),
     bind!(Panes, Quit, [(Char('q'), NONE)]),
     bind!(Panes, Up, [(Up, NONE), (Char('k'), NONE)]),
@@ -338,6 +352,8 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, WorstChannel, [(Char('w'), NONE)]),
     bind!(Panes, CycleSort, [(Char('n'), NONE)]),
     bind!(Panes, CopyToEditor, [(Char('y'), NONE)]),
+    bind!(Panes, Scenarios, [(Char('b'), NONE)]),
+    bind!(Panes, ToggleExplain, [(Char('i'), NONE)]),
     bind!(Panes, ToggleCollapsedOnly, [(Char('f'), NONE)]),
     bind!(Panes, First, [(Home, NONE)]),
     bind!(Panes, Last, [(End, NONE)]),
@@ -358,6 +374,10 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Confirm, Yes, [(Char('y'), NONE), (Enter, NONE)]),
     bind!(Confirm, No, [(Char('n'), NONE)]),
     bind!(Confirm, Close, [(Esc, NONE)]),
+    bind!(Picker, Close, [(Esc, NONE), (Char('q'), NONE)]),
+    bind!(Picker, Yes, [(Enter, NONE)]),
+    bind!(Picker, Up, [(Up, NONE), (Char('k'), NONE)]),
+    bind!(Picker, Down, [(Down, NONE), (Char('j'), NONE)]),
     bind!(Prompt, Close, [(Esc, NONE)]),
     bind!(Prompt, Yes, [(Enter, NONE)]),
 ];

@@ -9,6 +9,7 @@ use ratatui_textarea::TextArea;
 use crate::app::worker::{Input, Job};
 use crate::core::config::{Config, Granularity};
 use crate::core::presets::Overrides;
+use crate::core::explain::{ChannelExplanation, explain_channel};
 use crate::core::view::{SortKey, channel_order};
 use crate::core::{Matrix, Report};
 use crate::io::text::ParseError;
@@ -116,6 +117,13 @@ pub enum Overlay {
     ConfirmQuit,
     /// "Save as:" with the name typed so far (a one-line editor).
     SaveAs(Box<TextArea<'static>>),
+    /// The built-in scenarios, with the selected line.
+    Scenarios {
+        /// Selected line.
+        selected: usize,
+    },
+    /// "Replace the unsaved text with this scenario?"
+    ConfirmScenario(usize),
 }
 
 /// Work the runtime must do on the model's behalf (the model does no I/O).
@@ -191,6 +199,12 @@ pub struct Model {
     pub collapsed_only: bool,
     /// The channels the lists show, in order (from the core's `channel_order`).
     pub order: Vec<usize>,
+    /// A caption under the panes: what to look at in a scenario, or a demo step's text.
+    pub caption: Option<String>,
+    /// The detail area shows the selected channel's worked arithmetic.
+    pub show_explain: bool,
+    /// The worked arithmetic of the selected channel (kept while `show_explain`).
+    pub explanation: Option<Arc<ChannelExplanation>>,
 }
 
 /// From this many columns on, the channel detail always has a column of its own.
@@ -260,6 +274,9 @@ impl Model {
             sort: SortKey::Index,
             collapsed_only: false,
             order: Vec::new(),
+            caption: None,
+            show_explain: false,
+            explanation: None,
         };
         model.request_analysis();
         model
@@ -328,6 +345,42 @@ impl Model {
         if !self.order.is_empty() && !self.order.contains(&self.selected_channel) {
             self.selected_channel = self.order[0];
         }
+    }
+
+    /// Recomputes the worked arithmetic of the selected channel, when it is shown.
+    pub fn refresh_explanation(&mut self) {
+        self.explanation = match (&self.matrix, &self.report) {
+            (Some(m), Some(r)) if self.show_explain && m.shape() == r.shape && self.selected_channel < r.shape.0 => {
+                Some(Arc::new(explain_channel(m, r, self.selected_channel)))
+            }
+            _ => None,
+        };
+    }
+
+    /// Replaces the text and configuration with a scenario's (the caller has made sure
+    /// nothing unsaved is lost).
+    pub fn load_scenario(&mut self, scenario: &crate::io::assets::Scenario) {
+        let config = match scenario.config() {
+            Ok(c) => c,
+            Err(e) => {
+                self.status = Some(format!("scenario {}: {e}", scenario.name));
+                return;
+            }
+        };
+        self.editor = new_editor(&scenario.text);
+        self.source = Source::Text { path: None };
+        self.dirty = false;
+        self.preset = scenario.preset;
+        self.overrides = scenario.overrides;
+        self.config = config;
+        if let Granularity::Group(g) = config.granularity {
+            self.group_size = g;
+        }
+        self.selected_channel = 0;
+        self.collapsed_only = false;
+        self.caption = Some(format!("{}: {}", scenario.title, scenario.look.join(" ")));
+        self.status = Some(format!("loaded scenario {}", scenario.name));
+        self.request_analysis();
     }
 
     /// Queues an analysis of the current data and configuration.

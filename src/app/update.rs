@@ -41,6 +41,8 @@ pub fn mode(model: &Model) -> Mode {
         Some(Overlay::Help) => Mode::Help,
         Some(Overlay::ConfirmQuit) => Mode::Confirm,
         Some(Overlay::SaveAs(_)) => Mode::Prompt,
+        Some(Overlay::Scenarios { .. }) => Mode::Picker,
+        Some(Overlay::ConfirmScenario(_)) => Mode::Confirm,
         None if model.focus == Focus::Editor => Mode::Global,
         None => Mode::Panes,
     }
@@ -57,6 +59,7 @@ pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
         Mode::Confirm => lookup(Mode::Confirm, key)
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action),
+        Mode::Picker => lookup(Mode::Picker, key).or(global.filter(|a| *a == Action::Quit)).map(Message::Action),
         Mode::Prompt => lookup(Mode::Prompt, key)
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action)
@@ -76,7 +79,11 @@ pub fn update(model: &mut Model, message: Message) {
     match message {
         Message::Action(action) => {
             model.status = None;
+            let before = model.selected_channel;
             act(model, action);
+            if model.show_explain && model.selected_channel != before {
+                model.refresh_explanation();
+            }
         }
         Message::Edit(input) => edit(model, input),
         Message::Paste(text) => paste(model, &text),
@@ -165,6 +172,7 @@ fn analysed(model: &mut Model, result: JobResult) {
             model.pending = !complete;
             model.selected_channel = model.selected_channel.min(rows.saturating_sub(1));
             model.refresh_order();
+            model.refresh_explanation();
         }
     }
 }
@@ -179,7 +187,20 @@ fn act(model: &mut Model, action: Action) {
             };
             model.help_scroll = 0;
         }
-        Action::Close | Action::No => model.overlay = None,
+        Action::Close | Action::No => {
+            if model.overlay.is_none() {
+                model.caption = None;
+            }
+            model.overlay = None;
+        }
+        Action::ToggleExplain => {
+            model.show_explain = !model.show_explain;
+            model.show_detail = model.show_explain;
+            model.refresh_explanation();
+            if !model.focus_order().contains(&model.focus) {
+                model.focus = Focus::Utilization;
+            }
+        }
         Action::Quit => {
             if model.dirty && !matches!(model.overlay, Some(Overlay::ConfirmQuit)) {
                 model.overlay = Some(Overlay::ConfirmQuit);
@@ -217,6 +238,7 @@ fn act(model: &mut Model, action: Action) {
             });
         }
         Action::CopyToEditor => copy_to_editor(model),
+        Action::Scenarios => model.overlay = Some(Overlay::Scenarios { selected: 0 }),
         Action::First => step_selection(model, isize::MIN / 2),
         Action::Last => step_selection(model, isize::MAX / 2),
         Action::Up => step_selection(model, -1),
@@ -234,6 +256,10 @@ fn act(model: &mut Model, action: Action) {
             }
         }
         Action::ToggleDetail => {
+            if model.show_explain {
+                model.show_explain = false;
+                model.show_detail = false;
+            }
             model.show_detail = !model.show_detail;
             if !model.focus_order().contains(&model.focus) {
                 model.focus = Focus::Utilization;
@@ -265,6 +291,12 @@ fn act(model: &mut Model, action: Action) {
         Action::CycleClipping => change_setting(model, Setting::Clipping, true),
         Action::CycleScaleDtype => change_setting(model, Setting::ScaleDtype, true),
         Action::NextPreset => change_setting(model, Setting::Preset, true),
+    }
+}
+
+fn load_builtin_scenario(model: &mut Model, index: usize) {
+    if let Some(scenario) = crate::io::assets::scenarios().get(index) {
+        model.load_scenario(scenario);
     }
 }
 
@@ -331,6 +363,14 @@ fn copy_to_editor(model: &mut Model) {
 
 fn yes(model: &mut Model) {
     match model.overlay.take() {
+        Some(Overlay::Scenarios { selected }) => {
+            if model.dirty {
+                model.overlay = Some(Overlay::ConfirmScenario(selected));
+            } else {
+                load_builtin_scenario(model, selected);
+            }
+        }
+        Some(Overlay::ConfirmScenario(selected)) => load_builtin_scenario(model, selected),
         Some(Overlay::ConfirmQuit) => model.quit = true,
         Some(Overlay::SaveAs(prompt)) => {
             let name = prompt
@@ -376,6 +416,10 @@ fn step_selection(model: &mut Model, delta: isize) {
         }
         i.saturating_add_signed(delta).min(n - 1)
     };
+    if let Some(Overlay::Scenarios { selected }) = &mut model.overlay {
+        *selected = moved(*selected, crate::io::assets::scenario_names().len());
+        return;
+    }
     if model.overlay.is_some() {
         model.help_scroll = model
             .help_scroll

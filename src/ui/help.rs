@@ -171,3 +171,49 @@ pub fn markdown_key_table() -> String {
     }
     out
 }
+
+/// The scenario picker: one line per scenario, and what to look at in the selected one.
+#[derive(Debug)]
+pub struct Picker<'a> {
+    /// Box title.
+    pub title: &'a str,
+    /// `(name, title, details)` of each entry.
+    pub entries: &'a [(String, String, String)],
+    /// The selected entry.
+    pub selected: usize,
+    /// Styles.
+    pub theme: &'a Theme,
+}
+
+impl Widget for &Picker<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let popup = centered(area, area.width.saturating_sub(4).min(96), area.height.saturating_sub(2));
+        Clear.render(popup, buf);
+        let block = self.theme.block(self.title, true, false);
+        let inner = block.inner(popup);
+        block.render(popup, buf);
+        if inner.is_empty() || self.entries.is_empty() {
+            return;
+        }
+        let selected = self.selected.min(self.entries.len() - 1);
+        let name_width = self.entries.iter().map(|(n, _, _)| n.chars().count()).max().unwrap_or(0);
+        let list_height = u16::try_from(self.entries.len()).unwrap_or(u16::MAX).min(inner.height.saturating_sub(3).max(1));
+        let [list, details] = Layout::vertical([Constraint::Length(list_height), Constraint::Fill(1)]).areas(inner);
+        let first = selected.saturating_sub(usize::from(list_height).saturating_sub(1));
+        let lines: Vec<Line> = self
+            .entries
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take(usize::from(list_height))
+            .map(|(i, (name, title, _))| {
+                let pointer = if i == selected { self.theme.glyphs.pointer } else { " " };
+                let style = if i == selected { self.theme.selected } else { self.theme.text };
+                Line::styled(format!("{pointer} {name:<name_width$}  {title}"), style)
+            })
+            .collect();
+        Paragraph::new(lines).render(list, buf);
+        let detail = &self.entries[selected].2;
+        Paragraph::new(Line::styled(detail.clone(), self.theme.dim)).wrap(Wrap { trim: true }).render(details, buf);
+    }
+}

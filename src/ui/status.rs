@@ -58,6 +58,7 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
         Mode::Help => (Mode::Help, &[Action::Close, Action::Down, Action::Up]),
         Mode::Confirm => (Mode::Confirm, &[Action::Yes, Action::No, Action::Close]),
         Mode::Prompt => (Mode::Prompt, &[Action::Yes, Action::Close]),
+        Mode::Picker => (Mode::Picker, &[Action::Down, Action::Yes, Action::Close]),
         Mode::Global => (
             Mode::Global,
             &[
