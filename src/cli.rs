@@ -1,5 +1,9 @@
 //! The command line: clap definitions, their conversion into plain option structs, and the
-//! headless `report` command.
+//! headless commands `report` and `scan` (in [`scan`]).
+
+mod scan;
+
+pub use scan::{ScanArgs, scan};
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
@@ -15,7 +19,8 @@ use crate::core::config::{
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
 use crate::io::export::{ExportOptions, Format, write_report};
-use crate::io::load::{load_path, load_reader};
+use crate::io::load::{load_path_tensor, load_reader};
+use crate::io::safetensors::{list_tensors, write_tensor_list};
 
 /// quantscope: see what integer quantization does to a weight matrix.
 ///
@@ -39,14 +44,24 @@ pub struct Cli {
 pub enum Command {
     /// Analyse a matrix and print the report (table, json, csv or markdown).
     Report(ReportArgs),
+    /// Analyse every floating tensor of a .safetensors file per tensor and per channel, and
+    /// rank them by how much per-channel scales gain.
+    Scan(ScanArgs),
 }
 
 /// Arguments of `quantscope report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The matrix: a text/csv/tsv/npy file, or `-` for standard input. Without it, the
-    /// built-in quiet-row example.
+    /// The matrix: a text/csv/tsv/npy/safetensors file, or `-` for standard input. Without
+    /// it, the built-in quiet-row example.
     pub file: Option<PathBuf>,
+    /// The tensor to load from a .safetensors FILE (see --list-tensors); needed when the
+    /// file holds more than one floating tensor.
+    #[arg(long, value_name = "NAME")]
+    pub tensor: Option<String>,
+    /// List the tensors of a .safetensors FILE (name, dtype, shape, bytes), and exit.
+    #[arg(long, conflicts_with = "tensor")]
+    pub list_tensors: bool,
     /// Output format.
     #[arg(long, short, default_value = "table", value_parser = ["table", "json", "csv", "markdown", "md"])]
     pub format: String,
@@ -337,9 +352,14 @@ quiet: 0.05, -0.08, 0.12, -0.15
 loud: 2.21, -3.10, 1.77, -2.66
 ";
 
-fn load(file: Option<&PathBuf>) -> Result<Matrix, String> {
+fn load(file: Option<&PathBuf>, tensor: Option<&str>) -> Result<Matrix, String> {
     match file {
+        None if tensor.is_some() => Err("--tensor needs a .safetensors FILE to load from".into()),
         None => crate::io::text::parse_text(BUILTIN_EXAMPLE).map_err(|e| e.to_string()),
+        Some(p) if p.as_os_str() == "-" && tensor.is_some() => Err(
+            "standard input is read as text; --tensor needs a .safetensors FILE to load from"
+                .into(),
+        ),
         Some(p) if p.as_os_str() == "-" => {
             let stdin = io::stdin();
             if stdin.is_terminal() {
@@ -350,7 +370,45 @@ fn load(file: Option<&PathBuf>) -> Result<Matrix, String> {
             }
             load_reader("<stdin>", stdin.lock()).map_err(|e| e.to_string())
         }
-        Some(p) => load_path(p).map_err(|e| e.to_string()),
+        Some(p) => load_path_tensor(p, tensor).map_err(|e| e.to_string()),
+    }
+}
+
+/// True when `path` ends in `.safetensors` (any case).
+fn is_safetensors(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"))
+}
+
+/// `report --list-tensors`: the tensor table of a .safetensors file.
+fn list_tensors_command(file: Option<&PathBuf>) -> ExitCode {
+    let Some(path) = file.filter(|p| p.as_os_str() != "-") else {
+        return fail("--list-tensors needs a .safetensors FILE");
+    };
+    if !is_safetensors(path) {
+        return fail(&format!(
+            "{} is not a .safetensors file: --list-tensors lists the tensors of a .safetensors file",
+            path.display()
+        ));
+    }
+    let tensors = match list_tensors(path) {
+        Ok(t) => t,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let mut buf = Vec::new();
+    if let Err(e) = write_tensor_list(&mut buf, &tensors) {
+        return fail(&format!("could not format the list: {e}"));
+    }
+    write_stdout(&buf)
+}
+
+/// Writes a finished output to standard output; a closed pipe is not an error.
+fn write_stdout(buf: &[u8]) -> ExitCode {
+    let mut stdout = io::stdout().lock();
+    match stdout.write_all(buf).and_then(|()| stdout.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => fail(&format!("could not write the output: {e}")),
     }
 }
 
@@ -370,12 +428,15 @@ pub fn report(args: &ReportArgs) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
+    if args.list_tensors {
+        return list_tensors_command(args.file.as_ref());
+    }
     let started = Instant::now();
     let config = match args.config.to_config() {
         Ok(c) => c,
         Err(e) => return fail(&e.to_string()),
     };
-    let matrix = match load(args.file.as_ref()) {
+    let matrix = match load(args.file.as_ref(), args.tensor.as_deref()) {
         Ok(m) => m,
         Err(e) => return fail(&e),
     };

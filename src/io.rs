@@ -5,9 +5,11 @@ pub mod demo;
 pub mod export;
 pub mod load;
 pub mod npy;
+pub mod safetensors;
 pub mod save;
 pub mod text;
 
-pub use load::{LoadError, load_path, load_reader};
+pub use load::{LoadError, load_path, load_path_tensor, load_reader};
 pub use npy::{NpyError, parse_npy};
+pub use safetensors::{Safetensors, SafetensorsError, TensorInfo, list_tensors, load_tensor};
 pub use text::{ParseError, ParseErrorKind, format_text, parse_text, parse_text_limited};

@@ -20,5 +20,6 @@ pub mod app;
 pub mod cli;
 pub mod core;
 pub mod io;
+pub mod scan;
 pub mod tui;
 pub mod ui;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use quantscope::app::Model;
-use quantscope::cli::{BUILTIN_EXAMPLE, Cli, Command, report};
+use quantscope::cli::{BUILTIN_EXAMPLE, Cli, Command, report, scan};
 use quantscope::io::npy::parse_npy;
 use quantscope::tui;
 
@@ -13,6 +13,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match &cli.command {
         Some(Command::Report(args)) => report(args),
+        Some(Command::Scan(args)) => scan(args),
         None => explorer(&cli),
     }
 }

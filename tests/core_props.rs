@@ -545,6 +545,13 @@ fn check_requantize(report: &Report) -> Result<(), TestCaseError> {
             if b.offset.is_some() || b.zero_point.unsigned_abs() > 1 << 20 {
                 continue;
             }
+            // A subnormal scale has an infinite f32 reciprocal (as in gguf-py and PyTorch's
+            // kernels): every nonzero value then lands on qmin or qmax, and a reconstruction
+            // of the other sign cannot come back to the same end.
+            let reciprocal_overflows = (1.0f32 / b.code_scale).is_infinite();
+            if reciprocal_overflows && report.config.conventions.quant_expr != QuantExpr::Divide {
+                continue;
+            }
             let x_hat = report.dequantized(r, c);
             let again = report.step(r, c, x_hat);
             prop_assert_eq!(

@@ -4,16 +4,21 @@
 //! |----------------------------------------|------------------------------------------|
 //! | `.npy`                                 | numpy array ([`parse_npy`])              |
 //! | `.txt`, `.csv`, `.tsv`, none, unknown  | channel text, UTF-8 ([`parse_text`])     |
-//! | `.safetensors`                         | not supported yet: a clear error for now |
+//! | `.safetensors`                         | one tensor ([`crate::io::safetensors`])  |
 //!
 //! Extensions are matched without regard to case. Standard input (`-` on the command line)
 //! goes through [`load_reader`] and is always read as text.
+//!
+//! A `.safetensors` file holds many tensors: [`load_path_tensor`] loads the one named, and
+//! [`load_path`] loads the file's only floating tensor, or says that there are several and
+//! names a few for `--tensor`. Only the header and that tensor's bytes are read.
 
 use std::io::Read;
 use std::path::Path;
 
 use crate::core::Matrix;
 use crate::io::npy::{NpyError, parse_npy};
+use crate::io::safetensors::{Safetensors, SafetensorsError};
 use crate::io::text::{ParseError, parse_text};
 
 /// Why a matrix could not be loaded. Every message starts with the file's name.
@@ -51,23 +56,29 @@ pub enum LoadError {
         /// What is wrong with it.
         source: NpyError,
     },
-    /// A format quantscope recognises but cannot read yet.
+    /// A `.safetensors` file, or the tensor asked for in it, does not load.
+    #[error(transparent)]
+    Safetensors(#[from] SafetensorsError),
+    /// A tensor name was given for a file that is not `.safetensors`.
     #[error(
-        "{name}: {format} files are not supported yet; save the tensor with numpy.save as .npy, or write it as text"
+        "{name} is a {format} file, not .safetensors: it holds one matrix and no tensor named \"{tensor}\" to pick"
     )]
-    Unsupported {
+    NotSafetensors {
         /// The path as given.
         name: String,
-        /// The format, e.g. `.safetensors`.
+        /// The file's format, e.g. `.npy`.
         format: &'static str,
+        /// The tensor name given.
+        tensor: String,
     },
 }
 
 /// The formats [`load_path`] chooses between.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Format {
     Text,
     Npy,
-    Unsupported(&'static str),
+    Safetensors,
 }
 
 impl Format {
@@ -77,19 +88,48 @@ impl Format {
             .map(|e| e.to_string_lossy().to_ascii_lowercase());
         match ext.as_deref() {
             Some("npy") => Self::Npy,
-            Some("safetensors") => Self::Unsupported(".safetensors"),
+            Some("safetensors") => Self::Safetensors,
             _ => Self::Text,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Npy => ".npy",
+            Self::Safetensors => ".safetensors",
         }
     }
 }
 
 /// Loads a matrix from a file, choosing the format from its extension (see the
-/// [module documentation](self)). `.safetensors` is recognised but not read yet.
+/// [module documentation](self)). A `.safetensors` file must hold exactly one floating
+/// tensor of one or more dimensions; use [`load_path_tensor`] to pick one by name.
 pub fn load_path(path: &Path) -> Result<Matrix, LoadError> {
+    load_path_tensor(path, None)
+}
+
+/// Loads a matrix from a file like [`load_path`], or, with `tensor`, the tensor of that
+/// name from a `.safetensors` file (a name given for any other format is an error).
+pub fn load_path_tensor(path: &Path, tensor: Option<&str>) -> Result<Matrix, LoadError> {
     let name = path.display().to_string();
     let format = Format::of(path);
-    if let Format::Unsupported(format) = format {
-        return Err(LoadError::Unsupported { name, format });
+    match (format, tensor) {
+        (Format::Safetensors, tensor) => {
+            let file = Safetensors::open(path)?;
+            return Ok(match tensor {
+                Some(tensor) => file.load(tensor)?,
+                None => file.load_only()?,
+            });
+        }
+        (_, Some(tensor)) => {
+            return Err(LoadError::NotSafetensors {
+                name,
+                format: format.name(),
+                tensor: tensor.to_owned(),
+            });
+        }
+        _ => {}
     }
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,

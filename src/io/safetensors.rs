@@ -1,0 +1,387 @@
+//! A reader for `.safetensors` files (Hugging Face's tensor format), written by hand.
+//!
+//! [`list_tensors`] reads only the header and lists every tensor, whatever its dtype.
+//! [`load_tensor`] loads one tensor of dtype F32, F16, BF16 or F64 into a [`Matrix`]
+//! (converted to `f32`); the other dtypes (integers, BOOL, 8-bit and smaller floats, C64)
+//! are refused with a message naming the dtype. Shapes map to rows as for `.npy`:
+//!
+//! | shape            | matrix                                                   |
+//! |------------------|----------------------------------------------------------|
+//! | `[]`             | refused: a scalar is not a matrix                        |
+//! | `[n]`            | one channel of `n` values                                |
+//! | `[r, c]`         | `r` channels of `c` values                               |
+//! | `[O, I, kH, kW]` | `O` channels of `I*kH*kW` values (trailing axes flattened) |
+//!
+//! # Memory: positioned reads instead of a memory map
+//!
+//! The usual way to read safetensors is to memory-map the file. The crate forbids `unsafe`,
+//! and mapping a file is unsafe in Rust (another process may change the file under the
+//! map), so this reader uses positioned reads instead, which bound memory the same way: it
+//! reads the 8-byte length and the header, validates the header completely
+//! ([`header::parse_header`]), then seeks to the one tensor asked for and reads only its byte
+//! range, in chunks of at most [`CHUNK_BYTES`], converting each chunk into the `f32` buffer
+//! (reserved once, from the validated size). The peak is the tensor's size as `f32` plus one
+//! chunk; the rest of the file is never read. A header that claims more bytes than the file
+//! holds is refused before anything is allocated from it.
+//!
+//! Every error names the file, and the tensor where there is one. The reader never panics.
+
+mod dtype;
+mod error;
+pub mod header;
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use half::{bf16, f16};
+use ndarray::Array2;
+
+pub use dtype::Dtype;
+pub use error::{HeaderError, SafetensorsError};
+pub use header::{Header, MAX_HEADER_LEN, MAX_RANK, TensorInfo, parse_header};
+
+use crate::core::{Matrix, MatrixError};
+
+/// Raw bytes read and converted at a time while loading a tensor.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// How many candidate names an "ambiguous" error shows.
+const CANDIDATES_SHOWN: usize = 5;
+
+/// An opened safetensors file: its path and validated header. Each load opens the file
+/// again, so one `Safetensors` can load tensors from several threads at once.
+#[derive(Debug, Clone)]
+pub struct Safetensors {
+    path: std::path::PathBuf,
+    header: Header,
+}
+
+impl Safetensors {
+    /// Reads and validates the header of the file at `path`.
+    pub fn open(path: &Path) -> Result<Self, SafetensorsError> {
+        let file = path.display().to_string();
+        let io = |source| SafetensorsError::Io {
+            file: file.clone(),
+            source,
+        };
+        let mut f = File::open(path).map_err(io)?;
+        let file_len = f.metadata().map_err(io)?.len();
+        let mut len_bytes = [0_u8; 8];
+        let have = read_up_to(&mut f, &mut len_bytes).map_err(io)?;
+        // Check the length before allocating the header's buffer.
+        let header_err = |source| SafetensorsError::Header {
+            file: file.clone(),
+            source,
+        };
+        if have < 8 {
+            return Err(header_err(HeaderError::TooShort { len: have as u64 }));
+        }
+        let header_len = u64::from_le_bytes(len_bytes);
+        if header_len > MAX_HEADER_LEN {
+            return Err(header_err(HeaderError::HeaderTooLong { header_len }));
+        }
+        let available = file_len.saturating_sub(8);
+        if header_len > available {
+            return Err(header_err(HeaderError::HeaderPastEnd {
+                header_len,
+                available,
+            }));
+        }
+        let mut bytes = vec![0_u8; 8 + header_len as usize];
+        bytes[..8].copy_from_slice(&len_bytes);
+        f.read_exact(&mut bytes[8..]).map_err(io)?;
+        let header = parse_header(&bytes, file_len).map_err(header_err)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            header,
+        })
+    }
+
+    /// The validated header.
+    #[must_use]
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Every tensor, sorted by name.
+    #[must_use]
+    pub fn tensors(&self) -> &[TensorInfo] {
+        &self.header.tensors
+    }
+
+    /// The tensors [`load`](Self::load) can read: F32, F16, BF16 or F64 with at least one axis.
+    pub fn loadable(&self) -> impl Iterator<Item = &TensorInfo> {
+        self.tensors()
+            .iter()
+            .filter(|t| t.dtype.is_loadable() && !t.shape.is_empty())
+    }
+
+    /// Loads the tensor called `name` into a matrix (see the [module documentation](self)).
+    pub fn load(&self, name: &str) -> Result<Matrix, SafetensorsError> {
+        let file = self.path.display().to_string();
+        let Some(info) = self.header.tensor(name) else {
+            return Err(SafetensorsError::NoSuchTensor {
+                hint: self.hint(name),
+                file,
+                tensor: name.to_owned(),
+            });
+        };
+        let tensor = || info.name.clone();
+        if !info.dtype.is_loadable() {
+            return Err(SafetensorsError::UnsupportedDtype {
+                file,
+                tensor: tensor(),
+                dtype: info.dtype,
+            });
+        }
+        let Some((&first, trailing)) = info.shape.split_first() else {
+            return Err(SafetensorsError::ZeroDimensional {
+                file,
+                tensor: tensor(),
+            });
+        };
+        if info.elements() == 0 {
+            return Err(SafetensorsError::Empty {
+                file,
+                tensor: tensor(),
+                shape: info.shape.clone(),
+            });
+        }
+        // The header was validated: these products fit in u64 and match the byte range.
+        let (rows, cols) = if trailing.is_empty() {
+            (1, first)
+        } else {
+            (first, trailing.iter().product())
+        };
+        let values = self.read_values(info, cols)?;
+        let values = Array2::from_shape_vec((rows, cols), values).map_err(|_| {
+            SafetensorsError::TooLarge {
+                file: file.clone(),
+                tensor: tensor(),
+                bytes: info.elements().saturating_mul(4),
+            }
+        })?;
+        Matrix::new(values).map_err(|e| match e {
+            MatrixError::NotFinite { row, col, value } => SafetensorsError::NotFinite {
+                file,
+                tensor: tensor(),
+                row,
+                col,
+                value: f64::from(value),
+            },
+            // Non-empty and unlabelled by construction; report as empty if it ever happens.
+            _ => SafetensorsError::Empty {
+                file,
+                tensor: tensor(),
+                shape: info.shape.clone(),
+            },
+        })
+    }
+
+    /// Reads the tensor's bytes in chunks and converts them to `f32`; an F64 value beyond
+    /// `f32`'s range is reported rather than turned into an infinity.
+    fn read_values(&self, info: &TensorInfo, cols: usize) -> Result<Vec<f32>, SafetensorsError> {
+        let file = self.path.display().to_string();
+        let io = |source| SafetensorsError::Io {
+            file: file.clone(),
+            source,
+        };
+        let too_large = || SafetensorsError::TooLarge {
+            file: file.clone(),
+            tensor: info.name.clone(),
+            bytes: info.elements().saturating_mul(4),
+        };
+        let count = usize::try_from(info.elements()).map_err(|_| too_large())?;
+        let mut values: Vec<f32> = Vec::new();
+        values.try_reserve_exact(count).map_err(|_| too_large())?;
+        let mut f = File::open(&self.path).map_err(io)?;
+        f.seek(SeekFrom::Start(
+            self.header.data_start + info.data_offsets.0,
+        ))
+        .map_err(io)?;
+        let mut remaining = info.bytes();
+        let mut chunk = vec![0_u8; CHUNK_BYTES.min(usize::try_from(remaining).unwrap_or(0))];
+        while remaining > 0 {
+            let n = CHUNK_BYTES.min(usize::try_from(remaining).unwrap_or(CHUNK_BYTES));
+            let buf = &mut chunk[..n];
+            f.read_exact(buf).map_err(io)?;
+            remaining -= n as u64;
+            let start = values.len();
+            convert(buf, info.dtype, &mut values);
+            if info.dtype == Dtype::F64
+                && let Some(i) = values[start..].iter().position(|v| !v.is_finite())
+            {
+                let raw = buf
+                    .get(i * 8..i * 8 + 8)
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                    .unwrap_or_default();
+                let index = start + i;
+                return Err(SafetensorsError::NotFinite {
+                    file,
+                    tensor: info.name.clone(),
+                    row: index / cols.max(1),
+                    col: index % cols.max(1),
+                    value: f64::from_le_bytes(raw),
+                });
+            }
+        }
+        Ok(values)
+    }
+
+    /// A hint for a name that is not in the file: names containing it, or how to list them.
+    fn hint(&self, name: &str) -> String {
+        let lower = name.to_lowercase();
+        let similar: Vec<String> = self
+            .tensors()
+            .iter()
+            .filter(|t| !lower.is_empty() && t.name.to_lowercase().contains(&lower))
+            .take(CANDIDATES_SHOWN)
+            .map(|t| format!("\"{}\"", t.name))
+            .collect();
+        if similar.is_empty() {
+            format!(
+                " (it has {} tensors; --list-tensors lists them)",
+                self.tensors().len()
+            )
+        } else {
+            format!("; did you mean {}?", similar.join(", "))
+        }
+    }
+
+    /// The one loadable tensor, or an error saying there is none or there are several.
+    pub fn load_only(&self) -> Result<Matrix, SafetensorsError> {
+        let loadable: Vec<&TensorInfo> = self.loadable().collect();
+        match loadable.as_slice() {
+            [only] => self.load(&only.name),
+            [] => Err(SafetensorsError::NoFloatTensor {
+                file: self.path.display().to_string(),
+                count: self.tensors().len(),
+            }),
+            many => Err(SafetensorsError::Ambiguous {
+                file: self.path.display().to_string(),
+                count: many.len(),
+                // Matrices first: they are what people usually mean to quantize.
+                candidates: many
+                    .iter()
+                    .filter(|t| t.shape.len() >= 2)
+                    .chain(many.iter().filter(|t| t.shape.len() < 2))
+                    .take(CANDIDATES_SHOWN)
+                    .map(|t| format!("\"{}\"", t.name))
+                    .collect(),
+            }),
+        }
+    }
+}
+
+/// Reads into `buf` until it is full or the reader ends; returns the bytes read.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut have = 0;
+    while have < buf.len() {
+        match r.read(&mut buf[have..]) {
+            Ok(0) => break,
+            Ok(n) => have += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(have)
+}
+
+/// Appends the little-endian values in `bytes` as `f32`. `bytes` holds whole values: every
+/// chunk but the last is [`CHUNK_BYTES`] long (a multiple of 8), and the last ends where the
+/// tensor ends.
+fn convert(bytes: &[u8], dtype: Dtype, out: &mut Vec<f32>) {
+    match dtype {
+        Dtype::F32 => out.extend(
+            bytes
+                .as_chunks::<4>()
+                .0
+                .iter()
+                .map(|c| f32::from_le_bytes(*c)),
+        ),
+        Dtype::F16 => out.extend(
+            bytes
+                .as_chunks::<2>()
+                .0
+                .iter()
+                .map(|c| f16::from_le_bytes(*c).to_f32()),
+        ),
+        Dtype::Bf16 => out.extend(
+            bytes
+                .as_chunks::<2>()
+                .0
+                .iter()
+                .map(|c| bf16::from_le_bytes(*c).to_f32()),
+        ),
+        // Values beyond f32's range become infinities here; the caller reports them.
+        Dtype::F64 => out.extend(
+            bytes
+                .as_chunks::<8>()
+                .0
+                .iter()
+                .map(|c| f64::from_le_bytes(*c) as f32),
+        ),
+        // Other dtypes are refused before reading.
+        _ => {}
+    }
+}
+
+/// Lists every tensor of the file at `path` (any dtype), sorted by name. Reads only the
+/// header.
+pub fn list_tensors(path: &Path) -> Result<Vec<TensorInfo>, SafetensorsError> {
+    Ok(Safetensors::open(path)?.header.tensors)
+}
+
+/// Loads the tensor called `name` from the file at `path` into a [`Matrix`]. Reads only the
+/// header and that tensor's bytes.
+pub fn load_tensor(path: &Path, name: &str) -> Result<Matrix, SafetensorsError> {
+    Safetensors::open(path)?.load(name)
+}
+
+/// Writes `tensors` as an aligned table: name, dtype, shape, bytes.
+pub fn write_tensor_list(mut out: impl Write, tensors: &[TensorInfo]) -> std::io::Result<()> {
+    let shapes: Vec<String> = tensors.iter().map(|t| format_shape(&t.shape)).collect();
+    let name_w = tensors
+        .iter()
+        .map(|t| t.name.len())
+        .chain([4])
+        .max()
+        .unwrap_or(4);
+    let shape_w = shapes.iter().map(String::len).chain([5]).max().unwrap_or(5);
+    let dtype_w = tensors
+        .iter()
+        .map(|t| t.dtype.name().len())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let bytes_w = tensors
+        .iter()
+        .map(|t| t.bytes().to_string().len())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    writeln!(
+        out,
+        "{:name_w$}  {:dtype_w$}  {:shape_w$}  {:>bytes_w$}",
+        "name", "dtype", "shape", "bytes"
+    )?;
+    for (t, shape) in tensors.iter().zip(&shapes) {
+        writeln!(
+            out,
+            "{:name_w$}  {:dtype_w$}  {shape:shape_w$}  {:>bytes_w$}",
+            t.name,
+            t.dtype.name(),
+            t.bytes()
+        )?;
+    }
+    let total: u64 = tensors.iter().map(TensorInfo::bytes).sum();
+    writeln!(out, "{} tensors, {total} bytes", tensors.len())
+}
+
+/// A shape as `[384, 1536]`.
+#[must_use]
+pub fn format_shape(shape: &[usize]) -> String {
+    let parts: Vec<String> = shape.iter().map(ToString::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}

@@ -1,0 +1,303 @@
+//! A whole-checkpoint scan: every floating tensor of a `.safetensors` file analysed per
+//! tensor and per channel under one scheme, to find the layers where per-channel scales
+//! matter most.
+//!
+//! ```text
+//! header ─▶ candidates (F32/F16/BF16/F64, ≥ 2 axes) ─rayon, `jobs` at a time─▶ per tensor:
+//!     load ─▶ analyse(tensor granularity) ─▶ analyse(channel granularity)
+//!           [─▶ analyse(the configuration's own granularity, for its bits per weight)]
+//! ─▶ rows sorted by gain, skipped and failed tensors
+//! ```
+//!
+//! Every number comes from [`analyse_with`]; the only arithmetic here is the sort key,
+//! [`ScanRow::gain_db`] = `20·log10(RMSE per tensor / RMSE per channel)`, which equals
+//! `SQNR per channel − SQNR per tensor` (and `10·log10` of the ratio of the two MSEs)
+//! whenever the tensor is not all zero.
+//!
+//! Each tensor is loaded inside its task, so at most `jobs` tensors are in memory at once.
+//! The module writes nothing to a terminal: progress is reported through [`Progress`], and
+//! [`write_scan`] writes the result as a table, JSON, CSV or Markdown into any `impl Write`.
+
+mod write;
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::core::config::{Config, ConfigError, Granularity};
+use crate::core::{Metrics, Options, Report, analyse_with};
+use crate::io::safetensors::{Safetensors, SafetensorsError, TensorInfo};
+
+pub use write::write_scan;
+
+/// The error and cost of one tensor at one granularity.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Side {
+    /// MAE, RMSE, max error and SQNR over the whole tensor.
+    #[serde(flatten)]
+    pub metrics: Metrics,
+    /// Channels that are not constant but all got one code.
+    pub collapsed_channels: usize,
+    /// Bits per weight at this granularity.
+    pub bits_per_weight: f64,
+}
+
+impl Side {
+    fn of(report: &Report) -> Self {
+        Self {
+            metrics: report.overall,
+            collapsed_channels: report.collapsed_channels,
+            bits_per_weight: report.memory.bits_per_weight,
+        }
+    }
+}
+
+/// One analysed tensor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScanRow {
+    /// The tensor's name.
+    pub name: String,
+    /// Its dtype in the file.
+    pub dtype: &'static str,
+    /// Its shape in the file.
+    pub shape: Vec<usize>,
+    /// The matrix it was analysed as: `(rows, columns)`, trailing axes flattened.
+    pub matrix: (usize, usize),
+    /// How much per-channel gains over per-tensor, in dB:
+    /// `20·log10(RMSE per tensor / RMSE per channel)`; `+inf` when per-channel is exact and
+    /// per-tensor is not (written as `null` in JSON), 0 when both are exact.
+    pub gain_db: f64,
+    /// Per-tensor granularity.
+    pub tensor: Side,
+    /// Per-channel granularity.
+    pub channel: Side,
+    /// Bits per weight of the configuration as given (its own granularity).
+    pub bits_per_weight: f64,
+}
+
+/// Why a tensor was not analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// Fewer than two axes (a bias, a norm's weight, a scalar).
+    OneDimensional,
+    /// Not F32, F16, BF16 or F64 (integers, booleans, 8-bit floats...).
+    NotFloating,
+    /// A shape with no elements.
+    Empty,
+}
+
+/// A tensor the scan left out on purpose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// The tensor's name.
+    pub name: String,
+    /// Its dtype in the file.
+    pub dtype: &'static str,
+    /// Its shape in the file.
+    pub shape: Vec<usize>,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// A tensor that should have been analysed but could not be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failed {
+    /// The tensor's name.
+    pub name: String,
+    /// What went wrong (a non-finite value, a block the configuration cannot represent...).
+    pub error: String,
+}
+
+/// The result of a scan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scan {
+    /// The file, as given.
+    pub file: String,
+    /// The configuration (its granularity only matters for [`ScanRow::bits_per_weight`]).
+    pub config: Config,
+    /// Analysed tensors, largest gain first (ties by name).
+    pub rows: Vec<ScanRow>,
+    /// Tensors left out, by name.
+    pub skipped: Vec<Skipped>,
+    /// Tensors that failed, by name.
+    pub failed: Vec<Failed>,
+}
+
+/// Why a scan could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The file is not a readable safetensors file.
+    #[error(transparent)]
+    File(#[from] SafetensorsError),
+    /// The worker threads could not be started.
+    #[error("cannot start {jobs} worker threads: {message}")]
+    Threads {
+        /// Threads asked for.
+        jobs: usize,
+        /// What rayon said.
+        message: String,
+    },
+}
+
+/// Receives progress from a running scan, from any of its threads.
+pub trait Progress: Sync {
+    /// The scan will analyse `total` tensors.
+    fn start(&self, total: usize);
+    /// One tensor is done (analysed or failed).
+    fn tensor_done(&self, name: &str);
+}
+
+/// Progress that goes nowhere.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn start(&self, _: usize) {}
+    fn tensor_done(&self, _: &str) {}
+}
+
+/// How to run a scan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Tensors analysed at once (and so held in memory at once); `None` for one per core.
+    pub jobs: Option<usize>,
+}
+
+/// Scans the file at `path` under `config`, one tensor per core at a time, silently.
+pub fn scan(path: &Path, config: &Config) -> Result<Scan, ScanError> {
+    scan_with(path, config, ScanOptions::default(), &NoProgress)
+}
+
+/// Scans the file at `path` under `config` with explicit options and progress.
+pub fn scan_with(
+    path: &Path,
+    config: &Config,
+    options: ScanOptions,
+    progress: &dyn Progress,
+) -> Result<Scan, ScanError> {
+    config.validate()?;
+    let file = Safetensors::open(path)?;
+    let mut candidates = Vec::new();
+    let mut skipped = Vec::new();
+    for t in file.tensors() {
+        let reason = if !t.dtype.is_loadable() {
+            Some(SkipReason::NotFloating)
+        } else if t.shape.len() < 2 {
+            Some(SkipReason::OneDimensional)
+        } else if t.elements() == 0 {
+            Some(SkipReason::Empty)
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => skipped.push(Skipped {
+                name: t.name.clone(),
+                dtype: t.dtype.name(),
+                shape: t.shape.clone(),
+                reason,
+            }),
+            None => candidates.push(t),
+        }
+    }
+    // Largest first, so that the last tasks to finish are short ones.
+    candidates.sort_by_key(|t| std::cmp::Reverse(t.bytes()));
+    progress.start(candidates.len());
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(jobs) = options.jobs {
+        builder = builder.num_threads(jobs.max(1));
+    }
+    let pool = builder.build().map_err(|e| ScanError::Threads {
+        jobs: options.jobs.unwrap_or(0),
+        message: e.to_string(),
+    })?;
+    let results: Vec<Result<ScanRow, Failed>> = pool.install(|| {
+        candidates
+            .par_iter()
+            .with_max_len(1)
+            .map(|t| {
+                let result = scan_one(&file, t, config);
+                progress.tensor_done(&t.name);
+                result
+            })
+            .collect()
+    });
+    let (mut rows, mut failed) = (Vec::new(), Vec::new());
+    for r in results {
+        match r {
+            Ok(row) => rows.push(row),
+            Err(f) => failed.push(f),
+        }
+    }
+    rows.sort_by(|a, b| b.gain_db.total_cmp(&a.gain_db).then(a.name.cmp(&b.name)));
+    failed.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Scan {
+        file: path.display().to_string(),
+        config: *config,
+        rows,
+        skipped,
+        failed,
+    })
+}
+
+/// Loads and analyses one tensor.
+fn scan_one(file: &Safetensors, t: &TensorInfo, config: &Config) -> Result<ScanRow, Failed> {
+    let fail = |error: String| Failed {
+        name: t.name.clone(),
+        error,
+    };
+    let matrix = file.load(&t.name).map_err(|e| fail(e.to_string()))?;
+    let at = |granularity| {
+        analyse_with(
+            &matrix,
+            &Config {
+                granularity,
+                ..*config
+            },
+            Options { ladder: false },
+        )
+        .map(|r| Side::of(&r))
+        .map_err(|e| fail(format!("{granularity}: {e}")))
+    };
+    let tensor = at(Granularity::Tensor)?;
+    let channel = at(Granularity::Channel)?;
+    let bits_per_weight = match config.granularity {
+        Granularity::Tensor => tensor.bits_per_weight,
+        Granularity::Channel => channel.bits_per_weight,
+        g @ Granularity::Group(_) => at(g)?.bits_per_weight,
+    };
+    Ok(ScanRow {
+        name: t.name.clone(),
+        dtype: t.dtype.name(),
+        shape: t.shape.clone(),
+        matrix: matrix.shape(),
+        gain_db: gain_db(tensor.metrics.rmse, channel.metrics.rmse),
+        tensor,
+        channel,
+        bits_per_weight,
+    })
+}
+
+/// `20·log10(rmse_tensor / rmse_channel)`, with exact reconstructions handled.
+fn gain_db(rmse_tensor: f64, rmse_channel: f64) -> f64 {
+    match (rmse_tensor > 0.0, rmse_channel > 0.0) {
+        (_, true) => 20.0 * (rmse_tensor / rmse_channel).log10(),
+        (true, false) => f64::INFINITY,
+        (false, false) => 0.0,
+    }
+}
+
+impl Scan {
+    /// How many tensors were skipped for one of `reasons`.
+    #[must_use]
+    pub fn skipped_count(&self, reasons: &[SkipReason]) -> usize {
+        self.skipped
+            .iter()
+            .filter(|s| reasons.contains(&s.reason))
+            .count()
+    }
+}
