@@ -3,24 +3,57 @@
 //! also generates the help overlay and the hint line. No drawing and no terminal I/O here:
 //! work such as analysis and saving is requested through [`Effect`]s that the runtime runs.
 
+pub mod demo;
 pub mod keymap;
 pub mod model;
+pub mod practice;
 pub mod update;
 pub mod worker;
 
 pub use model::{Effect, Focus, Model, Overlay, Setting, Source};
 pub use update::{Message, translate, update};
 
+/// Loads tensor `name` of a .safetensors file, named for display as `file / tensor`.
+pub fn load_tensor_named(
+    path: &std::path::Path,
+    name: &str,
+) -> Result<(String, crate::core::Matrix), String> {
+    let file = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().to_string(),
+    );
+    crate::io::safetensors::load_tensor(path, name)
+        .map(|m| (format!("{file} / {name}"), m))
+        .map_err(|e| e.to_string())
+}
+
 /// Runs every queued analysis inline, feeding the results back through [`update`] (what the
 /// runtime does on its worker thread). For tests and headless use.
 pub fn settle(model: &mut Model) {
     loop {
+        let loads: Vec<(std::path::PathBuf, String)> = model
+            .effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::LoadTensor { path, name } => Some((path.clone(), name.clone())),
+                _ => None,
+            })
+            .collect();
+        model
+            .effects
+            .retain(|e| !matches!(e, Effect::LoadTensor { .. }));
+        for (path, name) in loads {
+            update(
+                model,
+                Message::TensorLoaded(load_tensor_named(&path, &name)),
+            );
+        }
         let jobs: Vec<worker::Job> = model
             .effects
             .iter()
             .filter_map(|e| match e {
                 Effect::Analyse(job) => Some(job.clone()),
-                Effect::Save { .. } => None,
+                Effect::Save { .. } | Effect::LoadTensor { .. } => None,
             })
             .collect();
         if jobs.is_empty() {

@@ -1,10 +1,13 @@
 //! The command line: clap definitions, their conversion into plain option structs, and the
 //! headless commands `report` and `scan` (in [`scan`]).
 
+mod explore;
 mod scan;
 
+pub use explore::{DemoArgs, PracticeArgs, demo, explore, practice};
 pub use scan::{ScanArgs, scan};
 
+use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,7 +21,7 @@ use crate::core::config::{
 };
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
-use crate::io::export::{ExportOptions, Format, write_report};
+use crate::io::export::{ExportOptions, Format, write_report_explained};
 use crate::io::load::{load_path_tensor, load_reader};
 use crate::io::safetensors::{list_tensors, write_tensor_list};
 
@@ -32,8 +35,14 @@ pub struct Cli {
     /// A file to open in the explorer (one channel per line; .txt, .csv, .tsv, .npy).
     pub file: Option<PathBuf>,
     /// Draw without block or braille glyphs (for terminals and fonts that lack them).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub ascii: bool,
+    /// Open a scenario: a built-in's name (see --list-scenarios) or a scenario file.
+    #[arg(long, value_name = "NAME|FILE", conflicts_with = "file")]
+    pub scenario: Option<String>,
+    /// List the built-in scenarios with their titles, and exit.
+    #[arg(long)]
+    pub list_scenarios: bool,
     /// The command to run instead of the explorer.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -47,6 +56,10 @@ pub enum Command {
     /// Analyse every floating tensor of a .safetensors file per tensor and per channel, and
     /// rank them by how much per-channel scales gain.
     Scan(ScanArgs),
+    /// Play a demo script at the presenter's pace (Space or Right: next, Left: back).
+    Demo(DemoArgs),
+    /// Practise: exercises with answer checking, hints and a score, and recall cards.
+    Practice(PracticeArgs),
 }
 
 /// Arguments of `quantscope report`.
@@ -77,6 +90,16 @@ pub struct ReportArgs {
     /// List the presets with one line each, and exit.
     #[arg(long)]
     pub list_presets: bool,
+    /// Report a scenario's data with its suggested settings (flags still override them).
+    #[arg(long, value_name = "NAME|FILE", conflicts_with_all = ["file", "tensor"])]
+    pub scenario: Option<String>,
+    /// List the built-in scenarios with their titles, and exit.
+    #[arg(long)]
+    pub list_scenarios: bool,
+    /// Add the worked arithmetic (scale, zero point, every value's trip to its code) of the
+    /// first channels, up to 16, to the table and markdown formats.
+    #[arg(long)]
+    pub explain: bool,
     /// The quantization configuration.
     #[command(flatten)]
     pub config: ConfigArgs,
@@ -85,9 +108,10 @@ pub struct ReportArgs {
 /// Flags that build a [`Config`]: a preset, then overrides of its fields.
 #[derive(Debug, Args, Default, Clone)]
 pub struct ConfigArgs {
-    /// Start from a preset (see --list-presets); the flags below override its fields.
-    #[arg(long, short, default_value = "lesson")]
-    pub preset: String,
+    /// Start from a preset (see --list-presets; default lesson, or the scenario's); the
+    /// flags below override its fields.
+    #[arg(long, short)]
+    pub preset: Option<String>,
     /// Code width, 1 to 16.
     #[arg(long, short)]
     pub bits: Option<u8>,
@@ -339,18 +363,47 @@ impl ConfigArgs {
 
     /// The configuration these flags describe: the preset, then each override.
     pub fn to_config(&self) -> Result<Config, FlagError> {
-        Ok(self.to_overrides()?.resolve(&self.preset)?)
+        Ok(self
+            .to_overrides()?
+            .resolve(self.preset.as_deref().unwrap_or("lesson"))?)
+    }
+
+    /// The configuration of these flags on top of a scenario's suggestion: the scenario's
+    /// preset and settings, then the flags (a `--preset` flag replaces the scenario's preset
+    /// and its settings).
+    pub fn to_config_over(&self, preset: &str, suggested: Overrides) -> Result<Config, FlagError> {
+        let flags = self.to_overrides()?;
+        Ok(match &self.preset {
+            Some(p) => flags.resolve(p)?,
+            None => suggested.then(flags).resolve(preset)?,
+        })
     }
 }
 
-/// The matrix the explorer and `report` open when given no file: a quiet row beside a loud
-/// one, the seed lesson's example.
-pub const BUILTIN_EXAMPLE: &str = "\
-# A quiet row beside a loud row (the seed lesson's example).
-# Under one shared int4 scale the quiet row rounds to all zeros.
-quiet: 0.05, -0.08, 0.12, -0.15
-loud: 2.21, -3.10, 1.77, -2.66
-";
+/// The matrix the explorer and `report` open when given no file: the `quiet-loud`
+/// scenario, a quiet row beside a loud one (the seed lesson's example).
+pub const BUILTIN_EXAMPLE: &str = include_str!("../assets/scenarios/quiet-loud.txt");
+
+/// A scenario by built-in name, or from a file when `name` is a path to one.
+pub fn find_scenario(name: &str) -> Result<crate::io::assets::Scenario, String> {
+    let path = std::path::Path::new(name);
+    if path.is_file() {
+        return crate::io::assets::read_scenario(path).map_err(|e| e.to_string());
+    }
+    crate::io::assets::scenario(name).map_err(|e| format!("{e} (see --list-scenarios)"))
+}
+
+/// `--list-scenarios`: one line per built-in scenario.
+#[must_use]
+pub fn list_scenarios() -> ExitCode {
+    let scenarios = crate::io::assets::scenarios();
+    let width = scenarios.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for s in &scenarios {
+        let _ = writeln!(out, "{:width$}  {}", s.name, s.title);
+    }
+    write_stdout(out.as_bytes())
+}
 
 fn load(file: Option<&PathBuf>, tensor: Option<&str>) -> Result<Matrix, String> {
     match file {
@@ -403,7 +456,7 @@ fn list_tensors_command(file: Option<&PathBuf>) -> ExitCode {
 }
 
 /// Writes a finished output to standard output; a closed pipe is not an error.
-fn write_stdout(buf: &[u8]) -> ExitCode {
+pub(crate) fn write_stdout(buf: &[u8]) -> ExitCode {
     let mut stdout = io::stdout().lock();
     match stdout.write_all(buf).and_then(|()| stdout.flush()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -411,6 +464,9 @@ fn write_stdout(buf: &[u8]) -> ExitCode {
         Err(e) => fail(&format!("could not write the output: {e}")),
     }
 }
+
+/// Channels `report --explain` works through.
+const EXPLAIN_CHANNELS: usize = 16;
 
 /// Exit code for bad input or flags.
 const EXIT_USAGE: u8 = 2;
@@ -431,14 +487,35 @@ pub fn report(args: &ReportArgs) -> ExitCode {
     if args.list_tensors {
         return list_tensors_command(args.file.as_ref());
     }
+    if args.list_scenarios {
+        return list_scenarios();
+    }
     let started = Instant::now();
-    let config = match args.config.to_config() {
-        Ok(c) => c,
-        Err(e) => return fail(&e.to_string()),
-    };
-    let matrix = match load(args.file.as_ref(), args.tensor.as_deref()) {
-        Ok(m) => m,
-        Err(e) => return fail(&e),
+    let (config, matrix) = if let Some(name) = &args.scenario {
+        let scenario = match find_scenario(name) {
+            Ok(s) => s,
+            Err(e) => return fail(&e),
+        };
+        let config = match args
+            .config
+            .to_config_over(scenario.preset, scenario.overrides)
+        {
+            Ok(c) => c,
+            Err(e) => return fail(&e.to_string()),
+        };
+        match scenario.matrix() {
+            Ok(m) => (config, m),
+            Err(e) => return fail(&format!("scenario {}: {e}", scenario.name)),
+        }
+    } else {
+        let config = match args.config.to_config() {
+            Ok(c) => c,
+            Err(e) => return fail(&e.to_string()),
+        };
+        match load(args.file.as_ref(), args.tensor.as_deref()) {
+            Ok(m) => (config, m),
+            Err(e) => return fail(&e),
+        }
     };
     let loaded = started.elapsed();
     let t = Instant::now();
@@ -461,7 +538,14 @@ pub fn report(args: &ReportArgs) -> ExitCode {
     let t = Instant::now();
     // The report is written into a buffer first, so a failure leaves nothing on stdout.
     let mut buf = Vec::new();
-    if let Err(e) = write_report(&mut buf, &report, format, &options) {
+    let explanations: Vec<_> = if args.explain {
+        (0..report.shape.0.min(EXPLAIN_CHANNELS))
+            .map(|row| crate::core::explain::explain_channel(&matrix, &report, row))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if let Err(e) = write_report_explained(&mut buf, &report, format, &options, &explanations) {
         return fail(&format!("could not format the report: {e}"));
     }
     let mut stdout = io::stdout().lock();
@@ -483,7 +567,7 @@ pub fn report(args: &ReportArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn fail(message: &str) -> ExitCode {
+pub(crate) fn fail(message: &str) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(EXIT_USAGE)
 }

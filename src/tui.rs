@@ -166,6 +166,10 @@ fn run_effects(model: &mut Model, jobs: &Sender<Job>) -> Result<()> {
         for effect in effects {
             match effect {
                 Effect::Analyse(job) => jobs.send(job).wrap_err("the analysis thread stopped")?,
+                Effect::LoadTensor { path, name } => {
+                    let loaded = crate::app::load_tensor_named(&path, &name);
+                    update(model, Message::TensorLoaded(loaded));
+                }
                 Effect::Save { path, text } => {
                     let result = write_atomic(&path, &text)
                         .map(|()| path.clone())

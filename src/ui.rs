@@ -27,6 +27,7 @@ pub mod errors;
 pub mod explain;
 pub mod help;
 pub mod ladder;
+pub mod practice;
 pub mod settings;
 pub mod status;
 pub mod theme;
@@ -75,7 +76,12 @@ pub fn detail_has_room(width: u16) -> bool {
 
 /// Lays out the screen; `None` when the terminal is smaller than the minimum.
 #[must_use]
-pub fn layout(area: Rect, show_detail: bool, ladder_rows: usize, caption_rows: u16) -> Option<Areas> {
+pub fn layout(
+    area: Rect,
+    show_detail: bool,
+    ladder_rows: usize,
+    caption_rows: u16,
+) -> Option<Areas> {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         return None;
     }
@@ -144,7 +150,9 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     let show_detail = model.show_detail || detail_has_room(area.width);
     let caption_rows = model.caption.as_ref().map_or(0, |c| {
         let width = usize::from(area.width.max(1));
-        u16::try_from(c.chars().count().div_ceil(width)).unwrap_or(2).clamp(1, 2)
+        u16::try_from(c.chars().count().div_ceil(width))
+            .unwrap_or(2)
+            .clamp(1, 2)
     });
     let Some(areas) = layout(area, show_detail, ladder_rows, caption_rows) else {
         frame.render_widget(
@@ -157,7 +165,14 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
         );
         return;
     };
-    let stale = model.stale();
+    if let Some(practice) = &model.practice {
+        let [body, status_row] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+        frame.render_widget(&practice::PracticeView { practice, theme }, body);
+        frame.render_widget(&status::StatusLine { model, theme }, status_row);
+        draw_overlay(frame, model, theme);
+        return;
+    }
     frame.render_widget(&status::TitleBar { model, theme }, areas.title);
     frame.render_widget(&data::DataPane::new(model, theme), areas.data);
     frame.render_widget(
@@ -172,6 +187,25 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
         },
         areas.settings,
     );
+    draw_results(frame, model, theme, &areas);
+    if let Some(caption) = &model.caption {
+        frame.render_widget(
+            ratatui::widgets::Paragraph::new(ratatui::text::Line::styled(
+                caption.as_str(),
+                theme.heading,
+            ))
+            .wrap(ratatui::widgets::Wrap { trim: true }),
+            areas.caption,
+        );
+    }
+    frame.render_widget(&status::StatusLine { model, theme }, areas.status);
+    draw_overlay(frame, model, theme);
+}
+
+/// Draws the panes that show results: utilization, errors, ladder, and the detail area.
+fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) {
+    let report = model.report.as_deref();
+    let stale = model.stale();
     if !areas.utilization.is_empty() {
         frame.render_widget(
             &utilization::UtilizationPane {
@@ -233,15 +267,6 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
             detail_area,
         );
     }
-    if let Some(caption) = &model.caption {
-        frame.render_widget(
-            ratatui::widgets::Paragraph::new(ratatui::text::Line::styled(caption.as_str(), theme.heading))
-                .wrap(ratatui::widgets::Wrap { trim: true }),
-            areas.caption,
-        );
-    }
-    frame.render_widget(&status::StatusLine { model, theme }, areas.status);
-    draw_overlay(frame, model, theme);
 }
 
 /// Draws the open overlay, if any, over the whole screen.
@@ -276,6 +301,27 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 &help::Picker { title: "Scenarios (Enter opens, Esc closes)", entries: &entries, selected: *selected, theme },
                 area,
             );
+        }
+        Some(Overlay::Tensors(picker)) => {
+            let entries: Vec<(String, String, String)> = picker
+                .visible()
+                .into_iter()
+                .map(|t| {
+                    let detail = format!(
+                        "{} {}, {} bytes",
+                        t.dtype.name(),
+                        crate::io::safetensors::format_shape(&t.shape),
+                        t.bytes()
+                    );
+                    (t.name.clone(), detail.clone(), detail)
+                })
+                .collect();
+            let title = format!("Tensors of {} (type to filter, Enter opens)", picker.path.display());
+            frame.render_widget(
+                &help::Picker { title: &title, entries: &entries, selected: picker.selected, theme },
+                area,
+            );
+            frame.render_widget(&help::FilterLine { filter: &picker.filter, theme }, area);
         }
         Some(Overlay::ConfirmScenario(_)) => frame.render_widget(
             &help::Question {

@@ -94,7 +94,7 @@ fn a_bad_value_keeps_the_last_results_marked_stale_until_fixed() {
     );
     type_text(&mut m, "\nthird: 0.1, 0.4x, 0.2, 0.3");
     let err = m.parse_error.clone().expect("a parse error");
-    assert_eq!(err.line, 5);
+    assert_eq!(err.line, BUILTIN_EXAMPLE.lines().count() + 1);
     assert!(err.to_string().contains("\"0.4x\""), "{err}");
     assert!(m.stale());
     assert!(
@@ -269,7 +269,7 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     let save = m.effects.iter().find_map(|e| match e {
         Effect::Save { path, text } => Some((path.clone(), text.clone())),
-        Effect::Analyse(_) => None,
+        Effect::Analyse(_) | Effect::LoadTensor { .. } => None,
     });
     let (path, text) = save.expect("a save effect");
     assert_eq!(path.to_string_lossy(), "channels.txtu");
@@ -468,9 +468,15 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
 fn the_scenario_picker_loads_text_and_suggested_settings_and_asks_before_replacing() {
     let mut m = model();
     key(&mut m, KeyCode::Char('l'), KeyModifiers::ALT);
-    assert!(matches!(m.overlay, Some(Overlay::Scenarios { selected: 0 })));
+    assert!(matches!(
+        m.overlay,
+        Some(Overlay::Scenarios { selected: 0 })
+    ));
     let names = quantscope::io::assets::scenario_names();
-    let outlier = names.iter().position(|n| *n == "outlier").expect("an outlier scenario");
+    let outlier = names
+        .iter()
+        .position(|n| *n == "outlier")
+        .expect("an outlier scenario");
     for _ in 0..outlier {
         key(&mut m, KeyCode::Down, KeyModifiers::NONE);
     }
@@ -479,7 +485,12 @@ fn the_scenario_picker_loads_text_and_suggested_settings_and_asks_before_replaci
     let scenario = quantscope::io::assets::scenario("outlier").unwrap();
     assert_eq!(m.text(), scenario.text.trim_end_matches('\n'));
     assert_eq!(m.config, scenario.config().unwrap());
-    assert!(m.caption.as_deref().unwrap_or("").starts_with(&scenario.title));
+    assert!(
+        m.caption
+            .as_deref()
+            .unwrap_or("")
+            .starts_with(&scenario.title)
+    );
     assert!(!m.dirty);
     // Esc clears the caption.
     key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
@@ -506,7 +517,10 @@ fn the_worked_arithmetic_follows_the_selected_channel() {
     assert!(m.show_explain && m.show_detail);
     let e = m.explanation.clone().expect("an explanation");
     assert_eq!(e.row, 0);
-    assert_eq!(e.values.iter().map(|v| v.code).collect::<Vec<_>>(), vec![0, 0, 0, 0]);
+    assert_eq!(
+        e.values.iter().map(|v| v.code).collect::<Vec<_>>(),
+        vec![0, 0, 0, 0]
+    );
     act(&mut m, Action::FocusNext);
     act(&mut m, Action::FocusNext);
     act(&mut m, Action::Down);
@@ -514,7 +528,219 @@ fn the_worked_arithmetic_follows_the_selected_channel() {
     act(&mut m, Action::CycleGranularity);
     assert_eq!(m.explanation.as_ref().unwrap().blocks.len(), 1);
     act(&mut m, Action::Up);
-    assert_eq!(m.explanation.as_ref().unwrap().values.iter().map(|v| v.code).collect::<Vec<_>>(), vec![2, -4, 6, -7]);
+    assert_eq!(
+        m.explanation
+            .as_ref()
+            .unwrap()
+            .values
+            .iter()
+            .map(|v| v.code)
+            .collect::<Vec<_>>(),
+        vec![2, -4, 6, -7]
+    );
     act(&mut m, Action::ToggleExplain);
     assert!(m.explanation.is_none() && !m.show_detail);
+}
+
+fn answer(m: &mut Model, text: &str) {
+    update(m, Message::Paste(text.into()));
+    key(m, KeyCode::Enter, KeyModifiers::NONE);
+}
+
+#[test]
+fn practice_plays_the_apply_now_exercise_through() {
+    use quantscope::core::exercise::{Expected, Outcome};
+    let mut m = model();
+    key(&mut m, KeyCode::Char('m'), KeyModifiers::ALT);
+    let p = m.practice.as_ref().expect("practice mode");
+    assert_eq!(p.session.exercise().name, "per-tensor-vs-per-channel");
+    let steps = p.session.len();
+    assert_eq!(p.session.max_score(), 2 * u32::try_from(steps).unwrap());
+
+    // Step 1, the shared scale: a wrong answer shows the hint and scores nothing yet.
+    answer(&mut m, "0.5");
+    let p = m.practice.as_ref().unwrap();
+    assert!(p.session.hint().is_some());
+    assert_eq!(p.session.score(), 0);
+    // The right answer (3.10 / 7) after a miss is worth one point.
+    answer(&mut m, "0.442857");
+    let p = m.practice.as_ref().unwrap();
+    assert_eq!(p.session.progress().outcome, Outcome::Solved { points: 1 });
+    assert_eq!(p.session.score(), 1);
+    assert!(p.worked.is_some() || p.session.step().row.is_none());
+
+    // Every other step answered right at the first try, from the core's own answers.
+    for _ in 1..steps {
+        key(&mut m, KeyCode::PageDown, KeyModifiers::NONE);
+        let expected = m
+            .practice
+            .as_ref()
+            .unwrap()
+            .session
+            .prepared()
+            .expected
+            .clone();
+        let text = match expected {
+            Expected::Number(x) => format!("{x}"),
+            Expected::Whole(n) => n.to_string(),
+            Expected::Codes(c) => c
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            Expected::Numbers(xs) => xs
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            Expected::Choice { correct, .. } => (correct + 1).to_string(),
+        };
+        answer(&mut m, &text);
+        assert!(
+            m.practice.as_ref().unwrap().session.progress().done(),
+            "step not solved by {text}"
+        );
+    }
+    let p = m.practice.as_ref().unwrap();
+    assert!(p.session.finished());
+    assert_eq!(p.session.score(), p.session.max_score() - 1);
+    // Reveal on a solved step changes nothing; F6 moves on to the next exercise.
+    key(&mut m, KeyCode::F(6), KeyModifiers::NONE);
+    assert_eq!(m.practice.as_ref().unwrap().index, 1);
+    // Esc leaves practice mode; the explorer is as it was.
+    key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(m.practice.is_none());
+    assert!(m.report.is_some());
+}
+
+#[test]
+fn practice_reveal_and_the_recall_cards() {
+    let mut m = model();
+    act(&mut m, Action::Practice);
+    key(&mut m, KeyCode::F(3), KeyModifiers::NONE);
+    let p = m.practice.as_ref().unwrap();
+    assert_eq!(
+        p.session.progress().outcome,
+        quantscope::core::exercise::Outcome::Revealed
+    );
+    assert_eq!(p.session.score(), 0);
+    key(&mut m, KeyCode::F(7), KeyModifiers::NONE);
+    let deck = m
+        .practice
+        .as_ref()
+        .unwrap()
+        .deck
+        .as_ref()
+        .expect("the cards");
+    assert!(!deck.revealed && deck.index == 0 && deck.cards.len() >= 4);
+    key(&mut m, KeyCode::Char(' '), KeyModifiers::NONE);
+    assert!(m.practice.as_ref().unwrap().deck.as_ref().unwrap().revealed);
+    key(&mut m, KeyCode::Right, KeyModifiers::NONE);
+    let deck = m.practice.as_ref().unwrap().deck.as_ref().unwrap();
+    assert!(deck.index == 1 && !deck.revealed);
+    key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(
+        m.practice.as_ref().unwrap().deck.is_none(),
+        "Esc goes back to the exercise first"
+    );
+}
+
+#[test]
+fn practice_uses_the_learners_own_rows_when_the_exercise_asks_for_them() {
+    let mut m = Model::with_text(
+        "small: 0.01, -0.02, 0.03, -0.04\nbig: 1.5, -2.5, 3.5, -4.5\n",
+        None,
+    );
+    settle(&mut m);
+    act(&mut m, Action::Practice);
+    act(&mut m, Action::NextExercise);
+    let p = m.practice.as_ref().unwrap();
+    assert_eq!(p.session.exercise().name, "apply-now-generated");
+    assert!(p.data_note.contains("your rows"), "{}", p.data_note);
+    assert_eq!(p.session.matrix().shape(), (2, 4));
+}
+
+#[test]
+fn the_demo_steps_forward_and_back_and_replays_the_same_screens() {
+    let script = quantscope::io::demo::demo_script("quiet-row").unwrap();
+    let n = script.steps.len();
+    let mut m = Model::with_text("", None);
+    m.demo = Some(quantscope::app::demo::Demo::new(script));
+    key(&mut m, KeyCode::Char(' '), KeyModifiers::NONE);
+    assert_eq!(m.demo.as_ref().unwrap().shown, 1);
+    assert!(m.text().contains("quiet"));
+    let first_caption = m.caption.clone();
+    assert!(first_caption.is_some());
+    for _ in 1..n {
+        key(&mut m, KeyCode::Right, KeyModifiers::NONE);
+    }
+    assert_eq!(m.demo.as_ref().unwrap().shown, n);
+    let last = (m.config, m.caption.clone(), m.focus);
+    key(&mut m, KeyCode::Right, KeyModifiers::NONE);
+    assert_eq!(m.demo.as_ref().unwrap().shown, n, "stops at the end");
+    for _ in 1..n {
+        key(&mut m, KeyCode::Left, KeyModifiers::NONE);
+    }
+    assert_eq!(m.demo.as_ref().unwrap().shown, 1);
+    assert_eq!(
+        m.caption, first_caption,
+        "going back replays from the start"
+    );
+    assert_eq!(m.config.granularity, Granularity::Tensor);
+    for _ in 1..n {
+        key(&mut m, KeyCode::Char(' '), KeyModifiers::NONE);
+    }
+    assert_eq!((m.config, m.caption.clone(), m.focus), last);
+    assert!(!m.dirty, "a demo leaves nothing unsaved");
+    key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(m.demo.is_none());
+}
+
+/// A .safetensors file with two F32 matrices.
+fn two_tensor_file() -> std::path::PathBuf {
+    let header = r#"{"attn.q.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"mlp.up.weight":{"dtype":"F32","shape":[3,2],"data_offsets":[24,48]}}"#;
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    for i in 0..12u8 {
+        bytes.extend_from_slice(&(f32::from(i) * 0.1 - 0.5).to_le_bytes());
+    }
+    let dir = std::env::temp_dir().join(format!("quantscope-picker-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("two.safetensors");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn the_tensor_picker_filters_by_typing_and_opens_the_chosen_tensor() {
+    let path = two_tensor_file();
+    let file = quantscope::io::safetensors::Safetensors::open(&path).unwrap();
+    let tensors: Vec<_> = file.loadable().into_iter().cloned().collect();
+    let mut m = Model::with_text("", None);
+    m.overlay = Some(Overlay::tensor_picker(path.clone(), tensors));
+    // Typing filters; letters are not actions here.
+    type_text(&mut m, "mlp");
+    let Some(Overlay::Tensors(p)) = &m.overlay else {
+        panic!("the picker closed")
+    };
+    assert_eq!(
+        p.visible()
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["mlp.up.weight"]
+    );
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(m.overlay.is_none());
+    let r = m.report.as_ref().expect("a report of the tensor");
+    assert_eq!(r.shape, (3, 2));
+    assert!(
+        matches!(&m.source, quantscope::app::Source::Tensor { name, .. } if name.ends_with("mlp.up.weight"))
+    );
+    // t reopens the picker for the same file.
+    act(&mut m, Action::Tensors);
+    assert!(matches!(m.overlay, Some(Overlay::Tensors(_))));
+    key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(m.overlay.is_none());
+    std::fs::remove_file(&path).unwrap();
 }

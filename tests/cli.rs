@@ -210,3 +210,96 @@ fn text_files_by_extension() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o).lines().count(), 3);
 }
+
+#[test]
+fn scenarios_are_listed_and_reported_with_their_settings() {
+    let list = quantscope(&["report", "--list-scenarios"], None);
+    assert!(list.status.success());
+    let names: Vec<String> = stdout(&list)
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
+        .collect();
+    for n in [
+        "quiet-loud",
+        "calculator",
+        "interview",
+        "outlier",
+        "one-signed",
+        "degenerate",
+        "gaussian-16",
+    ] {
+        assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
+    }
+    let top = quantscope(&["--list-scenarios"], None);
+    assert_eq!(stdout(&top), stdout(&list));
+    // The outlier scenario suggests groups; a flag still overrides a field.
+    let o = quantscope(
+        &[
+            "report",
+            "--scenario",
+            "outlier",
+            "--format",
+            "json",
+            "--no-ladder",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["config"]["granularity"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("group:"),
+        "{}",
+        v["config"]
+    );
+    let o = quantscope(
+        &[
+            "report",
+            "--scenario",
+            "outlier",
+            "--format",
+            "json",
+            "--granularity",
+            "tensor",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["config"]["granularity"], "tensor");
+    let bad = quantscope(&["report", "--scenario", "nope"], None);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("--list-scenarios"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn explain_adds_the_worked_arithmetic_to_the_table_and_markdown() {
+    let o = quantscope(&["report", "--explain", "--granularity", "channel"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Worked arithmetic"), "{out}");
+    assert!(out.contains("0.15 / 7"), "{out}");
+    let md = quantscope(&["report", "--explain", "--format", "markdown"], None);
+    assert!(stdout(&md).contains("## Worked arithmetic"));
+    let json = quantscope(&["report", "--explain", "--format", "json"], None);
+    assert!(!stdout(&json).contains("Worked arithmetic"));
+}
+
+#[test]
+fn demo_and_practice_list_their_built_ins() {
+    let d = quantscope(&["demo", "--list"], None);
+    assert!(d.status.success());
+    assert!(stdout(&d).starts_with("quiet-row"), "{}", stdout(&d));
+    let p = quantscope(&["practice", "--list"], None);
+    assert!(p.status.success());
+    assert!(stdout(&p).lines().count() >= 6, "{}", stdout(&p));
+    let bad = quantscope(&["practice", "nope"], None);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = quantscope(&["demo", "nope"], None);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -118,10 +118,13 @@ fn the_explorer_shows_collapse_rescues_it_reports_errors_and_quits_cleanly() {
     let rescued_line = line_with(&s, "quiet");
     assert_ne!(rescued_line, collapsed_line, "{s}");
 
-    // A bad value on line 3 (the quiet row): the error names the line.
-    t.keys(&["Down", "Down", "End"]);
+    // A bad value on line 10 (the quiet row, after the example's header): the error names
+    // the line.
+    t.keys(&["M-<"]);
+    t.keys(&["Down"; 9]);
+    t.keys(&["End"]);
     t.literal("x");
-    let s = t.wait_for("the parse error", |s| s.contains("line 3, col"));
+    let s = t.wait_for("the parse error", |s| s.contains("line 10, col"));
     assert!(s.contains("stale"), "{s}");
     assert!(s.contains("-0.15x"), "{s}");
 
@@ -277,4 +280,44 @@ fn a_4096_square_tensor_stays_responsive_and_the_worst_channel_is_one_key_away()
     t.keys(&["q"]);
     t.wait_for("exit", |s| s.contains("exit status 0"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn practice_mode_gives_a_hint_after_a_miss_and_scores_a_right_answer() {
+    let t = Tmux::start("practice", &app_command("practice"), 80, 24);
+    t.wait_for("practice mode", |s| {
+        s.contains("Practice") && s.contains("Step 1 of")
+    });
+    t.wait_for("a score of 0", |s| s.contains("score 0 of"));
+    t.literal("0.5");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the hint", |s| s.contains("hint:"));
+    assert!(s.contains("not right"), "{s}");
+    assert!(s.contains("score 0 of"), "{s}");
+    // The shared int4 scale is 3.10 / 7.
+    t.literal("0.442857");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the score to change", |s| s.contains("score 1 of"));
+    assert!(s.contains("solved"), "{s}");
+    t.keys(&["C-q"]);
+    t.wait_for("exit", |s| s.contains("exit status 0"));
+}
+
+#[test]
+fn the_demo_steps_forward_and_back() {
+    let t = Tmux::start("demo", &app_command("demo"), 80, 24);
+    let first = t.wait_for("the first step", |s| s.contains("step 1 of"));
+    t.keys(&["Space"]);
+    let second = t.wait_for("the second step", |s| s.contains("step 2 of"));
+    assert_ne!(first, second);
+    t.keys(&["Right"]);
+    t.wait_for("the third step", |s| s.contains("step 3 of"));
+    t.keys(&["Left", "Left"]);
+    let back = t.wait_for("the first step again", |s| s.contains("step 1 of"));
+    // The same step shows the same caption however it was reached.
+    let caption = |s: &str| s.lines().rev().nth(1).unwrap_or("").to_string();
+    assert_eq!(caption(&back), caption(&first));
+    // The first step focuses the editor, so quit with Ctrl-Q rather than q.
+    t.keys(&["C-q"]);
+    t.wait_for("exit", |s| s.contains("exit status 0"));
 }

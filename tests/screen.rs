@@ -53,7 +53,10 @@ fn whole_screen_with_help_open() {
 #[test]
 fn stale_results_after_a_parse_error() {
     let mut m = model();
-    for k in [Key::Down, Key::Down, Key::End, Key::Char('x')] {
+    // Line 10 is the quiet row of the built-in example (after its scenario header).
+    let mut keys = vec![Key::Down; 9];
+    keys.extend([Key::End, Key::Char('x')]);
+    for k in keys {
         update(
             &mut m,
             Message::Edit(Input {
@@ -66,7 +69,7 @@ fn stale_results_after_a_parse_error() {
     }
     settle(&mut m);
     let s = screen(&m, 80, 24);
-    assert!(s.contains("line 3, col"), "{s}");
+    assert!(s.contains("line 10, col"), "{s}");
     assert!(s.contains("stale"), "{s}");
     insta::assert_snapshot!("screen_80x24_stale", s);
 }
@@ -122,4 +125,21 @@ fn scenario_picker_and_worked_arithmetic_screens() {
     assert!(s.contains("Worked arithmetic"), "{s}");
     assert!(s.contains("0.15 / 7"), "{s}");
     insta::assert_snapshot!("screen_worked_arithmetic", s);
+}
+
+#[test]
+fn practice_step_after_a_miss_and_a_recall_card() {
+    let mut m = model();
+    update(&mut m, Message::Action(Action::Practice));
+    update(&mut m, Message::Paste("0.5".into()));
+    update(&mut m, Message::Action(Action::Submit));
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("hint:"), "{s}");
+    assert!(s.contains("score 0 of"), "{s}");
+    insta::assert_snapshot!("screen_practice_miss", s);
+    update(&mut m, Message::Action(Action::Cards));
+    update(&mut m, Message::Action(Action::Reveal));
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("Recall card 1 of"), "{s}");
+    insta::assert_snapshot!("screen_recall_card", s);
 }

@@ -75,6 +75,24 @@ pub enum Action {
     Scenarios,
     /// Show the selected channel's worked arithmetic (or hide it).
     ToggleExplain,
+    /// Open practice mode (the exercises and recall cards).
+    Practice,
+    /// Check the typed answer.
+    Submit,
+    /// Show the step's hint.
+    Hint,
+    /// Reveal the answer (or a card's answer).
+    Reveal,
+    /// The next step (exercise step, demo step, card).
+    NextStep,
+    /// The previous step.
+    PrevStep,
+    /// The next exercise.
+    NextExercise,
+    /// Show the recall cards, or go back to the exercise.
+    Cards,
+    /// Reopen the tensor picker of the .safetensors file shown.
+    Tensors,
     /// Select the first item.
     First,
     /// Select the last item.
@@ -124,6 +142,15 @@ impl Action {
             }
             Self::Scenarios => "open a built-in scenario (its data and suggested settings)",
             Self::ToggleExplain => "show or hide the selected channel's worked arithmetic",
+            Self::Practice => "practice: exercises with answer checking, and recall cards",
+            Self::Submit => "check the answer",
+            Self::Hint => "show the hint (the step is then worth 1 point)",
+            Self::Reveal => "reveal the answer and its worked arithmetic (no points)",
+            Self::NextStep => "next step",
+            Self::PrevStep => "previous step",
+            Self::NextExercise => "next exercise",
+            Self::Cards => "recall cards, or back to the exercise",
+            Self::Tensors => "pick another tensor of the .safetensors file (type to filter)",
             Self::First => "select the first item",
             Self::Last => "select the last item",
             Self::Yes => "answer yes / accept the name typed",
@@ -165,6 +192,15 @@ impl Action {
             Self::CopyToEditor => "copy to editor",
             Self::Scenarios => "scenarios",
             Self::ToggleExplain => "arithmetic",
+            Self::Practice => "practice",
+            Self::Submit => "check",
+            Self::Hint => "hint",
+            Self::Reveal => "reveal",
+            Self::NextStep => "next",
+            Self::PrevStep => "back",
+            Self::NextExercise => "exercise",
+            Self::Cards => "cards",
+            Self::Tensors => "tensors",
             Self::Yes => "answer yes / accept the name typed",
             Self::No => "answer no",
         }
@@ -186,9 +222,31 @@ pub enum Mode {
     Prompt,
     /// A list to pick from (scenarios) is open.
     Picker,
+    /// Practice mode: an exercise step (other keys type the answer).
+    Practice,
+    /// Practice mode: the recall cards.
+    Cards,
+    /// A demo is playing (these keys come first; the others work as usual).
+    Demo,
+    /// The tensor picker is open (other keys type the filter).
+    TensorPicker,
 }
 
 impl Mode {
+    /// Every mode, in the order the help lists them.
+    pub const ALL: [Self; 10] = [
+        Self::Global,
+        Self::Panes,
+        Self::Help,
+        Self::Confirm,
+        Self::Prompt,
+        Self::Picker,
+        Self::Practice,
+        Self::Cards,
+        Self::Demo,
+        Self::TensorPicker,
+    ];
+
     /// The heading the help overlay gives this mode's table.
     #[must_use]
     pub fn title(self) -> &'static str {
@@ -199,6 +257,10 @@ impl Mode {
             Self::Confirm => "When asked a question",
             Self::Prompt => "When asked for a file name",
             Self::Picker => "In a list to pick from (scenarios)",
+            Self::Practice => "In practice mode (other keys type the answer)",
+            Self::Cards => "With the recall cards",
+            Self::Demo => "While a demo plays (other keys work as usual)",
+            Self::TensorPicker => "In the tensor picker (other keys type the filter)",
         }
     }
 }
@@ -323,6 +385,8 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, Scenarios, [(F(11), NONE), (Char('l'), ALT)]),
     bind!(Global, ToggleExplain, [(F(12), NONE), (Char('i'), ALT)]),
     bind!(Global, Close, [(Esc, NONE)]),
+    bind!(Global, Practice, [(Char('m'), ALT)]),
+    bind!(Global, Tensors, [(Char('j'), ALT)]),
     bind!(Panes, Help, [(Char('?'), NONE)]),
     bind!(Panes, Quit, [(Char('q'), NONE)]),
     bind!(Panes, Up, [(Up, NONE), (Char('k'), NONE)]),
@@ -354,6 +418,8 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, CopyToEditor, [(Char('y'), NONE)]),
     bind!(Panes, Scenarios, [(Char('b'), NONE)]),
     bind!(Panes, ToggleExplain, [(Char('i'), NONE)]),
+    bind!(Panes, Practice, [(Char('m'), NONE)]),
+    bind!(Panes, Tensors, [(Char('t'), NONE)]),
     bind!(Panes, ToggleCollapsedOnly, [(Char('f'), NONE)]),
     bind!(Panes, First, [(Home, NONE)]),
     bind!(Panes, Last, [(End, NONE)]),
@@ -378,6 +444,31 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Picker, Yes, [(Enter, NONE)]),
     bind!(Picker, Up, [(Up, NONE), (Char('k'), NONE)]),
     bind!(Picker, Down, [(Down, NONE), (Char('j'), NONE)]),
+    bind!(Practice, Submit, [(Enter, NONE)]),
+    bind!(Practice, Hint, [(F(2), NONE)]),
+    bind!(Practice, Reveal, [(F(3), NONE)]),
+    bind!(Practice, NextStep, [(PageDown, NONE), (F(4), NONE)]),
+    bind!(Practice, PrevStep, [(PageUp, NONE)]),
+    bind!(Practice, NextExercise, [(F(6), NONE)]),
+    bind!(Practice, Cards, [(F(7), NONE)]),
+    bind!(Practice, Close, [(Esc, NONE)]),
+    bind!(Cards, Reveal, [(Enter, NONE), (Char(' '), NONE)]),
+    bind!(
+        Cards,
+        NextStep,
+        [(Right, NONE), (Down, NONE), (PageDown, NONE)]
+    ),
+    bind!(Cards, PrevStep, [(Left, NONE), (Up, NONE), (PageUp, NONE)]),
+    bind!(Cards, Cards, [(F(7), NONE)]),
+    bind!(Cards, Close, [(Esc, NONE)]),
+    bind!(Demo, NextStep, [(Char(' '), NONE), (Right, NONE)]),
+    bind!(Demo, PrevStep, [(Left, NONE)]),
+    bind!(TensorPicker, Yes, [(Enter, NONE)]),
+    bind!(TensorPicker, Close, [(Esc, NONE)]),
+    bind!(TensorPicker, Up, [(Up, NONE)]),
+    bind!(TensorPicker, Down, [(Down, NONE)]),
+    bind!(TensorPicker, PageUp, [(PageUp, NONE)]),
+    bind!(TensorPicker, PageDown, [(PageDown, NONE)]),
     bind!(Prompt, Close, [(Esc, NONE)]),
     bind!(Prompt, Yes, [(Enter, NONE)]),
 ];
@@ -441,6 +532,17 @@ mod tests {
                     k.label()
                 );
             }
+        }
+    }
+
+    #[test]
+    fn every_mode_with_bindings_is_listed() {
+        for b in BINDINGS {
+            assert!(
+                Mode::ALL.contains(&b.mode),
+                "{:?} is missing from Mode::ALL",
+                b.mode
+            );
         }
     }
 

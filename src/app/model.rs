@@ -8,8 +8,8 @@ use ratatui_textarea::TextArea;
 
 use crate::app::worker::{Input, Job};
 use crate::core::config::{Config, Granularity};
-use crate::core::presets::Overrides;
 use crate::core::explain::{ChannelExplanation, explain_channel};
+use crate::core::presets::Overrides;
 use crate::core::view::{SortKey, channel_order};
 use crate::core::{Matrix, Report};
 use crate::io::text::ParseError;
@@ -124,6 +124,48 @@ pub enum Overlay {
     },
     /// "Replace the unsaved text with this scenario?"
     ConfirmScenario(usize),
+    /// The tensors of a .safetensors file to pick from, filtered by the typed text.
+    Tensors(Box<TensorPicker>),
+}
+
+/// The tensor picker's state.
+#[derive(Debug, Clone)]
+pub struct TensorPicker {
+    /// The file.
+    pub path: PathBuf,
+    /// Its loadable tensors.
+    pub tensors: Vec<crate::io::safetensors::TensorInfo>,
+    /// The filter being typed.
+    pub filter: TextArea<'static>,
+    /// Selected line of the filtered list.
+    pub selected: usize,
+}
+
+impl TensorPicker {
+    /// The tensors whose name contains the filter (ignoring case), in order.
+    #[must_use]
+    pub fn visible(&self) -> Vec<&crate::io::safetensors::TensorInfo> {
+        let filter = self.filter.lines().join("").to_lowercase();
+        self.tensors
+            .iter()
+            .filter(|t| t.name.to_lowercase().contains(&filter))
+            .collect()
+    }
+}
+
+impl Overlay {
+    /// A tensor picker over `tensors` of the file at `path`.
+    #[must_use]
+    pub fn tensor_picker(path: PathBuf, tensors: Vec<crate::io::safetensors::TensorInfo>) -> Self {
+        let mut filter = TextArea::default();
+        filter.set_placeholder_text("type to filter by name");
+        Self::Tensors(Box::new(TensorPicker {
+            path,
+            tensors,
+            filter,
+            selected: 0,
+        }))
+    }
 }
 
 /// Work the runtime must do on the model's behalf (the model does no I/O).
@@ -131,6 +173,13 @@ pub enum Overlay {
 pub enum Effect {
     /// Run an analysis job in the background.
     Analyse(Job),
+    /// Load tensor `name` of the .safetensors file at `path`.
+    LoadTensor {
+        /// The file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+    },
     /// Write `text` to `path` atomically.
     Save {
         /// Destination.
@@ -205,6 +254,12 @@ pub struct Model {
     pub show_explain: bool,
     /// The worked arithmetic of the selected channel (kept while `show_explain`).
     pub explanation: Option<Arc<ChannelExplanation>>,
+    /// Practice mode, when open (drawn instead of the panes).
+    pub practice: Option<Box<crate::app::practice::Practice>>,
+    /// The demo being played, if any.
+    pub demo: Option<crate::app::demo::Demo>,
+    /// The .safetensors file the shown tensor came from (the picker can reopen it).
+    pub tensor_file: Option<PathBuf>,
 }
 
 /// From this many columns on, the channel detail always has a column of its own.
@@ -277,6 +332,9 @@ impl Model {
             caption: None,
             show_explain: false,
             explanation: None,
+            practice: None,
+            demo: None,
+            tensor_file: None,
         };
         model.request_analysis();
         model
@@ -350,7 +408,11 @@ impl Model {
     /// Recomputes the worked arithmetic of the selected channel, when it is shown.
     pub fn refresh_explanation(&mut self) {
         self.explanation = match (&self.matrix, &self.report) {
-            (Some(m), Some(r)) if self.show_explain && m.shape() == r.shape && self.selected_channel < r.shape.0 => {
+            (Some(m), Some(r))
+                if self.show_explain
+                    && m.shape() == r.shape
+                    && self.selected_channel < r.shape.0 =>
+            {
                 Some(Arc::new(explain_channel(m, r, self.selected_channel)))
             }
             _ => None,
@@ -368,6 +430,23 @@ impl Model {
             }
         };
         self.editor = new_editor(&scenario.text);
+        // Put the data on screen rather than the header: the cursor goes to the first data
+        // line, or to the end of a short file so that every row shows.
+        let lines: Vec<&str> = scenario.text.lines().collect();
+        let first_data = lines
+            .iter()
+            .position(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+        match first_data {
+            Some(row) if lines.len() - row > 4 => {
+                self.editor.move_cursor(ratatui_textarea::CursorMove::Jump(
+                    u16::try_from(row).unwrap_or(u16::MAX),
+                    0,
+                ));
+            }
+            _ => self
+                .editor
+                .move_cursor(ratatui_textarea::CursorMove::Bottom),
+        }
         self.source = Source::Text { path: None };
         self.dirty = false;
         self.preset = scenario.preset;

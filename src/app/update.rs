@@ -32,6 +32,8 @@ pub enum Message {
     Saved(Result<PathBuf, String>),
     /// The terminal is now this many columns and rows.
     Resized(u16, u16),
+    /// A tensor was loaded (its display name and values), or why not.
+    TensorLoaded(Result<(String, crate::core::Matrix), String>),
 }
 
 /// The mode whose bindings apply now.
@@ -39,12 +41,16 @@ pub enum Message {
 pub fn mode(model: &Model) -> Mode {
     match model.overlay {
         Some(Overlay::Help) => Mode::Help,
-        Some(Overlay::ConfirmQuit) => Mode::Confirm,
+        Some(Overlay::ConfirmQuit | Overlay::ConfirmScenario(_)) => Mode::Confirm,
         Some(Overlay::SaveAs(_)) => Mode::Prompt,
         Some(Overlay::Scenarios { .. }) => Mode::Picker,
-        Some(Overlay::ConfirmScenario(_)) => Mode::Confirm,
-        None if model.focus == Focus::Editor => Mode::Global,
-        None => Mode::Panes,
+        Some(Overlay::Tensors(_)) => Mode::TensorPicker,
+        None => match &model.practice {
+            Some(p) if p.deck.is_some() => Mode::Cards,
+            Some(_) => Mode::Practice,
+            None if model.focus == Focus::Editor => Mode::Global,
+            None => Mode::Panes,
+        },
     }
 }
 
@@ -52,14 +58,35 @@ pub fn mode(model: &Model) -> Mode {
 #[must_use]
 pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
     let global = lookup(Mode::Global, key);
-    match mode(model) {
+    let current = mode(model);
+    if model.demo.is_some()
+        && matches!(current, Mode::Global | Mode::Panes)
+        && let Some(action) = lookup(Mode::Demo, key)
+    {
+        return Some(Message::Action(action));
+    }
+    match current {
+        Mode::Practice => lookup(Mode::Practice, key)
+            .or(global.filter(|a| matches!(a, Action::Quit | Action::Help)))
+            .map(Message::Action)
+            .or_else(|| Some(Message::Edit(Input::from(*key)))),
+        Mode::Cards => lookup(Mode::Cards, key)
+            .or(global.filter(|a| matches!(a, Action::Quit | Action::Help)))
+            .map(Message::Action),
+        Mode::Demo => None,
+        Mode::TensorPicker => lookup(Mode::TensorPicker, key)
+            .or(global.filter(|a| *a == Action::Quit))
+            .map(Message::Action)
+            .or_else(|| Some(Message::Edit(Input::from(*key)))),
         Mode::Help => lookup(Mode::Help, key)
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action),
         Mode::Confirm => lookup(Mode::Confirm, key)
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action),
-        Mode::Picker => lookup(Mode::Picker, key).or(global.filter(|a| *a == Action::Quit)).map(Message::Action),
+        Mode::Picker => lookup(Mode::Picker, key)
+            .or(global.filter(|a| *a == Action::Quit))
+            .map(Message::Action),
         Mode::Prompt => lookup(Mode::Prompt, key)
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action)
@@ -94,6 +121,21 @@ pub fn update(model: &mut Model, message: Message) {
             model.source = Source::Text { path: Some(path) };
         }
         Message::Saved(Err(e)) => model.status = Some(format!("not saved: {e}")),
+        Message::TensorLoaded(Ok((name, matrix))) => {
+            let (rows, cols) = matrix.shape();
+            model.source = Source::Tensor {
+                name: name.clone(),
+                matrix: std::sync::Arc::new(matrix),
+            };
+            model.selected_channel = 0;
+            model.dirty = false;
+            if model.focus == Focus::Editor {
+                model.focus = Focus::Utilization;
+            }
+            model.status = Some(format!("loaded {name}: {rows} x {cols}"));
+            model.request_analysis();
+        }
+        Message::TensorLoaded(Err(e)) => model.status = Some(format!("not loaded: {e}")),
         Message::Resized(width, height) => {
             model.size = (width, height);
             if !model.focus_order().contains(&model.focus) {
@@ -107,6 +149,16 @@ fn edit(model: &mut Model, input: Input) {
     if let Some(Overlay::SaveAs(prompt)) = &mut model.overlay {
         // One line only: Enter is handled by the keymap.
         prompt.input(input);
+        return;
+    }
+    if let Some(Overlay::Tensors(picker)) = &mut model.overlay {
+        if picker.filter.input(input) {
+            picker.selected = 0;
+        }
+        return;
+    }
+    if let Some(p) = &mut model.practice {
+        p.input.input(input);
         return;
     }
     if !matches!(model.source, Source::Text { .. }) {
@@ -131,6 +183,11 @@ fn paste(model: &mut Model, text: &str) {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     if let Some(Overlay::SaveAs(prompt)) = &mut model.overlay {
         prompt.insert_str(text.lines().next().unwrap_or(""));
+        return;
+    }
+    if let Some(p) = &mut model.practice {
+        p.input
+            .insert_str(text.lines().collect::<Vec<_>>().join(" "));
         return;
     }
     if model.overlay.is_some() || !matches!(model.source, Source::Text { .. }) {
@@ -177,6 +234,10 @@ fn analysed(model: &mut Model, result: JobResult) {
     }
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the keymap's dispatcher: one short arm per action"
+)]
 fn act(model: &mut Model, action: Action) {
     match action {
         Action::Help => {
@@ -187,11 +248,48 @@ fn act(model: &mut Model, action: Action) {
             };
             model.help_scroll = 0;
         }
-        Action::Close | Action::No => {
-            if model.overlay.is_none() {
-                model.caption = None;
+        Action::Close | Action::No => close(model),
+        Action::BitsDown
+        | Action::BitsUp
+        | Action::ToggleSigned
+        | Action::ToggleScheme
+        | Action::ToggleRange
+        | Action::ToggleRangeSource
+        | Action::CycleRounding
+        | Action::CycleGranularity
+        | Action::CycleGroupSize
+        | Action::ToggleAxis
+        | Action::CycleClipping
+        | Action::CycleScaleDtype
+        | Action::NextPreset => toggle(model, action),
+        Action::Practice => start_practice(model, 0),
+        Action::Tensors => match model.tensor_file.clone() {
+            Some(path) => match crate::io::safetensors::Safetensors::open(&path) {
+                Ok(file) => {
+                    let tensors = file.loadable().cloned().collect();
+                    model.overlay = Some(Overlay::tensor_picker(path, tensors));
+                }
+                Err(e) => model.status = Some(e.to_string()),
+            },
+            None => {
+                model.status =
+                    Some("no .safetensors file is open (quantscope FILE.safetensors)".into());
             }
-            model.overlay = None;
+        },
+        Action::Submit | Action::Hint | Action::Reveal | Action::NextExercise | Action::Cards => {
+            practice_action(model, action);
+        }
+        Action::NextStep | Action::PrevStep => {
+            if model.practice.is_some() {
+                practice_action(model, action);
+            } else if let Some(demo) = &model.demo {
+                let target = if action == Action::NextStep {
+                    demo.shown + 1
+                } else {
+                    demo.shown.saturating_sub(1)
+                };
+                crate::app::demo::go_to(model, target);
+            }
         }
         Action::ToggleExplain => {
             model.show_explain = !model.show_explain;
@@ -278,19 +376,100 @@ fn act(model: &mut Model, action: Action) {
                 model.status = Some(format!("channel {worst} has the largest MAE"));
             }
         }
-        Action::BitsDown => change_setting(model, Setting::Bits, false),
-        Action::BitsUp => change_setting(model, Setting::Bits, true),
-        Action::ToggleSigned => change_setting(model, Setting::Signed, true),
-        Action::ToggleScheme => change_setting(model, Setting::Scheme, true),
-        Action::ToggleRange => change_setting(model, Setting::Range, true),
-        Action::ToggleRangeSource => change_setting(model, Setting::RangeSource, true),
-        Action::CycleRounding => change_setting(model, Setting::Rounding, true),
-        Action::CycleGranularity => change_setting(model, Setting::Granularity, true),
-        Action::CycleGroupSize => change_setting(model, Setting::GroupSize, true),
-        Action::ToggleAxis => change_setting(model, Setting::Axis, true),
-        Action::CycleClipping => change_setting(model, Setting::Clipping, true),
-        Action::CycleScaleDtype => change_setting(model, Setting::ScaleDtype, true),
-        Action::NextPreset => change_setting(model, Setting::Preset, true),
+    }
+}
+
+/// Esc: closes the overlay, or leaves the cards, practice mode or the demo, or clears the
+/// caption, whichever is innermost.
+fn close(model: &mut Model) {
+    if model.overlay.is_some() {
+        model.overlay = None;
+    } else if let Some(p) = &mut model.practice {
+        if p.deck.is_some() {
+            p.deck = None;
+        } else {
+            model.practice = None;
+            model.status = Some("left practice mode".into());
+        }
+    } else if model.demo.is_some() {
+        model.demo = None;
+        model.caption = None;
+        model.status = Some("the demo ended; the explorer stays as it is".into());
+    } else {
+        model.caption = None;
+    }
+}
+
+/// Opens practice mode on exercise `index`.
+pub fn start_practice(model: &mut Model, index: usize) {
+    match crate::app::practice::Practice::start(index, model.matrix.as_deref()) {
+        Ok(p) => {
+            model.practice = Some(Box::new(p));
+            model.overlay = None;
+        }
+        Err(e) => model.status = Some(format!("practice: {e}")),
+    }
+}
+
+fn practice_action(model: &mut Model, action: Action) {
+    let Some(p) = &mut model.practice else {
+        return;
+    };
+    if let Some(deck) = &mut p.deck {
+        match action {
+            Action::Reveal => deck.revealed = !deck.revealed,
+            Action::NextStep => {
+                deck.index = (deck.index + 1).min(deck.cards.len().saturating_sub(1));
+                deck.revealed = false;
+            }
+            Action::PrevStep => {
+                deck.index = deck.index.saturating_sub(1);
+                deck.revealed = false;
+            }
+            Action::Cards => p.deck = None,
+            _ => {}
+        }
+        return;
+    }
+    match action {
+        Action::Submit => {
+            let text = p.answer_text();
+            if text.trim().is_empty() {
+                return;
+            }
+            let verdict = p.session.answer(&text);
+            // A malformed answer stays to be corrected; a judged one is cleared and shown
+            // beside its verdict.
+            if !matches!(verdict, crate::core::exercise::Verdict::Malformed { .. }) {
+                p.clear_input();
+                p.last_answer = Some(text.trim().to_string());
+            }
+            p.refresh_worked();
+        }
+        Action::Hint => p.session.request_hint(),
+        Action::Reveal => {
+            p.session.reveal();
+            p.refresh_worked();
+        }
+        Action::NextStep | Action::PrevStep => {
+            let moved = if action == Action::NextStep {
+                p.session.next_step()
+            } else {
+                p.session.previous_step()
+            };
+            if moved {
+                p.clear_input();
+                p.refresh_worked();
+            } else if action == Action::NextStep {
+                model.status = Some("that was the last step: F6 goes to the next exercise".into());
+            }
+        }
+        Action::NextExercise => {
+            let next = (p.index + 1) % p.exercises.len().max(1);
+            start_practice(model, next);
+        }
+        Action::Cards => p.toggle_cards(),
+        _ => {}
     }
 }
 
@@ -361,6 +540,26 @@ fn copy_to_editor(model: &mut Model) {
     model.request_analysis();
 }
 
+/// The toggles: each changes one setting through [`change_setting`].
+fn toggle(model: &mut Model, action: Action) {
+    match action {
+        Action::BitsDown => change_setting(model, Setting::Bits, false),
+        Action::BitsUp => change_setting(model, Setting::Bits, true),
+        Action::ToggleSigned => change_setting(model, Setting::Signed, true),
+        Action::ToggleScheme => change_setting(model, Setting::Scheme, true),
+        Action::ToggleRange => change_setting(model, Setting::Range, true),
+        Action::ToggleRangeSource => change_setting(model, Setting::RangeSource, true),
+        Action::CycleRounding => change_setting(model, Setting::Rounding, true),
+        Action::CycleGranularity => change_setting(model, Setting::Granularity, true),
+        Action::CycleGroupSize => change_setting(model, Setting::GroupSize, true),
+        Action::ToggleAxis => change_setting(model, Setting::Axis, true),
+        Action::CycleClipping => change_setting(model, Setting::Clipping, true),
+        Action::CycleScaleDtype => change_setting(model, Setting::ScaleDtype, true),
+        Action::NextPreset => change_setting(model, Setting::Preset, true),
+        _ => {}
+    }
+}
+
 fn yes(model: &mut Model) {
     match model.overlay.take() {
         Some(Overlay::Scenarios { selected }) => {
@@ -371,6 +570,23 @@ fn yes(model: &mut Model) {
             }
         }
         Some(Overlay::ConfirmScenario(selected)) => load_builtin_scenario(model, selected),
+        Some(Overlay::Tensors(picker)) => {
+            let chosen = picker
+                .visible()
+                .get(picker.selected)
+                .map(|t| t.name.clone());
+            match chosen {
+                Some(name) => {
+                    model.tensor_file = Some(picker.path.clone());
+                    model.effects.push(Effect::LoadTensor {
+                        path: picker.path.clone(),
+                        name,
+                    });
+                    model.status = Some("loading…".into());
+                }
+                None => model.overlay = Some(Overlay::Tensors(picker)),
+            }
+        }
         Some(Overlay::ConfirmQuit) => model.quit = true,
         Some(Overlay::SaveAs(prompt)) => {
             let name = prompt
@@ -418,6 +634,11 @@ fn step_selection(model: &mut Model, delta: isize) {
     };
     if let Some(Overlay::Scenarios { selected }) = &mut model.overlay {
         *selected = moved(*selected, crate::io::assets::scenario_names().len());
+        return;
+    }
+    if let Some(Overlay::Tensors(picker)) = &mut model.overlay {
+        let n = picker.visible().len();
+        picker.selected = moved(picker.selected, n);
         return;
     }
     if model.overlay.is_some() {

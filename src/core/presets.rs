@@ -478,6 +478,35 @@ impl Overrides {
         Ok(c)
     }
 
+    /// These overrides with `top`'s set fields taking precedence (a scenario's suggested
+    /// settings, then the command line's flags).
+    #[must_use]
+    pub fn then(self, top: Self) -> Self {
+        macro_rules! pick {
+            ($($field:ident),*) => { Self { reduce_range: self.reduce_range || top.reduce_range, $( $field: top.$field.or(self.$field), )* } };
+        }
+        pick!(
+            scheme,
+            bits,
+            signed,
+            range,
+            range_source,
+            rounding,
+            granularity,
+            axis,
+            clipping,
+            scale_dtype,
+            zero_point_bits,
+            sym_scale,
+            sym_zero_point,
+            asym_zero_point,
+            clamp_zero_point,
+            quant_expr,
+            arith,
+            degenerate
+        )
+    }
+
     /// True when nothing is overridden.
     #[must_use]
     pub fn is_empty(&self) -> bool {

@@ -28,8 +28,14 @@ impl Widget for &ExplainPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let title = match self.explanation {
             Some(e) => match &e.label {
-                Some(l) => format!("Worked arithmetic {} channel {} ({l})", self.theme.glyphs.sep, e.row),
-                None => format!("Worked arithmetic {} channel {}", self.theme.glyphs.sep, e.row),
+                Some(l) => format!(
+                    "Worked arithmetic {} channel {} ({l})",
+                    self.theme.glyphs.sep, e.row
+                ),
+                None => format!(
+                    "Worked arithmetic {} channel {}",
+                    self.theme.glyphs.sep, e.row
+                ),
             },
             None => "Worked arithmetic".to_string(),
         };
@@ -46,12 +52,23 @@ impl Widget for &ExplainPane<'_> {
         let mut lines = worked_arithmetic(e);
         if self.theme.glyphs.ascii {
             for l in &mut lines {
-                *l = l.replace('→', "->").replace("x̂", "x^").replace('·', "*").replace('−', "-").replace('…', "...");
+                *l = l
+                    .replace('→', "->")
+                    .replace("x̂", "x^")
+                    .replace('·', "*")
+                    .replace('−', "-")
+                    .replace('…', "...");
                 l.retain(|c| c.is_ascii());
             }
         }
-        let style = if self.stale { self.theme.dim } else { self.theme.text };
+        let style = if self.stale {
+            self.theme.dim
+        } else {
+            self.theme.text
+        };
         let text: Vec<Line> = lines.into_iter().map(|l| Line::styled(l, style)).collect();
-        Paragraph::new(text).wrap(Wrap { trim: false }).render(inner, buf);
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .render(inner, buf);
     }
 }

@@ -11,13 +11,7 @@ use crate::app::keymap::{Mode, bindings};
 use crate::ui::Theme;
 
 /// The modes in the order the help lists them.
-pub const HELP_MODES: [Mode; 5] = [
-    Mode::Global,
-    Mode::Panes,
-    Mode::Help,
-    Mode::Confirm,
-    Mode::Prompt,
-];
+pub const HELP_MODES: [Mode; 10] = Mode::ALL;
 
 /// The help text, one line per binding, grouped by mode: `(keys, description)`; a heading
 /// line has empty keys.
@@ -187,7 +181,11 @@ pub struct Picker<'a> {
 
 impl Widget for &Picker<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let popup = centered(area, area.width.saturating_sub(4).min(96), area.height.saturating_sub(2));
+        let popup = centered(
+            area,
+            area.width.saturating_sub(4).min(96),
+            area.height.saturating_sub(2),
+        );
         Clear.render(popup, buf);
         let block = self.theme.block(self.title, true, false);
         let inner = block.inner(popup);
@@ -196,9 +194,17 @@ impl Widget for &Picker<'_> {
             return;
         }
         let selected = self.selected.min(self.entries.len() - 1);
-        let name_width = self.entries.iter().map(|(n, _, _)| n.chars().count()).max().unwrap_or(0);
-        let list_height = u16::try_from(self.entries.len()).unwrap_or(u16::MAX).min(inner.height.saturating_sub(3).max(1));
-        let [list, details] = Layout::vertical([Constraint::Length(list_height), Constraint::Fill(1)]).areas(inner);
+        let name_width = self
+            .entries
+            .iter()
+            .map(|(n, _, _)| n.chars().count())
+            .max()
+            .unwrap_or(0);
+        let list_height = u16::try_from(self.entries.len())
+            .unwrap_or(u16::MAX)
+            .min(inner.height.saturating_sub(3).max(1));
+        let [list, details] =
+            Layout::vertical([Constraint::Length(list_height), Constraint::Fill(1)]).areas(inner);
         let first = selected.saturating_sub(usize::from(list_height).saturating_sub(1));
         let lines: Vec<Line> = self
             .entries
@@ -207,13 +213,55 @@ impl Widget for &Picker<'_> {
             .skip(first)
             .take(usize::from(list_height))
             .map(|(i, (name, title, _))| {
-                let pointer = if i == selected { self.theme.glyphs.pointer } else { " " };
-                let style = if i == selected { self.theme.selected } else { self.theme.text };
+                let pointer = if i == selected {
+                    self.theme.glyphs.pointer
+                } else {
+                    " "
+                };
+                let style = if i == selected {
+                    self.theme.selected
+                } else {
+                    self.theme.text
+                };
                 Line::styled(format!("{pointer} {name:<name_width$}  {title}"), style)
             })
             .collect();
         Paragraph::new(lines).render(list, buf);
         let detail = &self.entries[selected].2;
-        Paragraph::new(Line::styled(detail.clone(), self.theme.dim)).wrap(Wrap { trim: true }).render(details, buf);
+        Paragraph::new(Line::styled(detail.clone(), self.theme.dim))
+            .wrap(Wrap { trim: true })
+            .render(details, buf);
+    }
+}
+
+/// The filter line drawn on the bottom border of a picker.
+#[derive(Debug)]
+pub struct FilterLine<'a> {
+    /// The filter being typed.
+    pub filter: &'a TextArea<'static>,
+    /// Styles.
+    pub theme: &'a Theme,
+}
+
+impl Widget for &FilterLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let popup = centered(
+            area,
+            area.width.saturating_sub(4).min(96),
+            area.height.saturating_sub(2),
+        );
+        if popup.height < 3 || popup.width < 12 {
+            return;
+        }
+        let row = Rect {
+            x: popup.x + 2,
+            y: popup.bottom() - 1,
+            width: popup.width - 4,
+            height: 1,
+        };
+        let [label, field] =
+            Layout::horizontal([Constraint::Length(8), Constraint::Fill(1)]).areas(row);
+        Line::styled("filter: ", self.theme.key).render(label, buf);
+        self.filter.render(field, buf);
     }
 }

@@ -25,6 +25,17 @@ impl Widget for &TitleBar<'_> {
         let m = self.model;
         let sep = self.theme.glyphs.sep;
         let mut spans = vec![Span::styled(" quantscope", self.theme.heading)];
+        if let Some(demo) = &m.demo {
+            spans.push(Span::styled(
+                format!(
+                    " {sep} demo: {} {sep} step {} of {}",
+                    demo.script.title,
+                    demo.shown,
+                    demo.len()
+                ),
+                self.theme.active,
+            ));
+        }
         if m.stale() {
             spans.push(Span::styled(
                 format!(" {sep} {} stale: fix the text", self.theme.glyphs.stale),
@@ -59,6 +70,35 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
         Mode::Confirm => (Mode::Confirm, &[Action::Yes, Action::No, Action::Close]),
         Mode::Prompt => (Mode::Prompt, &[Action::Yes, Action::Close]),
         Mode::Picker => (Mode::Picker, &[Action::Down, Action::Yes, Action::Close]),
+        Mode::Practice => (
+            Mode::Practice,
+            &[
+                Action::Submit,
+                Action::Hint,
+                Action::Reveal,
+                Action::NextStep,
+                Action::NextExercise,
+                Action::Cards,
+                Action::Close,
+            ],
+        ),
+        Mode::Cards => (
+            Mode::Cards,
+            &[
+                Action::Reveal,
+                Action::NextStep,
+                Action::PrevStep,
+                Action::Close,
+            ],
+        ),
+        Mode::Demo => (
+            Mode::Demo,
+            &[Action::NextStep, Action::PrevStep, Action::Close],
+        ),
+        Mode::TensorPicker => (
+            Mode::TensorPicker,
+            &[Action::Down, Action::Yes, Action::Close],
+        ),
         Mode::Global => (
             Mode::Global,
             &[
@@ -97,7 +137,9 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
 /// The hints for the current mode and focus as `(keys, label)` pairs, from the keymap.
 #[must_use]
 pub fn hints(model: &Model) -> Vec<(String, &'static str)> {
-    let (table, actions) = hint_actions(mode(model), model.focus);
+    let current = mode(model);
+    let in_demo = model.demo.is_some() && matches!(current, Mode::Global | Mode::Panes);
+    let (table, actions) = hint_actions(if in_demo { Mode::Demo } else { current }, model.focus);
     let key_of = |a: Action| {
         bindings(table)
             .chain(bindings(Mode::Global))

@@ -1,0 +1,116 @@
+//! The demo player: a scripted sequence of scenarios, settings, focus and captions, stepped
+//! through at the presenter's pace. Going back replays the script from the start, so every
+//! step always looks the same however it was reached.
+
+use crate::app::model::{Focus, Model, Source, new_editor};
+use crate::core::config::Granularity;
+use crate::io::demo::{DemoFocus, DemoScript, DemoStep};
+
+/// A script being played and how far it has got.
+#[derive(Debug, Clone)]
+pub struct Demo {
+    /// The script.
+    pub script: DemoScript,
+    /// Steps applied so far (0 before the first).
+    pub shown: usize,
+}
+
+impl Demo {
+    /// A player for `script`, before its first step.
+    #[must_use]
+    pub fn new(script: DemoScript) -> Self {
+        Self { script, shown: 0 }
+    }
+
+    /// Number of steps.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.script.steps.len()
+    }
+
+    /// True for a script without steps.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.script.steps.is_empty()
+    }
+}
+
+fn focus_of(f: DemoFocus) -> Focus {
+    match f {
+        DemoFocus::Data => Focus::Editor,
+        DemoFocus::Settings => Focus::Settings,
+        DemoFocus::Utilization => Focus::Utilization,
+        DemoFocus::Errors => Focus::Errors,
+        DemoFocus::Ladder => Focus::Ladder,
+        DemoFocus::Detail => Focus::Detail,
+    }
+}
+
+/// Applies one step to the model.
+pub fn apply_step(model: &mut Model, step: &DemoStep) {
+    if let Some(scenario) = &step.scenario {
+        model.load_scenario(scenario);
+    }
+    let (preset, overrides) = step.apply(model.preset, model.overrides);
+    match overrides.resolve(preset) {
+        Ok(config) => {
+            let changed = config != model.config;
+            model.preset = preset;
+            model.overrides = overrides;
+            model.config = config;
+            if let Granularity::Group(g) = config.granularity {
+                model.group_size = g;
+            }
+            if changed {
+                model.request_analysis();
+            }
+        }
+        Err(e) => model.status = Some(format!("demo step {}: {e}", step.number)),
+    }
+    if let Some(f) = step.focus {
+        let focus = focus_of(f);
+        if focus == Focus::Detail {
+            model.show_detail = true;
+        }
+        model.focus = focus;
+    }
+    if let Some(row) = step.select {
+        model.selected_channel = row;
+    }
+    model.caption.clone_from(&step.caption);
+}
+
+/// Resets the model to a blank state for replaying a script from its start.
+pub fn reset(model: &mut Model) {
+    model.editor = new_editor("");
+    model.source = Source::Text { path: None };
+    model.dirty = false;
+    model.show_detail = false;
+    model.show_explain = false;
+    model.selected_channel = 0;
+    model.overlay = None;
+    model.caption = None;
+}
+
+/// Shows step `target` (1-based; 0 resets): replays steps 1..=target.
+pub fn go_to(model: &mut Model, target: usize) {
+    let Some(demo) = model.demo.take() else {
+        return;
+    };
+    let target = target.min(demo.len());
+    if target < demo.shown {
+        reset(model);
+        for step in &demo.script.steps[..target] {
+            apply_step(model, step);
+        }
+    } else {
+        for step in &demo.script.steps[demo.shown..target] {
+            apply_step(model, step);
+        }
+    }
+    model.dirty = false;
+    model.demo = Some(Demo {
+        shown: target,
+        ..demo
+    });
+}

@@ -1,0 +1,126 @@
+//! Practice mode: the built-in exercises one step at a time, with answers checked by the
+//! core, hints after a miss, reveals and a score; and the recall cards.
+
+use std::sync::Arc;
+
+use ratatui_textarea::TextArea;
+
+use crate::core::Matrix;
+use crate::core::exercise::{Card, Exercise, Session};
+use crate::core::explain::{ChannelExplanation, explain_channel};
+use crate::io::assets::{cards, exercise_matrix, exercises};
+
+/// The recall cards, one at a time.
+#[derive(Debug, Clone)]
+pub struct CardDeck {
+    /// Every card.
+    pub cards: Vec<Card>,
+    /// The card shown.
+    pub index: usize,
+    /// Its answer is shown.
+    pub revealed: bool,
+}
+
+/// The state of practice mode.
+#[derive(Debug)]
+pub struct Practice {
+    /// The built-in exercises.
+    pub exercises: Vec<Exercise>,
+    /// The one being practised.
+    pub index: usize,
+    /// Its session: steps, answers, hints, score.
+    pub session: Session,
+    /// Where the exercise's data came from, in words.
+    pub data_note: String,
+    /// The answer being typed.
+    pub input: TextArea<'static>,
+    /// The last answer checked, shown beside its verdict.
+    pub last_answer: Option<String>,
+    /// The worked arithmetic of the step's row, once the step is solved or revealed.
+    pub worked: Option<Arc<ChannelExplanation>>,
+    /// The recall cards, when shown instead of the exercise.
+    pub deck: Option<CardDeck>,
+}
+
+fn new_input() -> TextArea<'static> {
+    let mut input = TextArea::default();
+    input.set_placeholder_text("type the answer, then Enter");
+    input
+}
+
+impl Practice {
+    /// Starts exercise `index`. An exercise that works on the learner's own rows uses
+    /// `learner` when it has at least two rows, and a generated pair otherwise.
+    pub fn start(index: usize, learner: Option<&Matrix>) -> Result<Self, String> {
+        let exercises = exercises();
+        let index = index.min(exercises.len().saturating_sub(1));
+        let exercise = exercises
+            .get(index)
+            .cloned()
+            .ok_or("no exercises are built in")?;
+        let (matrix, data_note) = match learner {
+            Some(m) if exercise.learner_rows && m.shape().0 >= 2 => {
+                (m.clone(), "your rows from the editor".to_string())
+            }
+            _ => {
+                let note = if exercise.learner_rows {
+                    "a generated pair (write two rows in the editor to use your own)"
+                } else {
+                    "the exercise's own data"
+                };
+                (
+                    exercise_matrix(&exercise).map_err(|e| e.to_string())?,
+                    note.to_string(),
+                )
+            }
+        };
+        let session = Session::new(exercise, matrix).map_err(|e| e.to_string())?;
+        Ok(Self {
+            exercises,
+            index,
+            session,
+            data_note,
+            input: new_input(),
+            last_answer: None,
+            worked: None,
+            deck: None,
+        })
+    }
+
+    /// The text typed so far.
+    #[must_use]
+    pub fn answer_text(&self) -> String {
+        self.input.lines().join(" ")
+    }
+
+    /// Clears the answer field (after a step change).
+    pub fn clear_input(&mut self) {
+        self.input = new_input();
+        self.last_answer = None;
+    }
+
+    /// Recomputes the worked arithmetic for the current step, shown once it is done.
+    pub fn refresh_worked(&mut self) {
+        let done = self.session.progress().done();
+        let row = self.session.step().row;
+        self.worked = match row {
+            Some(r) if done && r < self.session.matrix().shape().0 => {
+                let report = &self.session.prepared().report;
+                Some(Arc::new(explain_channel(self.session.matrix(), report, r)))
+            }
+            _ => None,
+        };
+    }
+
+    /// Shows the recall cards (or hides them).
+    pub fn toggle_cards(&mut self) {
+        self.deck = match self.deck {
+            Some(_) => None,
+            None => Some(CardDeck {
+                cards: cards(),
+                index: 0,
+                revealed: false,
+            }),
+        };
+    }
+}

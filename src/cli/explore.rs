@@ -1,0 +1,217 @@
+//! Starting the explorer: on a file, a scenario, the built-in example, a demo script or
+//! practice mode. Files are opened before the terminal is touched, so a bad file is a plain
+//! error message and exit code 2.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::app::model::Overlay;
+use crate::app::{Model, update::start_practice};
+use crate::cli::{BUILTIN_EXAMPLE, Cli, fail, find_scenario, list_scenarios, write_stdout};
+use crate::io::npy::parse_npy;
+use crate::io::safetensors::Safetensors;
+use crate::tui;
+
+/// Arguments of `quantscope demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// A built-in script's name (see --list) or a script file (.toml); default quiet-row.
+    pub script: Option<String>,
+    /// List the built-in demo scripts, and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// Arguments of `quantscope practice`.
+#[derive(Debug, Args)]
+pub struct PracticeArgs {
+    /// The exercise to start with: a built-in's name (see --list); default the first.
+    pub exercise: Option<String>,
+    /// List the built-in exercises, and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().to_string(),
+    )
+}
+
+/// Opens a file for the explorer: text as it is (the editor shows parse errors), `.npy` as a
+/// read-only matrix, `.safetensors` through the tensor picker (or directly when it holds one
+/// loadable tensor). A missing text file starts empty.
+fn open(path: &Path) -> Result<Model, String> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if ext == "npy" {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let matrix = parse_npy(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Ok(Model::with_tensor(file_name(path), matrix));
+    }
+    if ext == "safetensors" {
+        let file = Safetensors::open(path).map_err(|e| e.to_string())?;
+        let loadable: Vec<_> = file.loadable().cloned().collect();
+        if let [only] = loadable.as_slice() {
+            let matrix = file.load(&only.name).map_err(|e| e.to_string())?;
+            return Ok(Model::with_tensor(
+                format!("{} / {}", file_name(path), only.name),
+                matrix,
+            ));
+        }
+        if loadable.is_empty() {
+            return Err(format!(
+                "{}: no floating tensor to open (see quantscope report --list-tensors)",
+                path.display()
+            ));
+        }
+        let mut model = Model::with_text("", None);
+        model.overlay = Some(Overlay::tensor_picker(path.to_path_buf(), loadable));
+        return Ok(model);
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes).map_err(|e| {
+                format!(
+                    "{}: not UTF-8 text (invalid byte at offset {})",
+                    path.display(),
+                    e.utf8_error().valid_up_to()
+                )
+            })?;
+            Ok(Model::with_text(&text, Some(path.to_path_buf())))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut model = Model::with_text("", Some(path.to_path_buf()));
+            model.status = Some(format!("new file {}: Ctrl-S saves it", path.display()));
+            Ok(model)
+        }
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// The explorer on the built-in example, with its scenario's caption.
+fn builtin() -> Model {
+    let mut model = Model::with_text(BUILTIN_EXAMPLE, None);
+    if let Ok(scenario) = crate::io::assets::scenario("quiet-loud") {
+        model.load_scenario(&scenario);
+        model.status = None;
+    }
+    model
+}
+
+fn run(model: Model, ascii: bool) -> ExitCode {
+    if let Err(e) = color_eyre::install() {
+        eprintln!("error: {e}");
+    }
+    match tui::run(model, tui::Options::from_env(ascii)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:?}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `quantscope [FILE]`: the explorer.
+#[must_use]
+pub fn explore(cli: &Cli) -> ExitCode {
+    if cli.list_scenarios {
+        return list_scenarios();
+    }
+    let model = if let Some(name) = &cli.scenario {
+        match find_scenario(name) {
+            Ok(s) => {
+                let mut m = Model::with_text(&s.text, None);
+                m.load_scenario(&s);
+                m
+            }
+            Err(e) => return fail(&e),
+        }
+    } else if let Some(path) = &cli.file {
+        match open(path) {
+            Ok(m) => m,
+            Err(e) => return fail(&e),
+        }
+    } else {
+        builtin()
+    };
+    run(model, cli.ascii)
+}
+
+/// `quantscope demo [SCRIPT]`.
+#[must_use]
+pub fn demo(args: &DemoArgs, ascii: bool) -> ExitCode {
+    if args.list {
+        let out: String =
+            crate::io::demo::demo_scripts()
+                .iter()
+                .fold(String::new(), |mut out, d| {
+                    let _ = writeln!(out, "{}  {}", d.name, d.title);
+                    out
+                });
+        return write_stdout(out.as_bytes());
+    }
+    let name = args.script.as_deref().unwrap_or("quiet-row");
+    let path = Path::new(name);
+    let script = if path.is_file() {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => return fail(&format!("{}: {e}", path.display())),
+        };
+        crate::io::demo::parse_demo(&file_name(path), &text)
+    } else {
+        crate::io::demo::demo_script(name)
+    };
+    let script = match script {
+        Ok(s) => s,
+        Err(e) => return fail(&format!("{e} (see quantscope demo --list)")),
+    };
+    let mut model = Model::with_text("", None);
+    model.demo = Some(crate::app::demo::Demo::new(script));
+    crate::app::demo::go_to(&mut model, 1);
+    run(model, ascii)
+}
+
+/// `quantscope practice [EXERCISE]`.
+#[must_use]
+pub fn practice(args: &PracticeArgs, ascii: bool) -> ExitCode {
+    let names = crate::io::assets::exercise_names();
+    if args.list {
+        let out: String =
+            crate::io::assets::exercises()
+                .iter()
+                .fold(String::new(), |mut out, e| {
+                    let _ = writeln!(out, "{}  {}", e.name, e.title);
+                    out
+                });
+        return write_stdout(out.as_bytes());
+    }
+    let index = match &args.exercise {
+        None => 0,
+        Some(n) => match names.iter().position(|x| x == n) {
+            Some(i) => i,
+            None => {
+                return fail(&format!(
+                    "no built-in exercise {n:?} (see quantscope practice --list)"
+                ));
+            }
+        },
+    };
+    let mut model = builtin();
+    start_practice(&mut model, index);
+    if model.practice.is_none() {
+        return fail(
+            model
+                .status
+                .as_deref()
+                .unwrap_or("could not start practice mode"),
+        );
+    }
+    run(model, ascii)
+}
