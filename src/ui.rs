@@ -150,9 +150,10 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     let show_detail = model.show_detail || detail_has_room(area.width);
     let caption_rows = model.caption.as_ref().map_or(0, |c| {
         let width = usize::from(area.width.max(1));
+        let most = if area.height < 30 { 1 } else { 2 };
         u16::try_from(c.chars().count().div_ceil(width))
             .unwrap_or(2)
-            .clamp(1, 2)
+            .clamp(1, most)
     });
     let Some(areas) = layout(area, show_detail, ladder_rows, caption_rows) else {
         frame.render_widget(
@@ -179,7 +180,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
         &settings::SettingsPane {
             config: &model.config,
             preset: model.preset,
-            modified: !model.overrides.is_empty(),
+            modified: model.changed_from_preset(),
             group_size: model.group_size,
             selected: model.selected_setting,
             focused: model.focus == Focus::Settings,

@@ -378,6 +378,14 @@ impl Model {
         order
     }
 
+    /// The configuration differs from its preset's own (the title and settings say so).
+    #[must_use]
+    pub fn changed_from_preset(&self) -> bool {
+        crate::core::presets::Overrides::default()
+            .resolve(self.preset)
+            .map_or(true, |base| base != self.config)
+    }
+
     /// The channel detail is on screen: asked for, or the terminal is wide enough.
     #[must_use]
     pub fn detail_visible(&self) -> bool {

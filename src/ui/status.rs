@@ -47,7 +47,7 @@ impl Widget for &TitleBar<'_> {
             m.config.summary(),
             m.preset
         )));
-        if !m.overrides.is_empty() {
+        if m.changed_from_preset() {
             spans.push(Span::raw(" (changed)"));
         }
         if let Some(r) = &m.report {
