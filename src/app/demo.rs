@@ -3,7 +3,6 @@
 //! step always looks the same however it was reached.
 
 use crate::app::model::{Focus, Model, Source, new_editor};
-use crate::core::config::Granularity;
 use crate::io::demo::{DemoFocus, DemoScript, DemoStep};
 
 /// A script being played and how far it has got.
@@ -52,20 +51,8 @@ pub fn apply_step(model: &mut Model, step: &DemoStep) {
         model.load_scenario(scenario);
     }
     let (preset, overrides) = step.apply(model.preset, model.overrides);
-    match overrides.resolve(preset) {
-        Ok(config) => {
-            let changed = config != model.config;
-            model.preset = preset;
-            model.overrides = overrides;
-            model.config = config;
-            if let Granularity::Group(g) = config.granularity {
-                model.group_size = g;
-            }
-            if changed {
-                model.request_analysis();
-            }
-        }
-        Err(e) => model.status = Some(format!("demo step {}: {e}", step.number)),
+    if let Err(e) = model.apply_settings(preset, overrides) {
+        model.status = Some(format!("demo step {}: {e}", step.number));
     }
     if let Some(f) = step.focus {
         let focus = focus_of(f);

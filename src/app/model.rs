@@ -1,5 +1,6 @@
 //! The explorer's whole state. Panes read it; only [`crate::app::update`] changes it.
 
+use std::ops::Not as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -378,12 +379,34 @@ impl Model {
         order
     }
 
+    /// Switches to `preset` with `overrides` when they resolve to a valid configuration,
+    /// asking for an analysis if anything changed.
+    pub fn apply_settings(
+        &mut self,
+        preset: &'static str,
+        overrides: Overrides,
+    ) -> Result<(), crate::core::ConfigError> {
+        let config = overrides.resolve(preset)?;
+        let changed = config != self.config;
+        self.config = config;
+        self.overrides = overrides;
+        self.preset = preset;
+        if let Granularity::Group(g) = config.granularity {
+            self.group_size = g;
+        }
+        if changed {
+            self.request_analysis();
+        }
+        Ok(())
+    }
+
     /// The configuration differs from its preset's own (the title and settings say so).
     #[must_use]
     pub fn changed_from_preset(&self) -> bool {
         crate::core::presets::Overrides::default()
             .resolve(self.preset)
-            .map_or(true, |base| base != self.config)
+            .is_ok_and(|base| base == self.config)
+            .not()
     }
 
     /// The channel detail is on screen: asked for, or the terminal is wide enough.

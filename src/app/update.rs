@@ -763,19 +763,7 @@ fn change_setting(model: &mut Model, setting: Setting, forward: bool) {
             ));
         }
     }
-    match o.resolve(preset) {
-        Ok(config) => {
-            let changed = config != model.config;
-            model.config = config;
-            model.overrides = o;
-            model.preset = preset;
-            if let Granularity::Group(g) = config.granularity {
-                model.group_size = g;
-            }
-            if changed {
-                model.request_analysis();
-            }
-        }
-        Err(e) => model.status = Some(format!("not changed: {e}")),
+    if let Err(e) = model.apply_settings(preset, o) {
+        model.status = Some(format!("not changed: {e}"));
     }
 }

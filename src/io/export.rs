@@ -20,7 +20,7 @@ mod csv;
 mod doc;
 mod json;
 mod markdown;
-mod num;
+pub(crate) mod num;
 mod table;
 
 use std::fmt;

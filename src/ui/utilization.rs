@@ -339,32 +339,7 @@ pub(crate) fn window(selected: usize, len: usize, height: usize) -> Range<usize>
 /// `x` with `digits` significant digits, like C's `%g` but switching to scientific notation
 /// below `1e-3` so numbers stay short: `0.0214`, `2.21`, `1.23e-4`, `4.57e6`.
 pub(crate) fn sig(x: f64, digits: usize) -> String {
-    if x == 0.0 {
-        return "0".to_string();
-    }
-    if !x.is_finite() {
-        return x.to_string();
-    }
-    let digits = digits.max(1);
-    let scientific = format!("{:.*e}", digits - 1, x);
-    let Some((mantissa, exp)) = scientific.split_once('e') else {
-        return scientific;
-    };
-    let exp: i64 = exp.parse().unwrap_or(0);
-    if exp < -3 || exp >= digits as i64 {
-        format!("{}e{exp}", trim_zeros(mantissa))
-    } else {
-        let decimals = (digits as i64 - 1 - exp).max(0) as usize;
-        trim_zeros(&format!("{x:.decimals$}")).to_string()
-    }
-}
-
-fn trim_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
+    crate::io::export::num::significant(x, digits, -3)
 }
 
 /// The style of numbers: dimmed when the results are stale.

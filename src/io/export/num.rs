@@ -8,6 +8,13 @@ pub(super) const VALUE_DIGITS: usize = 6;
 /// `x` with `digits` significant digits: fixed notation when the decimal exponent is in
 /// `-4..digits`, scientific (`1.234e-5`) otherwise, trailing zeros dropped (C's `%g`).
 pub(super) fn sig(x: f64, digits: usize) -> String {
+    significant(x, digits, -4)
+}
+
+/// `x` with `digits` significant digits, in fixed notation when the decimal exponent is in
+/// `smallest_fixed..digits` and scientific otherwise, trailing zeros dropped. Shared by the
+/// exporters (`%g`: -4) and the panes (-3, which keeps numbers short).
+pub(crate) fn significant(x: f64, digits: usize, smallest_fixed: i64) -> String {
     if x == 0.0 {
         return "0".to_string();
     }
@@ -22,7 +29,7 @@ pub(super) fn sig(x: f64, digits: usize) -> String {
         return scientific;
     };
     let exp: i64 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= digits as i64 {
+    if exp < smallest_fixed || exp >= digits as i64 {
         format!("{}e{exp}", trim_zeros(mantissa))
     } else {
         let decimals = (digits as i64 - 1 - exp).max(0) as usize;
