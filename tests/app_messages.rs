@@ -715,7 +715,7 @@ fn two_tensor_file() -> std::path::PathBuf {
 fn the_tensor_picker_filters_by_typing_and_opens_the_chosen_tensor() {
     let path = two_tensor_file();
     let file = quantscope::io::safetensors::Safetensors::open(&path).unwrap();
-    let tensors: Vec<_> = file.loadable().into_iter().cloned().collect();
+    let tensors: Vec<_> = file.loadable().cloned().collect();
     let mut m = Model::with_text("", None);
     m.overlay = Some(Overlay::tensor_picker(path.clone(), tensors));
     // Typing filters; letters are not actions here.
