@@ -2,7 +2,7 @@
 //!
 //! | extension                              | format                                   |
 //! |----------------------------------------|------------------------------------------|
-//! | `.npy`                                 | numpy array ([`parse_npy`])              |
+//! | `.npy`                                 | numpy array ([`read_npy`])               |
 //! | `.txt`, `.csv`, `.tsv`, none, unknown  | channel text, UTF-8 ([`parse_text`])     |
 //! | `.safetensors`                         | one tensor ([`crate::io::safetensors`])  |
 //!
@@ -17,7 +17,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::core::Matrix;
-use crate::io::npy::{NpyError, parse_npy};
+use crate::io::npy::{NpyError, ReadNpyError, read_npy};
 use crate::io::safetensors::{Safetensors, SafetensorsError};
 use crate::io::text::{ParseError, parse_text};
 
@@ -131,14 +131,21 @@ pub fn load_path_tensor(path: &Path, tensor: Option<&str>) -> Result<Matrix, Loa
         }
         _ => {}
     }
+    if format == Format::Npy {
+        // Read straight into the matrix: holding the file's bytes too would double the peak.
+        let read = std::fs::File::open(path)
+            .map_err(ReadNpyError::Io)
+            .and_then(|mut file| read_npy(&mut file));
+        return read.map_err(|e| match e {
+            ReadNpyError::Io(source) => LoadError::Io { name, source },
+            ReadNpyError::Npy(source) => LoadError::Npy { name, source },
+        });
+    }
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(source) => return Err(LoadError::Io { name, source }),
     };
-    match format {
-        Format::Npy => parse_npy(&bytes).map_err(|source| LoadError::Npy { name, source }),
-        _ => text_from_bytes(name, &bytes),
-    }
+    text_from_bytes(name, &bytes)
 }
 
 /// Loads a matrix from a reader (standard input, say) as channel text.

@@ -18,6 +18,12 @@
 //! message. Sizes are checked with overflow-checked arithmetic against the bytes present
 //! before anything is allocated, so a hostile header cannot make the reader allocate more
 //! than about twice the file's size. The reader never panics.
+//!
+//! [`parse_npy`] reads bytes already in memory; [`read_npy`] reads a file (any seekable
+//! stream) without holding its bytes: header first, then the data converted chunk by chunk
+//! straight into the matrix's values, so loading peaks at the matrix's size, not twice it.
+
+use std::io::{Read, Seek, SeekFrom};
 
 use half::f16;
 use ndarray::{Array2, ArrayD, IxDyn, ShapeBuilder};
@@ -182,100 +188,228 @@ impl Dtype {
 ///
 /// See the [module documentation](self) for what is accepted and how shapes map to rows.
 pub fn parse_npy(bytes: &[u8]) -> Result<Matrix, NpyError> {
-    let (
-        Header {
-            descr,
-            fortran_order,
-            shape,
-        },
-        data,
-    ) = split_header(bytes)?;
+    let (header, data) = split_header(bytes, bytes.len())?;
+    match build(header, data.len(), &mut SliceData(data)) {
+        Ok(result) => result,
+        Err(never) => match never {},
+    }
+}
+
+/// Why a `.npy` stream could not be read: the stream failed, or its content is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadNpyError {
+    /// Reading or seeking failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The content is not a matrix quantscope reads (the same errors as [`parse_npy`]).
+    #[error(transparent)]
+    Npy(#[from] NpyError),
+}
+
+/// Reads a `.npy` file from a seekable stream into a [`Matrix`], exactly as [`parse_npy`]
+/// reads its bytes, without holding the file's bytes in memory: the header is read first,
+/// then the data straight into the matrix's `f32` values, converted chunk by chunk. Peak
+/// memory is the matrix plus a small buffer (plus one copy of the matrix for a Fortran-order
+/// file, as [`parse_npy`] needs too).
+pub fn read_npy<R: Read + Seek>(reader: &mut R) -> Result<Matrix, ReadNpyError> {
+    let total = reader.seek(SeekFrom::End(0))?;
+    let total = usize::try_from(total).unwrap_or(usize::MAX);
+    reader.seek(SeekFrom::Start(0))?;
+    // The preamble is at most 12 bytes; it says how long the header is.
+    let mut head = vec![0; total.min(12)];
+    reader.read_exact(&mut head)?;
+    let end = match preamble(&head, total) {
+        Ok((_, end)) => end,
+        Err(e) => return Err(e.into()),
+    };
+    // `end` may lie: never read (or allocate) past the file.
+    let have = head.len();
+    head.resize(end.min(total).max(have), 0);
+    reader.read_exact(&mut head[have..])?;
+    let (header, _) = split_header(&head, total)?;
+    let found = total.saturating_sub(end);
+    let mut data = StreamData {
+        reader,
+        start: end as u64,
+    };
+    Ok(build(header, found, &mut data)??)
+}
+
+/// The data bytes after the header, wherever they are.
+trait Data {
+    /// Why the bytes could not be read.
+    type Error;
+    /// Decodes all `count` elements (the bytes are known to be exactly that many).
+    fn decode(
+        &mut self,
+        count: usize,
+        dtype: Dtype,
+        big_endian: bool,
+    ) -> Result<Vec<f32>, Self::Error>;
+    /// The `f64` at element `index`, if it is there.
+    fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64>;
+}
+
+/// Data in memory.
+struct SliceData<'a>(&'a [u8]);
+
+impl Data for SliceData<'_> {
+    type Error = std::convert::Infallible;
+    fn decode(
+        &mut self,
+        _: usize,
+        dtype: Dtype,
+        big_endian: bool,
+    ) -> Result<Vec<f32>, Self::Error> {
+        let mut out = Vec::with_capacity(self.0.len() / dtype.size());
+        decode(self.0, dtype, big_endian, &mut out);
+        Ok(out)
+    }
+    fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64> {
+        read_f64(self.0, index, big_endian)
+    }
+}
+
+/// Data in a seekable stream, starting at byte `start`.
+struct StreamData<'a, R> {
+    reader: &'a mut R,
+    start: u64,
+}
+
+/// Bytes converted per read of a stream (a multiple of every element size).
+const CHUNK: usize = 1 << 16;
+
+impl<R: Read + Seek> Data for StreamData<'_, R> {
+    type Error = std::io::Error;
+    fn decode(
+        &mut self,
+        count: usize,
+        dtype: Dtype,
+        big_endian: bool,
+    ) -> std::io::Result<Vec<f32>> {
+        self.reader.seek(SeekFrom::Start(self.start))?;
+        let mut out = Vec::with_capacity(count);
+        let mut buf = vec![0; CHUNK];
+        let mut left = count * dtype.size();
+        while left > 0 {
+            let n = left.min(CHUNK);
+            self.reader.read_exact(&mut buf[..n])?;
+            decode(&buf[..n], dtype, big_endian, &mut out);
+            left -= n;
+        }
+        Ok(out)
+    }
+    fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64> {
+        let at = self
+            .start
+            .checked_add(u64::try_from(index.checked_mul(8)?).ok()?)?;
+        self.reader.seek(SeekFrom::Start(at)).ok()?;
+        let mut raw = [0; 8];
+        self.reader.read_exact(&mut raw).ok()?;
+        read_f64(&raw, 0, big_endian)
+    }
+}
+
+/// The matrix a header and `found` data bytes describe.
+fn build<D: Data>(
+    Header {
+        descr,
+        fortran_order,
+        shape,
+    }: Header,
+    found: usize,
+    data: &mut D,
+) -> Result<Result<Matrix, NpyError>, D::Error> {
     let shape_text = shape_to_string(&shape);
     let overflow = || NpyError::ShapeOverflow {
         shape: shape_to_string(&shape),
     };
     let Some((dtype, big_endian)) = Dtype::from_descr(&descr) else {
-        return Err(NpyError::UnsupportedDtype { descr });
+        return Ok(Err(NpyError::UnsupportedDtype { descr }));
     };
     let Some((&first, trailing)) = shape.split_first() else {
-        return Err(NpyError::ZeroDimensional);
+        return Ok(Err(NpyError::ZeroDimensional));
     };
     if shape.contains(&0) {
-        return Err(NpyError::ZeroSize { shape: shape_text });
+        return Ok(Err(NpyError::ZeroSize { shape: shape_text }));
     }
-    let (rows, cols) = if trailing.is_empty() {
-        (1, first)
-    } else {
-        (
-            first,
-            trailing
+    let sizes = || {
+        let (rows, cols) = if trailing.is_empty() {
+            (1, first)
+        } else {
+            let cols = trailing
                 .iter()
-                .try_fold(1_usize, |acc, &d| acc.checked_mul(d))
-                .ok_or_else(overflow)?,
-        )
+                .try_fold(1_usize, |acc, &d| acc.checked_mul(d))?;
+            (first, cols)
+        };
+        let count = rows.checked_mul(cols)?;
+        Some((rows, cols, count, count.checked_mul(dtype.size())?))
     };
-    let count = rows.checked_mul(cols).ok_or_else(overflow)?;
-    let expected = count.checked_mul(dtype.size()).ok_or_else(overflow)?;
-    let found = data.len();
+    let Some((rows, cols, count, expected)) = sizes() else {
+        return Ok(Err(overflow()));
+    };
     if found < expected {
-        return Err(NpyError::DataTooShort {
+        return Ok(Err(NpyError::DataTooShort {
             shape: shape_text,
             expected,
             found,
-        });
+        }));
     }
     if found > expected {
-        return Err(NpyError::TrailingBytes {
+        return Ok(Err(NpyError::TrailingBytes {
             shape: shape_text,
             expected,
             found,
-        });
+        }));
     }
     // Only now, with the size checked against the bytes present, allocate.
-    let flat = decode(data, dtype, big_endian);
+    let flat = data.decode(count, dtype, big_endian)?;
     let values = if fortran_order && shape.len() > 1 {
         ArrayD::from_shape_vec(IxDyn(&shape).f(), flat)
-            .map_err(|_| overflow())?
-            .as_standard_layout()
-            .into_owned()
-            .into_shape_with_order((rows, cols))
+            .map_err(|_| overflow())
+            .map(|a| a.as_standard_layout().into_owned())
+            .and_then(|a| {
+                a.into_shape_with_order((rows, cols))
+                    .map_err(|_| overflow())
+            })
     } else {
-        Array2::from_shape_vec((rows, cols), flat)
-    }
-    .map_err(|_| overflow())?;
-    Matrix::new(values).map_err(|e| match e {
+        Array2::from_shape_vec((rows, cols), flat).map_err(|_| overflow())
+    };
+    let values = match values {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(Matrix::new(values).map_err(|e| match e {
         MatrixError::NotFinite { row, col, value } => {
             let index = file_index(row, col, &shape, fortran_order);
-            match read_f64(data, index, big_endian).filter(|v| dtype == Dtype::F64 && v.is_finite())
-            {
+            let stored = data.f64_at(index, big_endian);
+            match stored.filter(|v| dtype == Dtype::F64 && v.is_finite()) {
                 Some(value) => NpyError::OutOfRange { row, col, value },
                 None => NpyError::NotFinite { row, col, value },
             }
         }
         other => NpyError::Matrix(other),
-    })
+    }))
 }
 
-/// Decodes the data bytes (whose length is a multiple of the element size) into `f32`s.
-fn decode(data: &[u8], dtype: Dtype, big_endian: bool) -> Vec<f32> {
+/// Decodes data bytes (a multiple of the element size) into `f32`s, appended to `out`.
+fn decode(data: &[u8], dtype: Dtype, big_endian: bool, out: &mut Vec<f32>) {
     macro_rules! convert {
         ($n:literal, $f:expr) => {
-            data.chunks_exact($n)
-                .map(|chunk| {
-                    let mut raw = [0_u8; $n];
-                    raw.copy_from_slice(chunk);
-                    if big_endian {
-                        raw.reverse();
-                    }
-                    $f(raw)
-                })
-                .collect()
+            out.extend(data.chunks_exact($n).map(|chunk| {
+                let mut raw = [0_u8; $n];
+                raw.copy_from_slice(chunk);
+                if big_endian {
+                    raw.reverse();
+                }
+                $f(raw)
+            }))
         };
     }
     match dtype {
         Dtype::F16 => convert!(2, |raw| f16::from_le_bytes(raw).to_f32()),
         Dtype::F32 => convert!(4, f32::from_le_bytes),
-        // Values beyond f32's range become infinities here; `parse_npy` reports them.
+        // Values beyond f32's range become infinities here; `build` reports them.
         Dtype::F64 => convert!(8, |raw| f64::from_le_bytes(raw) as f32),
     }
 }
@@ -336,11 +470,12 @@ struct Header {
     shape: Vec<usize>,
 }
 
-/// Reads the preamble and header; returns them and the data bytes that follow.
-fn split_header(bytes: &[u8]) -> Result<(Header, &[u8]), NpyError> {
+/// Checks the preamble of a file of `total` bytes starting with `bytes`: returns where the
+/// header text starts and ends.
+fn preamble(bytes: &[u8], total: usize) -> Result<(usize, usize), NpyError> {
     let truncated = |needed| NpyError::TruncatedHeader {
         needed,
-        available: bytes.len(),
+        available: total,
     };
     if !bytes.starts_with(MAGIC) {
         let is_prefix = !bytes.is_empty() && MAGIC.starts_with(bytes);
@@ -366,9 +501,18 @@ fn split_header(bytes: &[u8]) -> Result<(Header, &[u8]), NpyError> {
         }
         _ => return Err(truncated(start)),
     };
-    let end = start.saturating_add(header_len);
+    Ok((start, start.saturating_add(header_len)))
+}
+
+/// Reads the preamble and header from the first bytes of a file of `total` bytes; returns
+/// them and the data bytes of `bytes` that follow.
+fn split_header(bytes: &[u8], total: usize) -> Result<(Header, &[u8]), NpyError> {
+    let (start, end) = preamble(bytes, total)?;
     let Some(text) = bytes.get(start..end) else {
-        return Err(truncated(end));
+        return Err(NpyError::TruncatedHeader {
+            needed: end,
+            available: total,
+        });
     };
     let text = std::str::from_utf8(text).map_err(|e| {
         NpyError::InvalidHeader(format!(
@@ -557,6 +701,102 @@ impl<'a> Literal<'a> {
                 Ok(Value::Bool(false))
             }
             _ => Err(self.unexpected("a value")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn npy(version: u8, header: &str, data: &[u8]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend([version, 0]);
+        if version == 1 {
+            out.extend(u16::try_from(header.len()).unwrap().to_le_bytes());
+        } else {
+            out.extend(u32::try_from(header.len()).unwrap().to_le_bytes());
+        }
+        out.extend(header.as_bytes());
+        out.extend(data);
+        out
+    }
+
+    fn header(descr: &str, fortran: bool, shape: &str) -> String {
+        let fortran = if fortran { "True" } else { "False" };
+        format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}\n")
+    }
+
+    fn bytes_of<T: Copy, const N: usize>(values: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+        values.iter().flat_map(|&v| f(v)).collect()
+    }
+
+    /// `read_npy` on a stream gives what `parse_npy` gives on the bytes: the same matrix or
+    /// the same error.
+    fn same(bytes: &[u8]) {
+        let want = parse_npy(bytes);
+        let got = read_npy(&mut Cursor::new(bytes));
+        match (want, got) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(a), Err(ReadNpyError::Npy(b))) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+            (a, b) => panic!("parse_npy {a:?}, read_npy {b:?}"),
+        }
+    }
+
+    #[test]
+    fn streaming_reads_like_parsing() {
+        let six = bytes_of(&[1.5f32, -0.25, 3.0, 4.0, 5.0, 6.0], f32::to_le_bytes);
+        let big = bytes_of(&[1.5f32, -0.25], f32::to_be_bytes);
+        let wide = bytes_of(&[1.5f64, -0.25, 1e300, 2.0], f64::to_le_bytes);
+        let long: Vec<f32> = (0..40_000u16).map(|i| f32::from(i) * 0.5).collect();
+        let mut cases = vec![
+            npy(1, &header("<f4", false, "(2, 3)"), &six),
+            npy(1, &header("<f4", true, "(2, 3)"), &six),
+            npy(1, &header("<f4", true, "(1, 2, 3)"), &six),
+            npy(2, &header("<f4", false, "(6,)"), &six),
+            npy(3, &header(">f4", false, "(2,)"), &big),
+            npy(1, &header("<f2", false, "(3,)"), &six),
+            npy(1, &header("<f8", false, "(2, 2)"), &wide),
+            npy(1, &header("<f8", true, "(2, 2)"), &wide),
+            npy(
+                1,
+                &header("<f4", false, "(200, 200)"),
+                &bytes_of(&long, f32::to_le_bytes),
+            ),
+            npy(1, &header("<f4", false, "(2, 3)"), &six[..20]),
+            npy(1, &header("<f4", false, "(1, 5)"), &six),
+            npy(1, &header("<i4", false, "(6,)"), &six),
+            npy(1, &header("<f4", false, "()"), &six),
+            npy(1, &header("<f4", false, "(0, 3)"), &[]),
+            npy(1, &header("<f4", false, "(99999999999, 99999999999)"), &six),
+            npy(1, "{'descr': '<f4'", &six),
+            npy(4, &header("<f4", false, "(6,)"), &six),
+            b"\x93NUM".to_vec(),
+            b"not numpy at all".to_vec(),
+            Vec::new(),
+        ];
+        let mut nan = six.clone();
+        nan[8..12].copy_from_slice(&f32::NAN.to_le_bytes());
+        cases.push(npy(1, &header("<f4", false, "(2, 3)"), &nan));
+        // A header length far beyond the file.
+        let mut lying = npy(2, &header("<f4", false, "(6,)"), &six);
+        lying[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+        cases.push(lying);
+        for bytes in &cases {
+            same(bytes);
+            for cut in [0, 1, 9, 11, 12, 40] {
+                same(&bytes[..cut.min(bytes.len())]);
+            }
+        }
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "npy") {
+                same(&std::fs::read(path).unwrap());
+            }
         }
     }
 }
