@@ -4,14 +4,18 @@
 //! [`Report`] that every consumer (panes, exporters, exercises) reads. Nothing outside this
 //! module computes a number.
 //!
-//! The pipeline for one configuration:
+//! The pipeline for one configuration, row by row in parallel (`pass`):
 //!
 //! ```text
-//! Matrix ─ stats pass ─▶ BlockStats per block ─ params ─▶ BlockParams (scale, zero point)
-//!        ─ quantize-and-measure pass ─▶ codes, per-row ErrorSums, levels ─▶ Report
+//! row ─ statistics (min, max, Σx²) ─▶ per block: BlockStats ─ params ─▶ BlockParams
+//!     ─ specialised quantize-and-measure loop (kernel::segment) ─▶ codes, f64 error lanes
+//!     ─▶ ChannelReport, Blocks ─▶ (rows combined in row order) ─▶ Report
 //! ```
 //!
-//! The ladder repeats the two passes for every granularity, keeping only the metrics.
+//! Blocks that span rows (per tensor, per column) get their statistics and parameters from
+//! a pass over the whole matrix first. The ladder runs every other granularity in one more
+//! pass over the rows, keeping only per-row metrics; no per-block arrays are kept for it.
+//! Results do not depend on the number of threads.
 
 mod analyse;
 pub mod config;
@@ -21,8 +25,10 @@ pub mod kernel;
 mod matrix;
 pub mod names;
 pub mod params;
+mod pass;
 pub mod presets;
 pub mod report;
+mod stats;
 pub mod view;
 
 pub use analyse::{

@@ -1,8 +1,14 @@
 //! The per-value quantize and dequantize expressions, in `f32` and in the order each
 //! library evaluates them.
+//!
+//! [`Quantizer`] is the reference, one value at a time. The analysis runs whole rows through
+//! a specialised loop (the private `segment` module) that gives the same codes, clamp flags
+//! and reconstructions bit for bit; `tests/kernels.rs` checks the two against each other.
 
 use crate::core::config::{Config, QuantExpr, Rounding};
 use crate::core::params::BlockParams;
+
+pub(crate) mod segment;
 
 /// A block's parameters prepared for the inner loop.
 #[derive(Debug, Clone, Copy)]

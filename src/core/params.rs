@@ -1,9 +1,16 @@
 //! From a block's statistics to its scale, zero point and (GGUF-style) float offset, in the
 //! precision and order of the chosen conventions.
 
-use crate::core::config::{
-    Arith, AsymZeroPoint, Config, Degenerate, RangeSource, Rounding, Scheme, SymScale, SymZeroPoint,
-};
+use crate::core::config::{Arith, Config, Degenerate, RangeSource, Scheme};
+
+mod calc;
+mod clip;
+mod reference;
+
+pub use calc::ParamCalc;
+pub use clip::clipped_params;
+pub(crate) use clip::params as clipped;
+pub use reference::block_params;
 
 /// What the statistics pass records of one block.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -59,7 +66,7 @@ pub struct RealRange {
     pub lo: f32,
     /// Upper end.
     pub hi: f32,
-    /// Signed extreme for [`SymScale::SignedExtreme`].
+    /// Signed extreme for [`SymScale::SignedExtreme`](crate::core::config::SymScale::SignedExtreme).
     pub extreme: f32,
 }
 
@@ -148,19 +155,33 @@ pub struct BlockParams {
     pub problem: Option<ParamProblem>,
 }
 
-fn round_f64(x: f64, rounding: Rounding) -> f64 {
-    match rounding {
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => (x + 0.5).floor(),
+/// The range a block's scale is formed from: `range` widened to include 0 when the
+/// configuration says so (or, under [`Degenerate::One`], when an asymmetric range is a
+/// single point).
+fn widened(config: &Config, range: RealRange) -> (f32, f32) {
+    let (lo, hi) = (range.lo, range.hi);
+    let widen = config.range_source == RangeSource::IncludeZero
+        || (config.conventions.degenerate == Degenerate::One
+            && config.scheme == Scheme::Asymmetric
+            && lo == hi);
+    if widen {
+        (lo.min(0.0), hi.max(0.0))
+    } else {
+        (lo, hi)
     }
 }
 
-fn round_f32(x: f32, rounding: Rounding) -> f32 {
-    match rounding {
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => (x + 0.5).floor(),
+/// A raw scale after the degenerate-scale policy: the scale (f64), a zero point the policy
+/// imposes, and whether the policy changed anything.
+fn degenerate_policy(policy: Degenerate, raw: f64) -> (f64, Option<i32>, bool) {
+    match policy {
+        Degenerate::One if raw.abs() < f64::from(f32::MIN_POSITIVE) => (1.0, Some(0), true),
+        // Only the magnitude is floored: a sign-carrying scale keeps its sign.
+        Degenerate::Epsilon if raw.abs() < f64::from(f32::EPSILON) => {
+            (f64::from(f32::EPSILON).copysign(raw), None, true)
+        }
+        Degenerate::Zero => (raw, None, raw == 0.0),
+        Degenerate::One | Degenerate::Epsilon => (raw, None, false),
     }
 }
 
@@ -170,139 +191,17 @@ fn to_i32(x: f64) -> Option<i32> {
     (x >= f64::from(i32::MIN) && x <= f64::from(i32::MAX)).then_some(x as i32)
 }
 
-/// Forms the block parameters for `range` under `config`, whose code range is `[qmin, qmax]`.
-#[must_use]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one formula table: each convention is a short arm, kept together to compare"
-)]
-pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> BlockParams {
-    let conv = &config.conventions;
-    let mut lo = range.lo;
-    let mut hi = range.hi;
-    let widen = config.range_source == RangeSource::IncludeZero
-        || (conv.degenerate == Degenerate::One && config.scheme == Scheme::Asymmetric && lo == hi);
-    if widen {
-        lo = lo.min(0.0);
-        hi = hi.max(0.0);
-    }
-    let span = f64::from(qmax) - f64::from(qmin);
-    let sym_zero = match conv.sym_zero_point {
-        SymZeroPoint::Zero => 0,
-        SymZeroPoint::MidHalfEven => {
-            f64::midpoint(f64::from(qmin), f64::from(qmax)).round_ties_even() as i32
-        }
-        SymZeroPoint::MidFloor => (qmin + qmax).div_euclid(2),
-    };
-    let float_min =
-        config.scheme == Scheme::Asymmetric && conv.asym_zero_point == AsymZeroPoint::FloatMin;
-
-    // The raw scale, in the arithmetic precision of the conventions.
-    let raw: f64 = match config.scheme {
-        Scheme::Symmetric => {
-            let absmax = lo.abs().max(hi.abs());
-            match conv.sym_scale {
-                SymScale::MaxCode => {
-                    let denom = f64::from(qmin.unsigned_abs().max(qmax.unsigned_abs()));
-                    match conv.arith {
-                        Arith::F64 => f64::from(absmax) / denom,
-                        Arith::F32 => f64::from(absmax / denom as f32),
-                    }
-                }
-                SymScale::HalfSpan => match conv.arith {
-                    Arith::F64 => 2.0 * f64::from(absmax) / span,
-                    Arith::F32 => f64::from(absmax / (span / 2.0) as f32),
-                },
-                SymScale::SignedExtreme | SymScale::SignedMinMax => {
-                    let v = if conv.sym_scale == SymScale::SignedExtreme {
-                        range.extreme
-                    } else if range.hi.abs() > range.lo.abs() {
-                        range.hi
-                    } else {
-                        range.lo
-                    };
-                    let denom = f64::from(qmin - sym_zero);
-                    if denom == 0.0 {
-                        0.0
-                    } else {
-                        match conv.arith {
-                            Arith::F64 => f64::from(v) / denom,
-                            Arith::F32 => f64::from(v / denom as f32),
-                        }
-                    }
-                }
-            }
-        }
-        Scheme::Asymmetric => match conv.arith {
-            Arith::F64 => (f64::from(hi) - f64::from(lo)) / span,
-            Arith::F32 => f64::from((hi - lo) / span as f32),
-        },
-    };
-
-    let mut degenerate = false;
-    let mut scale64 = raw;
-    let mut zero_override = None;
-    match conv.degenerate {
-        Degenerate::One => {
-            if raw.abs() < f64::from(f32::MIN_POSITIVE) {
-                scale64 = 1.0;
-                zero_override = Some(0);
-                degenerate = true;
-            }
-        }
-        Degenerate::Epsilon => {
-            // Only the magnitude is floored: a sign-carrying scale keeps its sign.
-            let eps = f64::from(f32::EPSILON);
-            if raw.abs() < eps {
-                scale64 = eps.copysign(raw);
-                degenerate = true;
-            }
-        }
-        Degenerate::Zero => degenerate = raw == 0.0,
-    }
-    let code_scale = scale64 as f32;
-
-    let mut problem = None;
-    let zero_point = if let Some(z) = zero_override {
-        z
-    } else if float_min {
-        0
-    } else {
-        match config.scheme {
-            Scheme::Symmetric => sym_zero,
-            Scheme::Asymmetric => {
-                let z = if code_scale == 0.0 {
-                    // MLAS: zero_point_fp = min when the scale is 0.
-                    f64::from(round_f32(lo, config.rounding))
-                } else {
-                    match (conv.asym_zero_point, conv.arith) {
-                        (AsymZeroPoint::ShiftOfRound, Arith::F32) => {
-                            f64::from(qmin) - f64::from(round_f32(lo / code_scale, config.rounding))
-                        }
-                        (AsymZeroPoint::ShiftOfRound, Arith::F64) => {
-                            f64::from(qmin) - round_f64(f64::from(lo) / scale64, config.rounding)
-                        }
-                        (_, Arith::F32) => {
-                            f64::from(round_f32(qmin as f32 - lo / code_scale, config.rounding))
-                        }
-                        (_, Arith::F64) => {
-                            round_f64(f64::from(qmin) - f64::from(lo) / scale64, config.rounding)
-                        }
-                    }
-                };
-                let z = if conv.clamp_zero_point {
-                    z.clamp(f64::from(qmin), f64::from(qmax))
-                } else {
-                    z
-                };
-                to_i32(z).unwrap_or_else(|| {
-                    problem = Some(ParamProblem::ZeroPointOverflow { zero: z });
-                    0
-                })
-            }
-        }
-    };
-
+/// The parameters from the computed scale and zero point: the stored scale and float offset
+/// (rounded to the scale type) and the first [`ParamProblem`] that applies.
+fn assemble(
+    config: &Config,
+    code_scale: f32,
+    zero_point: i32,
+    (lo, hi): (f32, f32),
+    float_min: bool,
+    degenerate: bool,
+    problem: Option<ParamProblem>,
+) -> BlockParams {
     let (code_offset, offset) = if float_min {
         (Some(lo), Some(config.scale_dtype.round(lo)))
     } else {
@@ -310,21 +209,22 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
     };
     let scale = config.scale_dtype.round(code_scale);
     let dtype = config.scale_dtype.name();
-    if !code_scale.is_finite() {
-        let arith = if conv.arith == Arith::F32 {
-            "f32"
-        } else {
-            "f64"
+    let problem = if !code_scale.is_finite() {
+        let arith = match config.conventions.arith {
+            Arith::F32 => "f32",
+            Arith::F64 => "f64",
         };
-        problem = Some(ParamProblem::RangeOverflow { lo, hi, arith });
+        Some(ParamProblem::RangeOverflow { lo, hi, arith })
     } else if !scale.is_finite() {
-        problem = Some(ParamProblem::ScaleOverflow {
+        Some(ParamProblem::ScaleOverflow {
             scale: code_scale,
             dtype,
-        });
+        })
     } else if offset.is_some_and(|o| !o.is_finite()) {
-        problem = Some(ParamProblem::OffsetOverflow { offset: lo, dtype });
-    }
+        Some(ParamProblem::OffsetOverflow { offset: lo, dtype })
+    } else {
+        problem
+    };
     BlockParams {
         code_scale,
         scale,
@@ -340,6 +240,7 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::config::Scheme;
     use crate::core::presets::{PresetOptions, lesson, preset};
 
     fn stats(xs: &[f32]) -> BlockStats {
@@ -426,7 +327,7 @@ mod tests {
 #[cfg(test)]
 mod problem_tests {
     use super::*;
-    use crate::core::config::ScaleDtype;
+    use crate::core::config::{Config, ScaleDtype, SymScale};
     use crate::core::presets::{PresetOptions, preset};
 
     fn params(config: &Config, xs: &[f32]) -> BlockParams {

@@ -1,0 +1,395 @@
+//! The quantize-and-measure loop over a row's blocks, specialised per quantize expression,
+//! rounding and offset so that it vectorises.
+//!
+//! Every code, clamp flag and reconstruction is bit-for-bit what [`Quantizer::code`] and
+//! [`Quantizer::dequantize`] give for the same value. Two things make that possible without
+//! calling libm's `rintf`/`roundf`/`floorf` (which baseline x86-64 cannot inline):
+//!
+//! - [`rint`]: `(t + 1.5·2^23) − 1.5·2^23` in f32 is `t.round_ties_even()` for every
+//!   `|t| < 2^22` under the default rounding mode: the sum lands in `[2^23, 2^24)`, where the
+//!   f32 spacing is exactly 1, so the addition itself rounds `t` to an integer, ties to even
+//!   (`1.5·2^23` is even, so the parity of the result is the parity of the rounded `t`), and
+//!   the subtraction is exact. Half-away and floor are derived from it exactly ([`round_away`],
+//!   [`floor`]). A unit test checks all three against std for every f32 below `2^22`.
+//! - [`Prepared::new`] bounds, before the loop, every ratio a block can produce from its own
+//!   min and max (f32 subtraction and multiplication are monotone, so the largest magnitude
+//!   bounds every other ratio). Only blocks whose bound is below `2^21` use the specialised
+//!   loop; the rest (zero or subnormal scales, astronomically unclamped zero points) go
+//!   through [`Quantizer`] value by value, as before.
+//!
+//! Errors are accumulated in `f64` in [`LANES`] partial sums per row: the value in column
+//! `c` goes to lane `c % LANES`, whatever the blocks, so a row's sums do not depend on its
+//! granularity, and a row of at most [`LANES`] values sums in column order.
+
+#![expect(
+    clippy::inline_always,
+    reason = "the specialised loop is these small functions inlined into one monomorphised body per instance; an outlined call per value or per chunk would defeat the vectoriser"
+)]
+
+use crate::core::config::{AsymZeroPoint, Config, QuantExpr, Rounding, Scheme};
+use crate::core::kernel::Quantizer;
+use crate::core::params::{BlockParams, BlockStats};
+
+mod simd;
+
+/// Partial sums per accumulator: the value in column `c` goes to lane `c % LANES`.
+pub(crate) const LANES: usize = 8;
+
+/// `1.5 · 2^23`: adding and subtracting it rounds an f32 to an integer, ties to even.
+const MAGIC: f32 = 12_582_912.0;
+
+/// Below this magnitude [`rint`] is exact.
+const SMALL: f32 = 4_194_304.0;
+
+/// Round half to even, exact for `|t| < 2^22`.
+#[inline(always)]
+pub(crate) fn rint(t: f32) -> f32 {
+    (t + MAGIC) - MAGIC
+}
+
+/// Floor, exact for `|y| < 2^22`.
+#[inline(always)]
+pub(crate) fn floor(y: f32) -> f32 {
+    let r = rint(y);
+    if r > y { r - 1.0 } else { r }
+}
+
+/// Round half away from zero (`f32::round`), exact for `|t| < 2^22` (up to the sign of a
+/// zero result, which no code can see).
+#[inline(always)]
+pub(crate) fn round_away(t: f32) -> f32 {
+    let r = rint(t);
+    // `t - r` is exact: `r` is the integer nearest `t`.
+    if (t - r).abs() == 0.5 {
+        t + 0.5f32.copysign(t)
+    } else {
+        r
+    }
+}
+
+/// A code type of [`crate::core::report::CodeBuf`]: offsets from `qmin`.
+pub(crate) trait Code: Copy + Default + Ord + Send + Sync {
+    /// The offset whose f32 is `2^23 + offset` with these bits (the offset is its low
+    /// mantissa bits).
+    fn from_biased_bits(bits: u32) -> Self;
+    /// The offset from an integer code.
+    fn from_int(off: i32) -> Self;
+    /// The offset as an index.
+    fn index(self) -> usize;
+}
+
+macro_rules! code_impl {
+    ($($t:ty),*) => {$(
+        impl Code for $t {
+            #[inline(always)]
+            fn from_biased_bits(bits: u32) -> Self {
+                bits as $t
+            }
+            #[inline(always)]
+            fn from_int(off: i32) -> Self {
+                off as $t
+            }
+            #[inline(always)]
+            fn index(self) -> usize {
+                usize::from(self)
+            }
+        }
+    )*};
+}
+
+code_impl!(u8, u16);
+
+/// `f64` error partial sums of a row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Lanes {
+    /// Σ|e| per lane (column `c` in lane `c % LANES`).
+    pub abs: [f64; LANES],
+    /// Σe² per lane.
+    pub sq: [f64; LANES],
+    /// max |e| (any lane: the maximum does not depend on order).
+    pub max: [f64; 2],
+}
+
+/// What a row's [`Lanes`] add up to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Totals {
+    /// Σ|e|.
+    pub abs: f64,
+    /// Σe².
+    pub sq: f64,
+    /// max |e|.
+    pub max: f64,
+}
+
+impl Lanes {
+    pub(crate) const ZERO: Self = Self {
+        abs: [0.0; LANES],
+        sq: [0.0; LANES],
+        max: [0.0; 2],
+    };
+
+    /// Adds one value's error to `lane`.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, lane: usize, x: f32, x_hat: f32) {
+        let e = f64::from(x_hat) - f64::from(x);
+        let a = e.abs();
+        self.abs[lane] += a;
+        self.sq[lane] += e * e;
+        let m = &mut self.max[lane % 2];
+        *m = if a > *m { a } else { *m };
+    }
+
+    /// The sums, lanes added in order.
+    pub(crate) fn totals(&self) -> Totals {
+        let sum = |v: &[f64; LANES]| v.iter().fold(0.0, |s, &v| s + v);
+        Totals {
+            abs: sum(&self.abs),
+            sq: sum(&self.sq),
+            max: if self.max[1] > self.max[0] {
+                self.max[1]
+            } else {
+                self.max[0]
+            },
+        }
+    }
+}
+
+/// The constants of one block in the specialised loop, all f32.
+#[derive(Debug, Clone, Copy)]
+struct Consts {
+    code_scale: f32,
+    recip: f32,
+    zero_f: f32,
+    /// `zero_f + 0.5` in f32, as GGUF's half-up expression adds it.
+    zero_half: f32,
+    code_offset: f32,
+    qmin: f32,
+    qmax: f32,
+    /// `2^23 - qmin`: `q + bias` is `2^23 + (q - qmin)`, whose low mantissa bits are the
+    /// code offset.
+    bias: f32,
+    scale: f32,
+    offset: f32,
+}
+
+/// What selects the loop's instance: the same for every block of a configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Kind {
+    expr: QuantExpr,
+    rounding: Rounding,
+    offset: bool,
+}
+
+impl Kind {
+    /// The instance for blocks of `config` (a float offset exactly when the parameters
+    /// carry one: asymmetric with [`AsymZeroPoint::FloatMin`]).
+    pub(crate) fn of(config: &Config) -> Self {
+        Self {
+            expr: config.conventions.quant_expr,
+            rounding: config.rounding,
+            offset: config.scheme == Scheme::Asymmetric
+                && config.conventions.asym_zero_point == AsymZeroPoint::FloatMin,
+        }
+    }
+}
+
+/// Where a row's blocks come from, one at a time, for [`run_row`].
+pub(crate) trait BlockSource {
+    /// Why a block cannot be prepared.
+    type Error;
+    /// Whether [`BlockSource::finished`] needs each block's clamp count (otherwise only the
+    /// run's total is counted, which costs less per block).
+    const COUNTS: bool;
+    /// Prepares block `i` of the run, whose values are `xs`.
+    fn prepare(&mut self, i: usize, xs: &[f32]) -> Result<Prepared, Self::Error>;
+    /// Block `i` has been quantized; `clipped` of its codes were clamped (0 unless
+    /// [`BlockSource::COUNTS`]).
+    fn finished(&mut self, i: usize, clipped: usize);
+}
+
+/// A single prepared block.
+struct One<'a>(&'a Prepared);
+
+impl BlockSource for One<'_> {
+    type Error = std::convert::Infallible;
+    const COUNTS: bool = false;
+    #[inline(always)]
+    fn prepare(&mut self, _: usize, _: &[f32]) -> Result<Prepared, Self::Error> {
+        Ok(*self.0)
+    }
+    #[inline(always)]
+    fn finished(&mut self, _: usize, _: usize) {}
+}
+
+/// A block's quantizer prepared for the loop.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Prepared {
+    kind: Kind,
+    k: Consts,
+    /// The reference quantizer, for a block the specialised loop does not take (see the
+    /// module documentation); `None` when it takes it.
+    slow: Option<Quantizer>,
+}
+
+/// `2^24`: integers up to here are exact in f32.
+const EXACT_INT: i64 = 1 << 24;
+
+impl Prepared {
+    /// Prepares `params` (computed for a block whose values have `stats`) for `[qmin, qmax]`.
+    #[must_use]
+    #[inline(always)]
+    pub(crate) fn new(
+        config: &Config,
+        params: &BlockParams,
+        qmin: i32,
+        qmax: i32,
+        stats: &BlockStats,
+    ) -> Self {
+        // The same fields, computed the same way, as `Quantizer::new`.
+        let s = params.code_scale;
+        let zero_f = params.zero_point as f32;
+        let k = Consts {
+            code_scale: s,
+            recip: if s == 0.0 { 0.0 } else { 1.0 / s },
+            zero_f,
+            zero_half: zero_f + 0.5,
+            code_offset: params.code_offset.unwrap_or(0.0),
+            qmin: qmin as f32,
+            qmax: qmax as f32,
+            bias: 8_388_608.0 - qmin as f32,
+            scale: params.scale,
+            offset: params.offset.unwrap_or(0.0),
+        };
+        let kind = Kind::of(config);
+        let fast = stats.count > 0
+            && ratios_are_small(kind, &k, stats)
+            && dequantize_is_exact(kind, params.zero_point, qmin, qmax);
+        let slow = (!fast).then(|| Quantizer::new(config, params, qmin, qmax));
+        Self { kind, k, slow }
+    }
+
+    /// Whether the specialised loop runs (for tests).
+    #[cfg(test)]
+    pub(crate) fn is_fast(&self) -> bool {
+        self.slow.is_none()
+    }
+
+    /// Quantizes `xs`, the values of this block in one row starting at column `start`; see
+    /// [`run_row`]. Returns the clamp count.
+    pub(crate) fn run<T: Code>(
+        &self,
+        xs: &[f32],
+        start: usize,
+        codes: &mut [T],
+        lanes: &mut Lanes,
+    ) -> usize {
+        let run = run_row(self.kind, &mut One(self), xs.len(), xs, start, codes, lanes);
+        match run {
+            Ok(n) => n,
+            Err(never) => match never {},
+        }
+    }
+}
+
+/// Quantizes `xs`, consecutive blocks of one row starting at column `start` (block `i` holds
+/// values `i·size .. (i+1)·size`, the last one possibly shorter), each prepared by `source`
+/// just before it runs: code offsets from `qmin` into `codes`, each error into lane
+/// `column % LANES` of `lanes`. Returns the clamp count of the whole run, or the first
+/// block `source` cannot prepare. Every block must be of `kind`.
+pub(crate) fn run_row<T: Code, S: BlockSource>(
+    kind: Kind,
+    source: &mut S,
+    size: usize,
+    xs: &[f32],
+    start: usize,
+    codes: &mut [T],
+    lanes: &mut Lanes,
+) -> Result<usize, S::Error> {
+    use QuantExpr::{Divide, Reciprocal, ReciprocalAddZero};
+    use Rounding::{HalfAway, HalfEven, HalfUp};
+    use simd::{ADD, AWAY, DIV, EVEN, MUL, UP, run};
+    debug_assert_eq!(xs.len(), codes.len());
+    macro_rules! go {
+        ($e:expr, $r:expr) => {
+            if kind.offset {
+                run::<{ $e }, { $r }, true, T, S>(source, size, xs, start, codes, lanes)
+            } else {
+                run::<{ $e }, { $r }, false, T, S>(source, size, xs, start, codes, lanes)
+            }
+        };
+    }
+    match (kind.expr, kind.rounding) {
+        (Divide, HalfEven) => go!(DIV, EVEN),
+        (Divide, HalfAway) => go!(DIV, AWAY),
+        (Divide, HalfUp) => go!(DIV, UP),
+        (Reciprocal, HalfEven) => go!(MUL, EVEN),
+        (Reciprocal, HalfAway) => go!(MUL, AWAY),
+        (Reciprocal, HalfUp) => go!(MUL, UP),
+        (ReciprocalAddZero, HalfEven) => go!(ADD, EVEN),
+        (ReciprocalAddZero, HalfAway) => go!(ADD, AWAY),
+        (ReciprocalAddZero, HalfUp) => go!(ADD, UP),
+    }
+}
+
+/// Every ratio the block can round is far below `2^22` in magnitude (so [`rint`] is exact),
+/// and none is NaN or infinite.
+///
+/// The bound is taken with the reciprocal (one multiplication) against `2^21`: `1/s` and the
+/// product are each within `2^-24` relative of exact, so a bound below `2^21` leaves the true
+/// ratios, and their sums with the zero point or `0.5`, below `2^22`.
+#[inline(always)]
+fn ratios_are_small(kind: Kind, k: &Consts, stats: &BlockStats) -> bool {
+    if kind.expr == QuantExpr::Divide && k.code_scale == 0.0 {
+        // The reference returns the zero point without dividing.
+        return false;
+    }
+    // The largest |x − offset|: f32 subtraction is monotone, so an end of the range gives it.
+    let a = if kind.offset {
+        (stats.min - k.code_offset)
+            .abs()
+            .max((stats.max - k.code_offset).abs())
+    } else {
+        stats.min.abs().max(stats.max.abs())
+    };
+    // `recip` is `1/s` (0 when `s` is 0, infinite when `s` is subnormal: NaN or infinity
+    // fails the comparison).
+    let t = a * k.recip.abs();
+    let c = match (kind.expr, kind.rounding) {
+        (QuantExpr::ReciprocalAddZero, Rounding::HalfUp) => k.zero_half.abs(),
+        (QuantExpr::ReciprocalAddZero, _) => k.zero_f.abs(),
+        (_, Rounding::HalfUp) => 0.5,
+        _ => 0.0,
+    };
+    t + c + 1.0 < SMALL / 2.0
+}
+
+/// `(q − z) · s` can be formed in f32 exactly as the reference forms it in i64: `z` and
+/// every `q − z` are integers f32 holds exactly.
+#[inline(always)]
+fn dequantize_is_exact(kind: Kind, zero: i32, qmin: i32, qmax: i32) -> bool {
+    if kind.offset {
+        return true;
+    }
+    let z = i64::from(zero);
+    let (lo, hi) = (i64::from(qmin), i64::from(qmax));
+    z.abs() <= EXACT_INT && (lo - z).abs() <= EXACT_INT && (hi - z).abs() <= EXACT_INT
+}
+
+/// One value through [`Quantizer`] (blocks the specialised loop does not take, and columns
+/// whose block changes with every value).
+#[inline]
+pub(crate) fn scalar_value<T: Code>(
+    q: &Quantizer,
+    lane: usize,
+    x: f32,
+    code: &mut T,
+    lanes: &mut Lanes,
+) -> (i32, bool) {
+    let (c, was_clamped) = q.code(x);
+    *code = T::from_int(c - q.qmin as i32);
+    lanes.push(lane, x, q.dequantize(c));
+    (c, was_clamped)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,217 @@
+//! The specialised loop, one instance per (expression, rounding, offset, code type).
+//!
+//! Aligned runs of [`LANES`] values go through [`chunk_codes`] and then [`chunk_errors`] (in passes of
+//! [`PASS`] chunks, so that each pass's accumulators and constants fit the 16 SSE
+//! registers), written as whole-array float steps (no integer or boolean lanes mid-way) so
+//! that LLVM's SLP vectoriser turns them into packed SSE2; values before the first aligned
+//! column and after the last go through [`one`], the same arithmetic for one value.
+
+#![expect(
+    clippy::inline_always,
+    reason = "the specialised loop is these small functions inlined into one monomorphised body per instance; an outlined call per value or per chunk would defeat the vectoriser"
+)]
+
+use super::{BlockSource, Code, Consts, LANES, Lanes, floor, rint, round_away, scalar_value};
+
+pub(super) const DIV: u8 = 0;
+pub(super) const MUL: u8 = 1;
+pub(super) const ADD: u8 = 2;
+pub(super) const EVEN: u8 = 0;
+pub(super) const AWAY: u8 = 1;
+pub(super) const UP: u8 = 2;
+
+/// Rounding `R` of `t`, `|t| < 2^22`, as [`crate::core::kernel::Quantizer`] rounds.
+#[inline(always)]
+fn round<const R: u8>(t: f32) -> f32 {
+    match R {
+        EVEN => rint(t),
+        AWAY => round_away(t),
+        // `(t + 0.5).floor()`, the sum rounded to f32 first, as the reference does.
+        _ => floor(t + 0.5),
+    }
+}
+
+/// The unclamped code of `x`, as the reference's `raw` forms it.
+#[inline(always)]
+fn unclamped<const E: u8, const R: u8, const O: bool>(k: &Consts, x: f32) -> f32 {
+    let x = if O { x - k.code_offset } else { x };
+    let t = if E == DIV {
+        x / k.code_scale
+    } else {
+        x * k.recip
+    };
+    if E == ADD {
+        if R == UP {
+            floor(t + k.zero_half)
+        } else {
+            round::<R>(t + k.zero_f)
+        }
+    } else {
+        round::<R>(t) + k.zero_f
+    }
+}
+
+/// `u` clamped into `[qmin, qmax]` (`u` is never NaN here).
+#[inline(always)]
+fn clamp(k: &Consts, u: f32) -> f32 {
+    let c = if u < k.qmin { k.qmin } else { u };
+    if c > k.qmax { k.qmax } else { c }
+}
+
+/// The reconstruction of the clamped code `c`.
+#[inline(always)]
+fn dequantize<const O: bool>(k: &Consts, c: f32) -> f32 {
+    if O {
+        k.scale * c + k.offset
+    } else {
+        (c - k.zero_f) * k.scale
+    }
+}
+
+/// One value into `lane`; returns 1 if its code was clamped.
+#[inline(always)]
+fn one<const E: u8, const R: u8, const O: bool, T: Code>(
+    k: &Consts,
+    lane: usize,
+    x: f32,
+    code: &mut T,
+    acc: &mut Lanes,
+) -> usize {
+    let u = unclamped::<E, R, O>(k, x);
+    let c = clamp(k, u);
+    *code = T::from_biased_bits((c + k.bias).to_bits());
+    acc.push(lane, x, dequantize::<O>(k, c));
+    usize::from(c != u)
+}
+
+/// Codes of [`LANES`] values: offsets into `out`, reconstructions into `x_hat`, clamp
+/// flags added to `clips` as 0.0/1.0.
+#[inline(always)]
+fn chunk_codes<const E: u8, const R: u8, const O: bool, T: Code>(
+    k: &Consts,
+    x: &[f32; LANES],
+    out: &mut [T; LANES],
+    x_hat: &mut [f32; LANES],
+    clips: &mut [f32; LANES],
+) {
+    let u: [f32; LANES] = std::array::from_fn(|j| unclamped::<E, R, O>(k, x[j]));
+    let c: [f32; LANES] = std::array::from_fn(|j| clamp(k, u[j]));
+    for j in 0..LANES {
+        clips[j] += if c[j] == u[j] { 0.0 } else { 1.0 };
+    }
+    for j in 0..LANES {
+        out[j] = T::from_biased_bits((c[j] + k.bias).to_bits());
+    }
+    *x_hat = std::array::from_fn(|j| dequantize::<O>(k, c[j]));
+}
+
+/// Errors of [`LANES`] values at an aligned column from their reconstructions.
+#[inline(always)]
+fn chunk_errors(x: &[f32; LANES], x_hat: &[f32; LANES], acc: &mut Lanes) {
+    let e: [f64; LANES] = std::array::from_fn(|j| f64::from(x_hat[j]) - f64::from(x[j]));
+    for (j, &e) in e.iter().enumerate() {
+        let a = e.abs();
+        acc.abs[j] += a;
+        acc.sq[j] += e * e;
+        let m = &mut acc.max[j % 2];
+        *m = if a > *m { a } else { *m };
+    }
+}
+
+/// Chunks per pass: codes for this many, then their errors (each pass fits the registers).
+const PASS: usize = 64;
+
+/// Passes between flushes of the f32 clamp counters, so that each stays an exact integer.
+const FLUSH: usize = 1 << 14;
+
+/// The clamp counts in `clips`, which are reset.
+#[inline(always)]
+fn flush(clips: &mut [f32; LANES]) -> usize {
+    // Each lane holds an integer below 2^24, so the sum is exact.
+    let n = clips.iter().sum::<f32>() as usize;
+    *clips = [0.0; LANES];
+    n
+}
+
+/// One block in the specialised loop. Clamps of aligned chunks are added to `clips` (one
+/// count per lane, as f32); the rest, and any flushed from `clips`, are returned. `buf`
+/// holds a pass's reconstructions.
+#[inline(always)]
+fn block<const E: u8, const R: u8, const O: bool, T: Code>(
+    k: &Consts,
+    xs: &[f32],
+    col: usize,
+    codes: &mut [T],
+    acc: &mut Lanes,
+    buf: &mut [[f32; LANES]; PASS],
+    clips: &mut [f32; LANES],
+) -> usize {
+    let head = ((LANES - col % LANES) % LANES).min(xs.len());
+    let mut clipped = 0;
+    let (hx, rx) = xs.split_at(head);
+    let (hc, rc) = codes.split_at_mut(head);
+    for (j, (&x, c)) in hx.iter().zip(hc).enumerate() {
+        clipped += one::<E, R, O, T>(k, (col + j) % LANES, x, c, acc);
+    }
+    let (xc, xr) = rx.as_chunks::<LANES>();
+    let (cc, cr) = rc.as_chunks_mut::<LANES>();
+    for (n, (xs, cs)) in xc.chunks(PASS).zip(cc.chunks_mut(PASS)).enumerate() {
+        let qs = &mut buf[..xs.len()];
+        for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
+            chunk_codes::<E, R, O, T>(k, x8, c8, q8, clips);
+        }
+        for (x8, q8) in xs.iter().zip(qs.iter()) {
+            chunk_errors(x8, q8, acc);
+        }
+        if n % FLUSH == FLUSH - 1 {
+            clipped += flush(clips);
+        }
+    }
+    for (j, (&x, c)) in xr.iter().zip(cr).enumerate() {
+        clipped += one::<E, R, O, T>(k, j, x, c, acc);
+    }
+    clipped
+}
+
+/// [`super::run_row`] for one instance.
+pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSource>(
+    source: &mut S,
+    size: usize,
+    xs: &[f32],
+    start: usize,
+    codes: &mut [T],
+    lanes: &mut Lanes,
+) -> Result<usize, S::Error> {
+    let mut acc = *lanes;
+    let mut buf = [[0.0f32; LANES]; PASS];
+    let mut clips = [0.0f32; LANES];
+    // Values counted into `clips` since it was last flushed.
+    let mut pending = 0;
+    let mut total = 0;
+    let size = size.max(1);
+    for (i, (xs, codes)) in xs.chunks(size).zip(codes.chunks_mut(size)).enumerate() {
+        let p = source.prepare(i, xs)?;
+        let col = start + i * size;
+        let n = if let Some(q) = &p.slow {
+            let mut n = 0;
+            for (j, (&x, c)) in xs.iter().zip(codes).enumerate() {
+                let (_, was_clamped) = scalar_value(q, (col + j) % LANES, x, c, &mut acc);
+                n += usize::from(was_clamped);
+            }
+            n
+        } else {
+            let n = block::<E, R, O, T>(&p.k, xs, col, codes, &mut acc, &mut buf, &mut clips);
+            pending += xs.len();
+            if S::COUNTS || pending >= FLUSH * PASS * LANES {
+                pending = 0;
+                n + flush(&mut clips)
+            } else {
+                n
+            }
+        };
+        source.finished(i, n);
+        total += n;
+    }
+    *lanes = acc;
+    Ok(total + flush(&mut clips))
+}

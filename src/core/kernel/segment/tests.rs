@@ -1,0 +1,241 @@
+//! The specialised loop against [`Quantizer`], value by value, and the rounding helpers
+//! against `f32`'s own.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::core::config::{Degenerate, ScaleDtype, SymScale};
+use crate::core::params::{RealRange, block_params};
+use crate::core::presets::{PRESETS, PresetOptions, preset};
+
+/// `rint`, `floor` and `round_away` agree with `f32`'s methods at `x` (as values: the sign of
+/// a zero result is not compared, since codes cannot see it).
+fn check_rounding(x: f32) {
+    if x.abs() >= 4_194_304.0 {
+        return;
+    }
+    assert_eq!(rint(x), x.round_ties_even(), "rint {x:e}");
+    assert_eq!(floor(x), x.floor(), "floor {x:e}");
+    assert_eq!(round_away(x), x.round(), "round_away {x:e}");
+}
+
+#[test]
+fn rounding_is_exact_at_every_half_integer_and_its_neighbours() {
+    // Ties are where the trick could go wrong: every k + 0.5 below 2^22 (and its neighbours),
+    // and every integer's neighbours.
+    let mut k = -4_194_304.0f32;
+    while k < 4_194_304.0 {
+        for x in [k, k + 0.5] {
+            check_rounding(x);
+            check_rounding(x.next_up());
+            check_rounding(x.next_down());
+        }
+        // Every 997th integer keeps the debug-build test fast; the ignored test below
+        // covers every f32.
+        k += 997.0;
+    }
+    for x in [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        0.499_999_97,
+        -0.499_999_97,
+    ] {
+        check_rounding(x);
+    }
+    check_rounding(4_194_303.5);
+    check_rounding(-4_194_303.5);
+    check_rounding(4_194_304.0f32.next_down());
+}
+
+/// Every f32 of magnitude below 2^22: about 2.2 billion values. Run with
+/// `cargo test --release --lib exhaustive -- --ignored`.
+#[test]
+#[ignore = "exhaustive: about a minute in release"]
+fn rounding_is_exact_for_every_small_f32_exhaustive() {
+    let limit = 4_194_304.0f32.to_bits();
+    for bits in 0..limit {
+        for sign in [0, 0x8000_0000] {
+            let x = f32::from_bits(bits | sign);
+            let ok = rint(x) == x.round_ties_even()
+                && floor(x) == x.floor()
+                && round_away(x) == x.round();
+            assert!(ok, "{x:e}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    #[test]
+    fn rounding_matches_f32_on_random_small_values(bits in 0u32..0x4a80_0000, neg: bool) {
+        let x = f32::from_bits(bits | if neg { 0x8000_0000 } else { 0 });
+        prop_assert!(x.abs() < 4_194_304.0);
+        prop_assert_eq!(rint(x), x.round_ties_even());
+        prop_assert_eq!(floor(x), x.floor());
+        prop_assert_eq!(round_away(x), x.round());
+    }
+}
+
+/// A preset by index, with every convention field free to vary.
+fn config_strategy() -> impl Strategy<Value = Config> {
+    (
+        0..PRESETS.len(),
+        any::<bool>(),
+        prop_oneof![
+            Just(QuantExpr::Divide),
+            Just(QuantExpr::Reciprocal),
+            Just(QuantExpr::ReciprocalAddZero)
+        ],
+        prop_oneof![
+            Just(Rounding::HalfEven),
+            Just(Rounding::HalfAway),
+            Just(Rounding::HalfUp)
+        ],
+        prop_oneof![
+            Just(ScaleDtype::F32),
+            Just(ScaleDtype::F16),
+            Just(ScaleDtype::Bf16)
+        ],
+        prop_oneof![
+            Just(Degenerate::One),
+            Just(Degenerate::Epsilon),
+            Just(Degenerate::Zero)
+        ],
+        prop_oneof![
+            Just(SymScale::MaxCode),
+            Just(SymScale::HalfSpan),
+            Just(SymScale::SignedExtreme),
+            Just(SymScale::SignedMinMax)
+        ],
+    )
+        .prop_map(|(i, flip, expr, rounding, dtype, degenerate, sym_scale)| {
+            let base = preset(PRESETS[i].name, PresetOptions::default()).unwrap();
+            let mut c = Config {
+                rounding,
+                scale_dtype: dtype,
+                ..base
+            };
+            c.conventions.quant_expr = expr;
+            c.conventions.degenerate = degenerate;
+            c.conventions.sym_scale = sym_scale;
+            if flip {
+                c.scheme = match c.scheme {
+                    crate::core::config::Scheme::Symmetric => {
+                        crate::core::config::Scheme::Asymmetric
+                    }
+                    crate::core::config::Scheme::Asymmetric => {
+                        crate::core::config::Scheme::Symmetric
+                    }
+                };
+            }
+            c
+        })
+        .prop_filter("valid", |c| c.validate().is_ok())
+}
+
+/// Values with ties: multiples of a quarter of a power of two, and ordinary values.
+fn values_strategy() -> impl Strategy<Value = Vec<f32>> {
+    (
+        1usize..600,
+        -40i32..40,
+        prop::collection::vec((-64i32..64, any::<f32>(), 0u8..4), 600),
+    )
+        .prop_map(|(n, exp, raw)| {
+            let unit = 2f32.powi(exp);
+            raw.into_iter()
+                .take(n)
+                .map(|(k, f, kind)| match kind {
+                    0 => k as f32 * unit * 0.25,
+                    1 if f.is_finite() && f.abs() < 1e30 => f,
+                    2 => 0.0,
+                    _ => (k as f32 * 0.37).sin() * unit,
+                })
+                .collect()
+        })
+}
+
+fn check_segment(
+    config: &Config,
+    xs: &[f32],
+    range: RealRange,
+    start: usize,
+) -> Result<(), TestCaseError> {
+    let (qmin, qmax) = config.code_range();
+    let mut st = BlockStats::EMPTY;
+    st.extend(xs);
+    let params = block_params(config, range, qmin, qmax);
+    if params.problem.is_some() {
+        return Ok(());
+    }
+    let prep = Prepared::new(config, &params, qmin, qmax, &st);
+    let q = Quantizer::new(config, &params, qmin, qmax);
+    let mut codes = vec![0u16; xs.len()];
+    let mut got_lanes = Lanes::ZERO;
+    let got_clipped = prep.run(xs, start, &mut codes, &mut got_lanes);
+    let mut lanes = Lanes::ZERO;
+    let mut clipped = 0;
+    for (j, (&x, &got)) in xs.iter().zip(&codes).enumerate() {
+        let (code, clamped) = q.code(x);
+        prop_assert_eq!(
+            i32::from(got) + qmin,
+            code,
+            "x = {:e}, {:?}, fast {}",
+            x,
+            q.step(x),
+            prep.is_fast()
+        );
+        clipped += usize::from(clamped);
+        lanes.push((start + j) % LANES, x, q.dequantize(code));
+    }
+    prop_assert_eq!(got_clipped, clipped);
+    // Same values into the same lanes in the same order: the sums are equal bit for bit
+    // (the largest error may sit in another lane of `max`).
+    prop_assert_eq!(got_lanes.abs, lanes.abs);
+    prop_assert_eq!(got_lanes.sq, lanes.sq);
+    prop_assert_eq!(got_lanes.totals().max, lanes.totals().max);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// The specialised loop gives [`Quantizer`]'s codes, clamps, extremes and errors, for
+    /// the block's own range and for a clipped (narrower) range that makes values clamp.
+    #[test]
+    fn segment_loop_matches_the_per_value_quantizer(
+        config in config_strategy(),
+        xs in values_strategy(),
+        shrink in 0.05f32..1.0,
+        start in 0usize..20,
+    ) {
+        let mut st = BlockStats::EMPTY;
+        st.extend(&xs);
+        check_segment(&config, &xs, RealRange::of(&st), start)?;
+        check_segment(&config, &xs, RealRange::of(&st).shrunk(shrink), start)?;
+    }
+}
+
+#[test]
+fn blocks_beyond_the_bound_take_the_scalar_path() {
+    let c = preset("ort-int8", PresetOptions::default()).unwrap();
+    let (qmin, qmax) = c.code_range();
+    let mut st = BlockStats::EMPTY;
+    st.extend(&[1.0, -1.0]);
+    let ordinary = block_params(&c, RealRange::of(&st), qmin, qmax);
+    assert!(Prepared::new(&c, &ordinary, qmin, qmax, &st).is_fast());
+    // A clip range a billion times narrower than the values: ratios reach 1.27e11.
+    let narrow = block_params(&c, RealRange::of(&st).shrunk(1e-9), qmin, qmax);
+    let prep = Prepared::new(&c, &narrow, qmin, qmax, &st);
+    assert!(!prep.is_fast());
+    let mut codes = [0u8; 2];
+    let mut lanes = Lanes::ZERO;
+    let clipped = prep.run(&[1.0, -1.0], 0, &mut codes, &mut lanes);
+    assert_eq!((clipped, codes), (2, [254, 0]));
+}

@@ -1,0 +1,104 @@
+//! [`ParamCalc`] against the reference formulas ([`block_params`]), and the libm-free rounding against
+//! std's.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::core::config::{Degenerate, RangeSource};
+use crate::core::params::block_params;
+use crate::core::presets::{PRESETS, PresetOptions, preset};
+
+#[test]
+fn f64_rounding_matches_std_around_ties() {
+    for k in (-3000i64..3000).chain([1 << 40, -(1 << 40), (1 << 51) - 1, -(1 << 51) + 1]) {
+        let base = k as f64;
+        for x in [base, base + 0.5, base - 0.5] {
+            for y in [x, x.next_up(), x.next_down()] {
+                assert_eq!(round_f64(y, Rounding::HalfEven), y.round_ties_even(), "{y}");
+                assert_eq!(round_f64(y, Rounding::HalfAway), y.round(), "{y}");
+                assert_eq!(round_f64(y, Rounding::HalfUp), (y + 0.5).floor(), "{y}");
+            }
+        }
+    }
+}
+
+fn same(a: &BlockParams, b: &BlockParams) -> bool {
+    let bits = |x: Option<f32>| x.map(f32::to_bits);
+    a.code_scale.to_bits() == b.code_scale.to_bits()
+        && a.scale.to_bits() == b.scale.to_bits()
+        && a.zero_point == b.zero_point
+        && bits(a.code_offset) == bits(b.code_offset)
+        && bits(a.offset) == bits(b.offset)
+        && a.range.0.to_bits() == b.range.0.to_bits()
+        && a.range.1.to_bits() == b.range.1.to_bits()
+        && a.degenerate == b.degenerate
+        && a.problem == b.problem
+}
+
+fn magnitude() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        (-40i32..40).prop_map(|k| k as f32 * 0.25),
+        -1.0f32..1.0,
+        (-1.0f32..1.0, -40i32..40).prop_map(|(x, e)| x * 2f32.powi(e)),
+        prop::sample::select(vec![0.0, -0.0, 1e-41, 1e-38, 3e38, -3e38, 65504.0, 1e30]),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        max_global_rejects: 100_000,
+        ..ProptestConfig::with_cases(20_000)
+    })]
+
+    #[test]
+    fn f64_rounding_matches_std(x in any::<f64>().prop_filter("finite", |x| x.is_finite())) {
+        prop_assert_eq!(round_f64(x, Rounding::HalfEven), x.round_ties_even());
+        prop_assert_eq!(round_f64(x, Rounding::HalfAway), x.round());
+        prop_assert_eq!(round_f64(x, Rounding::HalfUp), (x + 0.5).floor());
+    }
+
+    /// Every preset with every convention overridden, on ranges with ties, zeros,
+    /// subnormals and values near the overflow of each storage type.
+    #[test]
+    fn prepared_formulas_equal_the_original(
+        i in 0..PRESETS.len(),
+        flip in any::<bool>(),
+        conv in (0u8..4, 0u8..3, 0u8..3, any::<bool>(), 0u8..3, any::<bool>(), 0u8..3),
+        rounding in 0u8..3,
+        dtype in 0u8..3,
+        source in any::<bool>(),
+        bits in prop::option::of((1u8..=16, any::<bool>())),
+        (a, b, e) in (magnitude(), magnitude(), magnitude()),
+    ) {
+        use crate::core::config::{QuantExpr, ScaleDtype};
+        let mut c = preset(PRESETS[i].name, PresetOptions::default()).unwrap();
+        if flip {
+            c.scheme = match c.scheme {
+                Scheme::Symmetric => Scheme::Asymmetric,
+                Scheme::Asymmetric => Scheme::Symmetric,
+            };
+        }
+        if let Some((b, s)) = bits {
+            c.bits = b;
+            c.signed = s;
+            c.range = crate::core::config::RangeKind::Full;
+        }
+        let k = &mut c.conventions;
+        k.sym_scale = [SymScale::MaxCode, SymScale::HalfSpan, SymScale::SignedExtreme, SymScale::SignedMinMax][usize::from(conv.0)];
+        k.sym_zero_point = [SymZeroPoint::Zero, SymZeroPoint::MidHalfEven, SymZeroPoint::MidFloor][usize::from(conv.1)];
+        k.asym_zero_point = [AsymZeroPoint::RoundOfShift, AsymZeroPoint::ShiftOfRound, AsymZeroPoint::FloatMin][usize::from(conv.2)];
+        k.clamp_zero_point = conv.3;
+        k.quant_expr = [QuantExpr::Divide, QuantExpr::Reciprocal, QuantExpr::ReciprocalAddZero][usize::from(conv.4)];
+        k.arith = if conv.5 { Arith::F64 } else { Arith::F32 };
+        k.degenerate = [Degenerate::One, Degenerate::Epsilon, Degenerate::Zero][usize::from(conv.6)];
+        c.rounding = [Rounding::HalfEven, Rounding::HalfAway, Rounding::HalfUp][usize::from(rounding)];
+        c.scale_dtype = [ScaleDtype::F32, ScaleDtype::F16, ScaleDtype::Bf16][usize::from(dtype)];
+        c.range_source = if source { RangeSource::Tight } else { RangeSource::IncludeZero };
+        prop_assume!(c.validate().is_ok());
+        let (qmin, qmax) = c.code_range();
+        let range = RealRange { lo: a.min(b), hi: a.max(b), extreme: e };
+        let want = block_params(&c, range, qmin, qmax);
+        let got = ParamCalc::new(&c, qmin, qmax).params(range);
+        prop_assert!(same(&got, &want), "{:?}\n{:?}\n{:?}", c, got, want);
+    }
+}

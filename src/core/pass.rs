@@ -1,0 +1,435 @@
+//! The quantize-and-measure passes, parallel over rows.
+//!
+//! A *plan* says where a granularity's blocks come from:
+//!
+//! - [`Plan::RowWise`] (per-row channels, groups): a row's blocks depend on that row alone, so
+//!   statistics, parameters and codes are computed row by row while the row is in cache, and
+//!   nothing is kept per block except, for the active configuration, its [`Block`].
+//! - [`Plan::Global`] (tensor, per-column channels): blocks span rows, so their statistics and
+//!   parameters are computed first ([`global_plan`]) and the rows are then quantized with them.
+//!
+//! Rows are split into contiguous tasks that run on rayon's pool; every per-row result is
+//! computed from that row alone and the rows are combined in row order afterwards, so results
+//! do not depend on the number of threads.
+
+use ndarray::ArrayView2;
+use rayon::prelude::*;
+
+use crate::core::config::Config;
+use crate::core::kernel::Quantizer;
+use crate::core::kernel::segment::{
+    BlockSource, Code, Kind, LANES, Lanes, Prepared, run_row, scalar_value,
+};
+use crate::core::params;
+use crate::core::params::{BlockParams, BlockStats, ParamCalc, ParamProblem};
+use crate::core::report::{Block, ErrorSums, Layout};
+use crate::core::stats::{ChunkStats, block_stats, merge, merge_is_exact};
+
+mod active;
+mod ladder;
+
+pub(crate) use active::main_pass;
+pub(crate) use ladder::ladder_pass;
+
+/// A block that cannot be quantized: its index and why.
+pub(crate) type Failure = (usize, ParamProblem);
+
+/// The analysis context shared by every pass.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub view: ArrayView2<'a, f32>,
+    pub config: &'a Config,
+    pub qmin: i32,
+    pub qmax: i32,
+    /// The block-parameter formulas of `config` (the same at every granularity).
+    pub calc: ParamCalc,
+}
+
+/// Where one granularity's blocks come from (see the module documentation).
+pub(crate) enum Plan {
+    RowWise {
+        layout: Layout,
+        /// Blocks per row.
+        per_row: usize,
+        /// Values per block (the last block of a row may be shorter).
+        size: usize,
+    },
+    Global {
+        layout: Layout,
+        stats: Vec<BlockStats>,
+        params: Vec<BlockParams>,
+        /// The tensor's block prepared for the loop.
+        prepared: Vec<Prepared>,
+        /// Each column's reference quantizer (per-column blocks change with every value).
+        quantizers: Vec<Quantizer>,
+    },
+}
+
+impl Plan {
+    pub(crate) fn layout(&self) -> Layout {
+        match self {
+            Self::RowWise { layout, .. } | Self::Global { layout, .. } => *layout,
+        }
+    }
+}
+
+/// The plan of `layout`; for a global layout, its blocks' statistics and parameters.
+/// `row_stats`, when given, are the statistics of every row.
+pub(crate) fn plan(
+    ctx: &Ctx<'_>,
+    layout: Layout,
+    row_stats: Option<&[BlockStats]>,
+) -> Result<Plan, Failure> {
+    let cols = ctx.view.ncols();
+    let (stats, params) = match layout {
+        Layout::Rows => {
+            return Ok(Plan::RowWise {
+                layout,
+                per_row: 1,
+                size: cols,
+            });
+        }
+        Layout::Groups { size, per_row } => {
+            return Ok(Plan::RowWise {
+                layout,
+                per_row,
+                size,
+            });
+        }
+        Layout::Tensor => {
+            let st = tensor_stats(ctx, row_stats);
+            let p = params::clipped(
+                &ctx.calc,
+                ctx.config,
+                ctx.view.iter().copied(),
+                &st,
+                ctx.qmin,
+                ctx.qmax,
+            );
+            (vec![st], vec![p])
+        }
+        Layout::Columns => {
+            let stats = column_stats(&ctx.view);
+            let params: Vec<BlockParams> = stats
+                .par_iter()
+                .enumerate()
+                .map(|(c, st)| {
+                    let column = ctx.view.column(c);
+                    params::clipped(
+                        &ctx.calc,
+                        ctx.config,
+                        column.iter().copied(),
+                        st,
+                        ctx.qmin,
+                        ctx.qmax,
+                    )
+                })
+                .collect();
+            (stats, params)
+        }
+    };
+    if let Some(failure) = params
+        .iter()
+        .enumerate()
+        .find_map(|(b, p)| p.problem.map(|q| (b, q)))
+    {
+        return Err(failure);
+    }
+    let (prepared, quantizers) = if layout == Layout::Tensor {
+        let prepared = params
+            .iter()
+            .zip(&stats)
+            .map(|(p, st)| Prepared::new(ctx.config, p, ctx.qmin, ctx.qmax, st))
+            .collect();
+        (prepared, Vec::new())
+    } else {
+        let quantizers = params
+            .iter()
+            .map(|p| Quantizer::new(ctx.config, p, ctx.qmin, ctx.qmax))
+            .collect();
+        (Vec::new(), quantizers)
+    };
+    Ok(Plan::Global {
+        layout,
+        stats,
+        params,
+        prepared,
+        quantizers,
+    })
+}
+
+/// The whole matrix's statistics, as value-by-value extension in row-major order gives them.
+fn tensor_stats(ctx: &Ctx<'_>, row_stats: Option<&[BlockStats]>) -> BlockStats {
+    let owned;
+    let rows = if let Some(r) = row_stats {
+        r
+    } else {
+        owned = (0..ctx.view.nrows())
+            .into_par_iter()
+            .map(|r| {
+                let row = ctx.view.row(r);
+                match row.as_slice() {
+                    Some(s) => block_stats(s),
+                    None => block_stats(&row.to_vec()),
+                }
+            })
+            .collect::<Vec<_>>();
+        &owned
+    };
+    let st = rows.iter().fold(BlockStats::EMPTY, |a, b| merge(&a, b));
+    if merge_is_exact(&st) {
+        st
+    } else {
+        let mut st = BlockStats::EMPTY;
+        for &x in &ctx.view {
+            st.push(x);
+        }
+        st
+    }
+}
+
+/// Every column's statistics, each extended value by value down the rows.
+fn column_stats(view: &ArrayView2<'_, f32>) -> Vec<BlockStats> {
+    const STRIP: usize = 64;
+    let cols = view.ncols();
+    let mut stats = vec![BlockStats::EMPTY; cols];
+    stats
+        .par_chunks_mut(STRIP)
+        .enumerate()
+        .for_each(|(i, strip)| {
+            let c0 = i * STRIP;
+            for row in view.rows() {
+                for (st, &x) in strip.iter_mut().zip(row.iter().skip(c0)) {
+                    st.push(x);
+                }
+            }
+        });
+    stats
+}
+
+/// What quantizing one row under one plan found.
+pub(super) struct RowQuant {
+    pub lanes: Lanes,
+    pub clipped: usize,
+}
+
+/// Per-task scratch of the row loop, reused from row to row.
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// The row's [`LANES`]-value chunks.
+    pub chunks: ChunkStats,
+}
+
+/// The blocks of one row under a row-wise plan, prepared one at a time as the kernel
+/// reaches them; for the active configuration (`COUNTS`), each finished block's [`Block`]
+/// goes into `blocks`.
+struct RowSource<'a, 'c, const COUNTS: bool> {
+    ctx: &'a Ctx<'c>,
+    layout: Layout,
+    per_row: usize,
+    size: usize,
+    r: usize,
+    stats_of_row: &'a BlockStats,
+    chunks: &'a ChunkStats,
+    blocks: &'a mut [Block],
+    /// The parameters and statistics of the block being run (kept for its [`Block`]).
+    current: Option<(BlockParams, BlockStats)>,
+}
+
+impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
+    type Error = Failure;
+    const COUNTS: bool = COUNTS;
+
+    #[expect(
+        clippy::inline_always,
+        reason = "inlined into the kernel's block loop: statistics, parameters and constants per block"
+    )]
+    #[inline(always)]
+    fn prepare(&mut self, i: usize, xs: &[f32]) -> Result<Prepared, Failure> {
+        let ctx = self.ctx;
+        let st = if self.per_row == 1 {
+            *self.stats_of_row
+        } else if self.size.is_multiple_of(LANES) {
+            self.chunks.group(i * self.size / LANES, xs)
+        } else {
+            block_stats(xs)
+        };
+        let p = params::clipped(
+            &ctx.calc,
+            ctx.config,
+            xs.iter().copied(),
+            &st,
+            ctx.qmin,
+            ctx.qmax,
+        );
+        if let Some(problem) = p.problem {
+            return Err((self.r * self.per_row + i, problem));
+        }
+        if !self.blocks.is_empty() {
+            self.current = Some((p, st));
+        }
+        Ok(Prepared::new(ctx.config, &p, ctx.qmin, ctx.qmax, &st))
+    }
+
+    #[expect(clippy::inline_always, reason = "inlined into the kernel's block loop")]
+    #[inline(always)]
+    fn finished(&mut self, i: usize, clipped: usize) {
+        if let (Some(slot), Some((p, st))) = (self.blocks.get_mut(i), &self.current) {
+            let b = self.r * self.per_row + i;
+            *slot = block(self.layout, b, self.ctx, p, st, clipped);
+        }
+    }
+}
+
+/// Quantizes row `r` under `plan`: codes into `codes`, and for a row-wise plan the row's
+/// blocks into `blocks` (when not empty), and for per-column blocks the clamp counts into
+/// `col_clipped` (when not empty). `scratch.chunks` must hold the row's chunks when
+/// [`needs_chunks`].
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the row, its outputs and its scratch, all borrowed for one call"
+)]
+pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
+    ctx: &Ctx<'_>,
+    plan: &Plan,
+    r: usize,
+    row: &[f32],
+    stats_of_row: &BlockStats,
+    codes: &mut [T],
+    blocks: &mut [Block],
+    col_clipped: &mut [usize],
+    scratch: &mut Scratch,
+) -> Result<RowQuant, Failure> {
+    let mut acc = RowQuant {
+        lanes: Lanes::ZERO,
+        clipped: 0,
+    };
+    match plan {
+        Plan::RowWise {
+            layout,
+            per_row,
+            size,
+        } => {
+            let mut source = RowSource::<COUNTS> {
+                ctx,
+                layout: *layout,
+                per_row: *per_row,
+                size: *size,
+                r,
+                stats_of_row,
+                chunks: &scratch.chunks,
+                blocks,
+                current: None,
+            };
+            let kind = Kind::of(ctx.config);
+            acc.clipped = run_row(kind, &mut source, *size, row, 0, codes, &mut acc.lanes)?;
+        }
+        Plan::Global {
+            layout: Layout::Tensor,
+            prepared,
+            ..
+        } => {
+            acc.clipped = prepared[0].run(row, 0, codes, &mut acc.lanes);
+        }
+        Plan::Global { quantizers, .. } => {
+            let lanes = &mut acc.lanes;
+            for (c, ((&x, code), q)) in row.iter().zip(codes).zip(quantizers).enumerate() {
+                let (_, clamped) = scalar_value(q, c % LANES, x, code, lanes);
+                acc.clipped += usize::from(clamped);
+                if let Some(n) = col_clipped.get_mut(c) {
+                    *n += usize::from(clamped);
+                }
+            }
+        }
+    }
+    Ok(acc)
+}
+
+/// Whether `plan` reads the row's [`ChunkStats`].
+pub(super) fn needs_chunks(plan: &Plan) -> bool {
+    matches!(plan, Plan::RowWise { per_row, size, .. } if *per_row > 1 && size.is_multiple_of(LANES))
+}
+
+/// The smallest and largest code offsets of a row.
+pub(super) fn code_range<T: Code>(codes: &[T]) -> (i32, i32) {
+    let lo = codes.iter().copied().min().map_or(0, Code::index);
+    let hi = codes.iter().copied().max().map_or(0, Code::index);
+    (lo as i32, hi as i32)
+}
+
+/// Block `b` of `layout` with its parameters, statistics and clamp count.
+pub(super) fn block(
+    layout: Layout,
+    b: usize,
+    ctx: &Ctx<'_>,
+    p: &BlockParams,
+    st: &BlockStats,
+    clipped: usize,
+) -> Block {
+    let (rows, cols) = ctx.view.dim();
+    let (rr, cc) = layout.rect(b, rows, cols);
+    Block {
+        rows: rr,
+        cols: cc,
+        scale: p.scale,
+        code_scale: p.code_scale,
+        zero_point: p.zero_point,
+        offset: p.offset,
+        min: st.min,
+        max: st.max,
+        range: p.range,
+        clipped,
+        degenerate: p.degenerate,
+    }
+}
+
+/// A row's sums.
+pub(super) fn sums(lanes: &Lanes, signal: f64, count: usize) -> ErrorSums {
+    let t = lanes.totals();
+    ErrorSums {
+        abs: t.abs,
+        sq: t.sq,
+        max: t.max,
+        signal,
+        count,
+    }
+}
+
+/// Rows per task: enough tasks to balance the pool, one task for small matrices.
+pub(super) fn rows_per_task(rows: usize, cols: usize) -> usize {
+    const SMALL: usize = 1 << 16;
+    if rows * cols <= SMALL {
+        return rows.max(1);
+    }
+    let tasks = rayon::current_num_threads().max(1) * 8;
+    rows.div_ceil(tasks)
+        .max(SMALL.div_ceil(cols.max(1)))
+        .clamp(1, rows.max(1))
+}
+
+/// Runs `f` on every task, in parallel unless there is only one.
+pub(super) fn run_tasks<I: Send, O: Send>(
+    tasks: Vec<I>,
+    f: impl Fn(I) -> O + Sync + Send,
+) -> Vec<O> {
+    if tasks.len() <= 1 {
+        tasks.into_iter().map(f).collect()
+    } else {
+        tasks.into_par_iter().map(f).collect()
+    }
+}
+
+/// A row as a slice (copied into `scratch` when the view's rows are not contiguous).
+pub(super) fn row_slice<'a>(
+    view: &'a ArrayView2<'_, f32>,
+    r: usize,
+    scratch: &'a mut Vec<f32>,
+) -> &'a [f32] {
+    let row = view.row(r);
+    if let Some(s) = row.to_slice() {
+        return s;
+    }
+    scratch.clear();
+    scratch.extend(row.iter());
+    scratch
+}

@@ -1,0 +1,232 @@
+//! The active configuration's pass: every row's codes, blocks and channel report.
+
+use super::{
+    Ctx, Failure, Plan, Scratch, block, code_range, needs_chunks, quantize_row, row_slice,
+    rows_per_task, run_tasks, sums,
+};
+use crate::core::kernel::segment::Code;
+use crate::core::params::BlockStats;
+use crate::core::report::{Block, ChannelReport, ErrorSums, Layout};
+use crate::core::stats::{row_stats, signal};
+
+/// The active configuration's pass: codes, blocks, channels.
+pub(crate) struct MainPass<T> {
+    pub codes: Vec<T>,
+    pub blocks: Vec<Block>,
+    pub channels: Vec<ChannelReport>,
+    /// Per-row error sums (their `signal` is reused by the ladder).
+    pub sums: Vec<ErrorSums>,
+    /// Per-row statistics.
+    pub row_stats: Vec<BlockStats>,
+}
+
+struct MainRow {
+    channel: ChannelReport,
+    sums: ErrorSums,
+    stats: BlockStats,
+}
+
+/// Per-task state of the active pass.
+struct Task {
+    /// Clamp counts per column (per-column blocks only).
+    col_clipped: Vec<usize>,
+    seen: Seen,
+    scratch: Scratch,
+    row_buf: Vec<f32>,
+}
+
+/// Row `r` under the active configuration: its codes into `codes`, its blocks (row-wise
+/// plans) into `blocks`, its channel report.
+fn row<T: Code>(
+    ctx: &Ctx<'_>,
+    plan: &Plan,
+    r: usize,
+    codes: &mut [T],
+    blocks: &mut [Block],
+    task: &mut Task,
+) -> Result<MainRow, Failure> {
+    let cols = ctx.view.ncols();
+    let values = row_slice(&ctx.view, r, &mut task.row_buf);
+    // Groups read the row's chunks; the row's own statistics then follow from them.
+    let (st, signal) = if needs_chunks(plan) {
+        task.scratch.chunks.fill(values);
+        (task.scratch.chunks.group(0, values), signal(values))
+    } else {
+        row_stats(values)
+    };
+    let q = quantize_row::<T, true>(
+        ctx,
+        plan,
+        r,
+        values,
+        &st,
+        codes,
+        blocks,
+        &mut task.col_clipped,
+        &mut task.scratch,
+    )?;
+    let (lo, hi) = code_range(codes);
+    let (min_code, max_code) = (ctx.qmin + lo, ctx.qmin + hi);
+    let levels_used = task.seen.count(codes, (lo, hi));
+    let constant = st.min == st.max;
+    let s = sums(&q.lanes, signal, cols);
+    Ok(MainRow {
+        channel: ChannelReport {
+            index: r,
+            label: None,
+            metrics: s.metrics(),
+            levels_used,
+            levels_available: (ctx.qmax - ctx.qmin + 1) as u32,
+            utilization: f64::from(max_code - min_code) / f64::from(ctx.qmax - ctx.qmin),
+            collapsed: !constant && levels_used == 1,
+            constant,
+            min_code,
+            max_code,
+            clipped: q.clipped,
+            min: st.min,
+            max: st.max,
+        },
+        sums: s,
+        stats: st,
+    })
+}
+
+/// Quantizes every row under the active configuration's `plan`.
+pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<T>, Failure> {
+    let (rows, cols) = ctx.view.dim();
+    let layout = plan.layout();
+    let levels = (ctx.qmax - ctx.qmin + 1) as u32;
+    let mut codes = vec![T::default(); rows * cols];
+    let empty = Block {
+        rows: (0, 0),
+        cols: (0, 0),
+        scale: 0.0,
+        code_scale: 0.0,
+        zero_point: 0,
+        offset: None,
+        min: 0.0,
+        max: 0.0,
+        range: (0.0, 0.0),
+        clipped: 0,
+        degenerate: false,
+    };
+    let (mut blocks, per_row) = match plan {
+        Plan::RowWise { per_row, .. } => (vec![empty; rows * per_row], *per_row),
+        Plan::Global { .. } => (Vec::new(), 0),
+    };
+    let per_col = matches!(layout, Layout::Columns);
+    let rpt = rows_per_task(rows, cols);
+    let tasks: Vec<_> = {
+        let mut block_chunks: Box<dyn Iterator<Item = &mut [Block]>> = if per_row > 0 {
+            Box::new(blocks.chunks_mut(rpt * per_row))
+        } else {
+            Box::new(std::iter::repeat_with(<&mut [Block]>::default))
+        };
+        codes
+            .chunks_mut(rpt * cols)
+            .enumerate()
+            .map(|(t, c)| (t * rpt, c, block_chunks.next().unwrap_or_default()))
+            .collect()
+    };
+    let results = run_tasks(tasks, |(r0, codes, blocks)| -> Result<_, Failure> {
+        let mut task = Task {
+            col_clipped: vec![0usize; if per_col { cols } else { 0 }],
+            seen: Seen::new(levels),
+            scratch: Scratch::default(),
+            row_buf: Vec::new(),
+        };
+        let mut out = Vec::with_capacity(codes.len() / cols);
+        for (i, row_codes) in codes.chunks_mut(cols).enumerate() {
+            let row_blocks = blocks
+                .get_mut(i * per_row..(i + 1) * per_row)
+                .unwrap_or_default();
+            out.push(row(ctx, plan, r0 + i, row_codes, row_blocks, &mut task)?);
+        }
+        Ok((out, task.col_clipped))
+    });
+    let mut pass = MainPass {
+        codes: Vec::new(),
+        blocks: Vec::new(),
+        channels: Vec::with_capacity(rows),
+        sums: Vec::with_capacity(rows),
+        row_stats: Vec::with_capacity(rows),
+    };
+    let mut col_clipped = vec![0usize; if per_col { cols } else { 0 }];
+    for result in results {
+        let (rows_out, cc) = result?;
+        for (total, n) in col_clipped.iter_mut().zip(cc) {
+            *total += n;
+        }
+        for row in rows_out {
+            pass.channels.push(row.channel);
+            pass.sums.push(row.sums);
+            pass.row_stats.push(row.stats);
+        }
+    }
+    if let Plan::Global {
+        layout,
+        stats,
+        params,
+        ..
+    } = plan
+    {
+        let total: usize = pass.channels.iter().map(|c| c.clipped).sum();
+        blocks = params
+            .iter()
+            .zip(stats)
+            .enumerate()
+            .map(|(b, (p, st))| {
+                let clipped = col_clipped.get(b).copied().unwrap_or(total);
+                block(*layout, b, ctx, p, st, clipped)
+            })
+            .collect();
+    }
+    pass.codes = codes;
+    pass.blocks = blocks;
+    Ok(pass)
+}
+
+/// Distinct codes of a row.
+struct Seen {
+    words: Vec<u64>,
+}
+
+/// Codes marked before checking whether every code of the row's range was already seen.
+const SEEN_RUN: usize = 512;
+
+impl Seen {
+    fn new(levels: u32) -> Self {
+        Self {
+            words: vec![0; (levels as usize).div_ceil(64)],
+        }
+    }
+
+    /// The number of distinct codes in `codes`, whose offsets span `lo..=hi`: once that many
+    /// are seen the rest cannot add any (rows of few levels stop early).
+    fn count<T: Code>(&mut self, codes: &[T], (lo, hi): (i32, i32)) -> u32 {
+        let all = (hi - lo + 1) as u32;
+        if self.words.len() <= 4 {
+            let mut seen = [0u8; 256];
+            let count = |seen: &[u8; 256]| seen.iter().map(|&s| u32::from(s)).sum::<u32>();
+            let (first, rest) = codes.split_at(codes.len().min(SEEN_RUN));
+            for &c in first {
+                seen[c.index() & 255] = 1;
+            }
+            if count(&seen) == all {
+                return all;
+            }
+            for &c in rest {
+                seen[c.index() & 255] = 1;
+            }
+            return count(&seen);
+        }
+        self.words.fill(0);
+        for &c in codes {
+            let off = c.index();
+            if let Some(w) = self.words.get_mut(off / 64) {
+                *w |= 1 << (off % 64);
+            }
+        }
+        self.words.iter().map(|w| w.count_ones()).sum()
+    }
+}

@@ -1,0 +1,252 @@
+//! Block and row statistics in one vectorisable pass, equal to [`BlockStats::push`] applied
+//! value by value.
+//!
+//! Minimum and maximum are taken with plain comparisons in [`LANES`] lanes. For a non-zero
+//! result that is the same value whatever the order (a non-zero f32 has one bit pattern); a
+//! zero result (where `f32::min` may pick `-0.0` or `0.0` by order) is recomputed value by
+//! value. The first element of largest magnitude follows from the minimum and maximum, with a
+//! scan for the first one only when `-min == max`.
+
+#![expect(
+    clippy::inline_always,
+    reason = "called per value in the statistics loops; must inline to vectorise"
+)]
+
+use crate::core::kernel::segment::LANES;
+use crate::core::params::BlockStats;
+
+/// The statistics of `xs`, exactly as [`BlockStats::extend`] gives them.
+#[must_use]
+pub(crate) fn block_stats(xs: &[f32]) -> BlockStats {
+    let (min, max) = min_max(xs);
+    finish(xs, min, max)
+}
+
+/// A row's statistics and `Σx²` (see [`signal`]).
+#[must_use]
+pub(crate) fn row_stats(row: &[f32]) -> (BlockStats, f64) {
+    (block_stats(row), signal(row))
+}
+
+/// A row's `Σx²` in `f64`: lane `c % LANES` for column `c`, lanes summed in order.
+#[must_use]
+pub(crate) fn signal(row: &[f32]) -> f64 {
+    let mut sig = [0.0f64; LANES];
+    let (chunks, rest) = row.as_chunks::<LANES>();
+    for c in chunks {
+        let d: [f64; LANES] = std::array::from_fn(|j| f64::from(c[j]));
+        for j in 0..LANES {
+            sig[j] += d[j] * d[j];
+        }
+    }
+    for (j, &x) in rest.iter().enumerate() {
+        sig[j] += f64::from(x) * f64::from(x);
+    }
+    sig.iter().fold(0.0, |s, &v| s + v)
+}
+
+/// An integer whose order is the f32 order (for finite values; `-0.0` sorts below `0.0`).
+#[inline(always)]
+fn key(x: f32) -> i32 {
+    let b = x.to_bits() as i32;
+    b ^ ((b >> 31) & 0x7fff_ffff)
+}
+
+/// The f32 of a [`key`].
+fn unkey(k: i32) -> f32 {
+    f32::from_bits((k ^ ((k >> 31) & 0x7fff_ffff)) as u32)
+}
+
+/// Smallest and largest value, through integer keys: a plain reduction loop the loop
+/// vectoriser packs (float min/max reductions it may not reorder, and the SLP vectoriser
+/// turns select-based lanes into mask shuffles).
+fn min_max(xs: &[f32]) -> (f32, f32) {
+    let (mut lo, mut hi) = (i32::MAX, i32::MIN);
+    for &x in xs {
+        let k = key(x);
+        lo = lo.min(k);
+        hi = hi.max(k);
+    }
+    (unkey(lo), unkey(hi))
+}
+
+/// The statistics of `xs` given its minimum and maximum (taken in any order; zeros are
+/// recomputed value by value, since their sign depends on the order).
+#[inline(always)]
+fn finish(xs: &[f32], min: f32, max: f32) -> BlockStats {
+    if xs.is_empty() {
+        return BlockStats::EMPTY;
+    }
+    if min == 0.0 || max == 0.0 {
+        let mut st = BlockStats::EMPTY;
+        st.extend(xs);
+        return st;
+    }
+    let extreme = if -min > max {
+        min
+    } else if max > -min {
+        max
+    } else {
+        // Both ends have the largest magnitude: the first one met wins.
+        xs.iter()
+            .copied()
+            .find(|&x| x == min || x == max)
+            .unwrap_or(max)
+    };
+    BlockStats {
+        min,
+        max,
+        extreme,
+        count: xs.len(),
+    }
+}
+
+/// The minimum and maximum of every [`LANES`]-value chunk of a row (the last chunk may be
+/// shorter), from which the statistics of the row and of its groups of a multiple of
+/// [`LANES`] values follow without reading the values again.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkStats {
+    lo: Vec<f32>,
+    hi: Vec<f32>,
+}
+
+/// `a < b ? a : b` (x86 `minps`; the operands are never NaN).
+#[inline(always)]
+fn less(a: f32, b: f32) -> f32 {
+    if a < b { a } else { b }
+}
+
+/// `a > b ? a : b` (x86 `maxps`).
+#[inline(always)]
+fn more(a: f32, b: f32) -> f32 {
+    if a > b { a } else { b }
+}
+
+impl ChunkStats {
+    /// Computes the chunks of `row`.
+    pub(crate) fn fill(&mut self, row: &[f32]) {
+        let (chunks, rest) = row.as_chunks::<LANES>();
+        let n = chunks.len() + usize::from(!rest.is_empty());
+        self.lo.resize(n, 0.0);
+        self.hi.resize(n, 0.0);
+        for ((c, lo), hi) in chunks.iter().zip(&mut self.lo).zip(&mut self.hi) {
+            // A tree of packed min/max: 8 -> 4 -> 2 -> 1.
+            let a: [f32; 4] = std::array::from_fn(|j| less(c[j], c[j + 4]));
+            let b: [f32; 4] = std::array::from_fn(|j| more(c[j], c[j + 4]));
+            let a = [less(a[0], a[2]), less(a[1], a[3])];
+            let b = [more(b[0], b[2]), more(b[1], b[3])];
+            *lo = less(a[0], a[1]);
+            *hi = more(b[0], b[1]);
+        }
+        if !rest.is_empty() {
+            self.lo[n - 1] = rest.iter().copied().fold(f32::INFINITY, less);
+            self.hi[n - 1] = rest.iter().copied().fold(f32::NEG_INFINITY, more);
+        }
+    }
+
+    /// The statistics of `xs`, the part of the row starting at chunk `first` (its length a
+    /// multiple of [`LANES`], or running to the end of the row), exactly as
+    /// [`BlockStats::extend`] gives them.
+    #[inline(always)]
+    pub(crate) fn group(&self, first: usize, xs: &[f32]) -> BlockStats {
+        let n = xs.len().div_ceil(LANES);
+        if n == 0 {
+            return BlockStats::EMPTY;
+        }
+        let (Some(lo), Some(hi)) = (self.lo.get(first..first + n), self.hi.get(first..first + n))
+        else {
+            return block_stats(xs);
+        };
+        let (mut min, mut max) = (lo[0], hi[0]);
+        for (&l, &h) in lo[1..].iter().zip(&hi[1..]) {
+            min = less(l, min);
+            max = more(h, max);
+        }
+        finish(xs, min, max)
+    }
+}
+
+/// Merges the statistics of consecutive parts of a block, in order (equal to extending with
+/// the parts' values in order, except that a zero minimum or maximum must be recomputed: see
+/// [`merge_is_exact`]).
+#[must_use]
+pub(crate) fn merge(a: &BlockStats, b: &BlockStats) -> BlockStats {
+    BlockStats {
+        min: if b.min < a.min { b.min } else { a.min },
+        max: if b.max > a.max { b.max } else { a.max },
+        extreme: if b.extreme.abs() > a.extreme.abs() {
+            b.extreme
+        } else {
+            a.extreme
+        },
+        count: a.count + b.count,
+    }
+}
+
+/// Whether a merged result is what value-by-value extension gives (its minimum and maximum
+/// are not zeros, whose sign depends on order).
+#[must_use]
+pub(crate) fn merge_is_exact(st: &BlockStats) -> bool {
+    st.min != 0.0 && st.max != 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(xs: &[f32]) -> BlockStats {
+        let mut st = BlockStats::EMPTY;
+        st.extend(xs);
+        st
+    }
+
+    fn same(a: &BlockStats, b: &BlockStats) -> bool {
+        a.min.to_bits() == b.min.to_bits()
+            && a.max.to_bits() == b.max.to_bits()
+            && a.extreme.to_bits() == b.extreme.to_bits()
+            && a.count == b.count
+    }
+
+    #[test]
+    fn fast_stats_equal_value_by_value_stats() {
+        let cases: Vec<Vec<f32>> = vec![
+            vec![],
+            vec![0.0],
+            vec![-0.0],
+            vec![-0.0, 0.0, 1.0],
+            vec![0.0, -0.0, -1.0],
+            vec![1.0, -1.0],
+            vec![-1.0, 1.0],
+            vec![0.5, -2.0, 2.0, 1.0, -2.0, 0.0, 0.0, 0.0, 0.0, 2.0],
+            vec![3.0; 19],
+            (0..37).map(|i| (i as f32 - 18.0) * 0.25).collect(),
+            (0..37).map(|i| (18.0 - i as f32) * 0.25).collect(),
+            (0..23).map(|i| (i as f32).sin()).collect(),
+        ];
+        for xs in &cases {
+            let want = reference(xs);
+            assert!(same(&block_stats(xs), &want), "{xs:?}");
+            let mut chunks = ChunkStats::default();
+            let signal: f64 = xs.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
+            let (st, sig) = row_stats(xs);
+            assert!(same(&st, &want), "{xs:?}");
+            assert!((sig - signal).abs() <= 1e-12 * signal.max(1.0));
+            chunks.fill(xs);
+            assert!(same(&chunks.group(0, xs), &want), "{xs:?}");
+            for size in [8, 16, 24] {
+                for (g, part) in xs.chunks(size).enumerate() {
+                    assert!(
+                        same(&chunks.group(g * size / 8, part), &reference(part)),
+                        "{xs:?}"
+                    );
+                }
+            }
+            for cut in 0..xs.len() {
+                let m = merge(&reference(&xs[..cut]), &reference(&xs[cut..]));
+                if merge_is_exact(&m) {
+                    assert!(same(&m, &want), "{xs:?} cut {cut}");
+                }
+            }
+        }
+    }
+}
