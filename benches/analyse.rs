@@ -11,7 +11,10 @@
 //! - `ort-int8_ladder`: per-channel int8 symmetric (ONNX Runtime), with the full granularity
 //!   ladder;
 //! - `int4-g128_ladder`: uint4 asymmetric in groups of 128 (`MatMulNBits`), with the ladder;
-//! - `ort-int8_no-ladder`: the first configuration without the ladder (one pass pair).
+//! - `ort-int8_no-ladder`, `int4-g128_no-ladder`: one configuration alone (`Options { ladder:
+//!   false }`), what `quantscope report --no-ladder` times.
+//!
+//! `benches/compare.py` times the same work with ONNX Runtime and numpy on the same machine.
 //!
 //! Matrices are built lazily, so a filter (`cargo bench --bench analyse -- 4096x4096/read`)
 //! only allocates the sizes it runs.
@@ -108,14 +111,16 @@ fn bench_size(c: &mut Criterion, n: usize) {
             b.iter(|| analyse(black_box(m), black_box(&cfg)).expect("valid preset"));
         });
     }
-    let cfg = config("ort-int8");
-    group.bench_function("ort-int8_no-ladder", |b| {
-        let m = matrix(n);
-        b.iter(|| {
-            analyse_with(black_box(m), black_box(&cfg), Options { ladder: false })
-                .expect("valid preset")
+    for name in ["ort-int8", "int4-g128"] {
+        let cfg = config(name);
+        group.bench_function(format!("{name}_no-ladder"), |b| {
+            let m = matrix(n);
+            b.iter(|| {
+                analyse_with(black_box(m), black_box(&cfg), Options { ladder: false })
+                    .expect("valid preset")
+            });
         });
-    });
+    }
     group.finish();
 }
 

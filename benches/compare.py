@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Times quantscope's analysis against ONNX Runtime and numpy doing the same quantization,
+on the same matrices, in one run, and prints a markdown table.
+
+For each matrix (written as .npy under --dir, fixed seed):
+
+  quantscope   `quantscope report FILE --no-ladder --timings --format json --preset P`: the
+               `analyse` time from stderr (one configuration), and the same with the full
+               granularity ladder. Median of --reps runs (each a fresh process).
+  ORT graph    QuantizeLinear -> DequantizeLinear -> Sub -> Abs -> ReduceMean, and
+               Mul(e, e) -> ReduceMean, with per-row scales/zero points (ort-int8: axis 0,
+               int8 symmetric; int4-g128: opset-21 blocked uint4 with block_size 128 along
+               axis 1). Scales are computed beforehand in numpy and stored as initializers;
+               session creation is not timed. Median of --reps runs.
+  numpy        the same math: round(x / s) + z, clip, (q - z) * s, mean |e| and mean e^2.
+  read         numpy's sum of the matrix, and quantscope's own read baseline (the criterion
+               bench `read_sum`, a sequential sum), the floor any analysis pays.
+
+Then peak resident memory of `quantscope report FILE` with and without the ladder
+(`/usr/bin/time -v`).
+
+Usage: python3 benches/compare.py [--n 4096] [--reps 7] [--dir /tmp/quantscope-compare]
+       [--no-criterion]   (skip the criterion read baseline; it takes about a minute)
+       [--thp]            (also time quantscope with GLIBC_TUNABLES=glibc.malloc.hugetlb=1:
+                           glibc asks for transparent huge pages, so a fresh process pays a
+                           few hundred page faults instead of ~20 000 for its 64 + 16 MiB)
+Needs: numpy, onnx, onnxruntime, ml_dtypes (pip); cargo; GNU time (apt-get install time).
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / "target" / "release" / "quantscope"
+SEED = 20240601
+
+
+def matrix(n: int) -> np.ndarray:
+    """Rows normal with standard deviations log-uniform in [1e-3, 1], as real weight rows."""
+    rng = np.random.default_rng(SEED)
+    std = 10.0 ** (-3.0 * rng.random(n))
+    return (rng.standard_normal((n, n)) * std[:, None]).astype(np.float32)
+
+
+def median_ms(f, reps: int) -> float:
+    f()  # warm up
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+# ------------------------------------------------------------------------------ parameters
+
+
+def int8_params(m: np.ndarray):
+    """ONNX Runtime quantize_data, int8 symmetric per channel: s = 2*absmax/254 (f64), z = 0."""
+    absmax = np.abs(m).max(axis=1).astype(np.float64)
+    s = (2.0 * absmax / 254.0).astype(np.float32)
+    s[s < np.finfo(np.float32).tiny] = 1.0
+    return s, np.zeros(m.shape[0], np.int8), -128, 127
+
+
+def g128_params(m: np.ndarray):
+    """uint4 asymmetric in groups of 128 along rows, range widened to include 0 (MLAS style)."""
+    n, k = m.shape
+    b = m.reshape(n, k // 128, 128)
+    lo = np.minimum(b.min(axis=2), 0.0)
+    hi = np.maximum(b.max(axis=2), 0.0)
+    s = ((hi - lo) / np.float32(15.0)).astype(np.float32)
+    s[s == 0] = 1.0
+    z = np.clip(np.round(-lo / s), 0, 15).astype(np.uint8)
+    return s, z, 0, 15
+
+
+# ------------------------------------------------------------------------------ ORT
+
+
+def ort_session(m: np.ndarray, case: str):
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    n, k = m.shape
+    if case == "ort-int8":
+        s, z, _, _ = int8_params(m)
+        qtype, attrs = TensorProto.INT8, {"axis": 0}
+        zp = helper.make_tensor("Z", qtype, z.shape, z.tolist())
+    else:
+        s, z, _, _ = g128_params(m)
+        qtype, attrs = TensorProto.UINT4, {"axis": 1, "block_size": 128}
+        zp = helper.make_tensor("Z", qtype, z.shape, z.flatten().tolist())
+    scale = helper.make_tensor("S", TensorProto.FLOAT, s.shape, s.flatten().tolist())
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [n, k])
+    outs = [
+        helper.make_tensor_value_info("mae", TensorProto.FLOAT, []),
+        helper.make_tensor_value_info("mse", TensorProto.FLOAT, []),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["X", "S", "Z"], ["Q"], **attrs),
+        helper.make_node("DequantizeLinear", ["Q", "S", "Z"], ["D"], **attrs),
+        helper.make_node("Sub", ["D", "X"], ["E"]),
+        helper.make_node("Abs", ["E"], ["A"]),
+        helper.make_node("ReduceMean", ["A"], ["mae"], keepdims=0),
+        helper.make_node("Mul", ["E", "E"], ["E2"]),
+        helper.make_node("ReduceMean", ["E2"], ["mse"], keepdims=0),
+    ]
+    graph = helper.make_graph(nodes, case, [x], outs, initializer=[scale, zp])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10  # what onnxruntime 1.31 accepts
+    onnx.checker.check_model(model)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return lambda: sess.run(None, {"X": m})
+
+
+# ------------------------------------------------------------------------------ numpy
+
+
+def numpy_work(m: np.ndarray, case: str):
+    if case == "ort-int8":
+        s, z, qmin, qmax = int8_params(m)
+        s, z = s[:, None], z.astype(np.float32)[:, None]
+
+        def run():
+            q = np.clip(np.round(m / s) + z, qmin, qmax)
+            e = (q - z) * s - m
+            return np.abs(e).mean(dtype=np.float64), (e * e).mean(dtype=np.float64)
+
+        return run
+    s, z, qmin, qmax = g128_params(m)
+    n, k = m.shape
+    b = m.reshape(n, k // 128, 128)
+    s, z = s[:, :, None], z.astype(np.float32)[:, :, None]
+
+    def run():
+        q = np.clip(np.round(b / s) + z, qmin, qmax)
+        e = (q - z) * s - b
+        return np.abs(e).mean(dtype=np.float64), (e * e).mean(dtype=np.float64)
+
+    return run
+
+
+# ------------------------------------------------------------------------------ quantscope
+
+
+THP_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+
+
+def quantscope_ms(path: Path, preset: str, ladder: bool, reps: int, env=None) -> float:
+    times = []
+    for _ in range(reps + 1):
+        args = [str(BIN), "report", str(path), "--timings", "--format", "json", "--preset", preset]
+        if not ladder:
+            args.append("--no-ladder")
+        run_env = {**os.environ, **env} if env else None
+        r = subprocess.run(args, capture_output=True, text=True, check=True, env=run_env)
+        hit = re.search(r"analyse ([0-9.]+) ms", r.stderr)
+        if not hit:
+            sys.exit(f"no analyse time in: {r.stderr!r}")
+        times.append(float(hit.group(1)))
+    return statistics.median(times[1:])
+
+
+def peak_rss_mib(path: Path, ladder: bool) -> float:
+    args = ["/usr/bin/time", "-v", str(BIN), "report", str(path), "--preset", "ort-int8"]
+    if not ladder:
+        args.append("--no-ladder")
+    r = subprocess.run(args, capture_output=True, text=True, check=True)
+    kb = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr)
+    return int(kb.group(1)) / 1024 if kb else float("nan")
+
+
+def criterion_read_ms(n: int):
+    """The criterion bench's `read_sum` at n x n, in ms (middle estimate)."""
+    r = subprocess.run(
+        ["cargo", "bench", "--bench", "analyse", "--", f"{n}x{n}/read_sum"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    hit = re.search(r"read_sum\s+time:\s+\[[^\]]*?([0-9.]+) (ms|µs|us|s) ([0-9.]+) (ms|µs|us|s)", r.stdout)
+    if not hit:
+        return None
+    value, unit = float(hit.group(3)), hit.group(4)
+    return value * {"ms": 1.0, "µs": 1e-3, "us": 1e-3, "s": 1e3}[unit]
+
+
+def machine() -> str:
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import onnxruntime
+
+    return (
+        f"{os.cpu_count()} CPUs ({cpu}), {platform.system()} {platform.release()}; "
+        f"numpy {np.__version__}, onnxruntime {onnxruntime.__version__}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/quantscope-compare"))
+    ap.add_argument("--no-criterion", action="store_true")
+    ap.add_argument("--thp", action="store_true")
+    a = ap.parse_args()
+
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    a.dir.mkdir(parents=True, exist_ok=True)
+    m = matrix(a.n)
+    path = a.dir / f"weights_{a.n}x{a.n}.npy"
+    np.save(path, m)
+
+    numpy_sum = median_ms(lambda: m.sum(), a.reps)
+    rust_read = None if a.no_criterion else criterion_read_ms(a.n)
+
+    rows = []
+    for case in ["ort-int8", "int4-g128"]:
+        one = quantscope_ms(path, case, False, a.reps)
+        ladder = quantscope_ms(path, case, True, a.reps)
+        ort_ms = median_ms(ort_session(m, case), a.reps)
+        np_ms = median_ms(numpy_work(m, case), a.reps)
+        rows.append((case, one, ladder, ort_ms, np_ms))
+        if a.thp:
+            one = quantscope_ms(path, case, False, a.reps, THP_ENV)
+            ladder = quantscope_ms(path, case, True, a.reps, THP_ENV)
+            rows.append((f"{case} (THP)", one, ladder, ort_ms, np_ms))
+
+    print(f"\n**Machine:** {machine()}  ")
+    print(f"**Matrix:** {a.n}x{a.n} f32 ({m.nbytes / 2**20:.0f} MiB), rows normal with standard "
+          f"deviations log-uniform in [1e-3, 1], seed {SEED}; medians of {a.reps} runs.\n")
+    print("| preset | quantscope, one config | quantscope, full ladder | ladder / one "
+          "| ONNX Runtime graph | ORT / quantscope | numpy | numpy / quantscope "
+          "| quantscope / numpy sum | quantscope / Rust read |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for case, one, ladder, ort_ms, np_ms in rows:
+        rust = f"{one / rust_read:.2f}x" if rust_read else "n/a"
+        print(f"| {case} | {one:.1f} ms | {ladder:.1f} ms | {ladder / one:.1f}x "
+              f"| {ort_ms:.1f} ms | {ort_ms / one:.2f}x | {np_ms:.1f} ms | {np_ms / one:.1f}x "
+              f"| {one / numpy_sum:.2f}x | {rust} |")
+    rust_text = f"{rust_read:.1f} ms" if rust_read else "not measured (--no-criterion)"
+    if a.thp:
+        print("\n(THP) rows: quantscope run with GLIBC_TUNABLES=glibc.malloc.hugetlb=1; "
+              "ONNX Runtime and numpy columns repeat the default rows.")
+    print(f"\nPlain read of the matrix: numpy `sum` {numpy_sum:.1f} ms; quantscope's criterion "
+          f"`read_sum` (sequential f32 sum) {rust_text}.\n")
+
+    print("| `quantscope report` (ort-int8, table output) | peak resident memory | / tensor bytes |")
+    print("|---|---:|---:|")
+    tensor_mib = m.nbytes / 2**20
+    for ladder in (True, False):
+        rss = peak_rss_mib(path, ladder)
+        label = "with the ladder" if ladder else "`--no-ladder`"
+        print(f"| {label} | {rss:.0f} MiB | {rss / tensor_mib:.2f}x |")
+    print(json.dumps({"rows": rows, "numpy_sum_ms": numpy_sum, "rust_read_ms": rust_read}),
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
