@@ -65,7 +65,7 @@ impl Matrix {
                 rows,
             });
         }
-        if let Some(((row, col), &value)) = values.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        if let Some(((row, col), value)) = first_not_finite(&values) {
             return Err(MatrixError::NotFinite { row, col, value });
         }
         Ok(Self { values, labels })
@@ -114,5 +114,68 @@ impl Matrix {
     #[must_use]
     pub fn into_parts(self) -> (Array2<f32>, Vec<Option<String>>) {
         (self.values, self.labels)
+    }
+}
+
+/// The first value (in row-major order) that is not finite, with its row and column. Checks
+/// blocks of values with a loop that vectorises, then looks inside the first failing block.
+fn first_not_finite(values: &Array2<f32>) -> Option<((usize, usize), f32)> {
+    const BLOCK: usize = 1024;
+    let cols = values.ncols();
+    let Some(flat) = values.as_slice() else {
+        return values
+            .indexed_iter()
+            .find(|(_, v)| !v.is_finite())
+            .map(|(at, &v)| (at, v));
+    };
+    let block = flat
+        .chunks(BLOCK)
+        .position(|b| !b.iter().fold(true, |all, v| all & v.is_finite()))?;
+    let start = block * BLOCK;
+    let (i, &value) = flat[start..]
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !v.is_finite())?;
+    let at = start + i;
+    Some(((at / cols, at % cols), value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_value_that_is_not_finite_is_reported_where_it_is() {
+        for (at, bad) in [
+            (0, f32::NAN),
+            (1023, f32::INFINITY),
+            (3000, f32::NEG_INFINITY),
+        ] {
+            let mut flat = vec![0.5f32; 40 * 100];
+            flat[at] = bad;
+            flat[3999] = f32::NAN;
+            let values = Array2::from_shape_vec((40, 100), flat).unwrap();
+            let (row, col) = (at / 100, at % 100);
+            match Matrix::new(values.clone()) {
+                Err(MatrixError::NotFinite {
+                    row: r,
+                    col: c,
+                    value,
+                }) => {
+                    assert_eq!((r, c), (row, col));
+                    assert_eq!(value.to_bits(), bad.to_bits());
+                }
+                other => panic!("{other:?}"),
+            }
+            // Column-major storage is searched in row-major order too.
+            let mut f = Array2::<f32>::zeros(ndarray::ShapeBuilder::f((40, 100)));
+            f.assign(&values);
+            assert!(f.as_slice().is_none());
+            assert!(matches!(
+                Matrix::new(f),
+                Err(MatrixError::NotFinite { row: r, col: c, .. }) if (r, c) == (row, col)
+            ));
+        }
+        assert!(Matrix::new(Array2::from_elem((3, 700), 1.0)).is_ok());
     }
 }
