@@ -11,6 +11,14 @@
 //! Rows are split into contiguous tasks that run on rayon's pool; every per-row result is
 //! computed from that row alone and the rows are combined in row order afterwards, so results
 //! do not depend on the number of threads.
+//!
+//! Each task runs inside [`vectorised`], so the row loop and everything it inlines is
+//! compiled for the CPU's widest vector instructions.
+
+#![expect(
+    clippy::inline_always,
+    reason = "the row loop must inline into the vectorised task body (see vectorised)"
+)]
 
 use ndarray::ArrayView2;
 use rayon::prelude::*;
@@ -240,10 +248,6 @@ impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
     type Error = Failure;
     const COUNTS: bool = COUNTS;
 
-    #[expect(
-        clippy::inline_always,
-        reason = "inlined into the kernel's block loop: statistics, parameters and constants per block"
-    )]
     #[inline(always)]
     fn prepare(&mut self, i: usize, xs: &[f32]) -> Result<Prepared, Failure> {
         let ctx = self.ctx;
@@ -271,7 +275,6 @@ impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
         Ok(Prepared::new(ctx.config, &p, ctx.qmin, ctx.qmax, &st))
     }
 
-    #[expect(clippy::inline_always, reason = "inlined into the kernel's block loop")]
     #[inline(always)]
     fn finished(&mut self, i: usize, clipped: usize) {
         if let (Some(slot), Some((p, st))) = (self.blocks.get_mut(i), &self.current) {
@@ -289,6 +292,7 @@ impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
     clippy::too_many_arguments,
     reason = "the row, its outputs and its scratch, all borrowed for one call"
 )]
+#[inline(always)]
 pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
     ctx: &Ctx<'_>,
     plan: &Plan,
@@ -351,6 +355,7 @@ pub(super) fn needs_chunks(plan: &Plan) -> bool {
 }
 
 /// The smallest and largest code offsets of a row.
+#[inline(always)]
 pub(super) fn code_range<T: Code>(codes: &[T]) -> (i32, i32) {
     let lo = codes.iter().copied().min().map_or(0, Code::index);
     let hi = codes.iter().copied().max().map_or(0, Code::index);
@@ -384,6 +389,7 @@ pub(super) fn block(
 }
 
 /// A row's sums.
+#[inline(always)]
 pub(super) fn sums(lanes: &Lanes, signal: f64, count: usize) -> ErrorSums {
     let t = lanes.totals();
     ErrorSums {
@@ -407,19 +413,37 @@ pub(super) fn rows_per_task(rows: usize, cols: usize) -> usize {
         .clamp(1, rows.max(1))
 }
 
+/// Runs `f` compiled for the widest vector instructions this CPU has (AVX2 and FMA on most
+/// x86-64 machines, AVX-512 where present), chosen once at run time by `pulp`, and the
+/// baseline instructions elsewhere. Only what `f` inlines is compiled that way: the row loop
+/// and its callees are `#[inline(always)]` for this. The results are the same on every path:
+/// Rust never fuses a multiplication and an addition on its own, and every operation is
+/// IEEE-exact whatever the vector width.
+#[inline(always)]
+pub(super) fn vectorised<R>(f: impl FnOnce() -> R) -> R {
+    pulp::Arch::new().dispatch(f)
+}
+
 /// Runs `f` on every task, in parallel unless there is only one.
 pub(super) fn run_tasks<I: Send, O: Send>(
     tasks: Vec<I>,
     f: impl Fn(I) -> O + Sync + Send,
 ) -> Vec<O> {
+    let run = |task| {
+        vectorised(
+            #[inline(always)]
+            || f(task),
+        )
+    };
     if tasks.len() <= 1 {
-        tasks.into_iter().map(f).collect()
+        tasks.into_iter().map(run).collect()
     } else {
-        tasks.into_par_iter().map(f).collect()
+        tasks.into_par_iter().map(run).collect()
     }
 }
 
 /// A row as a slice (copied into `scratch` when the view's rows are not contiguous).
+#[inline(always)]
 pub(super) fn row_slice<'a>(
     view: &'a ArrayView2<'_, f32>,
     r: usize,

@@ -17,6 +17,7 @@ use crate::core::params::BlockStats;
 
 /// The statistics of `xs`, exactly as [`BlockStats::extend`] gives them.
 #[must_use]
+#[inline(always)]
 pub(crate) fn block_stats(xs: &[f32]) -> BlockStats {
     let (min, max) = min_max(xs);
     finish(xs, min, max)
@@ -24,12 +25,14 @@ pub(crate) fn block_stats(xs: &[f32]) -> BlockStats {
 
 /// A row's statistics and `Σx²` (see [`signal`]).
 #[must_use]
+#[inline(always)]
 pub(crate) fn row_stats(row: &[f32]) -> (BlockStats, f64) {
     (block_stats(row), signal(row))
 }
 
 /// A row's `Σx²` in `f64`: lane `c % LANES` for column `c`, lanes summed in order.
 #[must_use]
+#[inline(always)]
 pub(crate) fn signal(row: &[f32]) -> f64 {
     let mut sig = [0.0f64; LANES];
     let (chunks, rest) = row.as_chunks::<LANES>();
@@ -60,6 +63,7 @@ fn unkey(k: i32) -> f32 {
 /// Smallest and largest value, through integer keys: a plain reduction loop the loop
 /// vectoriser packs (float min/max reductions it may not reorder, and the SLP vectoriser
 /// turns select-based lanes into mask shuffles).
+#[inline(always)]
 fn min_max(xs: &[f32]) -> (f32, f32) {
     let (mut lo, mut hi) = (i32::MAX, i32::MIN);
     for &x in xs {
@@ -124,6 +128,7 @@ fn more(a: f32, b: f32) -> f32 {
 
 impl ChunkStats {
     /// Computes the chunks of `row`.
+    #[inline(always)]
     pub(crate) fn fill(&mut self, row: &[f32]) {
         let (chunks, rest) = row.as_chunks::<LANES>();
         let n = chunks.len() + usize::from(!rest.is_empty());

@@ -106,8 +106,8 @@ pub(crate) struct Lanes {
     pub abs: [f64; LANES],
     /// Σe² per lane.
     pub sq: [f64; LANES],
-    /// max |e| (any lane: the maximum does not depend on order).
-    pub max: [f64; 2],
+    /// max |e| per lane (the maximum does not depend on order).
+    pub max: [f64; LANES],
 }
 
 /// What a row's [`Lanes`] add up to.
@@ -125,7 +125,7 @@ impl Lanes {
     pub(crate) const ZERO: Self = Self {
         abs: [0.0; LANES],
         sq: [0.0; LANES],
-        max: [0.0; 2],
+        max: [0.0; LANES],
     };
 
     /// Adds one value's error to `lane`.
@@ -135,21 +135,18 @@ impl Lanes {
         let a = e.abs();
         self.abs[lane] += a;
         self.sq[lane] += e * e;
-        let m = &mut self.max[lane % 2];
+        let m = &mut self.max[lane];
         *m = if a > *m { a } else { *m };
     }
 
     /// The sums, lanes added in order.
+    #[inline(always)]
     pub(crate) fn totals(&self) -> Totals {
         let sum = |v: &[f64; LANES]| v.iter().fold(0.0, |s, &v| s + v);
         Totals {
             abs: sum(&self.abs),
             sq: sum(&self.sq),
-            max: if self.max[1] > self.max[0] {
-                self.max[1]
-            } else {
-                self.max[0]
-            },
+            max: self.max.iter().fold(0.0, |m, &v| if v > m { v } else { m }),
         }
     }
 }
@@ -296,6 +293,7 @@ impl Prepared {
 /// just before it runs: code offsets from `qmin` into `codes`, each error into lane
 /// `column % LANES` of `lanes`. Returns the clamp count of the whole run, or the first
 /// block `source` cannot prepare. Every block must be of `kind`.
+#[inline(always)]
 pub(crate) fn run_row<T: Code, S: BlockSource>(
     kind: Kind,
     source: &mut S,

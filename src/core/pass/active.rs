@@ -1,5 +1,10 @@
 //! The active configuration's pass: every row's codes, blocks and channel report.
 
+#![expect(
+    clippy::inline_always,
+    reason = "the row loop must inline into the vectorised task body (see super::vectorised)"
+)]
+
 use super::{
     Ctx, Failure, Plan, Scratch, block, code_range, needs_chunks, quantize_row, row_slice,
     rows_per_task, run_tasks, sums,
@@ -37,6 +42,7 @@ struct Task {
 
 /// Row `r` under the active configuration: its codes into `codes`, its blocks (row-wise
 /// plans) into `blocks`, its channel report.
+#[inline(always)]
 fn row<T: Code>(
     ctx: &Ctx<'_>,
     plan: &Plan,
@@ -128,22 +134,26 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
             .map(|(t, c)| (t * rpt, c, block_chunks.next().unwrap_or_default()))
             .collect()
     };
-    let results = run_tasks(tasks, |(r0, codes, blocks)| -> Result<_, Failure> {
-        let mut task = Task {
-            col_clipped: vec![0usize; if per_col { cols } else { 0 }],
-            seen: Seen::new(levels),
-            scratch: Scratch::default(),
-            row_buf: Vec::new(),
-        };
-        let mut out = Vec::with_capacity(codes.len() / cols);
-        for (i, row_codes) in codes.chunks_mut(cols).enumerate() {
-            let row_blocks = blocks
-                .get_mut(i * per_row..(i + 1) * per_row)
-                .unwrap_or_default();
-            out.push(row(ctx, plan, r0 + i, row_codes, row_blocks, &mut task)?);
-        }
-        Ok((out, task.col_clipped))
-    });
+    let results = run_tasks(
+        tasks,
+        #[inline(always)]
+        |(r0, codes, blocks)| -> Result<_, Failure> {
+            let mut task = Task {
+                col_clipped: vec![0usize; if per_col { cols } else { 0 }],
+                seen: Seen::new(levels),
+                scratch: Scratch::default(),
+                row_buf: Vec::new(),
+            };
+            let mut out = Vec::with_capacity(codes.len() / cols);
+            for (i, row_codes) in codes.chunks_mut(cols).enumerate() {
+                let row_blocks = blocks
+                    .get_mut(i * per_row..(i + 1) * per_row)
+                    .unwrap_or_default();
+                out.push(row(ctx, plan, r0 + i, row_codes, row_blocks, &mut task)?);
+            }
+            Ok((out, task.col_clipped))
+        },
+    );
     let mut pass = MainPass {
         codes: Vec::new(),
         blocks: Vec::new(),
@@ -203,6 +213,7 @@ impl Seen {
 
     /// The number of distinct codes in `codes`, whose offsets span `lo..=hi`: once that many
     /// are seen the rest cannot add any (rows of few levels stop early).
+    #[inline(always)]
     fn count<T: Code>(&mut self, codes: &[T], (lo, hi): (i32, i32)) -> u32 {
         let all = (hi - lo + 1) as u32;
         if self.words.len() <= 4 {

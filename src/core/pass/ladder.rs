@@ -28,49 +28,53 @@ pub(crate) fn ladder_pass<T: Code>(
     let (rows, cols) = ctx.view.dim();
     let rpt = rows_per_task(rows, cols);
     let tasks: Vec<usize> = (0..rows).step_by(rpt.max(1)).collect();
-    let results = run_tasks(tasks, |r0| {
-        let r1 = (r0 + rpt).min(rows);
-        let mut codes = vec![T::default(); cols];
-        let mut scratch = Scratch::default();
-        let mut row_buf = Vec::new();
-        let chunks = plans.iter().any(needs_chunks);
-        let mut outs: Vec<Result<(Vec<ErrorSums>, usize), Failure>> = plans
-            .iter()
-            .map(|_| Ok((Vec::with_capacity(r1 - r0), 0)))
-            .collect();
-        for r in r0..r1 {
-            let row = row_slice(&ctx.view, r, &mut row_buf);
-            let st = &row_stats[r];
-            if chunks {
-                scratch.chunks.fill(row);
-            }
-            for (plan, out) in plans.iter().zip(&mut outs) {
-                let Ok((sums_out, collapsed)) = out else {
-                    continue;
-                };
-                let s = &mut scratch;
-                match quantize_row::<T, false>(
-                    ctx,
-                    plan,
-                    r,
-                    row,
-                    st,
-                    &mut codes,
-                    &mut [],
-                    &mut [],
-                    s,
-                ) {
-                    Ok(q) => {
-                        sums_out.push(sums(&q.lanes, main_sums[r].signal, cols));
-                        let (lo, hi) = code_range(&codes);
-                        *collapsed += usize::from(st.min != st.max && lo == hi);
+    let results = run_tasks(
+        tasks,
+        #[inline(always)]
+        |r0| {
+            let r1 = (r0 + rpt).min(rows);
+            let mut codes = vec![T::default(); cols];
+            let mut scratch = Scratch::default();
+            let mut row_buf = Vec::new();
+            let chunks = plans.iter().any(needs_chunks);
+            let mut outs: Vec<Result<(Vec<ErrorSums>, usize), Failure>> = plans
+                .iter()
+                .map(|_| Ok((Vec::with_capacity(r1 - r0), 0)))
+                .collect();
+            for r in r0..r1 {
+                let row = row_slice(&ctx.view, r, &mut row_buf);
+                let st = &row_stats[r];
+                if chunks {
+                    scratch.chunks.fill(row);
+                }
+                for (plan, out) in plans.iter().zip(&mut outs) {
+                    let Ok((sums_out, collapsed)) = out else {
+                        continue;
+                    };
+                    let s = &mut scratch;
+                    match quantize_row::<T, false>(
+                        ctx,
+                        plan,
+                        r,
+                        row,
+                        st,
+                        &mut codes,
+                        &mut [],
+                        &mut [],
+                        s,
+                    ) {
+                        Ok(q) => {
+                            sums_out.push(sums(&q.lanes, main_sums[r].signal, cols));
+                            let (lo, hi) = code_range(&codes);
+                            *collapsed += usize::from(st.min != st.max && lo == hi);
+                        }
+                        Err(f) => *out = Err(f),
                     }
-                    Err(f) => *out = Err(f),
                 }
             }
-        }
-        outs
-    });
+            outs
+        },
+    );
     let mut rungs: Vec<Result<RungRows, Failure>> = plans
         .iter()
         .map(|_| {

@@ -113,7 +113,7 @@ fn chunk_errors(x: &[f32; LANES], x_hat: &[f32; LANES], acc: &mut Lanes) {
         let a = e.abs();
         acc.abs[j] += a;
         acc.sq[j] += e * e;
-        let m = &mut acc.max[j % 2];
+        let m = &mut acc.max[j];
         *m = if a > *m { a } else { *m };
     }
 }
@@ -174,6 +174,7 @@ fn block<const E: u8, const R: u8, const O: bool, T: Code>(
 }
 
 /// [`super::run_row`] for one instance.
+#[inline(always)]
 pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSource>(
     source: &mut S,
     size: usize,
