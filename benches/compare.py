@@ -13,6 +13,8 @@ For each matrix (written as .npy under --dir, fixed seed):
                axis 1). Scales are computed beforehand in numpy and stored as initializers;
                session creation is not timed. Median of --reps runs.
   numpy        the same math: round(x / s) + z, clip, (q - z) * s, mean |e| and mean e^2.
+  in process   the criterion bench `<case>_no-ladder`: `analyse` on a matrix already in
+               memory, repeated in one process (as the ORT and numpy columns are timed).
   read         numpy's sum of the matrix, and quantscope's own read baseline (the criterion
                bench `read_sum`, a sequential sum), the floor any analysis pays.
 
@@ -20,7 +22,7 @@ Then peak resident memory of `quantscope report FILE` with and without the ladde
 (`/usr/bin/time -v`).
 
 Usage: python3 benches/compare.py [--n 4096] [--reps 7] [--dir /tmp/quantscope-compare]
-       [--no-criterion]   (skip the criterion read baseline; it takes about a minute)
+       [--no-criterion]   (skip the criterion benches; they take a few minutes)
        [--thp]            (also time quantscope with GLIBC_TUNABLES=glibc.malloc.hugetlb=1:
                            glibc asks for transparent huge pages, so a fresh process pays a
                            few hundred page faults instead of ~20 000 for its 64 + 16 MiB)
@@ -182,15 +184,15 @@ def peak_rss_mib(path: Path, ladder: bool) -> float:
     return int(kb.group(1)) / 1024 if kb else float("nan")
 
 
-def criterion_read_ms(n: int):
-    """The criterion bench's `read_sum` at n x n, in ms (middle estimate)."""
+def criterion_ms(n: int, name: str):
+    """The criterion bench `name` at n x n, in ms (middle estimate), or None."""
     r = subprocess.run(
-        ["cargo", "bench", "--bench", "analyse", "--", f"{n}x{n}/read_sum"],
+        ["cargo", "bench", "--bench", "analyse", "--", f"^{n}x{n}/{name}$"],
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
-    hit = re.search(r"read_sum\s+time:\s+\[[^\]]*?([0-9.]+) (ms|µs|us|s) ([0-9.]+) (ms|µs|us|s)", r.stdout)
+    hit = re.search(re.escape(name) + r"\s+time:\s+\[[^\]]*?([0-9.]+) (ms|µs|us|s) ([0-9.]+) (ms|µs|us|s)", r.stdout)
     if not hit:
         return None
     value, unit = float(hit.group(3)), hit.group(4)
@@ -230,7 +232,7 @@ def main() -> None:
     np.save(path, m)
 
     numpy_sum = median_ms(lambda: m.sum(), a.reps)
-    rust_read = None if a.no_criterion else criterion_read_ms(a.n)
+    rust_read = None if a.no_criterion else criterion_ms(a.n, "read_sum")
 
     rows = []
     for case in ["ort-int8", "int4-g128"]:
@@ -238,24 +240,28 @@ def main() -> None:
         ladder = quantscope_ms(path, case, True, a.reps)
         ort_ms = median_ms(ort_session(m, case), a.reps)
         np_ms = median_ms(numpy_work(m, case), a.reps)
-        rows.append((case, one, ladder, ort_ms, np_ms))
+        warm = None if a.no_criterion else criterion_ms(a.n, f"{case}_no-ladder")
+        rows.append((case, one, ladder, ort_ms, np_ms, warm))
         if a.thp:
             one = quantscope_ms(path, case, False, a.reps, THP_ENV)
             ladder = quantscope_ms(path, case, True, a.reps, THP_ENV)
-            rows.append((f"{case} (THP)", one, ladder, ort_ms, np_ms))
+            rows.append((f"{case} (THP)", one, ladder, ort_ms, np_ms, warm))
 
     print(f"\n**Machine:** {machine()}  ")
     print(f"**Matrix:** {a.n}x{a.n} f32 ({m.nbytes / 2**20:.0f} MiB), rows normal with standard "
           f"deviations log-uniform in [1e-3, 1], seed {SEED}; medians of {a.reps} runs.\n")
-    print("| preset | quantscope, one config | quantscope, full ladder | ladder / one "
-          "| ONNX Runtime graph | ORT / quantscope | numpy | numpy / quantscope "
-          "| quantscope / numpy sum | quantscope / Rust read |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for case, one, ladder, ort_ms, np_ms in rows:
-        rust = f"{one / rust_read:.2f}x" if rust_read else "n/a"
-        print(f"| {case} | {one:.1f} ms | {ladder:.1f} ms | {ladder / one:.1f}x "
-              f"| {ort_ms:.1f} ms | {ort_ms / one:.2f}x | {np_ms:.1f} ms | {np_ms / one:.1f}x "
-              f"| {one / numpy_sum:.2f}x | {rust} |")
+    print("| preset | quantscope, one config (fresh process) | in process | full ladder "
+          "| ladder / one | ONNX Runtime graph | ORT / quantscope (fresh, in process) "
+          "| numpy | numpy / quantscope | in process / numpy sum | in process / Rust read |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for case, one, ladder, ort_ms, np_ms, warm in rows:
+        best = warm or one
+        rust = f"{best / rust_read:.2f}x" if rust_read else "n/a"
+        warm_text = f"{warm:.1f} ms" if warm else "n/a"
+        warm_ratio = f"{ort_ms / warm:.2f}x" if warm else "n/a"
+        print(f"| {case} | {one:.1f} ms | {warm_text} | {ladder:.1f} ms | {ladder / one:.1f}x "
+              f"| {ort_ms:.1f} ms | {ort_ms / one:.2f}x, {warm_ratio} | {np_ms:.1f} ms "
+              f"| {np_ms / one:.1f}x | {best / numpy_sum:.2f}x | {rust} |")
     rust_text = f"{rust_read:.1f} ms" if rust_read else "not measured (--no-criterion)"
     if a.thp:
         print("\n(THP) rows: quantscope run with GLIBC_TUNABLES=glibc.malloc.hugetlb=1; "
