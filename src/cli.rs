@@ -21,9 +21,10 @@ use crate::core::config::{
 };
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
+use crate::io::export::write_tensor_list;
 use crate::io::export::{ExportOptions, Format, write_report_explained};
 use crate::io::load::{load_path_tensor, load_reader};
-use crate::io::safetensors::{list_tensors, write_tensor_list};
+use crate::io::safetensors::list_tensors;
 
 /// quantscope: see what integer quantization does to a weight matrix.
 ///
@@ -72,7 +73,7 @@ pub struct ReportArgs {
     /// file holds more than one floating tensor.
     #[arg(long, value_name = "NAME")]
     pub tensor: Option<String>,
-    /// List the tensors of a .safetensors FILE (name, dtype, shape, bytes), and exit.
+    /// List the tensors of a .safetensors FILE (name, dtype, shape, bytes) in --format, and exit.
     #[arg(long, conflicts_with = "tensor")]
     pub list_tensors: bool,
     /// Output format.
@@ -434,7 +435,7 @@ fn is_safetensors(path: &std::path::Path) -> bool {
 }
 
 /// `report --list-tensors`: the tensor table of a .safetensors file.
-fn list_tensors_command(file: Option<&PathBuf>) -> ExitCode {
+fn list_tensors_command(file: Option<&PathBuf>, format: Format) -> ExitCode {
     let Some(path) = file.filter(|p| p.as_os_str() != "-") else {
         return fail("--list-tensors needs a .safetensors FILE");
     };
@@ -449,7 +450,7 @@ fn list_tensors_command(file: Option<&PathBuf>) -> ExitCode {
         Err(e) => return fail(&e.to_string()),
     };
     let mut buf = Vec::new();
-    if let Err(e) = write_tensor_list(&mut buf, &tensors) {
+    if let Err(e) = write_tensor_list(&mut buf, &tensors, format) {
         return fail(&format!("could not format the list: {e}"));
     }
     write_stdout(&buf)
@@ -485,7 +486,8 @@ pub fn report(args: &ReportArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if args.list_tensors {
-        return list_tensors_command(args.file.as_ref());
+        let format = args.format.parse::<Format>().unwrap_or(Format::Table);
+        return list_tensors_command(args.file.as_ref(), format);
     }
     if args.list_scenarios {
         return list_scenarios();

@@ -392,3 +392,44 @@ fn scan_help_snapshot() {
     assert!(o.status.success());
     insta::assert_snapshot!("scan_help", text(&o.stdout));
 }
+
+#[test]
+fn the_tensor_list_comes_in_every_format() {
+    let path = checkpoint();
+    let file = path.to_str().unwrap();
+    let run = |format: &str| {
+        let o = quantscope(&["report", file, "--list-tensors", "--format", format]);
+        assert!(o.status.success(), "{format}: {}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let tensors = json["tensors"].as_array().unwrap();
+    assert_eq!(tensors.len(), 6);
+    let conv = tensors.iter().find(|t| t["name"] == "conv.weight").unwrap();
+    assert_eq!(conv["dtype"], "F16");
+    assert_eq!(conv["shape"], serde_json::json!([2, 1, 2, 2]));
+    assert_eq!(conv["bytes"], 16);
+    assert_eq!(conv["loadable"], true);
+    assert_eq!(json["total_bytes"], 132);
+    assert!(tensors.iter().any(|t| t["loadable"] == false));
+
+    let csv = run("csv");
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("name,dtype,shape,bytes,loadable"));
+    assert!(
+        csv.lines().any(|l| l == "conv.weight,F16,2x1x2x2,16,true"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 7, "{csv}");
+
+    let md = run("markdown");
+    assert!(
+        md.starts_with("| name | dtype | shape | bytes |\n|---|---|---|---:|\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| conv.weight | F16 | [2, 1, 2, 2] | 16 |"),
+        "{md}"
+    );
+    assert!(md.trim_end().ends_with("6 tensors, 132 bytes"), "{md}");
+}

@@ -22,6 +22,7 @@ mod json;
 mod markdown;
 pub(crate) mod num;
 mod table;
+mod tensors;
 
 use std::fmt;
 use std::io::{BufWriter, Write};
@@ -31,6 +32,7 @@ use crate::core::Report;
 use crate::core::explain::ChannelExplanation;
 
 pub use doc::worked::lines as worked_arithmetic;
+pub use tensors::write_tensor_list;
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -95,7 +95,7 @@ fn line(out: &mut impl Write, fields: impl Iterator<Item = String>) -> io::Resul
 }
 
 /// A text field, quoted when it holds a comma, a quote or a line break.
-fn field(text: &str) -> String {
+pub(super) fn field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
