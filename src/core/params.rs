@@ -185,10 +185,19 @@ fn degenerate_policy(policy: Degenerate, raw: f64) -> (f64, Option<i32>, bool) {
     }
 }
 
-/// A rounded real zero point as i32 (it may leave the code range when not clamped), or
-/// `None` when it does not fit.
-fn to_i32(x: f64) -> Option<i32> {
-    (x >= f64::from(i32::MIN) && x <= f64::from(i32::MAX)).then_some(x as i32)
+/// A rounded real zero point, clamped into `[qmin, qmax]` when `clamp` is set, as an i32 (it
+/// may leave the code range when not clamped); a problem when it does not fit an i32.
+fn integer_zero_point(z: f64, clamp: bool, qmin: i32, qmax: i32) -> Result<i32, ParamProblem> {
+    let z = if clamp {
+        z.clamp(f64::from(qmin), f64::from(qmax))
+    } else {
+        z
+    };
+    if z >= f64::from(i32::MIN) && z <= f64::from(i32::MAX) {
+        Ok(z as i32)
+    } else {
+        Err(ParamProblem::ZeroPointOverflow { zero: z })
+    }
 }
 
 /// The parameters from the computed scale and zero point: the stored scale and float offset

@@ -14,7 +14,7 @@
 use crate::core::config::{Arith, AsymZeroPoint, Config, Rounding, Scheme, SymScale, SymZeroPoint};
 use crate::core::kernel::segment;
 
-use super::{BlockParams, ParamProblem, RealRange, assemble, degenerate_policy, to_i32, widened};
+use super::{BlockParams, RealRange, assemble, degenerate_policy, integer_zero_point, widened};
 
 /// `1.5 · 2^52`: adding and subtracting it rounds an f64 to an integer, ties to even, for
 /// `|x| < 2^51`.
@@ -206,13 +206,8 @@ impl ParamCalc {
                             }
                         }
                     };
-                    let z = if conv.clamp_zero_point {
-                        z.clamp(f64::from(qmin), f64::from(qmax))
-                    } else {
-                        z
-                    };
-                    to_i32(z).unwrap_or_else(|| {
-                        problem = Some(ParamProblem::ZeroPointOverflow { zero: z });
+                    integer_zero_point(z, conv.clamp_zero_point, qmin, qmax).unwrap_or_else(|p| {
+                        problem = Some(p);
                         0
                     })
                 }

@@ -4,7 +4,7 @@ use crate::core::config::{Arith, AsymZeroPoint, Config, Rounding, Scheme, SymSca
 
 #[cfg(doc)]
 use super::ParamCalc;
-use super::{BlockParams, ParamProblem, RealRange, assemble, degenerate_policy, to_i32, widened};
+use super::{BlockParams, RealRange, assemble, degenerate_policy, integer_zero_point, widened};
 
 fn round_f64(x: f64, rounding: Rounding) -> f64 {
     match rounding {
@@ -29,10 +29,6 @@ fn round_f32(x: f32, rounding: Rounding) -> f32 {
 /// everything that depends only on the configuration computed once; a property test keeps
 /// the two equal bit for bit.
 #[must_use]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one formula table: each convention is a short arm, kept together to compare"
-)]
 pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> BlockParams {
     let conv = &config.conventions;
     let (lo, hi) = widened(config, range);
@@ -120,13 +116,8 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
                         }
                     }
                 };
-                let z = if conv.clamp_zero_point {
-                    z.clamp(f64::from(qmin), f64::from(qmax))
-                } else {
-                    z
-                };
-                to_i32(z).unwrap_or_else(|| {
-                    problem = Some(ParamProblem::ZeroPointOverflow { zero: z });
+                integer_zero_point(z, conv.clamp_zero_point, qmin, qmax).unwrap_or_else(|p| {
+                    problem = Some(p);
                     0
                 })
             }
