@@ -34,6 +34,7 @@ use crate::core::report::{Block, ErrorSums, Layout};
 use crate::core::stats::{ChunkStats, block_stats, merge, merge_is_exact};
 
 mod active;
+mod distinct;
 mod ladder;
 
 pub(crate) use active::main_pass;

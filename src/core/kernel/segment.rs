@@ -76,10 +76,12 @@ pub(crate) trait Code: Copy + Default + Ord + Send + Sync {
     fn from_int(off: i32) -> Self;
     /// The offset as an index.
     fn index(self) -> usize;
+    /// `codes` as bytes, when the offsets are bytes.
+    fn as_bytes(codes: &[Self]) -> Option<&[u8]>;
 }
 
 macro_rules! code_impl {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $bytes:expr),*) => {$(
         impl Code for $t {
             #[inline(always)]
             fn from_biased_bits(bits: u32) -> Self {
@@ -93,11 +95,15 @@ macro_rules! code_impl {
             fn index(self) -> usize {
                 usize::from(self)
             }
+            #[inline(always)]
+            fn as_bytes(codes: &[Self]) -> Option<&[u8]> {
+                $bytes(codes)
+            }
         }
     )*};
 }
 
-code_impl!(u8, u16);
+code_impl!(u8 => Some, u16 => |_| None);
 
 /// `f64` error partial sums of a row.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -5,9 +5,10 @@
     reason = "the row loop must inline into the vectorised task body (see super::vectorised)"
 )]
 
+use super::distinct::{Counted, Distinct};
 use super::{
-    Ctx, Failure, Plan, Scratch, block, code_range, needs_chunks, quantize_row, row_slice,
-    rows_per_task, run_tasks, sums,
+    Ctx, Failure, Plan, Scratch, block, needs_chunks, quantize_row, row_slice, rows_per_task,
+    run_tasks, sums,
 };
 use crate::core::kernel::segment::Code;
 use crate::core::params::BlockStats;
@@ -35,7 +36,7 @@ struct MainRow {
 struct Task {
     /// Clamp counts per column (per-column blocks only).
     col_clipped: Vec<usize>,
-    seen: Seen,
+    distinct: Distinct,
     scratch: Scratch,
     row_buf: Vec<f32>,
 }
@@ -71,9 +72,12 @@ fn row<T: Code>(
         &mut task.col_clipped,
         &mut task.scratch,
     )?;
-    let (lo, hi) = code_range(codes);
+    let Counted {
+        used: levels_used,
+        lo,
+        hi,
+    } = task.distinct.count(codes);
     let (min_code, max_code) = (ctx.qmin + lo, ctx.qmin + hi);
-    let levels_used = task.seen.count(codes, (lo, hi));
     let constant = st.min == st.max;
     let s = sums(&q.lanes, signal, cols);
     Ok(MainRow {
@@ -140,7 +144,7 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
         |(r0, codes, blocks)| -> Result<_, Failure> {
             let mut task = Task {
                 col_clipped: vec![0usize; if per_col { cols } else { 0 }],
-                seen: Seen::new(levels),
+                distinct: Distinct::new(levels),
                 scratch: Scratch::default(),
                 row_buf: Vec::new(),
             };
@@ -194,50 +198,4 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
     pass.codes = codes;
     pass.blocks = blocks;
     Ok(pass)
-}
-
-/// Distinct codes of a row.
-struct Seen {
-    words: Vec<u64>,
-}
-
-/// Codes marked before checking whether every code of the row's range was already seen.
-const SEEN_RUN: usize = 512;
-
-impl Seen {
-    fn new(levels: u32) -> Self {
-        Self {
-            words: vec![0; (levels as usize).div_ceil(64)],
-        }
-    }
-
-    /// The number of distinct codes in `codes`, whose offsets span `lo..=hi`: once that many
-    /// are seen the rest cannot add any (rows of few levels stop early).
-    #[inline(always)]
-    fn count<T: Code>(&mut self, codes: &[T], (lo, hi): (i32, i32)) -> u32 {
-        let all = (hi - lo + 1) as u32;
-        if self.words.len() <= 4 {
-            let mut seen = [0u8; 256];
-            let count = |seen: &[u8; 256]| seen.iter().map(|&s| u32::from(s)).sum::<u32>();
-            let (first, rest) = codes.split_at(codes.len().min(SEEN_RUN));
-            for &c in first {
-                seen[c.index() & 255] = 1;
-            }
-            if count(&seen) == all {
-                return all;
-            }
-            for &c in rest {
-                seen[c.index() & 255] = 1;
-            }
-            return count(&seen);
-        }
-        self.words.fill(0);
-        for &c in codes {
-            let off = c.index();
-            if let Some(w) = self.words.get_mut(off / 64) {
-                *w |= 1 << (off % 64);
-            }
-        }
-        self.words.iter().map(|w| w.count_ones()).sum()
-    }
 }
