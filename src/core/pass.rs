@@ -248,6 +248,8 @@ struct RowSource<'a, 'c, const COUNTS: bool> {
 impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
     type Error = Failure;
     const COUNTS: bool = COUNTS;
+    // The active configuration's pass measures each row's signal; the ladder reuses it.
+    const SIGNAL: bool = COUNTS;
 
     #[inline(always)]
     fn prepare(&mut self, i: usize, xs: &[f32]) -> Result<Prepared, Failure> {
@@ -389,15 +391,15 @@ pub(super) fn block(
     }
 }
 
-/// A row's sums.
+/// A row's sums; the signal is `signal`, or the one `lanes` measured.
 #[inline(always)]
-pub(super) fn sums(lanes: &Lanes, signal: f64, count: usize) -> ErrorSums {
+pub(super) fn sums(lanes: &Lanes, signal: Option<f64>, count: usize) -> ErrorSums {
     let t = lanes.totals();
     ErrorSums {
         abs: t.abs,
         sq: t.sq,
         max: t.max,
-        signal,
+        signal: signal.unwrap_or(t.signal),
         count,
     }
 }

@@ -23,31 +23,6 @@ pub(crate) fn block_stats(xs: &[f32]) -> BlockStats {
     finish(xs, min, max)
 }
 
-/// A row's statistics and `Σx²` (see [`signal`]).
-#[must_use]
-#[inline(always)]
-pub(crate) fn row_stats(row: &[f32]) -> (BlockStats, f64) {
-    (block_stats(row), signal(row))
-}
-
-/// A row's `Σx²` in `f64`: lane `c % LANES` for column `c`, lanes summed in order.
-#[must_use]
-#[inline(always)]
-pub(crate) fn signal(row: &[f32]) -> f64 {
-    let mut sig = [0.0f64; LANES];
-    let (chunks, rest) = row.as_chunks::<LANES>();
-    for c in chunks {
-        let d: [f64; LANES] = std::array::from_fn(|j| f64::from(c[j]));
-        for j in 0..LANES {
-            sig[j] += d[j] * d[j];
-        }
-    }
-    for (j, &x) in rest.iter().enumerate() {
-        sig[j] += f64::from(x) * f64::from(x);
-    }
-    sig.iter().fold(0.0, |s, &v| s + v)
-}
-
 /// An integer whose order is the f32 order (for finite values; `-0.0` sorts below `0.0`).
 #[inline(always)]
 fn key(x: f32) -> i32 {
@@ -232,10 +207,6 @@ mod tests {
             let want = reference(xs);
             assert!(same(&block_stats(xs), &want), "{xs:?}");
             let mut chunks = ChunkStats::default();
-            let signal: f64 = xs.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
-            let (st, sig) = row_stats(xs);
-            assert!(same(&st, &want), "{xs:?}");
-            assert!((sig - signal).abs() <= 1e-12 * signal.max(1.0));
             chunks.fill(xs);
             assert!(same(&chunks.group(0, xs), &want), "{xs:?}");
             for size in [8, 16, 24] {

@@ -20,6 +20,8 @@
 //! Errors are accumulated in `f64` in [`LANES`] partial sums per row: the value in column
 //! `c` goes to lane `c % LANES`, whatever the blocks, so a row's sums do not depend on its
 //! granularity, and a row of at most [`LANES`] values sums in column order.
+//! The active configuration's loop also sums each value's square there (the signal, for
+//! SQNR), while the value is in a register, instead of in a pass of its own.
 
 #![expect(
     clippy::inline_always,
@@ -114,6 +116,9 @@ pub(crate) struct Lanes {
     pub sq: [f64; LANES],
     /// max |e| per lane (the maximum does not depend on order).
     pub max: [f64; LANES],
+    /// Σx² per lane (the signal, for SQNR), when the loop measures it (see
+    /// [`BlockSource::SIGNAL`]).
+    pub sig: [f64; LANES],
 }
 
 /// What a row's [`Lanes`] add up to.
@@ -125,6 +130,8 @@ pub(crate) struct Totals {
     pub sq: f64,
     /// max |e|.
     pub max: f64,
+    /// Σx².
+    pub signal: f64,
 }
 
 impl Lanes {
@@ -132,12 +139,14 @@ impl Lanes {
         abs: [0.0; LANES],
         sq: [0.0; LANES],
         max: [0.0; LANES],
+        sig: [0.0; LANES],
     };
 
     /// Adds one value's error to `lane`.
     #[inline(always)]
     pub(crate) fn push(&mut self, lane: usize, x: f32, x_hat: f32) {
         let e = f64::from(x_hat) - f64::from(x);
+        self.sig[lane] += f64::from(x) * f64::from(x);
         let a = e.abs();
         self.abs[lane] += a;
         self.sq[lane] += e * e;
@@ -153,6 +162,7 @@ impl Lanes {
             abs: sum(&self.abs),
             sq: sum(&self.sq),
             max: self.max.iter().fold(0.0, |m, &v| if v > m { v } else { m }),
+            signal: sum(&self.sig),
         }
     }
 }
@@ -203,6 +213,9 @@ pub(crate) trait BlockSource {
     /// Whether [`BlockSource::finished`] needs each block's clamp count (otherwise only the
     /// run's total is counted, which costs less per block).
     const COUNTS: bool;
+    /// Whether the loop measures the signal into [`Lanes::sig`] (values outside the
+    /// vectorised chunks always add to it).
+    const SIGNAL: bool;
     /// Prepares block `i` of the run, whose values are `xs`.
     fn prepare(&mut self, i: usize, xs: &[f32]) -> Result<Prepared, Self::Error>;
     /// Block `i` has been quantized; `clipped` of its codes were clamped (0 unless
@@ -216,6 +229,7 @@ struct One<'a>(&'a Prepared);
 impl BlockSource for One<'_> {
     type Error = std::convert::Infallible;
     const COUNTS: bool = false;
+    const SIGNAL: bool = true;
     #[inline(always)]
     fn prepare(&mut self, _: usize, _: &[f32]) -> Result<Prepared, Self::Error> {
         Ok(*self.0)

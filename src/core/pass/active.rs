@@ -13,7 +13,7 @@ use super::{
 use crate::core::kernel::segment::Code;
 use crate::core::params::BlockStats;
 use crate::core::report::{Block, ChannelReport, ErrorSums, Layout};
-use crate::core::stats::{row_stats, signal};
+use crate::core::stats::block_stats;
 
 /// The active configuration's pass: codes, blocks, channels.
 pub(crate) struct MainPass<T> {
@@ -55,11 +55,11 @@ fn row<T: Code>(
     let cols = ctx.view.ncols();
     let values = row_slice(&ctx.view, r, &mut task.row_buf);
     // Groups read the row's chunks; the row's own statistics then follow from them.
-    let (st, signal) = if needs_chunks(plan) {
+    let st = if needs_chunks(plan) {
         task.scratch.chunks.fill(values);
-        (task.scratch.chunks.group(0, values), signal(values))
+        task.scratch.chunks.group(0, values)
     } else {
-        row_stats(values)
+        block_stats(values)
     };
     let q = quantize_row::<T, true>(
         ctx,
@@ -79,7 +79,7 @@ fn row<T: Code>(
     } = task.distinct.count(codes);
     let (min_code, max_code) = (ctx.qmin + lo, ctx.qmin + hi);
     let constant = st.min == st.max;
-    let s = sums(&q.lanes, signal, cols);
+    let s = sums(&q.lanes, None, cols);
     Ok(MainRow {
         channel: ChannelReport {
             index: r,

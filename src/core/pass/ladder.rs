@@ -64,7 +64,7 @@ pub(crate) fn ladder_pass<T: Code>(
                         s,
                     ) {
                         Ok(q) => {
-                            sums_out.push(sums(&q.lanes, main_sums[r].signal, cols));
+                            sums_out.push(sums(&q.lanes, Some(main_sums[r].signal), cols));
                             let (lo, hi) = code_range(&codes);
                             *collapsed += usize::from(st.min != st.max && lo == hi);
                         }

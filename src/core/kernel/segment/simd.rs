@@ -94,21 +94,26 @@ fn chunk_codes<const E: u8, const R: u8, const O: bool, T: Code>(
     x_hat: &mut [f32; LANES],
     clips: &mut [f32; LANES],
 ) {
-    let u: [f32; LANES] = std::array::from_fn(|j| unclamped::<E, R, O>(k, x[j]));
-    let c: [f32; LANES] = std::array::from_fn(|j| clamp(k, u[j]));
     for j in 0..LANES {
-        clips[j] += if c[j] == u[j] { 0.0 } else { 1.0 };
+        let u = unclamped::<E, R, O>(k, x[j]);
+        let c = clamp(k, u);
+        clips[j] += if c == u { 0.0 } else { 1.0 };
+        out[j] = T::from_biased_bits((c + k.bias).to_bits());
+        x_hat[j] = dequantize::<O>(k, c);
     }
-    for j in 0..LANES {
-        out[j] = T::from_biased_bits((c[j] + k.bias).to_bits());
-    }
-    *x_hat = std::array::from_fn(|j| dequantize::<O>(k, c[j]));
 }
 
-/// Errors of [`LANES`] values at an aligned column from their reconstructions.
+/// Errors of [`LANES`] values at an aligned column from their reconstructions, and (`SIG`)
+/// their squares.
 #[inline(always)]
-fn chunk_errors(x: &[f32; LANES], x_hat: &[f32; LANES], acc: &mut Lanes) {
-    let e: [f64; LANES] = std::array::from_fn(|j| f64::from(x_hat[j]) - f64::from(x[j]));
+fn chunk_errors<const SIG: bool>(x: &[f32; LANES], x_hat: &[f32; LANES], acc: &mut Lanes) {
+    let xd: [f64; LANES] = std::array::from_fn(|j| f64::from(x[j]));
+    let e: [f64; LANES] = std::array::from_fn(|j| f64::from(x_hat[j]) - xd[j]);
+    if SIG {
+        for (s, &x) in acc.sig.iter_mut().zip(&xd) {
+            *s += x * x;
+        }
+    }
     for (j, &e) in e.iter().enumerate() {
         let a = e.abs();
         acc.abs[j] += a;
@@ -137,7 +142,7 @@ fn flush(clips: &mut [f32; LANES]) -> usize {
 /// count per lane, as f32); the rest, and any flushed from `clips`, are returned. `buf`
 /// holds a pass's reconstructions.
 #[inline(always)]
-fn block<const E: u8, const R: u8, const O: bool, T: Code>(
+fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, T: Code>(
     k: &Consts,
     xs: &[f32],
     col: usize,
@@ -160,9 +165,12 @@ fn block<const E: u8, const R: u8, const O: bool, T: Code>(
         for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
             chunk_codes::<E, R, O, T>(k, x8, c8, q8, clips);
         }
+        // A local copy, so that the sums stay in registers through the loop.
+        let mut sums = *acc;
         for (x8, q8) in xs.iter().zip(qs.iter()) {
-            chunk_errors(x8, q8, acc);
+            chunk_errors::<SIG>(x8, q8, &mut sums);
         }
+        *acc = sums;
         if n % FLUSH == FLUSH - 1 {
             clipped += flush(clips);
         }
@@ -201,11 +209,16 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
             }
             n
         } else {
-            let n = block::<E, R, O, T>(&p.k, xs, col, codes, &mut acc, &mut buf, &mut clips);
+            let (k, acc, buf, clips) = (&p.k, &mut acc, &mut buf, &mut clips);
+            let n = if S::SIGNAL {
+                block::<E, R, O, true, T>(k, xs, col, codes, acc, buf, clips)
+            } else {
+                block::<E, R, O, false, T>(k, xs, col, codes, acc, buf, clips)
+            };
             pending += xs.len();
             if S::COUNTS || pending >= FLUSH * PASS * LANES {
                 pending = 0;
-                n + flush(&mut clips)
+                n + flush(clips)
             } else {
                 n
             }

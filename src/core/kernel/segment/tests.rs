@@ -198,6 +198,7 @@ fn check_segment(
     // Same values into the same lanes in the same order: the sums are equal bit for bit
     // (the largest error may sit in another lane of `max`).
     prop_assert_eq!(got_lanes.abs, lanes.abs);
+    prop_assert_eq!(got_lanes.sig, lanes.sig);
     prop_assert_eq!(got_lanes.sq, lanes.sq);
     prop_assert_eq!(got_lanes.totals().max, lanes.totals().max);
     Ok(())
