@@ -329,7 +329,11 @@ pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
                 current: None,
             };
             let kind = Kind::of(ctx.config);
-            acc.clipped = run_row(kind, &mut source, *size, row, 0, codes, &mut acc.lanes)?;
+            let lanes = &mut acc.lanes;
+            // The next row (the last row's own), fetched while this one is computed.
+            let next = ctx.view.row((r + 1).min(ctx.view.nrows() - 1));
+            let ahead = next.to_slice().unwrap_or_default();
+            acc.clipped = run_row(kind, &mut source, *size, row, 0, codes, lanes, ahead)?;
         }
         Plan::Global {
             layout: Layout::Tensor,

@@ -300,7 +300,16 @@ impl Prepared {
         codes: &mut [T],
         lanes: &mut Lanes,
     ) -> usize {
-        let run = run_row(self.kind, &mut One(self), xs.len(), xs, start, codes, lanes);
+        let run = run_row(
+            self.kind,
+            &mut One(self),
+            xs.len(),
+            xs,
+            start,
+            codes,
+            lanes,
+            &[],
+        );
         match run {
             Ok(n) => n,
             Err(never) => match never {},
@@ -311,8 +320,14 @@ impl Prepared {
 /// Quantizes `xs`, consecutive blocks of one row starting at column `start` (block `i` holds
 /// values `i·size .. (i+1)·size`, the last one possibly shorter), each prepared by `source`
 /// just before it runs: code offsets from `qmin` into `codes`, each error into lane
-/// `column % LANES` of `lanes`. Returns the clamp count of the whole run, or the first
-/// block `source` cannot prepare. Every block must be of `kind`.
+/// `column % LANES` of `lanes`. `ahead`, when not empty, is the row to be quantized next:
+/// the loop reads one value per cache line of it, so that the memory system fetches it
+/// while this row is computed (its values are not used). Returns the clamp count of the
+/// whole run, or the first block `source` cannot prepare. Every block must be of `kind`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the row, its outputs, its block source and the next row, borrowed for one call"
+)]
 #[inline(always)]
 pub(crate) fn run_row<T: Code, S: BlockSource>(
     kind: Kind,
@@ -322,6 +337,7 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
     start: usize,
     codes: &mut [T],
     lanes: &mut Lanes,
+    ahead: &[f32],
 ) -> Result<usize, S::Error> {
     use QuantExpr::{Divide, Reciprocal, ReciprocalAddZero};
     use Rounding::{HalfAway, HalfEven, HalfUp};
@@ -330,9 +346,9 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
     macro_rules! go {
         ($e:expr, $r:expr) => {
             if kind.offset {
-                run::<{ $e }, { $r }, true, T, S>(source, size, xs, start, codes, lanes)
+                run::<{ $e }, { $r }, true, T, S>(source, size, xs, start, codes, lanes, ahead)
             } else {
-                run::<{ $e }, { $r }, false, T, S>(source, size, xs, start, codes, lanes)
+                run::<{ $e }, { $r }, false, T, S>(source, size, xs, start, codes, lanes, ahead)
             }
         };
     }

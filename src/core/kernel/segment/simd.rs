@@ -123,6 +123,9 @@ fn chunk_errors<const SIG: bool>(x: &[f32; LANES], x_hat: &[f32; LANES], acc: &m
     }
 }
 
+/// Chunks per 64-byte cache line.
+const LINE: usize = 64 / (LANES * size_of::<f32>());
+
 /// Chunks per pass: codes for this many, then their errors (each pass fits the registers).
 const PASS: usize = 64;
 
@@ -140,7 +143,13 @@ fn flush(clips: &mut [f32; LANES]) -> usize {
 
 /// One block in the specialised loop. Clamps of aligned chunks are added to `clips` (one
 /// count per lane, as f32); the rest, and any flushed from `clips`, are returned. `buf`
-/// holds a pass's reconstructions.
+/// holds a pass's reconstructions. One value per cache line of `ahead` (the values at the
+/// same columns of the row to be quantized next) is read and discarded, so that the memory
+/// system fetches that row while this one is computed.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the block, its outputs, the pass's scratch and the next row, borrowed for one call"
+)]
 #[inline(always)]
 fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, T: Code>(
     k: &Consts,
@@ -150,7 +159,9 @@ fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, T: Code>(
     acc: &mut Lanes,
     buf: &mut [[f32; LANES]; PASS],
     clips: &mut [f32; LANES],
+    ahead: &[f32],
 ) -> usize {
+    let mut touched = 0u32;
     let head = ((LANES - col % LANES) % LANES).min(xs.len());
     let mut clipped = 0;
     let (hx, rx) = xs.split_at(head);
@@ -167,8 +178,14 @@ fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, T: Code>(
         }
         // A local copy, so that the sums stay in registers through the loop.
         let mut sums = *acc;
-        for (x8, q8) in xs.iter().zip(qs.iter()) {
+        let base = head + n * PASS * LANES;
+        for (i, (x8, q8)) in xs.iter().zip(qs.iter()).enumerate() {
             chunk_errors::<SIG>(x8, q8, &mut sums);
+            if i % LINE == 0
+                && let Some(v) = ahead.get(base + i * LANES)
+            {
+                touched |= v.to_bits();
+            }
         }
         *acc = sums;
         if n % FLUSH == FLUSH - 1 {
@@ -178,6 +195,7 @@ fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, T: Code>(
     for (j, (&x, c)) in xr.iter().zip(cr).enumerate() {
         clipped += one::<E, R, O, T>(k, j, x, c, acc);
     }
+    std::hint::black_box(touched);
     clipped
 }
 
@@ -190,6 +208,7 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
     start: usize,
     codes: &mut [T],
     lanes: &mut Lanes,
+    ahead: &[f32],
 ) -> Result<usize, S::Error> {
     let mut acc = *lanes;
     let mut buf = [[0.0f32; LANES]; PASS];
@@ -210,10 +229,11 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
             n
         } else {
             let (k, acc, buf, clips) = (&p.k, &mut acc, &mut buf, &mut clips);
+            let ahead = ahead.get(i * size..).unwrap_or_default();
             let n = if S::SIGNAL {
-                block::<E, R, O, true, T>(k, xs, col, codes, acc, buf, clips)
+                block::<E, R, O, true, T>(k, xs, col, codes, acc, buf, clips, ahead)
             } else {
-                block::<E, R, O, false, T>(k, xs, col, codes, acc, buf, clips)
+                block::<E, R, O, false, T>(k, xs, col, codes, acc, buf, clips, ahead)
             };
             pending += xs.len();
             if S::COUNTS || pending >= FLUSH * PASS * LANES {
