@@ -97,7 +97,8 @@ fn chunk_codes<const E: u8, const R: u8, const O: bool, T: Code>(
     for j in 0..LANES {
         let u = unclamped::<E, R, O>(k, x[j]);
         let c = clamp(k, u);
-        clips[j] += if c == u { 0.0 } else { 1.0 };
+        // `u` and `c` are integers: 1 when clamped, else 0.
+        clips[j] += (u - c).abs().min(1.0);
         out[j] = T::from_biased_bits((c + k.bias).to_bits());
         x_hat[j] = dequantize::<O>(k, c);
     }
