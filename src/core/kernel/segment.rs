@@ -293,6 +293,7 @@ impl Prepared {
 
     /// Quantizes `xs`, the values of this block in one row starting at column `start`; see
     /// [`run_row`]. Returns the clamp count.
+    #[inline(always)]
     pub(crate) fn run<T: Code>(
         &self,
         xs: &[f32],
