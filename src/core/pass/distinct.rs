@@ -8,6 +8,7 @@
 //! little per distinct code. Without AVX2 every code sets a flag byte. More levels use one
 //! bit per offset.
 
+use super::code_range;
 use crate::core::kernel::segment::Code;
 
 /// The distinct codes of a row, reused from row to row.
@@ -49,13 +50,8 @@ impl Distinct {
             }
         }
         let used = self.words.iter().map(|w| w.count_ones()).sum();
-        let lo = codes.iter().copied().min().map_or(0, Code::index);
-        let hi = codes.iter().copied().max().map_or(0, Code::index);
-        Counted {
-            used,
-            lo: lo as i32,
-            hi: hi as i32,
-        }
+        let (lo, hi) = code_range(codes);
+        Counted { used, lo, hi }
     }
 }
 
