@@ -1,12 +1,20 @@
 //! Counting the distinct codes of a row.
 //!
-//! Up to 256 levels a row's code offsets are bytes, kept as a 256-bit set. With AVX2, 32
-//! codes at a time are looked up in the set with byte shuffles (the set's 32 bytes are two
-//! 16-entry tables, indexed by bits 3..7 of the code, and the bit within the byte by bits
-//! 0..3), and only codes not yet in it are added one by one: each distinct code is added
-//! once, so a row of thousands of codes costs a few vector operations per 32 codes plus a
-//! little per distinct code. Without AVX2 every code sets a flag byte. More levels use one
-//! bit per offset.
+//! Up to 256 levels a row's code offsets are bytes, kept as a 256-bit set. With AVX2:
+//!
+//! - Up to 16 levels, each code's bit is looked up with a byte shuffle (the low or the high
+//!   byte of a 16-bit set) and ORed into two accumulators: two shuffles and two ORs per 32
+//!   codes.
+//! - Up to 256 levels, the first blocks of the row add every code to the set (a table load
+//!   and an OR per code, with no branch), since nearly all their codes are new. After that,
+//!   32 codes at a time are looked up in the set with byte shuffles (its 32 bytes are two
+//!   16-entry tables, indexed by bits 3..7 of the code, and the bit within the byte by bits
+//!   0..3), and only codes not yet in it are added. Blocks are looked up in groups against
+//!   the set as it was before the group, so the lookups do not wait for each other; the first
+//!   two new codes of a block are added without a branch, as most blocks have none, one or
+//!   two.
+//!
+//! Without AVX2 every code sets a flag byte. More levels use one bit per offset.
 
 use super::code_range;
 use crate::core::kernel::segment::Code;
@@ -15,7 +23,12 @@ use crate::core::kernel::segment::Code;
 pub(super) struct Distinct {
     /// One bit per offset for more than 256 levels (empty otherwise).
     words: Vec<u64>,
+    /// At most [`SMALL`] levels.
+    small: bool,
 }
+
+/// The most levels of the two-shuffle count.
+const SMALL: u32 = 16;
 
 /// How many distinct codes a row has, and its smallest and largest offset (`(0, 0, 0)` for
 /// an empty row).
@@ -34,13 +47,14 @@ impl Distinct {
             } else {
                 Vec::new()
             },
+            small: levels <= SMALL,
         }
     }
 
     /// The distinct codes of `codes`.
     pub(super) fn count<T: Code>(&mut self, codes: &[T]) -> Counted {
         if let Some(bytes) = T::as_bytes(codes) {
-            return from_set(&byte_set(bytes));
+            return from_set(&byte_set(bytes, self.small));
         }
         self.words.fill(0);
         for &c in codes {
@@ -85,13 +99,19 @@ fn insert(set: &mut ByteSet, c: u8) {
     set[usize::from(c >> 6)] |= 1 << (c & 63);
 }
 
-/// The set of the bytes of `codes`.
-fn byte_set(codes: &[u8]) -> ByteSet {
+/// The set of the bytes of `codes`; `small` when every byte is below [`SMALL`].
+fn byte_set(codes: &[u8], small: bool) -> ByteSet {
     #[cfg(target_arch = "x86_64")]
     if let Some(simd) = pulp::x86::V3::try_new() {
         return simd.vectorize(
             #[inline(always)]
-            || byte_set_avx2(simd, codes),
+            || {
+                if small {
+                    small_set_avx2(simd, codes)
+                } else {
+                    byte_set_avx2(simd, codes)
+                }
+            },
         );
     }
     byte_set_scalar(codes)
@@ -112,48 +132,129 @@ fn byte_set_scalar(codes: &[u8]) -> ByteSet {
     })
 }
 
+/// Each offset's bit in the 32-byte set (byte `c / 8`, bit `c % 8`), and an empty set last.
+#[cfg(target_arch = "x86_64")]
+static ONE_HOT: [[u8; 32]; 257] = {
+    let mut t = [[0u8; 32]; 257];
+    let mut c = 0;
+    while c < 256 {
+        t[c][c >> 3] = 1 << (c & 7);
+        c += 1;
+    }
+    t
+};
+
+/// Blocks of 32 codes at the start of a row whose codes are all added.
+#[cfg(target_arch = "x86_64")]
+const SEED: usize = 8;
+
+/// Blocks of 32 codes looked up in the same set.
+#[cfg(target_arch = "x86_64")]
+const GROUP: usize = 8;
+
+/// [`byte_set`] for bytes below [`SMALL`], with AVX2 (see the module documentation).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn small_set_avx2(simd: pulp::x86::V3, codes: &[u8]) -> ByteSet {
+    use std::arch::x86_64::__m256i;
+
+    let avx2 = simd.avx2;
+    // Byte shuffles index by the low 4 bits in each 128-bit lane: codes 0..8 give their bit
+    // from `low`, codes 8..16 from `high`.
+    let low: __m256i = pulp::cast(std::array::from_fn::<u8, 32, _>(|i| {
+        if i % 16 < 8 { 1 << (i % 8) } else { 0 }
+    }));
+    let high: __m256i = pulp::cast(std::array::from_fn::<u8, 32, _>(|i| {
+        if i % 16 < 8 { 0 } else { 1 << (i % 8) }
+    }));
+    let mut lo = simd.avx._mm256_setzero_si256();
+    let mut hi = lo;
+    let (blocks, tail) = codes.as_chunks::<32>();
+    for block in blocks {
+        let c: __m256i = pulp::cast(*block);
+        lo = avx2._mm256_or_si256(lo, avx2._mm256_shuffle_epi8(low, c));
+        hi = avx2._mm256_or_si256(hi, avx2._mm256_shuffle_epi8(high, c));
+    }
+    let fold = |v: __m256i| pulp::cast::<_, [u8; 32]>(v).iter().fold(0u8, |a, &b| a | b);
+    let mut set: ByteSet = [u64::from(fold(lo)) | (u64::from(fold(hi)) << 8), 0, 0, 0];
+    for &c in tail {
+        insert(&mut set, c);
+    }
+    set
+}
+
 /// [`byte_set`] with AVX2 lookups (see the module documentation).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn byte_set_avx2(simd: pulp::x86::V3, codes: &[u8]) -> ByteSet {
     use std::arch::x86_64::__m256i;
 
-    let (sse2, avx, avx2) = (simd.sse2, simd.avx, simd.avx2);
-    let mut set: ByteSet = [0; 4];
+    let (avx, avx2) = (simd.avx, simd.avx2);
+    let or = |a, b| avx2._mm256_or_si256(a, b);
+    let one_hot = |c: usize| -> __m256i { pulp::cast(ONE_HOT[c]) };
     // Each half of the set (codes below 128, and from 128) as 16 bytes, in both 128-bit
-    // lanes (byte shuffles stay in a lane); byte `i` of a half holds codes `8i..8i + 8`.
-    let tables = |set: &ByteSet| -> (__m256i, __m256i) {
-        let half = |a: u64, b: u64| {
-            avx2._mm256_broadcastsi128_si256(sse2._mm_set_epi64x(b as i64, a as i64))
-        };
-        (half(set[0], set[1]), half(set[2], set[3]))
+    // lanes (byte shuffles stay in a lane).
+    let tables = |set: __m256i| -> (__m256i, __m256i) {
+        (
+            avx2._mm256_permute2x128_si256::<0x00>(set, set),
+            avx2._mm256_permute2x128_si256::<0x11>(set, set),
+        )
     };
-    let (mut t_lo, mut t_hi) = tables(&set);
     let bit_of: __m256i = pulp::cast(std::array::from_fn::<u8, 32, _>(|i| 1 << (i % 8)));
     let nibble = avx._mm256_set1_epi8(0x0f);
     let seven = avx._mm256_set1_epi8(7);
     let zero = avx._mm256_setzero_si256();
+
     let (blocks, tail) = codes.as_chunks::<32>();
-    for block in blocks {
-        let c: __m256i = pulp::cast(*block);
-        // Bits 3..7 of each byte: the byte within a half, and (bit 7) which half.
-        let index = avx2._mm256_and_si256(avx2._mm256_srli_epi16::<3>(c), nibble);
-        let byte = avx2._mm256_blendv_epi8(
-            avx2._mm256_shuffle_epi8(t_lo, index),
-            avx2._mm256_shuffle_epi8(t_hi, index),
-            c,
-        );
-        let bit = avx2._mm256_shuffle_epi8(bit_of, avx2._mm256_and_si256(c, seven));
-        let absent = avx2._mm256_cmpeq_epi8(avx2._mm256_and_si256(byte, bit), zero);
-        let mut mask = avx2._mm256_movemask_epi8(absent) as u32;
-        if mask != 0 {
-            while mask != 0 {
-                insert(&mut set, block[mask.trailing_zeros() as usize]);
-                mask &= mask - 1;
+    let (first, blocks) = blocks.split_at(blocks.len().min(SEED));
+    // The set as 32 bytes, in a register: byte `i` holds codes `8i..8i + 8` (so read as four
+    // little-endian words it is a `ByteSet`). Four of them while seeding, so that the ORs
+    // do not wait for each other.
+    let mut seed = [zero; 4];
+    for block in first {
+        for quad in block.as_chunks::<4>().0 {
+            for (s, &c) in seed.iter_mut().zip(quad) {
+                *s = or(*s, one_hot(usize::from(c)));
             }
-            (t_lo, t_hi) = tables(&set);
         }
     }
+    let mut set = or(or(seed[0], seed[1]), or(seed[2], seed[3]));
+    // Adds `code` when `new` (the empty set's row otherwise).
+    let add =
+        |set, code: u8, new: bool| or(set, one_hot(if new { usize::from(code) } else { 256 }));
+    for group in blocks.chunks(GROUP) {
+        let (t_lo, t_hi) = tables(set);
+        let mut masks = [0u32; GROUP];
+        for (mask, block) in masks.iter_mut().zip(group) {
+            let c: __m256i = pulp::cast(*block);
+            // Bits 3..7 of each byte: the byte within a half, and (bit 7) which half.
+            let index = avx2._mm256_and_si256(avx2._mm256_srli_epi16::<3>(c), nibble);
+            let byte = avx2._mm256_blendv_epi8(
+                avx2._mm256_shuffle_epi8(t_lo, index),
+                avx2._mm256_shuffle_epi8(t_hi, index),
+                c,
+            );
+            let bit = avx2._mm256_shuffle_epi8(bit_of, avx2._mm256_and_si256(c, seven));
+            let absent = avx2._mm256_cmpeq_epi8(avx2._mm256_and_si256(byte, bit), zero);
+            *mask = avx2._mm256_movemask_epi8(absent) as u32;
+        }
+        for (&mask, block) in masks.iter().zip(group) {
+            // A code new in two blocks of the group is added twice, which changes nothing.
+            let second = mask & mask.wrapping_sub(1);
+            set = add(set, block[(mask.trailing_zeros() & 31) as usize], mask != 0);
+            set = add(
+                set,
+                block[(second.trailing_zeros() & 31) as usize],
+                second != 0,
+            );
+            let mut rest = second & second.wrapping_sub(1);
+            while rest != 0 {
+                set = add(set, block[rest.trailing_zeros() as usize], true);
+                rest &= rest - 1;
+            }
+        }
+    }
+    let mut set: ByteSet = pulp::cast(set);
     for &c in tail {
         insert(&mut set, c);
     }
@@ -206,12 +307,18 @@ mod tests {
                         .collect(),
                 );
             }
+            // Below 16 levels, as int4 codes are.
+            cases.push((0..len).map(|_| (next() % 16) as u8).collect());
+            cases.push((0..len).map(|_| 3 + (next() % 5) as u8).collect());
         }
         let mut distinct = Distinct::new(256);
         for codes in &cases {
             let want = reference(codes);
             assert_eq!(from_set(&byte_set_scalar(codes)), want, "{codes:?}");
             assert_eq!(distinct.count(codes), want, "{codes:?}");
+            if codes.iter().all(|&c| u32::from(c) < SMALL) {
+                assert_eq!(Distinct::new(SMALL).count(codes), want, "{codes:?}");
+            }
             let wide: Vec<u16> = codes.iter().map(|&c| u16::from(c)).collect();
             assert_eq!(Distinct::new(300).count(&wide), want, "{codes:?}");
         }
