@@ -158,6 +158,7 @@ pub struct BlockParams {
 /// The range a block's scale is formed from: `range` widened to include 0 when the
 /// configuration says so (or, under [`Degenerate::One`], when an asymmetric range is a
 /// single point).
+#[inline]
 fn widened(config: &Config, range: RealRange) -> (f32, f32) {
     let (lo, hi) = (range.lo, range.hi);
     let widen = config.range_source == RangeSource::IncludeZero
@@ -165,7 +166,12 @@ fn widened(config: &Config, range: RealRange) -> (f32, f32) {
             && config.scheme == Scheme::Asymmetric
             && lo == hi);
     if widen {
-        (lo.min(0.0), hi.max(0.0))
+        // Comparisons rather than `f32::min`/`max`, which may return either of `-0.0` and
+        // `0.0` (and do differ between scalar and vector code): a zero end keeps its sign.
+        (
+            if lo > 0.0 { 0.0 } else { lo },
+            if hi < 0.0 { 0.0 } else { hi },
+        )
     } else {
         (lo, hi)
     }
