@@ -169,6 +169,7 @@ impl ScaleDtype {
 
     /// Rounds an `f32` to this storage type and back (round to nearest even).
     #[must_use]
+    #[inline]
     pub fn round(self, x: f32) -> f32 {
         match self {
             Self::F32 => x,

@@ -7,6 +7,7 @@ mod calc;
 mod clip;
 mod reference;
 
+pub(crate) use calc::BLOCKS as PARAM_LANES;
 pub use calc::ParamCalc;
 pub use clip::clipped_params;
 pub(crate) use clip::params as clipped;

@@ -285,8 +285,7 @@ impl Prepared {
         Self { kind, k, slow }
     }
 
-    /// Whether the specialised loop runs (for tests).
-    #[cfg(test)]
+    /// Whether the specialised loop runs.
     pub(crate) fn is_fast(&self) -> bool {
         self.slow.is_none()
     }
@@ -350,6 +349,48 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
                 run::<{ $e }, { $r }, true, T, S>(source, size, xs, start, codes, lanes, ahead)
             } else {
                 run::<{ $e }, { $r }, false, T, S>(source, size, xs, start, codes, lanes, ahead)
+            }
+        };
+    }
+    match (kind.expr, kind.rounding) {
+        (Divide, HalfEven) => go!(DIV, EVEN),
+        (Divide, HalfAway) => go!(DIV, AWAY),
+        (Divide, HalfUp) => go!(DIV, UP),
+        (Reciprocal, HalfEven) => go!(MUL, EVEN),
+        (Reciprocal, HalfAway) => go!(MUL, AWAY),
+        (Reciprocal, HalfUp) => go!(MUL, UP),
+        (ReciprocalAddZero, HalfEven) => go!(ADD, EVEN),
+        (ReciprocalAddZero, HalfAway) => go!(ADD, AWAY),
+        (ReciprocalAddZero, HalfUp) => go!(ADD, UP),
+    }
+}
+
+/// Quantizes `xs`, a whole row of consecutive blocks of `size` values (a multiple of
+/// [`LANES`]; the last block may be shorter) prepared in `blocks`, every one for the
+/// specialised loop: codes and errors as [`run_row`] gives them, in one loop over the row's
+/// chunks that takes each chunk's constants from its block, instead of a call per block.
+/// Clamps are not counted and the signal is not measured (the ladder needs neither).
+#[inline(always)]
+pub(crate) fn run_prepared<T: Code>(
+    kind: Kind,
+    blocks: &[Prepared],
+    size: usize,
+    xs: &[f32],
+    codes: &mut [T],
+    lanes: &mut Lanes,
+) {
+    use QuantExpr::{Divide, Reciprocal, ReciprocalAddZero};
+    use Rounding::{HalfAway, HalfEven, HalfUp};
+    use simd::{ADD, AWAY, DIV, EVEN, MUL, UP, run_blocks};
+    debug_assert_eq!(xs.len(), codes.len());
+    debug_assert!(size > 0 && size.is_multiple_of(LANES));
+    debug_assert!(blocks.iter().all(|p| p.kind == kind && p.is_fast()));
+    macro_rules! go {
+        ($e:expr, $r:expr) => {
+            if kind.offset {
+                run_blocks::<{ $e }, { $r }, true, T>(blocks, size, xs, codes, lanes)
+            } else {
+                run_blocks::<{ $e }, { $r }, false, T>(blocks, size, xs, codes, lanes)
             }
         };
     }

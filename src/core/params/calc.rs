@@ -129,7 +129,7 @@ impl ParamCalc {
 
     /// The block parameters for `range`.
     #[must_use]
-    #[inline]
+    #[inline(always)]
     pub fn params(&self, range: RealRange) -> BlockParams {
         let config = &self.config;
         let conv = &config.conventions;
@@ -225,6 +225,10 @@ impl ParamCalc {
         )
     }
 }
+
+mod batch;
+
+pub(crate) use batch::BLOCKS;
 
 #[cfg(test)]
 mod tests;

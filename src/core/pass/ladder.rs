@@ -2,11 +2,12 @@
 //! codes (discarded) and error sums, while the row is in cache.
 
 use super::{
-    Ctx, Failure, Plan, Scratch, code_range, needs_chunks, quantize_row, row_slice, rows_per_task,
-    run_tasks, sums,
+    Ctx, Failure, Plan, RowQuant, RowSource, Scratch, code_range, needs_chunks, quantize_row,
+    row_slice, rows_per_task, run_tasks, sums,
 };
-use crate::core::kernel::segment::Code;
-use crate::core::params::BlockStats;
+use crate::core::config::Clipping;
+use crate::core::kernel::segment::{BlockSource, Code, Kind, LANES, Lanes, Prepared, run_prepared};
+use crate::core::params::{BlockStats, PARAM_LANES};
 use crate::core::report::ErrorSums;
 
 /// One rung's per-row results.
@@ -36,6 +37,7 @@ pub(crate) fn ladder_pass<T: Code>(
             let mut codes = vec![T::default(); cols];
             let mut scratch = Scratch::default();
             let mut row_buf = Vec::new();
+            let mut prepared = Vec::new();
             let chunks = plans.iter().any(needs_chunks);
             let mut outs: Vec<Result<(Vec<ErrorSums>, usize), Failure>> = plans
                 .iter()
@@ -52,17 +54,21 @@ pub(crate) fn ladder_pass<T: Code>(
                         continue;
                     };
                     let s = &mut scratch;
-                    match quantize_row::<T, false>(
-                        ctx,
-                        plan,
-                        r,
-                        row,
-                        st,
-                        &mut codes,
-                        &mut [],
-                        &mut [],
-                        s,
-                    ) {
+                    let q = match batch(ctx, plan, r, row, st, &mut codes, s, &mut prepared) {
+                        Some(q) => q,
+                        None => quantize_row::<T, false>(
+                            ctx,
+                            plan,
+                            r,
+                            row,
+                            st,
+                            &mut codes,
+                            &mut [],
+                            &mut [],
+                            s,
+                        ),
+                    };
+                    match q {
                         Ok(q) => {
                             sums_out.push(sums(&q.lanes, Some(main_sums[r].signal), cols));
                             let (lo, hi) = code_range(&codes);
@@ -97,4 +103,105 @@ pub(crate) fn ladder_pass<T: Code>(
         }
     }
     rungs
+}
+
+/// Row `r` under a row-wise `plan` whose blocks are whole chunks (see [`needs_chunks`]), with
+/// every block prepared first and the row then run in one loop ([`run_prepared`]); `None`
+/// for other plans, and for rows with a block the specialised loop does not take (the caller
+/// then quantizes the row block by block). The codes, errors and failures are the same as
+/// [`quantize_row`]'s; the clamp count is not counted (0).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the row, its outputs and its scratch, all borrowed for one call"
+)]
+#[inline(always)]
+fn batch<T: Code>(
+    ctx: &Ctx<'_>,
+    plan: &Plan,
+    r: usize,
+    row: &[f32],
+    stats_of_row: &BlockStats,
+    codes: &mut [T],
+    scratch: &Scratch,
+    prepared: &mut Vec<Prepared>,
+) -> Option<Result<RowQuant, Failure>> {
+    let Plan::RowWise {
+        layout,
+        per_row,
+        size,
+    } = plan
+    else {
+        return None;
+    };
+    if !needs_chunks(plan) {
+        return None;
+    }
+    let mut source = RowSource::<false> {
+        ctx,
+        layout: *layout,
+        per_row: *per_row,
+        size: *size,
+        r,
+        stats_of_row,
+        chunks: &scratch.chunks,
+        blocks: &mut [],
+        current: None,
+    };
+    prepared.clear();
+    if ctx.config.clipping == Clipping::None {
+        // Eight blocks' parameters at a time (the same values as `prepare` gives; a block
+        // with a problem is computed again by `prepare`, which names it).
+        let per = size / LANES;
+        let block = |i: usize| {
+            row.get(i * size..((i + 1) * size).min(row.len()))
+                .unwrap_or_default()
+        };
+        let mut i0 = 0;
+        while i0 < *per_row {
+            let m = (*per_row - i0).min(PARAM_LANES);
+            let mut st = [BlockStats::EMPTY; PARAM_LANES];
+            let (mut lo, mut hi, mut ex) =
+                ([-1.0; PARAM_LANES], [1.0; PARAM_LANES], [1.0; PARAM_LANES]);
+            for j in 0..m {
+                let i = i0 + j;
+                st[j] = scratch.chunks.group(i * per, block(i));
+                (lo[j], hi[j], ex[j]) = (st[j].min, st[j].max, st[j].extreme);
+            }
+            let p8 = ctx.calc.params8(&lo, &hi, &ex);
+            for (j, s) in st.iter().enumerate().take(m) {
+                let i = i0 + j;
+                let p = if let Some(bp) = p8.get(j) {
+                    Prepared::new(ctx.config, &bp, ctx.qmin, ctx.qmax, s)
+                } else {
+                    match source.prepare(i, block(i)) {
+                        Ok(p) => p,
+                        Err(f) => return Some(Err(f)),
+                    }
+                };
+                if !p.is_fast() {
+                    return None;
+                }
+                prepared.push(p);
+            }
+            i0 += m;
+        }
+    } else {
+        for (i, xs) in row.chunks(*size).enumerate() {
+            match source.prepare(i, xs) {
+                Ok(p) if p.is_fast() => prepared.push(p),
+                Ok(_) => return None,
+                Err(f) => return Some(Err(f)),
+            }
+        }
+    }
+    let mut lanes = Lanes::ZERO;
+    run_prepared(
+        Kind::of(ctx.config),
+        prepared,
+        *size,
+        row,
+        codes,
+        &mut lanes,
+    );
+    Some(Ok(RowQuant { lanes, clipped: 0 }))
 }

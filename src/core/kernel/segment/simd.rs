@@ -11,7 +11,9 @@
     reason = "the specialised loop is these small functions inlined into one monomorphised body per instance; an outlined call per value or per chunk would defeat the vectoriser"
 )]
 
-use super::{BlockSource, Code, Consts, LANES, Lanes, floor, rint, round_away, scalar_value};
+use super::{
+    BlockSource, Code, Consts, LANES, Lanes, Prepared, floor, rint, round_away, scalar_value,
+};
 
 pub(super) const DIV: u8 = 0;
 pub(super) const MUL: u8 = 1;
@@ -249,4 +251,53 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
     }
     *lanes = acc;
     Ok(total + flush(&mut clips))
+}
+
+/// [`super::run_prepared`] for one instance.
+#[inline(always)]
+pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
+    blocks: &[Prepared],
+    size: usize,
+    xs: &[f32],
+    codes: &mut [T],
+    lanes: &mut Lanes,
+) {
+    let Some((first, rest)) = blocks.split_first() else {
+        return;
+    };
+    let per = (size / LANES).max(1);
+    let mut acc = *lanes;
+    let mut buf = [[0.0f32; LANES]; PASS];
+    // Clamp flags, not read.
+    let mut clips = [0.0f32; LANES];
+    // The constants by value: a copy the stores cannot alias, so the chunk stays packed.
+    let (mut k, mut left, mut next) = (first.k, per, rest.iter());
+    let (xc, xr) = xs.as_chunks::<LANES>();
+    let (cc, cr) = codes.as_chunks_mut::<LANES>();
+    for (xs, cs) in xc.chunks(PASS).zip(cc.chunks_mut(PASS)) {
+        let qs = &mut buf[..xs.len()];
+        for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
+            if left == 0 {
+                if let Some(p) = next.next() {
+                    k = p.k;
+                }
+                left = per;
+            }
+            left -= 1;
+            chunk_codes::<E, R, O, T>(&k, x8, c8, q8, &mut clips);
+        }
+        let mut sums = acc;
+        for (x8, q8) in xs.iter().zip(qs.iter()) {
+            chunk_errors::<false>(x8, q8, &mut sums);
+        }
+        acc = sums;
+    }
+    // The values after the last whole chunk are in the last block, from lane 0.
+    if let Some(last) = blocks.last() {
+        let k = last.k;
+        for (j, (&x, c)) in xr.iter().zip(cr).enumerate() {
+            one::<E, R, O, T>(&k, j, x, c, &mut acc);
+        }
+    }
+    *lanes = acc;
 }
