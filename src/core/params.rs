@@ -7,8 +7,8 @@ mod calc;
 mod clip;
 mod reference;
 
-pub(crate) use calc::BLOCKS as PARAM_LANES;
 pub use calc::ParamCalc;
+pub(crate) use calc::{BLOCKS as PARAM_LANES, Params8};
 pub use clip::clipped_params;
 pub(crate) use clip::params as clipped;
 pub use reference::block_params;

@@ -144,6 +144,47 @@ impl ChunkStats {
         }
         finish(xs, min, max)
     }
+
+    /// [`ChunkStats::group`]'s minimum, maximum and extreme for the `m` (at most eight)
+    /// consecutive groups of `per` chunks from group `g0` (the last group may have fewer
+    /// chunks), into lane `j` of `lo`, `hi` and `extreme` for group `g0 + j`; `xs(g)` gives
+    /// the values of group `g`, read only for a group with a zero end or two ends of equal
+    /// magnitude. The lanes are computed without branches on the values.
+    #[inline(always)]
+    pub(crate) fn groups8<'a>(
+        &self,
+        g0: usize,
+        per: usize,
+        m: usize,
+        xs: impl Fn(usize) -> &'a [f32],
+        [lo, hi, extreme]: [&mut [f32; 8]; 3],
+    ) {
+        let n = self.lo.len().min(self.hi.len());
+        // Groups past the chunks filled (none in the ladder) go through `group`.
+        let mut have = [false; 8];
+        for j in 0..m.min(8) {
+            let a = ((g0 + j) * per).min(n);
+            let b = (a + per).min(n);
+            let (l, h) = (&self.lo[a..b], &self.hi[a..b]);
+            if let (Some(&l0), Some(&h0)) = (l.first(), h.first()) {
+                let (mut min, mut max) = (l0, h0);
+                for (&l, &h) in l[1..].iter().zip(&h[1..]) {
+                    min = less(l, min);
+                    max = more(h, max);
+                }
+                (lo[j], hi[j], have[j]) = (min, max, true);
+            }
+        }
+        let plain: [bool; 8] =
+            std::array::from_fn(|j| have[j] && lo[j] != 0.0 && hi[j] != 0.0 && -lo[j] != hi[j]);
+        *extreme = std::array::from_fn(|j| if -lo[j] > hi[j] { lo[j] } else { hi[j] });
+        for j in 0..m.min(8) {
+            if !plain[j] {
+                let st = self.group((g0 + j) * per, xs(g0 + j));
+                (lo[j], hi[j], extreme[j]) = (st.min, st.max, st.extreme);
+            }
+        }
+    }
 }
 
 /// Merges the statistics of consecutive parts of a block, in order (equal to extending with
@@ -202,6 +243,8 @@ mod tests {
             (0..37).map(|i| (i as f32 - 18.0) * 0.25).collect(),
             (0..37).map(|i| (18.0 - i as f32) * 0.25).collect(),
             (0..23).map(|i| (i as f32).sin()).collect(),
+            // Many groups, with zeros and ends of equal magnitude among them.
+            (0..200).map(|i| ((i * 7919) % 13) as f32 - 6.0).collect(),
         ];
         for xs in &cases {
             let want = reference(xs);
@@ -215,6 +258,18 @@ mod tests {
                         same(&chunks.group(g * size / 8, part), &reference(part)),
                         "{xs:?}"
                     );
+                }
+                // Eight groups at a time, from every starting group.
+                let parts: Vec<&[f32]> = xs.chunks(size).collect();
+                for g0 in 0..parts.len() {
+                    let m = (parts.len() - g0).min(8);
+                    let (mut lo, mut hi, mut ex) = ([9.0; 8], [9.0; 8], [9.0; 8]);
+                    chunks.groups8(g0, size / 8, m, |g| parts[g], [&mut lo, &mut hi, &mut ex]);
+                    for j in 0..m {
+                        let want = reference(parts[g0 + j]);
+                        let got = [lo[j], hi[j], ex[j]].map(f32::to_bits);
+                        assert_eq!(got, [want.min, want.max, want.extreme].map(f32::to_bits));
+                    }
                 }
             }
             for cut in 0..xs.len() {

@@ -30,7 +30,7 @@
 
 use crate::core::config::{AsymZeroPoint, Config, QuantExpr, Rounding, Scheme};
 use crate::core::kernel::Quantizer;
-use crate::core::params::{BlockParams, BlockStats};
+use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, Params8};
 
 mod simd;
 
@@ -169,7 +169,7 @@ impl Lanes {
 
 /// The constants of one block in the specialised loop, all f32.
 #[derive(Debug, Clone, Copy)]
-struct Consts {
+pub(crate) struct Consts {
     code_scale: f32,
     recip: f32,
     zero_f: f32,
@@ -183,6 +183,69 @@ struct Consts {
     bias: f32,
     scale: f32,
     offset: f32,
+}
+
+impl Consts {
+    /// The constants of a block with these parameters, for codes `qmin..`: the same fields,
+    /// computed the same way, as `Quantizer::new`.
+    #[inline(always)]
+    fn new(
+        code_scale: f32,
+        zero_point: i32,
+        code_offset: Option<f32>,
+        scale: f32,
+        offset: Option<f32>,
+        qmin: i32,
+        qmax: i32,
+    ) -> Self {
+        let s = code_scale;
+        let zero_f = zero_point as f32;
+        Self {
+            code_scale: s,
+            recip: if s == 0.0 { 0.0 } else { 1.0 / s },
+            zero_f,
+            zero_half: zero_f + 0.5,
+            code_offset: code_offset.unwrap_or(0.0),
+            qmin: qmin as f32,
+            qmax: qmax as f32,
+            bias: 8_388_608.0 - qmin as f32,
+            scale,
+            offset: offset.unwrap_or(0.0),
+        }
+    }
+}
+
+/// [`Prepared::new`] for the eight blocks of `p` (of `kind`), whose values lie in
+/// `min[j]..=max[j]` (none empty): each block's constants, and whether it is for the
+/// specialised loop (never for a lane with a problem).
+#[inline(always)]
+pub(crate) fn consts8(
+    kind: Kind,
+    p: &Params8,
+    min: &[f32; PARAM_LANES],
+    max: &[f32; PARAM_LANES],
+    qmin: i32,
+    qmax: i32,
+) -> ([Consts; PARAM_LANES], [bool; PARAM_LANES]) {
+    let fm = p.float_min;
+    let k: [Consts; PARAM_LANES] = std::array::from_fn(|j| {
+        Consts::new(
+            p.code_scale[j],
+            p.zero_point[j],
+            fm.then_some(p.lo[j]),
+            p.scale[j],
+            fm.then_some(p.offset[j]),
+            qmin,
+            qmax,
+        )
+    });
+    // `&` rather than `&&`: every lane computes every test, without branches.
+    let fast = std::array::from_fn(|j| {
+        p.ok[j]
+            & ratios_are_small(kind, &k[j], min[j], max[j])
+            & dequantize_is_exact(kind, p.zero_point[j], qmin, qmax)
+    });
+    (k, fast)
 }
 
 /// What selects the loop's instance: the same for every block of a configuration.
@@ -262,27 +325,27 @@ impl Prepared {
         qmax: i32,
         stats: &BlockStats,
     ) -> Self {
-        // The same fields, computed the same way, as `Quantizer::new`.
-        let s = params.code_scale;
-        let zero_f = params.zero_point as f32;
-        let k = Consts {
-            code_scale: s,
-            recip: if s == 0.0 { 0.0 } else { 1.0 / s },
-            zero_f,
-            zero_half: zero_f + 0.5,
-            code_offset: params.code_offset.unwrap_or(0.0),
-            qmin: qmin as f32,
-            qmax: qmax as f32,
-            bias: 8_388_608.0 - qmin as f32,
-            scale: params.scale,
-            offset: params.offset.unwrap_or(0.0),
-        };
+        let k = Consts::new(
+            params.code_scale,
+            params.zero_point,
+            params.code_offset,
+            params.scale,
+            params.offset,
+            qmin,
+            qmax,
+        );
         let kind = Kind::of(config);
         let fast = stats.count > 0
-            && ratios_are_small(kind, &k, stats)
+            && ratios_are_small(kind, &k, stats.min, stats.max)
             && dequantize_is_exact(kind, params.zero_point, qmin, qmax);
         let slow = (!fast).then(|| Quantizer::new(config, params, qmin, qmax));
         Self { kind, k, slow }
+    }
+
+    /// The constants of the specialised loop (meaningful when [`Prepared::is_fast`]).
+    #[inline(always)]
+    pub(crate) fn consts(&self) -> Consts {
+        self.k
     }
 
     /// Whether the specialised loop runs.
@@ -366,14 +429,14 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
 }
 
 /// Quantizes `xs`, a whole row of consecutive blocks of `size` values (a multiple of
-/// [`LANES`]; the last block may be shorter) prepared in `blocks`, every one for the
-/// specialised loop: codes and errors as [`run_row`] gives them, in one loop over the row's
+/// [`LANES`]; the last block may be shorter) whose [`Prepared::consts`] are `blocks`, every
+/// one prepared for the specialised loop under `kind`: codes and errors as [`run_row`] gives them, in one loop over the row's
 /// chunks that takes each chunk's constants from its block, instead of a call per block.
 /// Clamps are not counted and the signal is not measured (the ladder needs neither).
 #[inline(always)]
 pub(crate) fn run_prepared<T: Code>(
     kind: Kind,
-    blocks: &[Prepared],
+    blocks: &[Consts],
     size: usize,
     xs: &[f32],
     codes: &mut [T],
@@ -384,7 +447,6 @@ pub(crate) fn run_prepared<T: Code>(
     use simd::{ADD, AWAY, DIV, EVEN, MUL, UP, run_blocks};
     debug_assert_eq!(xs.len(), codes.len());
     debug_assert!(size > 0 && size.is_multiple_of(LANES));
-    debug_assert!(blocks.iter().all(|p| p.kind == kind && p.is_fast()));
     macro_rules! go {
         ($e:expr, $r:expr) => {
             if kind.offset {
@@ -414,18 +476,14 @@ pub(crate) fn run_prepared<T: Code>(
 /// product are each within `2^-24` relative of exact, so a bound below `2^21` leaves the true
 /// ratios, and their sums with the zero point or `0.5`, below `2^22`.
 #[inline(always)]
-fn ratios_are_small(kind: Kind, k: &Consts, stats: &BlockStats) -> bool {
-    if kind.expr == QuantExpr::Divide && k.code_scale == 0.0 {
-        // The reference returns the zero point without dividing.
-        return false;
-    }
+fn ratios_are_small(kind: Kind, k: &Consts, min: f32, max: f32) -> bool {
+    // Dividing by a zero scale: the reference returns the zero point without dividing.
+    let divides_by_zero = kind.expr == QuantExpr::Divide && k.code_scale == 0.0;
     // The largest |x − offset|: f32 subtraction is monotone, so an end of the range gives it.
     let a = if kind.offset {
-        (stats.min - k.code_offset)
-            .abs()
-            .max((stats.max - k.code_offset).abs())
+        (min - k.code_offset).abs().max((max - k.code_offset).abs())
     } else {
-        stats.min.abs().max(stats.max.abs())
+        min.abs().max(max.abs())
     };
     // `recip` is `1/s` (0 when `s` is 0, infinite when `s` is subnormal: NaN or infinity
     // fails the comparison).
@@ -436,7 +494,7 @@ fn ratios_are_small(kind: Kind, k: &Consts, stats: &BlockStats) -> bool {
         (_, Rounding::HalfUp) => 0.5,
         _ => 0.0,
     };
-    t + c + 1.0 < SMALL / 2.0
+    !divides_by_zero && t + c + 1.0 < SMALL / 2.0
 }
 
 /// `(q − z) · s` can be formed in f32 exactly as the reference forms it in i64: `z` and

@@ -228,7 +228,7 @@ impl ParamCalc {
 
 mod batch;
 
-pub(crate) use batch::BLOCKS;
+pub(crate) use batch::{BLOCKS, Params8};
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,9 @@ use super::{
     row_slice, rows_per_task, run_tasks, sums,
 };
 use crate::core::config::Clipping;
-use crate::core::kernel::segment::{BlockSource, Code, Kind, LANES, Lanes, Prepared, run_prepared};
+use crate::core::kernel::segment::{
+    BlockSource, Code, Consts, Kind, LANES, Lanes, consts8, run_prepared,
+};
 use crate::core::params::{BlockStats, PARAM_LANES};
 use crate::core::report::ErrorSums;
 
@@ -123,7 +125,7 @@ fn batch<T: Code>(
     stats_of_row: &BlockStats,
     codes: &mut [T],
     scratch: &Scratch,
-    prepared: &mut Vec<Prepared>,
+    prepared: &mut Vec<Consts>,
 ) -> Option<Result<RowQuant, Failure>> {
     let Plan::RowWise {
         layout,
@@ -148,6 +150,7 @@ fn batch<T: Code>(
         current: None,
     };
     prepared.clear();
+    let kind = Kind::of(ctx.config);
     if ctx.config.clipping == Clipping::None {
         // Eight blocks' parameters at a time (the same values as `prepare` gives; a block
         // with a problem is computed again by `prepare`, which names it).
@@ -159,49 +162,39 @@ fn batch<T: Code>(
         let mut i0 = 0;
         while i0 < *per_row {
             let m = (*per_row - i0).min(PARAM_LANES);
-            let mut st = [BlockStats::EMPTY; PARAM_LANES];
             let (mut lo, mut hi, mut ex) =
                 ([-1.0; PARAM_LANES], [1.0; PARAM_LANES], [1.0; PARAM_LANES]);
-            for j in 0..m {
-                let i = i0 + j;
-                st[j] = scratch.chunks.group(i * per, block(i));
-                (lo[j], hi[j], ex[j]) = (st[j].min, st[j].max, st[j].extreme);
-            }
+            scratch
+                .chunks
+                .groups8(i0, per, m, block, [&mut lo, &mut hi, &mut ex]);
             let p8 = ctx.calc.params8(&lo, &hi, &ex);
-            for (j, s) in st.iter().enumerate().take(m) {
-                let i = i0 + j;
-                let p = if let Some(bp) = p8.get(j) {
-                    Prepared::new(ctx.config, &bp, ctx.qmin, ctx.qmax, s)
+            let (consts, fast) = consts8(kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
+            for j in 0..m {
+                if fast[j] {
+                    prepared.push(consts[j]);
+                } else if p8.ok[j] {
+                    // Parameters the specialised loop does not take.
+                    return None;
                 } else {
-                    match source.prepare(i, block(i)) {
-                        Ok(p) => p,
+                    match source.prepare(i0 + j, block(i0 + j)) {
+                        Ok(p) if p.is_fast() => prepared.push(p.consts()),
+                        Ok(_) => return None,
                         Err(f) => return Some(Err(f)),
                     }
-                };
-                if !p.is_fast() {
-                    return None;
                 }
-                prepared.push(p);
             }
             i0 += m;
         }
     } else {
         for (i, xs) in row.chunks(*size).enumerate() {
             match source.prepare(i, xs) {
-                Ok(p) if p.is_fast() => prepared.push(p),
+                Ok(p) if p.is_fast() => prepared.push(p.consts()),
                 Ok(_) => return None,
                 Err(f) => return Some(Err(f)),
             }
         }
     }
     let mut lanes = Lanes::ZERO;
-    run_prepared(
-        Kind::of(ctx.config),
-        prepared,
-        *size,
-        row,
-        codes,
-        &mut lanes,
-    );
+    run_prepared(kind, prepared, *size, row, codes, &mut lanes);
     Some(Ok(RowQuant { lanes, clipped: 0 }))
 }

@@ -11,9 +11,7 @@
     reason = "the specialised loop is these small functions inlined into one monomorphised body per instance; an outlined call per value or per chunk would defeat the vectoriser"
 )]
 
-use super::{
-    BlockSource, Code, Consts, LANES, Lanes, Prepared, floor, rint, round_away, scalar_value,
-};
+use super::{BlockSource, Code, Consts, LANES, Lanes, floor, rint, round_away, scalar_value};
 
 pub(super) const DIV: u8 = 0;
 pub(super) const MUL: u8 = 1;
@@ -256,7 +254,7 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
 /// [`super::run_prepared`] for one instance.
 #[inline(always)]
 pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
-    blocks: &[Prepared],
+    blocks: &[Consts],
     size: usize,
     xs: &[f32],
     codes: &mut [T],
@@ -271,15 +269,15 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     // Clamp flags, not read.
     let mut clips = [0.0f32; LANES];
     // The constants by value: a copy the stores cannot alias, so the chunk stays packed.
-    let (mut k, mut left, mut next) = (first.k, per, rest.iter());
+    let (mut k, mut left, mut next) = (*first, per, rest.iter());
     let (xc, xr) = xs.as_chunks::<LANES>();
     let (cc, cr) = codes.as_chunks_mut::<LANES>();
     for (xs, cs) in xc.chunks(PASS).zip(cc.chunks_mut(PASS)) {
         let qs = &mut buf[..xs.len()];
         for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
             if left == 0 {
-                if let Some(p) = next.next() {
-                    k = p.k;
+                if let Some(&c) = next.next() {
+                    k = c;
                 }
                 left = per;
             }
@@ -293,8 +291,7 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
         acc = sums;
     }
     // The values after the last whole chunk are in the last block, from lane 0.
-    if let Some(last) = blocks.last() {
-        let k = last.k;
+    if let Some(&k) = blocks.last() {
         for (j, (&x, c)) in xr.iter().zip(cr).enumerate() {
             one::<E, R, O, T>(&k, j, x, c, &mut acc);
         }

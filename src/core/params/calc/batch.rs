@@ -286,8 +286,7 @@ impl ParamCalc {
 
 impl Params8 {
     /// Lane `j`'s parameters, when it has no problem.
-    #[must_use]
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn get(&self, j: usize) -> Option<super::BlockParams> {
         let fm = self.float_min;
         self.ok[j].then(|| super::BlockParams {
