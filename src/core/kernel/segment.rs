@@ -380,6 +380,70 @@ impl Prepared {
     }
 }
 
+/// `simd::$f::<E, R, O, $t...>($arg...)` for the loop instance of `$kind`: its quantize
+/// expression, rounding and float offset as const parameters.
+macro_rules! dispatch {
+    ($kind:expr, $f:ident, [$($t:ty),*], ($($arg:expr),*)) => {{
+        let kind: Kind = $kind;
+        match (kind.expr, kind.rounding, kind.offset) {
+            (QuantExpr::Divide, Rounding::HalfEven, false) => {
+                simd::$f::<{ simd::DIV }, { simd::EVEN }, false $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Divide, Rounding::HalfEven, true) => {
+                simd::$f::<{ simd::DIV }, { simd::EVEN }, true $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Divide, Rounding::HalfAway, false) => {
+                simd::$f::<{ simd::DIV }, { simd::AWAY }, false $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Divide, Rounding::HalfAway, true) => {
+                simd::$f::<{ simd::DIV }, { simd::AWAY }, true $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Divide, Rounding::HalfUp, false) => {
+                simd::$f::<{ simd::DIV }, { simd::UP }, false $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Divide, Rounding::HalfUp, true) => {
+                simd::$f::<{ simd::DIV }, { simd::UP }, true $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Reciprocal, Rounding::HalfEven, false) => {
+                simd::$f::<{ simd::MUL }, { simd::EVEN }, false $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Reciprocal, Rounding::HalfEven, true) => {
+                simd::$f::<{ simd::MUL }, { simd::EVEN }, true $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Reciprocal, Rounding::HalfAway, false) => {
+                simd::$f::<{ simd::MUL }, { simd::AWAY }, false $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Reciprocal, Rounding::HalfAway, true) => {
+                simd::$f::<{ simd::MUL }, { simd::AWAY }, true $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Reciprocal, Rounding::HalfUp, false) => {
+                simd::$f::<{ simd::MUL }, { simd::UP }, false $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::Reciprocal, Rounding::HalfUp, true) => {
+                simd::$f::<{ simd::MUL }, { simd::UP }, true $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, false) => {
+                simd::$f::<{ simd::ADD }, { simd::EVEN }, false $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, true) => {
+                simd::$f::<{ simd::ADD }, { simd::EVEN }, true $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, false) => {
+                simd::$f::<{ simd::ADD }, { simd::AWAY }, false $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, true) => {
+                simd::$f::<{ simd::ADD }, { simd::AWAY }, true $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, false) => {
+                simd::$f::<{ simd::ADD }, { simd::UP }, false $(, $t)*>($($arg),*)
+            },
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, true) => {
+                simd::$f::<{ simd::ADD }, { simd::UP }, true $(, $t)*>($($arg),*)
+            },
+        }
+    }};
+}
+
 /// Quantizes `xs`, consecutive blocks of one row starting at column `start` (block `i` holds
 /// values `i·size .. (i+1)·size`, the last one possibly shorter), each prepared by `source`
 /// just before it runs: code offsets from `qmin` into `codes`, each error into lane
@@ -402,37 +466,21 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
     lanes: &mut Lanes,
     ahead: &[f32],
 ) -> Result<usize, S::Error> {
-    use QuantExpr::{Divide, Reciprocal, ReciprocalAddZero};
-    use Rounding::{HalfAway, HalfEven, HalfUp};
-    use simd::{ADD, AWAY, DIV, EVEN, MUL, UP, run};
     debug_assert_eq!(xs.len(), codes.len());
-    macro_rules! go {
-        ($e:expr, $r:expr) => {
-            if kind.offset {
-                run::<{ $e }, { $r }, true, T, S>(source, size, xs, start, codes, lanes, ahead)
-            } else {
-                run::<{ $e }, { $r }, false, T, S>(source, size, xs, start, codes, lanes, ahead)
-            }
-        };
-    }
-    match (kind.expr, kind.rounding) {
-        (Divide, HalfEven) => go!(DIV, EVEN),
-        (Divide, HalfAway) => go!(DIV, AWAY),
-        (Divide, HalfUp) => go!(DIV, UP),
-        (Reciprocal, HalfEven) => go!(MUL, EVEN),
-        (Reciprocal, HalfAway) => go!(MUL, AWAY),
-        (Reciprocal, HalfUp) => go!(MUL, UP),
-        (ReciprocalAddZero, HalfEven) => go!(ADD, EVEN),
-        (ReciprocalAddZero, HalfAway) => go!(ADD, AWAY),
-        (ReciprocalAddZero, HalfUp) => go!(ADD, UP),
-    }
+    dispatch!(
+        kind,
+        run,
+        [T, S],
+        (source, size, xs, start, codes, lanes, ahead)
+    )
 }
 
 /// Quantizes `xs`, a whole row of consecutive blocks of `size` values (a multiple of
 /// [`LANES`]; the last block may be shorter) whose [`Prepared::consts`] are `blocks`, every
-/// one prepared for the specialised loop under `kind`: codes and errors as [`run_row`] gives them, in one loop over the row's
-/// chunks that takes each chunk's constants from its block, instead of a call per block.
-/// Clamps are not counted and the signal is not measured (the ladder needs neither).
+/// one prepared for the specialised loop under `kind`: codes and errors as [`run_row`]
+/// gives them, in one loop over the row's chunks that takes each chunk's constants from its
+/// block, instead of a call per block. Clamps are not counted and the signal is not
+/// measured (the ladder needs neither).
 #[inline(always)]
 pub(crate) fn run_prepared<T: Code>(
     kind: Kind,
@@ -442,31 +490,9 @@ pub(crate) fn run_prepared<T: Code>(
     codes: &mut [T],
     lanes: &mut Lanes,
 ) {
-    use QuantExpr::{Divide, Reciprocal, ReciprocalAddZero};
-    use Rounding::{HalfAway, HalfEven, HalfUp};
-    use simd::{ADD, AWAY, DIV, EVEN, MUL, UP, run_blocks};
     debug_assert_eq!(xs.len(), codes.len());
     debug_assert!(size > 0 && size.is_multiple_of(LANES));
-    macro_rules! go {
-        ($e:expr, $r:expr) => {
-            if kind.offset {
-                run_blocks::<{ $e }, { $r }, true, T>(blocks, size, xs, codes, lanes)
-            } else {
-                run_blocks::<{ $e }, { $r }, false, T>(blocks, size, xs, codes, lanes)
-            }
-        };
-    }
-    match (kind.expr, kind.rounding) {
-        (Divide, HalfEven) => go!(DIV, EVEN),
-        (Divide, HalfAway) => go!(DIV, AWAY),
-        (Divide, HalfUp) => go!(DIV, UP),
-        (Reciprocal, HalfEven) => go!(MUL, EVEN),
-        (Reciprocal, HalfAway) => go!(MUL, AWAY),
-        (Reciprocal, HalfUp) => go!(MUL, UP),
-        (ReciprocalAddZero, HalfEven) => go!(ADD, EVEN),
-        (ReciprocalAddZero, HalfAway) => go!(ADD, AWAY),
-        (ReciprocalAddZero, HalfUp) => go!(ADD, UP),
-    }
+    dispatch!(kind, run_blocks, [T], (blocks, size, xs, codes, lanes));
 }
 
 /// Every ratio the block can round is far below `2^22` in magnitude (so [`rint`] is exact),
