@@ -45,8 +45,9 @@ pub struct Step {
     pub dequantized: f32,
 }
 
+/// `x` rounded as `rounding` says (inline instructions where SSE4.1 is enabled).
 #[inline]
-fn round(x: f32, rounding: Rounding) -> f32 {
+pub(crate) fn round(x: f32, rounding: Rounding) -> f32 {
     match rounding {
         Rounding::HalfEven => x.round_ties_even(),
         Rounding::HalfAway => x.round(),

@@ -16,6 +16,7 @@ use std::array::from_fn;
 use super::super::{RealRange, widened};
 use super::ParamCalc;
 use crate::core::config::{Arith, AsymZeroPoint, Degenerate, Rounding, Scheme, SymScale};
+use crate::core::kernel::round as round32;
 
 /// Blocks per call.
 pub(crate) const BLOCKS: usize = 8;
@@ -43,18 +44,8 @@ pub(crate) struct Params8 {
     pub float_min: bool,
 }
 
-/// `x.round_ties_even()`, `x.round()` or `(x + 0.5).floor()` (inline instructions where
-/// SSE4.1 is enabled, as in the vectorised loop).
-#[inline(always)]
-fn round32(x: f32, rounding: Rounding) -> f32 {
-    match rounding {
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => (x + 0.5).floor(),
-    }
-}
-
-/// [`round32`] in f64.
+/// `x.round_ties_even()`, `x.round()` or `(x + 0.5).floor()` in f64 (as
+/// [`crate::core::kernel::round`] in f32).
 #[inline(always)]
 fn round64(x: f64, rounding: Rounding) -> f64 {
     match rounding {
