@@ -536,6 +536,16 @@ fn every_preset_matches_the_reference_on_a_matrix_split_into_tasks() {
             ..c
         };
         check(&m, &g).unwrap_or_else(|e| panic!("{} group:100: {e}", p.name));
+        // Groups of whole chunks (each row's blocks prepared before the row runs), with
+        // clamps counted per block under percentile clipping.
+        for (size, clipping) in [(16, Clipping::None), (24, Clipping::Percentile(90.0))] {
+            let g = Config {
+                granularity: Granularity::Group(size),
+                clipping,
+                ..c
+            };
+            check(&m, &g).unwrap_or_else(|e| panic!("{} group:{size}: {e}", p.name));
+        }
     }
     let columns = Config {
         axis: Axis::Columns,

@@ -34,6 +34,7 @@ use crate::core::report::{Block, ErrorSums, Layout};
 use crate::core::stats::{ChunkStats, block_stats, merge, merge_is_exact};
 
 mod active;
+mod batch;
 mod distinct;
 mod ladder;
 
@@ -225,7 +226,8 @@ pub(super) struct RowQuant {
 /// Per-task scratch of the row loop, reused from row to row.
 #[derive(Default)]
 pub(super) struct Scratch {
-    /// The row's [`LANES`]-value chunks.
+    /// The row's chunks ([`LANES`] values wide in the ladder, one group wide in the active
+    /// pass).
     pub chunks: ChunkStats,
 }
 
@@ -257,7 +259,7 @@ impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
         let st = if self.per_row == 1 {
             *self.stats_of_row
         } else if self.size.is_multiple_of(LANES) {
-            self.chunks.group(i * self.size / LANES, xs)
+            self.chunks.group(i * self.size / self.chunks.width(), xs)
         } else {
             block_stats(xs)
         };
@@ -272,7 +274,7 @@ impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
         if let Some(problem) = p.problem {
             return Err((self.r * self.per_row + i, problem));
         }
-        if !self.blocks.is_empty() {
+        if COUNTS {
             self.current = Some((p, st));
         }
         Ok(Prepared::new(ctx.config, &p, ctx.qmin, ctx.qmax, &st))
@@ -379,10 +381,21 @@ pub(super) fn block(
     clipped: usize,
 ) -> Block {
     let (rows, cols) = ctx.view.dim();
-    let (rr, cc) = layout.rect(b, rows, cols);
+    block_at(layout.rect(b, rows, cols), p, st, clipped)
+}
+
+/// The block of rows and columns `[start, end)` with its parameters, statistics and clamp
+/// count.
+#[inline(always)]
+pub(super) fn block_at(
+    (rows, cols): ((usize, usize), (usize, usize)),
+    p: &BlockParams,
+    st: &BlockStats,
+    clipped: usize,
+) -> Block {
     Block {
-        rows: rr,
-        cols: cc,
+        rows,
+        cols,
         scale: p.scale,
         code_scale: p.code_scale,
         zero_point: p.zero_point,

@@ -80,13 +80,17 @@ fn finish(xs: &[f32], min: f32, max: f32) -> BlockStats {
     }
 }
 
-/// The minimum and maximum of every [`LANES`]-value chunk of a row (the last chunk may be
-/// shorter), from which the statistics of the row and of its groups of a multiple of
-/// [`LANES`] values follow without reading the values again.
+/// The minimum and maximum of every chunk of a row (the last chunk may be shorter), from
+/// which the statistics of the row and of its groups of a multiple of the chunk width follow
+/// without reading the values again. Chunks are [`LANES`] values wide ([`ChunkStats::fill`],
+/// for the ladder's groups of every size), or one group wide ([`ChunkStats::fill_wide`], for
+/// the active configuration's groups).
 #[derive(Debug, Default)]
 pub(crate) struct ChunkStats {
     lo: Vec<f32>,
     hi: Vec<f32>,
+    /// Values per chunk (0 before the first fill).
+    width: usize,
 }
 
 /// `a < b ? a : b` (x86 `minps`; the operands are never NaN).
@@ -105,6 +109,7 @@ impl ChunkStats {
     /// Computes the chunks of `row`.
     #[inline(always)]
     pub(crate) fn fill(&mut self, row: &[f32]) {
+        self.width = LANES;
         let (chunks, rest) = row.as_chunks::<LANES>();
         let n = chunks.len() + usize::from(!rest.is_empty());
         self.lo.resize(n, 0.0);
@@ -124,12 +129,38 @@ impl ChunkStats {
         }
     }
 
+    /// Computes the chunks of `row` with `width` values each, a multiple of [`LANES`]: a
+    /// running minimum and maximum per vector lane down each chunk, then one reduction per
+    /// chunk.
+    pub(crate) fn fill_wide(&mut self, row: &[f32], width: usize) {
+        debug_assert!(width > 0 && width.is_multiple_of(LANES));
+        if width == LANES {
+            self.fill(row);
+            return;
+        }
+        self.width = width;
+        let n = row.len().div_ceil(width);
+        self.lo.resize(n, 0.0);
+        self.hi.resize(n, 0.0);
+        pulp::Arch::new().dispatch(WideFill {
+            row,
+            width,
+            lo: &mut self.lo,
+            hi: &mut self.hi,
+        });
+    }
+
+    /// Values per chunk of the last fill (1 before the first).
+    pub(crate) fn width(&self) -> usize {
+        self.width.max(1)
+    }
+
     /// The statistics of `xs`, the part of the row starting at chunk `first` (its length a
-    /// multiple of [`LANES`], or running to the end of the row), exactly as
+    /// multiple of the chunk width, or running to the end of the row), exactly as
     /// [`BlockStats::extend`] gives them.
     #[inline(always)]
     pub(crate) fn group(&self, first: usize, xs: &[f32]) -> BlockStats {
-        let n = xs.len().div_ceil(LANES);
+        let n = xs.len().div_ceil(self.width());
         if n == 0 {
             return BlockStats::EMPTY;
         }
@@ -183,6 +214,37 @@ impl ChunkStats {
                 let st = self.group((g0 + j) * per, xs(g0 + j));
                 (lo[j], hi[j], extreme[j]) = (st.min, st.max, st.extreme);
             }
+        }
+    }
+}
+
+/// [`ChunkStats::fill_wide`]'s loop, written with `pulp`'s vector operations: as plain
+/// loops, the running minima compile to compare-and-blend sequences instead of `minps`.
+struct WideFill<'a> {
+    row: &'a [f32],
+    width: usize,
+    lo: &'a mut [f32],
+    hi: &'a mut [f32],
+}
+
+impl pulp::WithSimd for WideFill<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, simd: S) {
+        let chunks = self.row.chunks(self.width);
+        for ((part, lo), hi) in chunks.zip(self.lo.iter_mut()).zip(self.hi.iter_mut()) {
+            let (vs, rest) = S::as_simd_f32s(part);
+            let mut l = simd.splat_f32s(f32::INFINITY);
+            let mut h = simd.splat_f32s(f32::NEG_INFINITY);
+            for &v in vs {
+                l = simd.min_f32s(l, v);
+                h = simd.max_f32s(h, v);
+            }
+            // The values are never NaN, and zero ends are recomputed (see `finish`), so
+            // the order of the comparisons does not matter.
+            *lo = rest.iter().copied().fold(simd.reduce_min_f32s(l), less);
+            *hi = rest.iter().copied().fold(simd.reduce_max_f32s(h), more);
         }
     }
 }
@@ -252,23 +314,32 @@ mod tests {
             let mut chunks = ChunkStats::default();
             chunks.fill(xs);
             assert!(same(&chunks.group(0, xs), &want), "{xs:?}");
+            // Chunks of eight values for groups of every size, and chunks as wide as the
+            // groups.
+            let mut wide = ChunkStats::default();
             for size in [8, 16, 24] {
-                for (g, part) in xs.chunks(size).enumerate() {
-                    assert!(
-                        same(&chunks.group(g * size / 8, part), &reference(part)),
-                        "{xs:?}"
-                    );
-                }
-                // Eight groups at a time, from every starting group.
-                let parts: Vec<&[f32]> = xs.chunks(size).collect();
-                for g0 in 0..parts.len() {
-                    let m = (parts.len() - g0).min(8);
-                    let (mut lo, mut hi, mut ex) = ([9.0; 8], [9.0; 8], [9.0; 8]);
-                    chunks.groups8(g0, size / 8, m, |g| parts[g], [&mut lo, &mut hi, &mut ex]);
-                    for j in 0..m {
-                        let want = reference(parts[g0 + j]);
-                        let got = [lo[j], hi[j], ex[j]].map(f32::to_bits);
-                        assert_eq!(got, [want.min, want.max, want.extreme].map(f32::to_bits));
+                wide.fill_wide(xs, size);
+                assert_eq!(wide.width(), size);
+                assert!(same(&wide.group(0, xs), &want), "{xs:?}");
+                for (chunks, per) in [(&chunks, size / 8), (&wide, 1)] {
+                    for (g, part) in xs.chunks(size).enumerate() {
+                        assert!(
+                            same(&chunks.group(g * per, part), &reference(part)),
+                            "{xs:?}"
+                        );
+                    }
+                    // Eight groups at a time, from every starting group.
+                    let parts: Vec<&[f32]> = xs.chunks(size).collect();
+                    for g0 in 0..parts.len() {
+                        let m = (parts.len() - g0).min(8);
+                        let (mut lo, mut hi, mut ex) = ([9.0; 8], [9.0; 8], [9.0; 8]);
+                        chunks.groups8(g0, per, m, |g| parts[g], [&mut lo, &mut hi, &mut ex]);
+                        for j in 0..m {
+                            let want = reference(parts[g0 + j]);
+                            let got = [lo[j], hi[j], ex[j]].map(f32::to_bits);
+                            let want = [want.min, want.max, want.extreme].map(f32::to_bits);
+                            assert_eq!(got, want, "{xs:?} size {size}");
+                        }
                     }
                 }
             }

@@ -479,8 +479,14 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
 /// [`LANES`]; the last block may be shorter) whose [`Prepared::consts`] are `blocks`, every
 /// one prepared for the specialised loop under `kind`: codes and errors as [`run_row`]
 /// gives them, in one loop over the row's chunks that takes each chunk's constants from its
-/// block, instead of a call per block. Clamps are not counted and the signal is not
-/// measured (the ladder needs neither).
+/// block, instead of a call per block. `ahead` is the row to be quantized next, as in
+/// [`run_row`]. With `clipped` (one zeroed count per block), each
+/// block's clamp count is added to it and the signal is measured; without, neither is (the
+/// ladder needs neither).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the row, its blocks, its outputs and the next row, borrowed for one call"
+)]
 #[inline(always)]
 pub(crate) fn run_prepared<T: Code>(
     kind: Kind,
@@ -489,10 +495,26 @@ pub(crate) fn run_prepared<T: Code>(
     xs: &[f32],
     codes: &mut [T],
     lanes: &mut Lanes,
+    ahead: &[f32],
+    clipped: Option<&mut [usize]>,
 ) {
     debug_assert_eq!(xs.len(), codes.len());
     debug_assert!(size > 0 && size.is_multiple_of(LANES));
-    dispatch!(kind, run_blocks, [T], (blocks, size, xs, codes, lanes));
+    if let Some(clipped) = clipped {
+        dispatch!(
+            kind,
+            run_blocks_counted,
+            [T],
+            (blocks, size, xs, codes, lanes, ahead, clipped)
+        );
+    } else {
+        dispatch!(
+            kind,
+            run_blocks,
+            [T],
+            (blocks, size, xs, codes, lanes, ahead)
+        );
+    }
 }
 
 /// Every ratio the block can round is far below `2^22` in magnitude (so [`rint`] is exact),

@@ -5,6 +5,7 @@
     reason = "the row loop must inline into the vectorised task body (see super::vectorised)"
 )]
 
+use super::batch::{Buffers, batch};
 use super::distinct::{Counted, Distinct};
 use super::{
     Ctx, Failure, Plan, Scratch, block, needs_chunks, quantize_row, row_slice, rows_per_task,
@@ -38,6 +39,7 @@ struct Task {
     col_clipped: Vec<usize>,
     distinct: Distinct,
     scratch: Scratch,
+    batch: Buffers,
     row_buf: Vec<f32>,
 }
 
@@ -55,23 +57,28 @@ fn row<T: Code>(
     let cols = ctx.view.ncols();
     let values = row_slice(&ctx.view, r, &mut task.row_buf);
     // Groups read the row's chunks; the row's own statistics then follow from them.
-    let st = if needs_chunks(plan) {
-        task.scratch.chunks.fill(values);
+    let st = if let (true, Plan::RowWise { size, .. }) = (needs_chunks(plan), plan) {
+        // One chunk per group: the loop reads only the groups' statistics.
+        task.scratch.chunks.fill_wide(values, *size);
         task.scratch.chunks.group(0, values)
     } else {
         block_stats(values)
     };
-    let q = quantize_row::<T, true>(
-        ctx,
-        plan,
-        r,
-        values,
-        &st,
-        codes,
-        blocks,
-        &mut task.col_clipped,
-        &mut task.scratch,
-    )?;
+    let s = &mut task.scratch;
+    let q = match batch::<T, true>(ctx, plan, r, values, &st, codes, blocks, s, &mut task.batch) {
+        Some(q) => q?,
+        None => quantize_row::<T, true>(
+            ctx,
+            plan,
+            r,
+            values,
+            &st,
+            codes,
+            blocks,
+            &mut task.col_clipped,
+            s,
+        )?,
+    };
     let Counted {
         used: levels_used,
         lo,
@@ -146,6 +153,7 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
                 col_clipped: vec![0usize; if per_col { cols } else { 0 }],
                 distinct: Distinct::new(levels),
                 scratch: Scratch::default(),
+                batch: Buffers::default(),
                 row_buf: Vec::new(),
             };
             let mut out = Vec::with_capacity(codes.len() / cols);

@@ -251,7 +251,7 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
     Ok(total + flush(&mut clips))
 }
 
-/// [`super::run_prepared`] for one instance.
+/// [`super::run_prepared`] for one instance, without clamp counts or the signal.
 #[inline(always)]
 pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     blocks: &[Consts],
@@ -259,6 +259,36 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     xs: &[f32],
     codes: &mut [T],
     lanes: &mut Lanes,
+    ahead: &[f32],
+) {
+    blocks_loop::<E, R, O, false, T>(blocks, size, xs, codes, lanes, ahead, &mut []);
+}
+
+/// [`super::run_prepared`] for one instance, with each block's clamp count added to
+/// `clipped` and the signal measured.
+#[inline(always)]
+pub(super) fn run_blocks_counted<const E: u8, const R: u8, const O: bool, T: Code>(
+    blocks: &[Consts],
+    size: usize,
+    xs: &[f32],
+    codes: &mut [T],
+    lanes: &mut Lanes,
+    ahead: &[f32],
+    clipped: &mut [usize],
+) {
+    blocks_loop::<E, R, O, true, T>(blocks, size, xs, codes, lanes, ahead, clipped);
+}
+
+/// The loop of [`run_blocks`] and (`COUNT`) [`run_blocks_counted`]; `ahead` as in [`block`].
+#[inline(always)]
+fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Code>(
+    blocks: &[Consts],
+    size: usize,
+    xs: &[f32],
+    codes: &mut [T],
+    lanes: &mut Lanes,
+    ahead: &[f32],
+    clipped: &mut [usize],
 ) {
     let Some((first, rest)) = blocks.split_first() else {
         return;
@@ -266,16 +296,26 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     let per = (size / LANES).max(1);
     let mut acc = *lanes;
     let mut buf = [[0.0f32; LANES]; PASS];
-    // Clamp flags, not read.
+    // Clamp flags of the current block (read only when counting: a block holds far fewer
+    // than 2^24 values, so each lane stays an exact integer).
     let mut clips = [0.0f32; LANES];
     // The constants by value: a copy the stores cannot alias, so the chunk stays packed.
     let (mut k, mut left, mut next) = (*first, per, rest.iter());
+    // The current block.
+    let mut b = 0;
+    let mut touched = 0u32;
     let (xc, xr) = xs.as_chunks::<LANES>();
     let (cc, cr) = codes.as_chunks_mut::<LANES>();
-    for (xs, cs) in xc.chunks(PASS).zip(cc.chunks_mut(PASS)) {
+    for (n, (xs, cs)) in xc.chunks(PASS).zip(cc.chunks_mut(PASS)).enumerate() {
         let qs = &mut buf[..xs.len()];
         for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
             if left == 0 {
+                if COUNT {
+                    if let Some(n) = clipped.get_mut(b) {
+                        *n += flush(&mut clips);
+                    }
+                    b += 1;
+                }
                 if let Some(&c) = next.next() {
                     k = c;
                 }
@@ -285,15 +325,29 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
             chunk_codes::<E, R, O, T>(&k, x8, c8, q8, &mut clips);
         }
         let mut sums = acc;
-        for (x8, q8) in xs.iter().zip(qs.iter()) {
-            chunk_errors::<false>(x8, q8, &mut sums);
+        let base = n * PASS * LANES;
+        for (i, (x8, q8)) in xs.iter().zip(qs.iter()).enumerate() {
+            chunk_errors::<COUNT>(x8, q8, &mut sums);
+            if i % LINE == 0
+                && let Some(v) = ahead.get(base + i * LANES)
+            {
+                touched |= v.to_bits();
+            }
         }
         acc = sums;
     }
+    std::hint::black_box(touched);
+    if COUNT && let Some(n) = clipped.get_mut(b) {
+        *n += flush(&mut clips);
+    }
     // The values after the last whole chunk are in the last block, from lane 0.
     if let Some(&k) = blocks.last() {
+        let mut tail = 0;
         for (j, (&x, c)) in xr.iter().zip(cr).enumerate() {
-            one::<E, R, O, T>(&k, j, x, c, &mut acc);
+            tail += one::<E, R, O, T>(&k, j, x, c, &mut acc);
+        }
+        if COUNT && let Some(n) = clipped.last_mut() {
+            *n += tail;
         }
     }
     *lanes = acc;

@@ -277,7 +277,7 @@ impl ParamCalc {
 
 impl Params8 {
     /// Lane `j`'s parameters, when it has no problem.
-    #[cfg(test)]
+    #[inline(always)]
     pub(crate) fn get(&self, j: usize) -> Option<super::BlockParams> {
         let fm = self.float_min;
         self.ok[j].then(|| super::BlockParams {

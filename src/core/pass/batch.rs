@@ -1,0 +1,211 @@
+//! Rows of whole-chunk groups with every block prepared before the row runs: eight blocks'
+//! statistics, parameters and loop constants at a time, then the whole row in one loop
+//! ([`run_prepared`]) instead of a call per block.
+
+#![expect(
+    clippy::inline_always,
+    reason = "the row loop must inline into the vectorised task body (see super::vectorised)"
+)]
+
+use super::{Ctx, Failure, Plan, RowQuant, RowSource, Scratch, block_at, needs_chunks};
+use crate::core::config::Clipping;
+use crate::core::kernel::segment::{BlockSource, Code, Consts, Kind, Lanes, consts8, run_prepared};
+use crate::core::params::{BlockStats, PARAM_LANES};
+use crate::core::report::Block;
+
+/// The buffers of [`batch`], reused from row to row.
+#[derive(Default)]
+pub(super) struct Buffers {
+    /// Each block's loop constants.
+    consts: Vec<Consts>,
+    /// Each block's clamp count.
+    clipped: Vec<usize>,
+}
+
+/// Row `r` under a row-wise `plan` whose blocks are whole chunks (see [`needs_chunks`]), with
+/// every block prepared first and the row then run in one loop; `None` for other plans, and
+/// for rows with a block the specialised loop does not take (the caller then quantizes the
+/// row block by block with [`super::quantize_row`]). The codes, errors, failures and, for
+/// the active configuration (`COUNTS`), the blocks and clamp counts are the same as
+/// `quantize_row`'s; otherwise the clamp count is not counted (0) and the signal is not
+/// measured.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the row, its outputs and its scratch, all borrowed for one call"
+)]
+#[inline(always)]
+pub(super) fn batch<T: Code, const COUNTS: bool>(
+    ctx: &Ctx<'_>,
+    plan: &Plan,
+    r: usize,
+    row: &[f32],
+    stats_of_row: &BlockStats,
+    codes: &mut [T],
+    blocks: &mut [Block],
+    scratch: &Scratch,
+    bufs: &mut Buffers,
+) -> Option<Result<RowQuant, Failure>> {
+    let Plan::RowWise {
+        layout,
+        per_row,
+        size,
+    } = plan
+    else {
+        return None;
+    };
+    if !needs_chunks(plan) {
+        return None;
+    }
+    let mut prep = RowPrep {
+        source: RowSource::<COUNTS> {
+            ctx,
+            layout: *layout,
+            per_row: *per_row,
+            size: *size,
+            r,
+            stats_of_row,
+            chunks: &scratch.chunks,
+            blocks: &mut [],
+            current: None,
+        },
+        row,
+    };
+    bufs.consts.clear();
+    let kind = Kind::of(ctx.config);
+    let prepared = if ctx.config.clipping == Clipping::None {
+        prep.eights(kind, &mut bufs.consts, blocks)
+    } else {
+        prep.each(&mut bufs.consts, blocks)
+    };
+    if let Err(f) = prepared? {
+        return Some(Err(f));
+    }
+    let mut lanes = Lanes::ZERO;
+    // The next row (the last row's own), fetched while this one is computed.
+    let next = ctx.view.row((r + 1).min(ctx.view.nrows() - 1));
+    let ahead = next.to_slice().unwrap_or_default();
+    bufs.clipped.clear();
+    if COUNTS {
+        bufs.clipped.resize(bufs.consts.len(), 0);
+    }
+    let counts = COUNTS.then_some(&mut bufs.clipped[..]);
+    let (consts, size) = (&bufs.consts, *size);
+    run_prepared(kind, consts, size, row, codes, &mut lanes, ahead, counts);
+    for (slot, &n) in blocks.iter_mut().zip(&bufs.clipped) {
+        slot.clipped = n;
+    }
+    let clipped = bufs.clipped.iter().sum();
+    Some(Ok(RowQuant { lanes, clipped }))
+}
+
+/// A row's blocks being prepared for [`batch`].
+struct RowPrep<'a, 'c, const COUNTS: bool> {
+    /// The row's blocks one at a time (for blocks with a problem or with clipping).
+    source: RowSource<'a, 'c, COUNTS>,
+    row: &'a [f32],
+}
+
+impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
+    /// Block `i`'s values.
+    #[inline(always)]
+    fn values(&self, i: usize) -> &'a [f32] {
+        let size = self.source.size;
+        let end = ((i + 1) * size).min(self.row.len());
+        self.row.get(i * size..end).unwrap_or_default()
+    }
+
+    /// Block `i`'s rows and columns.
+    #[inline(always)]
+    fn rect(&self, i: usize) -> ((usize, usize), (usize, usize)) {
+        let (r, size) = (self.source.r, self.source.size);
+        ((r, r + 1), (i * size, ((i + 1) * size).min(self.row.len())))
+    }
+
+    /// Block `i` through [`RowSource::prepare`] (which names a problem): its constants into
+    /// `consts` and (`COUNTS`) its record into `blocks`; `None` if the specialised loop does
+    /// not take it.
+    #[inline(always)]
+    fn one(
+        &mut self,
+        i: usize,
+        consts: &mut Vec<Consts>,
+        blocks: &mut [Block],
+    ) -> Option<Result<(), Failure>> {
+        let xs = self.values(i);
+        match self.source.prepare(i, xs) {
+            Ok(p) if p.is_fast() => {
+                consts.push(p.consts());
+                if let (true, Some(slot), Some((p, st))) =
+                    (COUNTS, blocks.get_mut(i), &self.source.current)
+                {
+                    *slot = block_at(self.rect(i), p, st, 0);
+                }
+                Some(Ok(()))
+            }
+            Ok(_) => None,
+            Err(f) => Some(Err(f)),
+        }
+    }
+
+    /// Every block, one at a time; as [`RowPrep::one`] for each block.
+    #[inline(always)]
+    fn each(
+        &mut self,
+        consts: &mut Vec<Consts>,
+        blocks: &mut [Block],
+    ) -> Option<Result<(), Failure>> {
+        for i in 0..self.source.per_row {
+            if let Err(f) = self.one(i, consts, blocks)? {
+                return Some(Err(f));
+            }
+        }
+        Some(Ok(()))
+    }
+
+    /// Every block without clipping, eight blocks' parameters at a time (the same values as
+    /// `prepare` gives; a block with a problem is computed again by [`RowPrep::one`], which
+    /// names it); as [`RowPrep::one`] for each block.
+    #[inline(always)]
+    fn eights(
+        &mut self,
+        kind: Kind,
+        consts: &mut Vec<Consts>,
+        blocks: &mut [Block],
+    ) -> Option<Result<(), Failure>> {
+        let (ctx, chunks) = (self.source.ctx, self.source.chunks);
+        let per_row = self.source.per_row;
+        let per = self.source.size / chunks.width();
+        let mut i0 = 0;
+        while i0 < per_row {
+            let m = (per_row - i0).min(PARAM_LANES);
+            let (mut lo, mut hi, mut ex) =
+                ([-1.0; PARAM_LANES], [1.0; PARAM_LANES], [1.0; PARAM_LANES]);
+            let values = |i| self.values(i);
+            chunks.groups8(i0, per, m, values, [&mut lo, &mut hi, &mut ex]);
+            let p8 = ctx.calc.params8(&lo, &hi, &ex);
+            let (k8, fast) = consts8(kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
+            for j in 0..m {
+                let i = i0 + j;
+                if fast[j] {
+                    consts.push(k8[j]);
+                    if let (true, Some(slot), Some(p)) = (COUNTS, blocks.get_mut(i), p8.get(j)) {
+                        let st = BlockStats {
+                            min: lo[j],
+                            max: hi[j],
+                            extreme: ex[j],
+                            count: self.values(i).len(),
+                        };
+                        *slot = block_at(self.rect(i), &p, &st, 0);
+                    }
+                } else if p8.ok[j] {
+                    // Parameters the specialised loop does not take.
+                    return None;
+                } else if let Err(f) = self.one(i, consts, blocks)? {
+                    return Some(Err(f));
+                }
+            }
+            i0 += m;
+        }
+        Some(Ok(()))
+    }
+}
