@@ -2,15 +2,19 @@
 //! rounding and offset so that it vectorises.
 //!
 //! Every code, clamp flag and reconstruction is bit-for-bit what [`Quantizer::code`] and
-//! [`Quantizer::dequantize`] give for the same value. Two things make that possible without
-//! calling libm's `rintf`/`roundf`/`floorf` (which baseline x86-64 cannot inline):
+//! [`Quantizer::dequantize`] give for the same value. Two things make that possible:
 //!
-//! - [`rint`]: `(t + 1.5·2^23) − 1.5·2^23` in f32 is `t.round_ties_even()` for every
-//!   `|t| < 2^22` under the default rounding mode: the sum lands in `[2^23, 2^24)`, where the
-//!   f32 spacing is exactly 1, so the addition itself rounds `t` to an integer, ties to even
-//!   (`1.5·2^23` is even, so the parity of the result is the parity of the rounded `t`), and
-//!   the subtraction is exact. Half-away and floor are derived from it exactly ([`round_away`],
-//!   [`floor`]). A unit test checks all three against std for every f32 below `2^22`.
+//! - Rounding uses `f32`'s own methods, which compile to one rounding instruction
+//!   (`roundps` with SSE4.1, so in every vectorised instance on x86-64, and `frint*` on
+//!   aarch64), exact by definition. Baseline x86-64 without SSE4.1 calls libm for them, which
+//!   is slower but gives the same codes. [`rint`], [`round_away`] and [`floor`] are the same
+//!   roundings by an exact add-and-subtract trick that needs no such instruction, for
+//!   per-block arithmetic outside the loop: `(t + 1.5·2^23) − 1.5·2^23` in f32 is
+//!   `t.round_ties_even()` for every `|t| < 2^22` under the default rounding mode: the sum
+//!   lands in `[2^23, 2^24)`, where the f32 spacing is exactly 1, so the addition itself
+//!   rounds `t` to an integer, ties to even (`1.5·2^23` is even, so the parity of the result
+//!   is the parity of the rounded `t`), and the subtraction is exact. A unit test checks all
+//!   three against std for every f32 below `2^22`.
 //! - [`Prepared::new`] bounds, before the loop, every ratio a block can produce from its own
 //!   min and max (f32 subtraction and multiplication are monotone, so the largest magnitude
 //!   bounds every other ratio). Only blocks whose bound is below `2^21` use the specialised
@@ -517,7 +521,7 @@ pub(crate) fn run_prepared<T: Code>(
     }
 }
 
-/// Every ratio the block can round is far below `2^22` in magnitude (so [`rint`] is exact),
+/// Every ratio the block can round is far below `2^22` in magnitude (so codes and their sums with the zero point are exact small integers),
 /// and none is NaN or infinite.
 ///
 /// The bound is taken with the reciprocal (one multiplication) against `2^21`: `1/s` and the

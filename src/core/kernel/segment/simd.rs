@@ -11,7 +11,7 @@
     reason = "the specialised loop is these small functions inlined into one monomorphised body per instance; an outlined call per value or per chunk would defeat the vectoriser"
 )]
 
-use super::{BlockSource, Code, Consts, LANES, Lanes, floor, rint, round_away, scalar_value};
+use super::{BlockSource, Code, Consts, LANES, Lanes, scalar_value};
 
 pub(super) const DIV: u8 = 0;
 pub(super) const MUL: u8 = 1;
@@ -24,10 +24,10 @@ pub(super) const UP: u8 = 2;
 #[inline(always)]
 fn round<const R: u8>(t: f32) -> f32 {
     match R {
-        EVEN => rint(t),
-        AWAY => round_away(t),
+        EVEN => t.round_ties_even(),
+        AWAY => t.round(),
         // `(t + 0.5).floor()`, the sum rounded to f32 first, as the reference does.
-        _ => floor(t + 0.5),
+        _ => (t + 0.5).floor(),
     }
 }
 
@@ -42,7 +42,7 @@ fn unclamped<const E: u8, const R: u8, const O: bool>(k: &Consts, x: f32) -> f32
     };
     if E == ADD {
         if R == UP {
-            floor(t + k.zero_half)
+            (t + k.zero_half).floor()
         } else {
             round::<R>(t + k.zero_f)
         }
