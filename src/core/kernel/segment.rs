@@ -172,7 +172,7 @@ impl Lanes {
 }
 
 /// The constants of one block in the specialised loop, all f32.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Consts {
     code_scale: f32,
     recip: f32,
@@ -221,7 +221,9 @@ impl Consts {
 
 /// [`Prepared::new`] for the eight blocks of `p` (of `kind`), whose values lie in
 /// `min[j]..=max[j]` (none empty): each block's constants, and whether it is for the
-/// specialised loop (never for a lane with a problem).
+/// specialised loop (never for a lane with a problem). Each step is [`Consts::new`]'s,
+/// [`ratios_are_small`]'s and [`dequantize_is_exact`]'s over eight lanes, with the
+/// configuration's branches taken outside the lanes so that they vectorise.
 #[inline(always)]
 pub(crate) fn consts8(
     kind: Kind,
@@ -231,23 +233,69 @@ pub(crate) fn consts8(
     qmin: i32,
     qmax: i32,
 ) -> ([Consts; PARAM_LANES], [bool; PARAM_LANES]) {
-    let fm = p.float_min;
-    let k: [Consts; PARAM_LANES] = std::array::from_fn(|j| {
-        Consts::new(
-            p.code_scale[j],
-            p.zero_point[j],
-            fm.then_some(p.lo[j]),
-            p.scale[j],
-            fm.then_some(p.offset[j]),
-            qmin,
-            qmax,
-        )
-    });
-    // `&` rather than `&&`: every lane computes every test, without branches.
-    let fast = std::array::from_fn(|j| {
-        p.ok[j]
-            & ratios_are_small(kind, &k[j], min[j], max[j])
-            & dequantize_is_exact(kind, p.zero_point[j], qmin, qmax)
+    use std::array::from_fn;
+    let s = &p.code_scale;
+    let recip: [f32; PARAM_LANES] = from_fn(|j| if s[j] == 0.0 { 0.0 } else { 1.0 / s[j] });
+    let zero_f: [f32; PARAM_LANES] = from_fn(|j| p.zero_point[j] as f32);
+    let zero_half: [f32; PARAM_LANES] = from_fn(|j| zero_f[j] + 0.5);
+    let (code_offset, offset) = if p.float_min {
+        (p.lo, p.offset)
+    } else {
+        ([0.0; PARAM_LANES], [0.0; PARAM_LANES])
+    };
+    // `ratios_are_small`.
+    let a: [f32; PARAM_LANES] = if kind.offset {
+        from_fn(|j| {
+            (min[j] - code_offset[j])
+                .abs()
+                .max((max[j] - code_offset[j]).abs())
+        })
+    } else {
+        from_fn(|j| min[j].abs().max(max[j].abs()))
+    };
+    let c: [f32; PARAM_LANES] = match (kind.expr, kind.rounding) {
+        (QuantExpr::ReciprocalAddZero, Rounding::HalfUp) => from_fn(|j| zero_half[j].abs()),
+        (QuantExpr::ReciprocalAddZero, _) => from_fn(|j| zero_f[j].abs()),
+        (_, Rounding::HalfUp) => [0.5; PARAM_LANES],
+        _ => [0.0; PARAM_LANES],
+    };
+    let bound: [bool; PARAM_LANES] = from_fn(|j| a[j] * recip[j].abs() + c[j] + 1.0 < SMALL / 2.0);
+    // Not dividing by a zero scale (the reference returns the zero point without dividing).
+    let divides: [bool; PARAM_LANES] = if kind.expr == QuantExpr::Divide {
+        from_fn(|j| s[j] != 0.0)
+    } else {
+        [true; PARAM_LANES]
+    };
+    // `dequantize_is_exact` (always, with a float offset).
+    let exact: [bool; PARAM_LANES] = if kind.offset {
+        [true; PARAM_LANES]
+    } else {
+        let within = |d: i64| d.abs() <= EXACT_INT;
+        let (lo, hi) = (i64::from(qmin), i64::from(qmax));
+        let z: [i64; PARAM_LANES] = from_fn(|j| i64::from(p.zero_point[j]));
+        let (a, b, c): (
+            [bool; PARAM_LANES],
+            [bool; PARAM_LANES],
+            [bool; PARAM_LANES],
+        ) = (
+            from_fn(|j| within(z[j])),
+            from_fn(|j| within(lo - z[j])),
+            from_fn(|j| within(hi - z[j])),
+        );
+        from_fn(|j| a[j] & b[j] & c[j])
+    };
+    let fast = from_fn(|j| p.ok[j] & divides[j] & bound[j] & exact[j]);
+    let k = from_fn(|j| Consts {
+        code_scale: s[j],
+        recip: recip[j],
+        zero_f: zero_f[j],
+        zero_half: zero_half[j],
+        code_offset: code_offset[j],
+        qmin: qmin as f32,
+        qmax: qmax as f32,
+        bias: 8_388_608.0 - qmin as f32,
+        scale: p.scale[j],
+        offset: offset[j],
     });
     (k, fast)
 }

@@ -240,3 +240,37 @@ fn blocks_beyond_the_bound_take_the_scalar_path() {
     let clipped = prep.run(&[1.0, -1.0], 0, &mut codes, &mut lanes);
     assert_eq!((clipped, codes), (2, [254, 0]));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Eight blocks' constants and loop choice ([`consts8`]) are each block's own
+    /// ([`Prepared::new`]), for ranges of every magnitude: zero, subnormal (scales whose
+    /// reciprocal overflows), ordinary and huge.
+    #[test]
+    fn eight_blocks_prepare_as_one_at_a_time(
+        config in config_strategy(),
+        ranges in prop::collection::vec((-1.0f32..1.0, 0.0f32..1.0, any::<bool>()), 8),
+        unit in prop_oneof![Just(0.0f32), Just(1e-42), Just(1e-30), Just(1.0), Just(1e30)],
+    ) {
+        let (qmin, qmax) = config.code_range();
+        let calc = crate::core::params::ParamCalc::new(&config, qmin, qmax);
+        let lo: [f32; PARAM_LANES] = std::array::from_fn(|j| ranges[j].0 * unit);
+        let hi: [f32; PARAM_LANES] = std::array::from_fn(|j| (ranges[j].0 + ranges[j].1) * unit);
+        let ex: [f32; PARAM_LANES] = std::array::from_fn(|j| {
+            if ranges[j].2 { lo[j] } else { hi[j] }
+        });
+        let p8 = calc.params8(&lo, &hi, &ex);
+        let (k8, fast) = consts8(Kind::of(&config), &p8, &lo, &hi, qmin, qmax);
+        for j in 0..PARAM_LANES {
+            let Some(p) = p8.get(j) else {
+                prop_assert!(!fast[j], "lane {} has a problem", j);
+                continue;
+            };
+            let st = BlockStats { min: lo[j], max: hi[j], extreme: ex[j], count: 1 };
+            let one = Prepared::new(&config, &p, qmin, qmax, &st);
+            prop_assert_eq!(fast[j], one.is_fast(), "lane {}", j);
+            prop_assert_eq!(k8[j], one.consts(), "lane {}", j);
+        }
+    }
+}
