@@ -1,5 +1,6 @@
 //! [`ParamCalc::params8`]: the parameters of eight blocks at once, lane by lane, for the
-//! ladder's rows of small groups (millions of blocks per matrix).
+//! rows of groups (the active configuration's and every rung of the ladder: millions of blocks
+//! per matrix).
 //!
 //! Each step is [`ParamCalc::params`]'s, operation for operation, over eight lanes with the
 //! configuration's branches taken once outside the lanes, so that the lanes vectorise. Lanes
@@ -8,7 +9,7 @@
 
 #![expect(
     clippy::inline_always,
-    reason = "inlined into the ladder's vectorised row loop, once per eight blocks"
+    reason = "inlined into the vectorised row loop, once per eight blocks"
 )]
 
 use std::array::from_fn;
