@@ -162,20 +162,39 @@ pub struct BlockParams {
 #[inline]
 fn widened(config: &Config, range: RealRange) -> (f32, f32) {
     let (lo, hi) = (range.lo, range.hi);
-    let widen = config.range_source == RangeSource::IncludeZero
-        || (config.conventions.degenerate == Degenerate::One
-            && config.scheme == Scheme::Asymmetric
-            && lo == hi);
-    if widen {
-        // Comparisons rather than `f32::min`/`max`, which may return either of `-0.0` and
-        // `0.0` (and do differ between scalar and vector code): a zero end keeps its sign.
-        (
-            if lo > 0.0 { 0.0 } else { lo },
-            if hi < 0.0 { 0.0 } else { hi },
-        )
+    if widens(config, lo == hi) {
+        with_zero(lo, hi)
     } else {
         (lo, hi)
     }
+}
+
+/// Whether [`widened`] widens a range (`point`: its ends are equal).
+#[expect(
+    clippy::inline_always,
+    reason = "inlined into params8's lanes, which must vectorise"
+)]
+#[inline(always)]
+fn widens(config: &Config, point: bool) -> bool {
+    config.range_source == RangeSource::IncludeZero
+        || (config.conventions.degenerate == Degenerate::One
+            && config.scheme == Scheme::Asymmetric
+            && point)
+}
+
+/// `lo..=hi` widened to include 0. Comparisons rather than `f32::min`/`max`, which may
+/// return either of `-0.0` and `0.0` (and do differ between scalar and vector code): a zero
+/// end keeps its sign.
+#[expect(
+    clippy::inline_always,
+    reason = "inlined into params8's lanes, which must vectorise"
+)]
+#[inline(always)]
+fn with_zero(lo: f32, hi: f32) -> (f32, f32) {
+    (
+        if lo > 0.0 { 0.0 } else { lo },
+        if hi < 0.0 { 0.0 } else { hi },
+    )
 }
 
 /// A raw scale after the degenerate-scale policy: the scale (f64), a zero point the policy

@@ -14,9 +14,11 @@
 
 use std::array::from_fn;
 
-use super::super::{RealRange, widened};
+use super::super::{widens, with_zero};
 use super::ParamCalc;
-use crate::core::config::{Arith, AsymZeroPoint, Degenerate, Rounding, Scheme, SymScale};
+use crate::core::config::{
+    Arith, AsymZeroPoint, Degenerate, Rounding, ScaleDtype, Scheme, SymScale,
+};
 use crate::core::kernel::round as round32;
 
 /// Blocks per call.
@@ -56,6 +58,16 @@ fn round64(x: f64, rounding: Rounding) -> f64 {
     }
 }
 
+/// `xs` rounded to `dtype` and back, lane by lane ([`ScaleDtype::round`]), with f32's
+/// identity taken outside the lanes (the rounding call is not inlined into the lanes).
+#[inline(always)]
+fn stored8(dtype: ScaleDtype, xs: &[f32; BLOCKS]) -> [f32; BLOCKS] {
+    match dtype {
+        ScaleDtype::F32 => *xs,
+        ScaleDtype::F16 | ScaleDtype::Bf16 => from_fn(|j| dtype.round(xs[j])),
+    }
+}
+
 impl ParamCalc {
     /// The parameters of the blocks whose ranges are `lo[j]..=hi[j]` with `extreme[j]` (see
     /// [`super::super::RealRange`]), as [`ParamCalc::params`] gives them.
@@ -71,18 +83,11 @@ impl ParamCalc {
         let conv = &config.conventions;
 
         // `widened`, lane by lane.
-        let wide: [(f32, f32); BLOCKS] = from_fn(|j| {
-            widened(
-                config,
-                RealRange {
-                    lo: lo[j],
-                    hi: hi[j],
-                    extreme: extreme[j],
-                },
-            )
-        });
-        let wlo: [f32; BLOCKS] = from_fn(|j| wide[j].0);
-        let whi: [f32; BLOCKS] = from_fn(|j| wide[j].1);
+        let point: [bool; BLOCKS] = from_fn(|j| lo[j] == hi[j]);
+        let widen: [bool; BLOCKS] = from_fn(|j| widens(config, point[j]));
+        let zeroed: [(f32, f32); BLOCKS] = from_fn(|j| with_zero(lo[j], hi[j]));
+        let wlo: [f32; BLOCKS] = from_fn(|j| if widen[j] { zeroed[j].0 } else { lo[j] });
+        let whi: [f32; BLOCKS] = from_fn(|j| if widen[j] { zeroed[j].1 } else { hi[j] });
 
         let raw = self.raw8(lo, hi, extreme, &wlo, &whi);
 
@@ -129,9 +134,9 @@ impl ParamCalc {
 
         // `assemble`.
         let dtype = config.scale_dtype;
-        let scale: [f32; BLOCKS] = from_fn(|j| dtype.round(code_scale[j]));
+        let scale = stored8(dtype, &code_scale);
         let offset: [f32; BLOCKS] = if self.float_min {
-            from_fn(|j| dtype.round(wlo[j]))
+            stored8(dtype, &wlo)
         } else {
             [0.0; BLOCKS]
         };
