@@ -91,6 +91,20 @@ pub(crate) struct ChunkStats {
     hi: Vec<f32>,
     /// Values per chunk (0 before the first fill).
     width: usize,
+    /// Coarser levels of the chunks, built by [`ChunkStats::merge_runs`]: `levels[k]` holds the
+    /// minima and maxima of runs of `2^(k + 1)` chunks (the last run may be shorter).
+    levels: Vec<(Vec<f32>, Vec<f32>)>,
+    /// Levels that belong to the current fill.
+    built: usize,
+}
+
+/// `out[i] = f(xs[2i], xs[2i + 1])`, and the last element alone when `xs` has an odd length.
+#[inline(always)]
+fn pairs(xs: &[f32], out: &mut Vec<f32>, f: impl Fn(f32, f32) -> f32) {
+    let (two, rest) = xs.as_chunks::<2>();
+    out.clear();
+    out.extend(two.iter().map(|p| f(p[0], p[1])));
+    out.extend(rest.first().copied());
 }
 
 /// `a < b ? a : b` (x86 `minps`; the operands are never NaN).
@@ -110,6 +124,7 @@ impl ChunkStats {
     #[inline(always)]
     pub(crate) fn fill(&mut self, row: &[f32]) {
         self.width = LANES;
+        self.built = 0;
         let (chunks, rest) = row.as_chunks::<LANES>();
         let n = chunks.len() + usize::from(!rest.is_empty());
         self.lo.resize(n, 0.0);
@@ -139,6 +154,7 @@ impl ChunkStats {
             return;
         }
         self.width = width;
+        self.built = 0;
         let n = row.len().div_ceil(width);
         self.lo.resize(n, 0.0);
         self.hi.resize(n, 0.0);
@@ -148,6 +164,45 @@ impl ChunkStats {
             lo: &mut self.lo,
             hi: &mut self.hi,
         });
+    }
+
+    /// Builds the levels of runs of 2, 4, ... up to `per` chunks, so that
+    /// [`ChunkStats::groups8`] reads a group of that many chunks (a power of two) as one
+    /// minimum and maximum. The minimum of a run is the same value whatever order its chunks
+    /// are taken in, except a zero, which `groups8` recomputes from the values.
+    pub(crate) fn merge_runs(&mut self, per: usize) {
+        let mut k = 0;
+        while 2usize << k <= per {
+            if self.levels.len() <= k {
+                self.levels.push(Default::default());
+            }
+            let (done, rest) = self.levels.split_at_mut(k);
+            let (src_lo, src_hi) = match done.last() {
+                Some((lo, hi)) => (&lo[..], &hi[..]),
+                None => (&self.lo[..], &self.hi[..]),
+            };
+            if let Some((lo, hi)) = rest.first_mut() {
+                pairs(src_lo, lo, less);
+                pairs(src_hi, hi, more);
+            }
+            k += 1;
+        }
+        self.built = k;
+    }
+
+    /// The minima and maxima to read groups of `per` chunks from, and the entries per group
+    /// in them: a merged level when one was built for `per`, else the chunks.
+    #[inline(always)]
+    fn level(&self, per: usize) -> (&[f32], &[f32], usize) {
+        if per.is_power_of_two() && per > 1 {
+            let k = per.trailing_zeros() as usize - 1;
+            if k < self.built
+                && let Some((lo, hi)) = self.levels.get(k)
+            {
+                return (lo, hi, 1);
+            }
+        }
+        (&self.lo, &self.hi, per)
     }
 
     /// Values per chunk of the last fill (1 before the first).
@@ -190,26 +245,39 @@ impl ChunkStats {
         xs: impl Fn(usize) -> &'a [f32],
         [lo, hi, extreme]: [&mut [f32; 8]; 3],
     ) {
-        let n = self.lo.len().min(self.hi.len());
+        let (los, his, step) = self.level(per);
+        let n = los.len().min(his.len());
         // Groups past the chunks filled (none in the ladder) go through `group`.
         let mut have = [false; 8];
-        for j in 0..m.min(8) {
-            let a = ((g0 + j) * per).min(n);
-            let b = (a + per).min(n);
-            let (l, h) = (&self.lo[a..b], &self.hi[a..b]);
-            if let (Some(&l0), Some(&h0)) = (l.first(), h.first()) {
-                let (mut min, mut max) = (l0, h0);
-                for (&l, &h) in l[1..].iter().zip(&h[1..]) {
-                    min = less(l, min);
-                    max = more(h, max);
+        let m = m.min(8);
+        if step == 1 {
+            // One entry per group: a copy.
+            let end = (g0 + m).min(n);
+            if let (Some(l), Some(h)) = (los.get(g0..end), his.get(g0..end)) {
+                let k = l.len();
+                lo[..k].copy_from_slice(l);
+                hi[..k].copy_from_slice(h);
+                have[..k].fill(true);
+            }
+        } else {
+            for j in 0..m {
+                let a = ((g0 + j) * step).min(n);
+                let b = (a + step).min(n);
+                let (l, h) = (&los[a..b], &his[a..b]);
+                if let (Some(&l0), Some(&h0)) = (l.first(), h.first()) {
+                    let (mut min, mut max) = (l0, h0);
+                    for (&l, &h) in l[1..].iter().zip(&h[1..]) {
+                        min = less(l, min);
+                        max = more(h, max);
+                    }
+                    (lo[j], hi[j], have[j]) = (min, max, true);
                 }
-                (lo[j], hi[j], have[j]) = (min, max, true);
             }
         }
         let plain: [bool; 8] =
             std::array::from_fn(|j| have[j] && lo[j] != 0.0 && hi[j] != 0.0 && -lo[j] != hi[j]);
         *extreme = std::array::from_fn(|j| if -lo[j] > hi[j] { lo[j] } else { hi[j] });
-        for j in 0..m.min(8) {
+        for j in 0..m {
             if !plain[j] {
                 let st = self.group((g0 + j) * per, xs(g0 + j));
                 (lo[j], hi[j], extreme[j]) = (st.min, st.max, st.extreme);
@@ -307,6 +375,14 @@ mod tests {
             (0..23).map(|i| (i as f32).sin()).collect(),
             // Many groups, with zeros and ends of equal magnitude among them.
             (0..200).map(|i| ((i * 7919) % 13) as f32 - 6.0).collect(),
+            // Odd numbers of chunks at every level, zeros of both signs among the values.
+            (0..330)
+                .map(|i| match i % 29 {
+                    0 => 0.0,
+                    7 => -0.0,
+                    k => ((i * 7919) % 101) as f32 * if k % 3 == 0 { -0.5 } else { 0.25 },
+                })
+                .collect(),
         ];
         for xs in &cases {
             let want = reference(xs);
@@ -316,12 +392,17 @@ mod tests {
             assert!(same(&chunks.group(0, xs), &want), "{xs:?}");
             // Chunks of eight values for groups of every size, and chunks as wide as the
             // groups.
+            // Chunks of eight with runs of up to 8 chunks merged (groups of 16, 32 and 64
+            // read a merged run; 24 reads three chunks).
+            let mut merged = ChunkStats::default();
+            merged.fill(xs);
+            merged.merge_runs(8);
             let mut wide = ChunkStats::default();
-            for size in [8, 16, 24] {
+            for size in [8, 16, 24, 32, 64] {
                 wide.fill_wide(xs, size);
                 assert_eq!(wide.width(), size);
                 assert!(same(&wide.group(0, xs), &want), "{xs:?}");
-                for (chunks, per) in [(&chunks, size / 8), (&wide, 1)] {
+                for (chunks, per) in [(&chunks, size / 8), (&wide, 1), (&merged, size / 8)] {
                     for (g, part) in xs.chunks(size).enumerate() {
                         assert!(
                             same(&chunks.group(g * per, part), &reference(part)),

@@ -3,8 +3,8 @@
 
 use super::batch::{Buffers, batch};
 use super::{
-    Ctx, Failure, Plan, Scratch, code_range, needs_chunks, quantize_row, row_slice, rows_per_task,
-    run_tasks, sums,
+    Ctx, Failure, LANES, Plan, Scratch, code_range, needs_chunks, quantize_row, row_slice,
+    rows_per_task, run_tasks, sums,
 };
 use crate::core::kernel::segment::Code;
 use crate::core::params::BlockStats;
@@ -39,6 +39,16 @@ pub(crate) fn ladder_pass<T: Code>(
             let mut row_buf = Vec::new();
             let mut bufs = Buffers::default();
             let chunks = plans.iter().any(needs_chunks);
+            // The largest group, in chunks, of the rungs that read them.
+            let per_max = plans
+                .iter()
+                .filter(|p| needs_chunks(p))
+                .map(|p| match p {
+                    Plan::RowWise { size, .. } => size / LANES,
+                    Plan::Global { .. } => 0,
+                })
+                .max()
+                .unwrap_or(0);
             let mut outs: Vec<Result<(Vec<ErrorSums>, usize), Failure>> = plans
                 .iter()
                 .map(|_| Ok((Vec::with_capacity(r1 - r0), 0)))
@@ -48,6 +58,7 @@ pub(crate) fn ladder_pass<T: Code>(
                 let st = &row_stats[r];
                 if chunks {
                     scratch.chunks.fill(row);
+                    scratch.chunks.merge_runs(per_max);
                 }
                 for (plan, out) in plans.iter().zip(&mut outs) {
                     let Ok((sums_out, collapsed)) = out else {
