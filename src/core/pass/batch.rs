@@ -7,7 +7,7 @@
     reason = "the row loop must inline into the vectorised task body (see super::vectorised)"
 )]
 
-use super::{Ctx, Failure, Plan, RowQuant, RowSource, Scratch, block_at, needs_chunks};
+use super::{Ctx, Failure, Plan, RowQuant, RowSource, Scratch, block_at, needs_chunks, vectorised};
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{BlockSource, Code, Consts, Kind, Lanes, consts8, run_prepared};
 use crate::core::params::{BlockStats, PARAM_LANES};
@@ -72,11 +72,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     };
     bufs.consts.clear();
     let kind = Kind::of(ctx.config);
-    let prepared = if ctx.config.clipping == Clipping::None {
-        prep.eights(kind, &mut bufs.consts, blocks)
-    } else {
-        prep.each(&mut bufs.consts, blocks)
-    };
+    let prepared = prepare(&mut prep, kind, &mut bufs.consts, blocks);
     if let Err(f) = prepared? {
         return Some(Err(f));
     }
@@ -96,6 +92,29 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     }
     let clipped = bufs.clipped.iter().sum();
     Some(Ok(RowQuant { lanes, clipped }))
+}
+
+/// Every block of the row in `prep` ([`RowPrep::eights`], or [`RowPrep::each`] under
+/// clipping), compiled on its own rather than inlined into the row loop's body: one call per
+/// row, and the loop's registers are not shared with the per-block arithmetic.
+#[inline(never)]
+fn prepare<const COUNTS: bool>(
+    prep: &mut RowPrep<'_, '_, COUNTS>,
+    kind: Kind,
+    consts: &mut Vec<Consts>,
+    blocks: &mut [Block],
+) -> Option<Result<(), Failure>> {
+    let clipping = prep.source.ctx.config.clipping;
+    vectorised(
+        #[inline(always)]
+        || {
+            if clipping == Clipping::None {
+                prep.eights(kind, consts, blocks)
+            } else {
+                prep.each(consts, blocks)
+            }
+        },
+    )
 }
 
 /// A row's blocks being prepared for [`batch`].
