@@ -24,6 +24,7 @@ pub mod explain;
 pub mod kernel;
 mod matrix;
 pub mod names;
+mod pages;
 pub mod params;
 mod pass;
 pub mod presets;

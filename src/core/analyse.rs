@@ -4,6 +4,7 @@
 use crate::core::config::{Config, ConfigError, Granularity};
 use crate::core::kernel::segment::Code;
 use crate::core::matrix::Matrix;
+use crate::core::pages::Pages;
 use crate::core::params::{ParamCalc, ParamProblem};
 use crate::core::pass::{Ctx, Failure, ladder_pass, main_pass, plan};
 use crate::core::report::{CodeBuf, ErrorSums, Layout, Memory, Metrics, Report, Rung};
@@ -69,7 +70,7 @@ fn analyse_as<T: Code>(
     matrix: &Matrix,
     config: &Config,
     options: Options,
-    wrap: fn(Vec<T>) -> CodeBuf,
+    wrap: fn(Pages<T>) -> CodeBuf,
 ) -> Result<Report, AnalyseError> {
     let view = matrix.values();
     let (rows, cols) = view.dim();

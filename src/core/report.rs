@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::core::config::{Axis, Config, Granularity};
 use crate::core::kernel::{Quantizer, Step};
+use crate::core::pages::Pages;
 use crate::core::params::BlockParams;
 
 /// One block: a rectangle of the matrix sharing a scale and zero point.
@@ -240,9 +241,9 @@ pub struct Rung {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum CodeBuf {
     /// Up to 256 levels.
-    U8(Vec<u8>),
+    U8(Pages<u8>),
     /// Up to 65 536 levels.
-    U16(Vec<u16>),
+    U16(Pages<u16>),
 }
 
 /// How block indices map to matrix positions.

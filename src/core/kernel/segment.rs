@@ -74,7 +74,7 @@ pub(crate) fn round_away(t: f32) -> f32 {
 }
 
 /// A code type of [`crate::core::report::CodeBuf`]: offsets from `qmin`.
-pub(crate) trait Code: Copy + Default + Ord + Send + Sync {
+pub(crate) trait Code: bytemuck::Pod + Default + Ord + Send + Sync {
     /// The offset whose f32 is `2^23 + offset` with these bits (the offset is its low
     /// mantissa bits).
     fn from_biased_bits(bits: u32) -> Self;

@@ -12,13 +12,14 @@ use super::{
     run_tasks, sums,
 };
 use crate::core::kernel::segment::Code;
+use crate::core::pages::Pages;
 use crate::core::params::BlockStats;
 use crate::core::report::{Block, ChannelReport, ErrorSums, Layout};
 use crate::core::stats::block_stats;
 
 /// The active configuration's pass: codes, blocks, channels.
 pub(crate) struct MainPass<T> {
-    pub codes: Vec<T>,
+    pub codes: Pages<T>,
     pub blocks: Vec<Block>,
     pub channels: Vec<ChannelReport>,
     /// Per-row error sums (their `signal` is reused by the ladder).
@@ -113,7 +114,7 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
     let (rows, cols) = ctx.view.dim();
     let layout = plan.layout();
     let levels = (ctx.qmax - ctx.qmin + 1) as u32;
-    let mut codes = vec![T::default(); rows * cols];
+    let mut codes = Pages::<T>::zeroed(rows * cols);
     let empty = Block {
         rows: (0, 0),
         cols: (0, 0),
@@ -167,7 +168,7 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
         },
     );
     let mut pass = MainPass {
-        codes: Vec::new(),
+        codes: Pages::Heap(Vec::new()),
         blocks: Vec::new(),
         channels: Vec::with_capacity(rows),
         sums: Vec::with_capacity(rows),
