@@ -390,9 +390,8 @@ mod tests {
             let mut chunks = ChunkStats::default();
             chunks.fill(xs);
             assert!(same(&chunks.group(0, xs), &want), "{xs:?}");
-            // Chunks of eight values for groups of every size, and chunks as wide as the
-            // groups.
-            // Chunks of eight with runs of up to 8 chunks merged (groups of 16, 32 and 64
+            // Chunks of eight values for groups of every size, chunks as wide as the groups,
+            // and chunks of eight with runs of up to 8 chunks merged (groups of 16, 32 and 64
             // read a merged run; 24 reads three chunks).
             let mut merged = ChunkStats::default();
             merged.fill(xs);
