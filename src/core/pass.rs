@@ -342,7 +342,8 @@ pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
             prepared,
             ..
         } => {
-            acc.clipped = prepared[0].run(row, 0, codes, &mut acc.lanes);
+            // The ladder (not `COUNTS`) takes the signal from the active pass.
+            acc.clipped = prepared[0].run::<T, COUNTS>(row, 0, codes, &mut acc.lanes);
         }
         Plan::Global { quantizers, .. } => {
             let lanes = &mut acc.lanes;

@@ -338,13 +338,13 @@ pub(crate) trait BlockSource {
     fn finished(&mut self, i: usize, clipped: usize);
 }
 
-/// A single prepared block.
-struct One<'a>(&'a Prepared);
+/// A single prepared block; the loop measures the signal when `SIGNAL`.
+struct One<'a, const SIGNAL: bool>(&'a Prepared);
 
-impl BlockSource for One<'_> {
+impl<const SIGNAL: bool> BlockSource for One<'_, SIGNAL> {
     type Error = std::convert::Infallible;
     const COUNTS: bool = false;
-    const SIGNAL: bool = true;
+    const SIGNAL: bool = SIGNAL;
     #[inline(always)]
     fn prepare(&mut self, _: usize, _: &[f32]) -> Result<Prepared, Self::Error> {
         Ok(*self.0)
@@ -406,9 +406,10 @@ impl Prepared {
     }
 
     /// Quantizes `xs`, the values of this block in one row starting at column `start`; see
-    /// [`run_row`]. Returns the clamp count.
+    /// [`run_row`]. Returns the clamp count. Without `SIGNAL`, [`Lanes::sig`] is not
+    /// measured (it holds only the values outside the vectorised chunks).
     #[inline(always)]
-    pub(crate) fn run<T: Code>(
+    pub(crate) fn run<T: Code, const SIGNAL: bool>(
         &self,
         xs: &[f32],
         start: usize,
@@ -417,7 +418,7 @@ impl Prepared {
     ) -> usize {
         let run = run_row(
             self.kind,
-            &mut One(self),
+            &mut One::<SIGNAL>(self),
             xs.len(),
             xs,
             start,

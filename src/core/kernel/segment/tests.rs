@@ -178,7 +178,7 @@ fn check_segment(
     let q = Quantizer::new(config, &params, qmin, qmax);
     let mut codes = vec![0u16; xs.len()];
     let mut got_lanes = Lanes::ZERO;
-    let got_clipped = prep.run(xs, start, &mut codes, &mut got_lanes);
+    let got_clipped = prep.run::<_, true>(xs, start, &mut codes, &mut got_lanes);
     let mut lanes = Lanes::ZERO;
     let mut clipped = 0;
     for (j, (&x, &got)) in xs.iter().zip(&codes).enumerate() {
@@ -237,7 +237,7 @@ fn blocks_beyond_the_bound_take_the_scalar_path() {
     assert!(!prep.is_fast());
     let mut codes = [0u8; 2];
     let mut lanes = Lanes::ZERO;
-    let clipped = prep.run(&[1.0, -1.0], 0, &mut codes, &mut lanes);
+    let clipped = prep.run::<_, true>(&[1.0, -1.0], 0, &mut codes, &mut lanes);
     assert_eq!((clipped, codes), (2, [254, 0]));
 }
 
