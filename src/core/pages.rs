@@ -28,8 +28,12 @@ impl<T: Pod> Pages<T> {
     /// `len` zeroed values.
     pub(crate) fn zeroed(len: usize) -> Self {
         let bytes = len.saturating_mul(size_of::<T>());
-        if cfg!(target_os = "linux") && bytes >= HUGE {
-            let mapped = MmapMut::map_anon(bytes.div_ceil(HUGE) * HUGE);
+        let whole = bytes.div_ceil(HUGE).checked_mul(HUGE);
+        if cfg!(target_os = "linux")
+            && bytes >= HUGE
+            && let Some(whole) = whole
+        {
+            let mapped = MmapMut::map_anon(whole);
             if let Ok(map) = mapped
                 && advise_huge(&map)
                 && bytemuck::try_cast_slice::<u8, T>(&map[..bytes]).is_ok()
