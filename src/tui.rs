@@ -1,8 +1,8 @@
 //! The event loop: read keys, translate them through the keymap, update the model, run the
 //! effects it asks for (analysis on a worker thread, saving), draw.
 //!
-//! The loop blocks on input; only while an analysis is under way does it wake every few
-//! milliseconds to collect results. It never spins. Drawing happens after input, a resize
+//! The loop blocks on input; only while an analysis or a tensor load ([`loader`]) is under
+//! way does it wake every few milliseconds to collect results. It never spins. Drawing happens after input, a resize
 //! or a new result, and nowhere else.
 
 use std::io::stdout;
@@ -22,6 +22,10 @@ use crate::app::worker::{Job, JobResult, Outcome, compute};
 use crate::app::{Effect, Message, Model, translate, update};
 use crate::io::save::write_atomic;
 use crate::ui::{self, Theme};
+
+mod loader;
+
+use loader::Loader;
 
 /// How to draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,16 +164,13 @@ fn remember_text(model: &Model) {
     }
 }
 
-fn run_effects(model: &mut Model, jobs: &Sender<Job>) -> Result<()> {
+fn run_effects(model: &mut Model, jobs: &Sender<Job>, loader: &mut Loader) -> Result<()> {
     while !model.effects.is_empty() {
         let effects: Vec<Effect> = model.effects.drain(..).collect();
         for effect in effects {
             match effect {
                 Effect::Analyse(job) => jobs.send(job).wrap_err("the analysis thread stopped")?,
-                Effect::LoadTensor { path, name } => {
-                    let loaded = crate::app::load_tensor_named(&path, &name);
-                    update(model, Message::TensorLoaded(loaded));
-                }
+                Effect::LoadTensor { path, name } => loader.request(path, name),
                 Effect::Save { path, text } => {
                     let result = write_atomic(&path, &text)
                         .map(|()| path.clone())
@@ -186,13 +187,14 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
     let theme = Theme::new(options.color, options.ascii);
     model.ascii = options.ascii;
     let (jobs, results) = spawn_worker()?;
+    let mut loader = Loader::new();
     if let Ok(size) = terminal.size() {
         update(&mut model, Message::Resized(size.width, size.height));
     }
     let mut redraw = true;
     let mut last_generation = 0;
     loop {
-        run_effects(&mut model, &jobs)?;
+        run_effects(&mut model, &jobs, &mut loader)?;
         if model.generation != last_generation {
             last_generation = model.generation;
             remember_text(&model);
@@ -204,13 +206,19 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
             update(&mut model, Message::Analysed(result));
             redraw = true;
         }
+        if let Some(loaded) = loader.poll() {
+            update(&mut model, Message::TensorLoaded(loaded));
+            redraw = true;
+            // The loaded tensor asks for its analysis.
+            continue;
+        }
         if redraw {
             terminal
                 .draw(|frame| ui::draw(frame, &model, &theme))
                 .wrap_err("could not draw")?;
             redraw = false;
         }
-        let event = if model.pending {
+        let event = if model.pending || loader.busy() {
             if event::poll(RESULT_POLL).wrap_err("could not read the terminal")? {
                 Some(event::read().wrap_err("could not read the terminal")?)
             } else {

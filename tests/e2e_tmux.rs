@@ -327,3 +327,48 @@ fn the_demo_steps_forward_and_back() {
     t.keys(&["C-q"]);
     t.wait_for("exit", |s| s.contains("exit status 0"));
 }
+
+/// A `.safetensors` file holding `tensors` (name, rows, columns) of f32 values `0.1 * i`.
+fn write_safetensors(path: &std::path::Path, tensors: &[(&str, usize, usize)]) {
+    let mut header = Vec::new();
+    let mut data = Vec::new();
+    for &(name, rows, cols) in tensors {
+        let start = data.len();
+        for i in 0..rows * cols {
+            data.extend_from_slice(&(0.1 * i as f32 - 0.3).to_le_bytes());
+        }
+        header.push(format!(
+            "\"{name}\":{{\"dtype\":\"F32\",\"shape\":[{rows},{cols}],\"data_offsets\":[{start},{}]}}",
+            data.len()
+        ));
+    }
+    let header = format!("{{{}}}", header.join(","));
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&data);
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_tensor_chosen_in_the_picker_loads_and_is_analysed() {
+    let dir = std::env::temp_dir().join(format!("quantscope-e2e-pick-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("model.safetensors");
+    write_safetensors(&path, &[("layer.0.weight", 3, 8), ("layer.1.weight", 5, 8)]);
+    let t = Tmux::start("pick", &app_command(path.to_str().unwrap()), 100, 30);
+    t.wait_for("the picker", |s| {
+        s.contains("layer.0.weight") && s.contains("layer.1.weight")
+    });
+    // Typing filters the list; Enter loads the one left (on a thread of its own).
+    t.literal("1.w");
+    t.wait_for("the filtered picker", |s| !s.contains("layer.0.weight"));
+    t.keys(&["Enter"]);
+    t.wait_for("the loaded tensor and its report", |s| {
+        s.contains("model.safetensors / layer.1.weight")
+            && s.contains("5 channels")
+            && s.contains("Errors")
+    });
+    t.keys(&["C-q"]);
+    t.wait_for("exit", |s| s.contains("exit status 0"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
