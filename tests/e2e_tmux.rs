@@ -5,6 +5,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod common;
+
 /// A tmux server of our own (its own socket), so tests never touch a user's sessions.
 struct Tmux {
     socket: String,
@@ -328,25 +330,20 @@ fn the_demo_steps_forward_and_back() {
     t.wait_for("exit", |s| s.contains("exit status 0"));
 }
 
-/// A `.safetensors` file holding `tensors` (name, rows, columns) of f32 values `0.1 * i`.
-fn write_safetensors(path: &std::path::Path, tensors: &[(&str, usize, usize)]) {
-    let mut header = Vec::new();
-    let mut data = Vec::new();
-    for &(name, rows, cols) in tensors {
-        let start = data.len();
-        for i in 0..rows * cols {
-            data.extend_from_slice(&(0.1 * i as f32 - 0.3).to_le_bytes());
-        }
-        header.push(format!(
-            "\"{name}\":{{\"dtype\":\"F32\",\"shape\":[{rows},{cols}],\"data_offsets\":[{start},{}]}}",
-            data.len()
-        ));
-    }
-    let header = format!("{{{}}}", header.join(","));
-    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
-    bytes.extend_from_slice(header.as_bytes());
-    bytes.extend_from_slice(&data);
-    std::fs::write(path, bytes).unwrap();
+/// A `.safetensors` file holding `tensors` (name, rows, columns) of f32 values `0.1 * i - 0.3`.
+fn write_safetensors(path: &std::path::Path, tensors: &[(&str, u64, u64)]) {
+    let values = |n: u64| -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| (0.1 * i as f32 - 0.3).to_le_bytes())
+            .collect()
+    };
+    let shapes: Vec<[u64; 2]> = tensors.iter().map(|&(_, r, c)| [r, c]).collect();
+    let entries: Vec<(&str, &str, &[u64], Vec<u8>)> = tensors
+        .iter()
+        .zip(&shapes)
+        .map(|(&(name, r, c), shape)| (name, "F32", &shape[..], values(r * c)))
+        .collect();
+    std::fs::write(path, common::safetensors_bytes(&entries)).unwrap();
 }
 
 #[test]

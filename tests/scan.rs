@@ -12,27 +12,10 @@ use quantscope::io::export::Format;
 use quantscope::io::load_tensor;
 use quantscope::scan::{Scan, ScanOptions, SkipReason, scan, scan_with, write_scan};
 
+mod common;
+
 fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// A safetensors file from (name, dtype, shape, bytes), data back to back.
-fn file_bytes(tensors: &[(&str, &str, &[u64], Vec<u8>)]) -> Vec<u8> {
-    let mut entries = Vec::new();
-    let mut data = Vec::new();
-    for (name, dtype, shape, bytes) in tensors {
-        let begin = data.len();
-        data.extend_from_slice(bytes);
-        entries.push(format!(
-            "\"{name}\":{{\"dtype\":\"{dtype}\",\"shape\":{shape:?},\"data_offsets\":[{begin},{}]}}",
-            data.len()
-        ));
-    }
-    let header = format!("{{{}}}", entries.join(","));
-    let mut out = (header.len() as u64).to_le_bytes().to_vec();
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(&data);
-    out
 }
 
 /// A new file (tests run in parallel: each call gets its own directory).
@@ -58,7 +41,7 @@ fn checkpoint() -> PathBuf {
         .collect();
     temp(
         "checkpoint.safetensors",
-        &file_bytes(&[
+        &common::safetensors_bytes(&[
             ("bias", "F32", &[4], f32s(&[0.1, 0.2, 0.3, 0.4])),
             (
                 "even.weight",
@@ -256,7 +239,7 @@ fn csv_has_a_header_and_one_line_per_tensor() {
 fn tensors_that_fail_are_listed_and_the_rest_still_scanned() {
     let path = temp(
         "bad-values.safetensors",
-        &file_bytes(&[
+        &common::safetensors_bytes(&[
             ("good", "F32", &[1, 2], f32s(&[1.0, -1.0])),
             ("nan", "F32", &[1, 2], f32s(&[1.0, f32::NAN])),
         ]),
