@@ -62,8 +62,9 @@ impl<T: Pod> Deref for Pages<T> {
 
     fn deref(&self) -> &[T] {
         match self {
-            // Aligned and long enough: checked when mapped.
-            Self::Map { map, len } => &bytemuck::cast_slice(&map[..])[..*len],
+            // Aligned and long enough: checked when mapped. Only the values' bytes are cast:
+            // the mapping's whole length need not be a multiple of `T`'s size.
+            Self::Map { map, len } => bytemuck::cast_slice(&map[..*len * size_of::<T>()]),
             Self::Heap(v) => v,
         }
     }
@@ -72,7 +73,7 @@ impl<T: Pod> Deref for Pages<T> {
 impl<T: Pod> DerefMut for Pages<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         match self {
-            Self::Map { map, len } => &mut bytemuck::cast_slice_mut(&mut map[..])[..*len],
+            Self::Map { map, len } => bytemuck::cast_slice_mut(&mut map[..*len * size_of::<T>()]),
             Self::Heap(v) => v,
         }
     }
@@ -120,5 +121,12 @@ mod tests {
         // Buffers of 2 MiB or more are mapped on Linux.
         let mapped = matches!(Pages::<u16>::zeroed(HUGE), Pages::Map { .. });
         assert_eq!(mapped, cfg!(target_os = "linux"));
+        // Values whose size does not divide the mapping's length (rounded up to 2 MiB).
+        let len = HUGE / 12 + 5;
+        let mut odd = Pages::<[u32; 3]>::zeroed(len);
+        assert_eq!(odd.len(), len);
+        odd[len - 1] = [1, 2, 3];
+        assert_eq!(odd.clone().last(), Some(&[1, 2, 3]));
+        assert!(odd[..len - 1].iter().all(|v| *v == [0; 3]));
     }
 }
