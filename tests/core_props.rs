@@ -502,7 +502,7 @@ fn check_half_step(m: &Matrix, report: &Report, skip_nan: bool) -> Result<(), Te
             if step.clamped || (skip_nan && step.ratio.is_nan()) {
                 continue;
             }
-            let b = &report.blocks[report.block_index(r, c)];
+            let b = &report.blocks.at(report.block_index(r, c));
             if b.code_scale == 0.0 {
                 prop_assert_eq!(step.dequantized, b.offset.unwrap_or(0.0), "{:?}", b);
                 continue;
@@ -541,7 +541,7 @@ fn check_requantize(report: &Report) -> Result<(), TestCaseError> {
     let (rows, cols) = report.shape;
     for r in 0..rows {
         for c in 0..cols {
-            let b = &report.blocks[report.block_index(r, c)];
+            let b = &report.blocks.at(report.block_index(r, c));
             if b.offset.is_some() || b.zero_point.unsigned_abs() > 1 << 20 {
                 continue;
             }
@@ -711,7 +711,7 @@ proptest! {
         let opts = Options { ladder: false };
         let tensor = analyse_with(&m, &Config { granularity: Granularity::Tensor, ..c }, opts).unwrap();
         let channel = analyse_with(&m, &Config { granularity: Granularity::Channel, ..c }, opts).unwrap();
-        let t = tensor.blocks[0];
+        let t = tensor.blocks.at(0);
         let expected = match c.axis { Axis::Rows => m.shape().0, Axis::Columns => m.shape().1 };
         prop_assert_eq!(channel.blocks.len(), expected);
         for b in channel.blocks.iter().filter(|b| !b.degenerate) {
@@ -820,7 +820,10 @@ fn a_one_by_one_matrix_works_under_every_preset() {
     // ORT int8 symmetric: scale 0.37/127, the value maps to 127 and comes back to within a
     // float rounding of itself.
     let r = analyse(&m, &ort_int8()).unwrap();
-    assert_eq!(r.blocks[0].scale, (2.0 * f64::from(0.37f32) / 254.0) as f32);
+    assert_eq!(
+        r.blocks.at(0).scale,
+        (2.0 * f64::from(0.37f32) / 254.0) as f32
+    );
     assert_eq!(r.code(0, 0), 127);
     assert!((r.dequantized(0, 0) - 0.37).abs() <= 1e-7);
 }
@@ -835,7 +838,7 @@ fn a_group_longer_than_the_row_is_one_block_per_row() {
     };
     let r = analyse(&m, &grouped).unwrap();
     assert_eq!(r.blocks.len(), 1);
-    assert_eq!((r.blocks[0].rows, r.blocks[0].cols), ((0, 1), (0, 7)));
+    assert_eq!((r.blocks.at(0).rows, r.blocks.at(0).cols), ((0, 1), (0, 7)));
     let channel = analyse(
         &m,
         &Config {
@@ -876,11 +879,11 @@ fn column_axis_channels_by_hand() {
     };
     let r = analyse(&m, &c).unwrap();
     assert_eq!(r.blocks.len(), 2);
-    assert_eq!((r.blocks[0].rows, r.blocks[0].cols), ((0, 3), (0, 1)));
-    assert_eq!((r.blocks[1].rows, r.blocks[1].cols), ((0, 3), (1, 2)));
+    assert_eq!((r.blocks.at(0).rows, r.blocks.at(0).cols), ((0, 3), (0, 1)));
+    assert_eq!((r.blocks.at(1).rows, r.blocks.at(1).cols), ((0, 3), (1, 2)));
     let s1 = (2.0 * f64::from(0.254f32) / 254.0) as f32;
-    assert_eq!(r.blocks[0].scale, 1.0);
-    assert_eq!(r.blocks[1].scale, s1);
+    assert_eq!(r.blocks.at(0).scale, 1.0);
+    assert_eq!(r.blocks.at(1).scale, s1);
     assert_eq!(
         [r.row_codes(0), r.row_codes(1), r.row_codes(2)],
         [[127, 127], [-50, 50], [4, -100]]
@@ -922,7 +925,7 @@ fn percentile_clipping_clips_the_outlier() {
         },
     )
     .unwrap();
-    let b = clipped.blocks[0];
+    let b = clipped.blocks.at(0);
     assert!(
         (b.range.1 - 1.81).abs() < 1e-6 && b.range.0 == -b.range.1,
         "{b:?}"
@@ -935,7 +938,10 @@ fn percentile_clipping_clips_the_outlier() {
         [7, 14, 21, 28, 35, 42, 49, 56, 63]
     );
     let plain = analyse(&m, &ort_int8()).unwrap();
-    assert_eq!((plain.blocks[0].clipped, plain.channels[0].clipped), (0, 0));
+    assert_eq!(
+        (plain.blocks.at(0).clipped, plain.channels[0].clipped),
+        (0, 0)
+    );
     let all = analyse(
         &m,
         &Config {
@@ -944,8 +950,8 @@ fn percentile_clipping_clips_the_outlier() {
         },
     )
     .unwrap();
-    assert_eq!(all.blocks[0].scale, plain.blocks[0].scale);
-    assert_eq!(all.blocks[0].clipped, 0);
+    assert_eq!(all.blocks.at(0).scale, plain.blocks.at(0).scale);
+    assert_eq!(all.blocks.at(0).clipped, 0);
 }
 
 #[test]
@@ -997,7 +1003,7 @@ fn mse_clipping_beats_min_max_on_a_spread_row() {
     )
     .unwrap();
     assert!(block_sse(&m, &mse)[0] < 0.8 * none);
-    assert!(mse.blocks[0].range.1 < 1.0);
+    assert!(mse.blocks.at(0).range.1 < 1.0);
 }
 
 #[test]
@@ -1136,7 +1142,7 @@ fn an_unclamped_zero_point_beyond_i32_does_not_overflow() {
             r.overall.max_error < 1e-6,
             "{:?} {:?}",
             r.overall,
-            r.blocks[0]
+            r.blocks.at(0)
         );
     }
     // Any one-element block is constant; under the epsilon policy its scale is 2^-23, so
@@ -1153,7 +1159,7 @@ fn an_unclamped_zero_point_beyond_i32_does_not_overflow() {
             r.overall.max_error <= 1e-4,
             "{:?} {:?}",
             r.overall,
-            r.blocks[0]
+            r.blocks.at(0)
         );
     }
 }
@@ -1166,7 +1172,7 @@ fn a_subnormal_scale_still_maps_zero_to_the_zero_point() {
     // z = 15, reconstructing it as -1e-40: an error of 15 steps.
     let c = preset("int4-g128", PresetOptions::default()).unwrap();
     let r = analyse(&rows(&[&[-1e-40, 0.0]]), &c).unwrap();
-    assert_eq!(r.blocks[0].zero_point, 15);
+    assert_eq!(r.blocks.at(0).zero_point, 15);
     assert_eq!(r.code(0, 1), 15, "{:?}", r.step(0, 1, 0.0));
     assert_eq!(r.dequantized(0, 1), 0.0);
     // With a custom range that excludes 0, the NaN code 0 lay outside [qmin, qmax] and the
@@ -1196,7 +1202,7 @@ fn the_epsilon_policy_keeps_negative_signed_extreme_scales() {
         ..torch
     };
     let r = analyse(&rows(&[&[1.0, -0.5, 0.25]]), &c).unwrap();
-    let b = r.blocks[0];
+    let b = r.blocks.at(0);
     assert!(!b.degenerate, "{b:?}");
     assert_eq!(b.scale, -1.0 / 128.0);
     assert_eq!(r.row_codes(0), [-128, 64, -32]);
@@ -1240,7 +1246,7 @@ fn a_nan_ratio_clamped_to_the_range_is_reported_as_clamped() {
     let m = rows(&[&[0.0, 1e-41]]);
     let r = analyse(&m, &c).unwrap();
     let step = r.step(0, 0, 0.0);
-    let b = &r.blocks[0];
+    let b = &r.blocks.at(0);
     let err = f64::from(step.dequantized).abs();
     assert!(
         step.clamped || err <= half_step_bound(0.0, step.dequantized, step.code, b),

@@ -283,7 +283,7 @@ fn json_values_per_tensor() {
     assert_eq!(v["overall"]["collapsed_channels"], 1);
     assert_eq!(
         v["blocks"][0]["scale"].as_f64().map(|x| x as f32),
-        Some(report.blocks[0].scale)
+        Some(report.blocks.at(0).scale)
     );
     assert_eq!(
         v["blocks"][0]["scale"].as_f64().map(|x| x as f32),

@@ -134,7 +134,7 @@ fn check(name: &str, scheme: &str, report: &Report, golden: &Value) {
     assert_eq!(first, want, "{what}: first codes");
     for (i, s) in g["first_scales"].as_array().unwrap().iter().enumerate() {
         let want = s.as_f64().unwrap() as f32;
-        let got = report.blocks[i].scale;
+        let got = report.blocks.at(i).scale;
         assert_eq!(
             got.to_bits(),
             want.to_bits(),

@@ -539,7 +539,7 @@ fn the_scenarios_show_what_their_headers_say() {
     );
     // Degenerate: the all-zero row's scale is replaced.
     let d = report("degenerate");
-    assert!(d.blocks[0].degenerate && !d.blocks[1].degenerate);
+    assert!(d.blocks.at(0).degenerate && !d.blocks.at(1).degenerate);
     // Sixteen gaussians: some collapse per tensor, none per channel; spreads a hundredfold.
     let g = report("gaussian-16");
     assert!(g.collapsed_channels >= 4, "{}", g.collapsed_channels);

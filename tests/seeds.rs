@@ -26,9 +26,9 @@ fn lesson_per_tensor_collapses_the_quiet_row() {
     assert_eq!((r.qmin, r.qmax), (-7, 7));
     assert_eq!(r.blocks.len(), 1);
     assert!(
-        close(f64::from(r.blocks[0].scale), 3.10 / 7.0, 1e-6),
+        close(f64::from(r.blocks.at(0).scale), 3.10 / 7.0, 1e-6),
         "{}",
-        r.blocks[0].scale
+        r.blocks.at(0).scale
     );
     assert_eq!(r.row_codes(0), vec![0, 0, 0, 0]);
     assert!(
@@ -46,7 +46,7 @@ fn lesson_per_tensor_collapses_the_quiet_row() {
 #[test]
 fn lesson_per_channel_rescues_the_quiet_row() {
     let r = lesson(Granularity::Channel);
-    assert!(close(f64::from(r.blocks[0].scale), 0.15 / 7.0, 1e-7));
+    assert!(close(f64::from(r.blocks.at(0).scale), 0.15 / 7.0, 1e-7));
     assert_eq!(r.row_codes(0), vec![2, -4, 6, -7]);
     let rec: Vec<f64> = r
         .row_dequantized(0)
@@ -115,7 +115,7 @@ fn calculator_memory_model_charges_eight_bytes_per_scale() {
 fn calculator_tight_range_zero_points_leave_the_integer_type() {
     let m = calculator_matrix();
     let int8 = analyse(&m, &preset("calculator", PresetOptions::default()).unwrap()).unwrap();
-    assert_eq!(int8.blocks[1].zero_point, -529);
+    assert_eq!(int8.blocks.at(1).zero_point, -529);
     assert!(
         close(int8.overall.mae, 0.000_714, 5e-6),
         "{}",
@@ -126,7 +126,7 @@ fn calculator_tight_range_zero_points_leave_the_integer_type() {
         ..preset("calculator", PresetOptions::default()).unwrap()
     };
     let r = analyse(&m, &uint8).unwrap();
-    assert_eq!(r.blocks[1].zero_point, -401);
+    assert_eq!(r.blocks.at(1).zero_point, -401);
     // Widening the range to include 0 (as ONNX Runtime and PyTorch do) keeps the zero point
     // storable but costs the one-signed rows resolution.
     let wide = Config {
@@ -224,7 +224,7 @@ fn lesson_row_a_under_each_librarys_own_int4_range() {
         reduce_range: false,
     };
     let ort = analyse(&row_a, &preset("ort-int4", sym).unwrap()).unwrap();
-    assert_eq!(ort.blocks[0].scale, 0.020_000_001);
+    assert_eq!(ort.blocks.at(0).scale, 0.020_000_001);
     assert_eq!(ort.row_codes(0), vec![2, -4, 6, -8]);
 
     let mut torch_like = preset("ort-int4", sym).unwrap();

@@ -7,7 +7,7 @@ use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
 use crate::core::params::{ParamCalc, ParamProblem};
 use crate::core::pass::{Ctx, Failure, ladder_pass, main_pass, plan};
-use crate::core::report::{CodeBuf, ErrorSums, Layout, Memory, Metrics, Report, Rung};
+use crate::core::report::{Blocks, CodeBuf, ErrorSums, Layout, Memory, Metrics, Report, Rung};
 
 /// Group sizes of the ladder (those smaller than the row length are used).
 pub const LADDER_GROUPS: [usize; 6] = [256, 128, 64, 32, 16, 8];
@@ -163,7 +163,7 @@ fn analyse_as<T: Code>(
         qmax,
         shape: (rows, cols),
         memory: memory(config, rows, cols, main.blocks.len()),
-        blocks: main.blocks,
+        blocks: Blocks::new(main.blocks, layout, (rows, cols)),
         channels,
         overall,
         collapsed_channels: collapsed,

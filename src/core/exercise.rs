@@ -258,8 +258,8 @@ pub fn prepare(matrix: &Matrix, step: &Step) -> Result<(Config, Report, Expected
     };
     let channel = r.map(|r| &report.channels[r]);
     let expected = match (&step.ask, channel) {
-        (Ask::Scale, _) => Expected::Number(f64::from(report.blocks[block].scale)),
-        (Ask::ZeroPoint, _) => Expected::Whole(i64::from(report.blocks[block].zero_point)),
+        (Ask::Scale, _) => Expected::Number(f64::from(report.blocks.at(block).scale)),
+        (Ask::ZeroPoint, _) => Expected::Whole(i64::from(report.blocks.at(block).zero_point)),
         (Ask::Codes, Some(c)) => Expected::Codes(report.row_codes(c.index)),
         (Ask::Reconstruction, Some(c)) => Expected::Numbers(
             report

@@ -293,7 +293,7 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
 }
 
 fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplanation {
-    let b: &Block = &report.blocks[index];
+    let b: &Block = &report.blocks.at(index);
     let (qmin, qmax) = (report.qmin, report.qmax);
     let conv = &config.conventions;
     let (lo, hi) = b.range;

@@ -4,7 +4,7 @@
 //!
 //! - [`Plan::RowWise`] (per-row channels, groups): a row's blocks depend on that row alone, so
 //!   statistics, parameters and codes are computed row by row while the row is in cache, and
-//!   nothing is kept per block except, for the active configuration, its [`Block`].
+//!   nothing is kept per block except, for the active configuration, its record.
 //! - [`Plan::Global`] (tensor, per-column channels): blocks span rows, so their statistics and
 //!   parameters are computed first ([`global_plan`]) and the rows are then quantized with them.
 //!
@@ -30,7 +30,7 @@ use crate::core::kernel::segment::{
 };
 use crate::core::params;
 use crate::core::params::{BlockParams, BlockStats, ParamCalc, ParamProblem};
-use crate::core::report::{Block, ErrorSums, Layout};
+use crate::core::report::{ErrorSums, Layout, Record, record};
 use crate::core::stats::{ChunkStats, block_stats, merge, merge_is_exact};
 
 mod active;
@@ -232,18 +232,17 @@ pub(super) struct Scratch {
 }
 
 /// The blocks of one row under a row-wise plan, prepared one at a time as the kernel
-/// reaches them; for the active configuration (`COUNTS`), each finished block's [`Block`]
+/// reaches them; for the active configuration (`COUNTS`), each finished block's record
 /// goes into `blocks`.
 struct RowSource<'a, 'c, const COUNTS: bool> {
     ctx: &'a Ctx<'c>,
-    layout: Layout,
     per_row: usize,
     size: usize,
     r: usize,
     stats_of_row: &'a BlockStats,
     chunks: &'a ChunkStats,
-    blocks: &'a mut [Block],
-    /// The parameters and statistics of the block being run (kept for its [`Block`]).
+    blocks: &'a mut [Record],
+    /// The parameters and statistics of the block being run (kept for its record).
     current: Option<(BlockParams, BlockStats)>,
 }
 
@@ -283,8 +282,7 @@ impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
     #[inline(always)]
     fn finished(&mut self, i: usize, clipped: usize) {
         if let (Some(slot), Some((p, st))) = (self.blocks.get_mut(i), &self.current) {
-            let b = self.r * self.per_row + i;
-            *slot = block(self.layout, b, self.ctx, p, st, clipped);
+            *slot = record(p, st, clipped);
         }
     }
 }
@@ -305,7 +303,7 @@ pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
     row: &[f32],
     stats_of_row: &BlockStats,
     codes: &mut [T],
-    blocks: &mut [Block],
+    blocks: &mut [Record],
     col_clipped: &mut [usize],
     scratch: &mut Scratch,
 ) -> Result<RowQuant, Failure> {
@@ -314,14 +312,9 @@ pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
         clipped: 0,
     };
     match plan {
-        Plan::RowWise {
-            layout,
-            per_row,
-            size,
-        } => {
+        Plan::RowWise { per_row, size, .. } => {
             let mut source = RowSource::<COUNTS> {
                 ctx,
-                layout: *layout,
                 per_row: *per_row,
                 size: *size,
                 r,
@@ -370,43 +363,6 @@ pub(super) fn code_range<T: Code>(codes: &[T]) -> (i32, i32) {
     let lo = codes.iter().copied().min().map_or(0, Code::index);
     let hi = codes.iter().copied().max().map_or(0, Code::index);
     (lo as i32, hi as i32)
-}
-
-/// Block `b` of `layout` with its parameters, statistics and clamp count.
-pub(super) fn block(
-    layout: Layout,
-    b: usize,
-    ctx: &Ctx<'_>,
-    p: &BlockParams,
-    st: &BlockStats,
-    clipped: usize,
-) -> Block {
-    let (rows, cols) = ctx.view.dim();
-    block_at(layout.rect(b, rows, cols), p, st, clipped)
-}
-
-/// The block of rows and columns `[start, end)` with its parameters, statistics and clamp
-/// count.
-#[inline(always)]
-pub(super) fn block_at(
-    (rows, cols): ((usize, usize), (usize, usize)),
-    p: &BlockParams,
-    st: &BlockStats,
-    clipped: usize,
-) -> Block {
-    Block {
-        rows,
-        cols,
-        scale: p.scale,
-        code_scale: p.code_scale,
-        zero_point: p.zero_point,
-        offset: p.offset,
-        min: st.min,
-        max: st.max,
-        range: p.range,
-        clipped,
-        degenerate: p.degenerate,
-    }
 }
 
 /// A row's sums; the signal is `signal`, or the one `lanes` measured.

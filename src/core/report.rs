@@ -9,6 +9,10 @@ use crate::core::kernel::{Quantizer, Step};
 use crate::core::pages::Pages;
 use crate::core::params::BlockParams;
 
+mod blocks;
+pub use blocks::{Blocks, Iter as BlockIter};
+pub(crate) use blocks::{Record, record, set_clipped};
+
 /// One block: a rectangle of the matrix sharing a scale and zero point.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Block {
@@ -319,7 +323,7 @@ pub struct Report {
     /// `(rows, columns)`.
     pub shape: (usize, usize),
     /// Every block, in row-major block order.
-    pub blocks: Vec<Block>,
+    pub blocks: Blocks,
     /// One entry per row.
     pub channels: Vec<ChannelReport>,
     /// Error over the whole matrix.
@@ -355,8 +359,8 @@ impl Report {
     /// The reconstruction of `(row, col)`. Panics if out of bounds.
     #[must_use]
     pub fn dequantized(&self, row: usize, col: usize) -> f32 {
-        let b = &self.blocks[self.block_index(row, col)];
-        self.quantizer(b).dequantize(self.code(row, col))
+        let b = self.blocks.at(self.block_index(row, col));
+        self.quantizer(&b).dequantize(self.code(row, col))
     }
 
     /// The codes of one row.
@@ -376,15 +380,15 @@ impl Report {
     /// Every intermediate of quantizing the value `x` found at `(row, col)`.
     #[must_use]
     pub fn step(&self, row: usize, col: usize, x: f32) -> Step {
-        let b = &self.blocks[self.block_index(row, col)];
-        self.quantizer(b).step(x)
+        let b = self.blocks.at(self.block_index(row, col));
+        self.quantizer(&b).step(x)
     }
 
     /// The reconstruction of every code `qmin..=qmax` in block `block`: the quantization
     /// grid the block's values snap to.
     #[must_use]
     pub fn levels(&self, block: usize) -> Vec<f32> {
-        let q = self.quantizer(&self.blocks[block]);
+        let q = self.quantizer(&self.blocks.at(block));
         (self.qmin..=self.qmax)
             .map(|code| q.dequantize(code))
             .collect()

@@ -140,7 +140,7 @@ impl Widget for &DetailPane<'_> {
         let Some(first) = report.blocks.get(report.block_index(ch, 0)) else {
             return;
         };
-        let mut lines = self.info(report, first, ch, info_lines, usize::from(inner.width));
+        let mut lines = self.info(report, &first, ch, info_lines, usize::from(inner.width));
         lines.extend(self.table(report, ch, shown, usize::from(inner.width)));
         let used = lines.len().min(usize::from(h));
         for (y, line) in (inner.y..inner.bottom()).zip(lines) {

@@ -8,19 +8,20 @@
 use super::batch::{Buffers, batch};
 use super::distinct::{Counted, Distinct};
 use super::{
-    Ctx, Failure, Plan, Scratch, block, needs_chunks, quantize_row, row_slice, rows_per_task,
-    run_tasks, sums,
+    Ctx, Failure, Plan, Scratch, needs_chunks, quantize_row, row_slice, rows_per_task, run_tasks,
+    sums,
 };
 use crate::core::kernel::segment::Code;
 use crate::core::pages::Pages;
 use crate::core::params::BlockStats;
-use crate::core::report::{Block, ChannelReport, ErrorSums, Layout};
+use crate::core::report::{ChannelReport, ErrorSums, Layout, Record, record};
 use crate::core::stats::block_stats;
 
 /// The active configuration's pass: codes, blocks, channels.
 pub(crate) struct MainPass<T> {
     pub codes: Pages<T>,
-    pub blocks: Vec<Block>,
+    /// The blocks' records (see [`crate::core::report::Blocks`]).
+    pub blocks: Pages<Record>,
     pub channels: Vec<ChannelReport>,
     /// Per-row error sums (their `signal` is reused by the ladder).
     pub sums: Vec<ErrorSums>,
@@ -52,7 +53,7 @@ fn row<T: Code>(
     plan: &Plan,
     r: usize,
     codes: &mut [T],
-    blocks: &mut [Block],
+    blocks: &mut [Record],
     task: &mut Task,
 ) -> Result<MainRow, Failure> {
     let cols = ctx.view.ncols();
@@ -115,30 +116,17 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
     let layout = plan.layout();
     let levels = (ctx.qmax - ctx.qmin + 1) as u32;
     let mut codes = Pages::<T>::zeroed(rows * cols);
-    let empty = Block {
-        rows: (0, 0),
-        cols: (0, 0),
-        scale: 0.0,
-        code_scale: 0.0,
-        zero_point: 0,
-        offset: None,
-        min: 0.0,
-        max: 0.0,
-        range: (0.0, 0.0),
-        clipped: 0,
-        degenerate: false,
-    };
     let (mut blocks, per_row) = match plan {
-        Plan::RowWise { per_row, .. } => (vec![empty; rows * per_row], *per_row),
-        Plan::Global { .. } => (Vec::new(), 0),
+        Plan::RowWise { per_row, .. } => (Pages::zeroed(rows * per_row), *per_row),
+        Plan::Global { .. } => (Pages::Heap(Vec::new()), 0),
     };
     let per_col = matches!(layout, Layout::Columns);
     let rpt = rows_per_task(rows, cols);
     let tasks: Vec<_> = {
-        let mut block_chunks: Box<dyn Iterator<Item = &mut [Block]>> = if per_row > 0 {
+        let mut block_chunks: Box<dyn Iterator<Item = &mut [Record]>> = if per_row > 0 {
             Box::new(blocks.chunks_mut(rpt * per_row))
         } else {
-            Box::new(std::iter::repeat_with(<&mut [Block]>::default))
+            Box::new(std::iter::repeat_with(<&mut [Record]>::default))
         };
         codes
             .chunks_mut(rpt * cols)
@@ -169,7 +157,7 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
     );
     let mut pass = MainPass {
         codes: Pages::Heap(Vec::new()),
-        blocks: Vec::new(),
+        blocks: Pages::Heap(Vec::new()),
         channels: Vec::with_capacity(rows),
         sums: Vec::with_capacity(rows),
         row_stats: Vec::with_capacity(rows),
@@ -186,23 +174,19 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
             pass.row_stats.push(row.stats);
         }
     }
-    if let Plan::Global {
-        layout,
-        stats,
-        params,
-        ..
-    } = plan
-    {
+    if let Plan::Global { stats, params, .. } = plan {
         let total: usize = pass.channels.iter().map(|c| c.clipped).sum();
-        blocks = params
-            .iter()
-            .zip(stats)
-            .enumerate()
-            .map(|(b, (p, st))| {
-                let clipped = col_clipped.get(b).copied().unwrap_or(total);
-                block(*layout, b, ctx, p, st, clipped)
-            })
-            .collect();
+        blocks = Pages::Heap(
+            params
+                .iter()
+                .zip(stats)
+                .enumerate()
+                .map(|(b, (p, st))| {
+                    let clipped = col_clipped.get(b).copied().unwrap_or(total);
+                    record(p, st, clipped)
+                })
+                .collect(),
+        );
     }
     pass.codes = codes;
     pass.blocks = blocks;

@@ -7,11 +7,11 @@
     reason = "the row loop must inline into the vectorised task body (see super::vectorised)"
 )]
 
-use super::{Ctx, Failure, Plan, RowQuant, RowSource, Scratch, block_at, needs_chunks, vectorised};
+use super::{Ctx, Failure, Plan, RowQuant, RowSource, Scratch, needs_chunks, vectorised};
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{BlockSource, Code, Consts, Kind, Lanes, consts8, run_prepared};
 use crate::core::params::{BlockStats, PARAM_LANES};
-use crate::core::report::Block;
+use crate::core::report::{Record, record, set_clipped};
 
 /// The buffers of [`batch`], reused from row to row.
 #[derive(Default)]
@@ -41,16 +41,11 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     row: &[f32],
     stats_of_row: &BlockStats,
     codes: &mut [T],
-    blocks: &mut [Block],
+    blocks: &mut [Record],
     scratch: &Scratch,
     bufs: &mut Buffers,
 ) -> Option<Result<RowQuant, Failure>> {
-    let Plan::RowWise {
-        layout,
-        per_row,
-        size,
-    } = plan
-    else {
+    let Plan::RowWise { per_row, size, .. } = plan else {
         return None;
     };
     if !needs_chunks(plan) {
@@ -59,7 +54,6 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     let mut prep = RowPrep {
         source: RowSource::<COUNTS> {
             ctx,
-            layout: *layout,
             per_row: *per_row,
             size: *size,
             r,
@@ -88,7 +82,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     let (consts, size) = (&bufs.consts, *size);
     run_prepared(kind, consts, size, row, codes, &mut lanes, ahead, counts);
     for (slot, &n) in blocks.iter_mut().zip(&bufs.clipped) {
-        slot.clipped = n;
+        set_clipped(slot, n);
     }
     let clipped = bufs.clipped.iter().sum();
     Some(Ok(RowQuant { lanes, clipped }))
@@ -102,7 +96,7 @@ fn prepare<const COUNTS: bool>(
     prep: &mut RowPrep<'_, '_, COUNTS>,
     kind: Kind,
     consts: &mut Vec<Consts>,
-    blocks: &mut [Block],
+    blocks: &mut [Record],
 ) -> Option<Result<(), Failure>> {
     let clipping = prep.source.ctx.config.clipping;
     vectorised(
@@ -133,13 +127,6 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         self.row.get(i * size..end).unwrap_or_default()
     }
 
-    /// Block `i`'s rows and columns.
-    #[inline(always)]
-    fn rect(&self, i: usize) -> ((usize, usize), (usize, usize)) {
-        let (r, size) = (self.source.r, self.source.size);
-        ((r, r + 1), (i * size, ((i + 1) * size).min(self.row.len())))
-    }
-
     /// Block `i` through [`RowSource::prepare`] (which names a problem): its constants into
     /// `consts` and (`COUNTS`) its record into `blocks`; `None` if the specialised loop does
     /// not take it.
@@ -148,7 +135,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         &mut self,
         i: usize,
         consts: &mut Vec<Consts>,
-        blocks: &mut [Block],
+        blocks: &mut [Record],
     ) -> Option<Result<(), Failure>> {
         let xs = self.values(i);
         match self.source.prepare(i, xs) {
@@ -157,7 +144,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 if let (true, Some(slot), Some((p, st))) =
                     (COUNTS, blocks.get_mut(i), &self.source.current)
                 {
-                    *slot = block_at(self.rect(i), p, st, 0);
+                    *slot = record(p, st, 0);
                 }
                 Some(Ok(()))
             }
@@ -171,7 +158,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
     fn each(
         &mut self,
         consts: &mut Vec<Consts>,
-        blocks: &mut [Block],
+        blocks: &mut [Record],
     ) -> Option<Result<(), Failure>> {
         for i in 0..self.source.per_row {
             if let Err(f) = self.one(i, consts, blocks)? {
@@ -189,7 +176,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         &mut self,
         kind: Kind,
         consts: &mut Vec<Consts>,
-        blocks: &mut [Block],
+        blocks: &mut [Record],
     ) -> Option<Result<(), Failure>> {
         let (ctx, chunks) = (self.source.ctx, self.source.chunks);
         let per_row = self.source.per_row;
@@ -214,7 +201,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                             extreme: ex[j],
                             count: self.values(i).len(),
                         };
-                        *slot = block_at(self.rect(i), &p, &st, 0);
+                        *slot = record(&p, &st, 0);
                     }
                 } else if p8.ok[j] {
                     // Parameters the specialised loop does not take.

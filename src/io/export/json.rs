@@ -64,7 +64,7 @@ pub(super) fn write(
     out.write_all(b",\n  \"shape\": ")?;
     serde_json::to_writer(&mut *out, &[report.shape.0, report.shape.1])?;
     out.write_all(b",\n  \"blocks\": ")?;
-    array(out, report.blocks.iter().map(BlockView::from))?;
+    array(out, report.blocks.iter().map(|b| BlockView::from(&b)))?;
     out.write_all(b",\n  \"channels\": ")?;
     array(
         out,

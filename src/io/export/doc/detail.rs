@@ -12,7 +12,7 @@ const BAR: usize = 10;
 
 /// The first blocks with their parameters, and how many more there are.
 pub(super) fn blocks(report: &Report) -> Section {
-    let shown = &report.blocks[..report.blocks.len().min(MAX_BLOCKS)];
+    let shown: Vec<Block> = report.blocks.iter().take(MAX_BLOCKS).collect();
     let offsets = shown.iter().any(|b| b.offset.is_some());
     let code_scales = shown.iter().any(|b| b.code_scale != b.scale);
     let degenerate = shown.iter().any(|b| b.degenerate);
