@@ -158,6 +158,21 @@ fn worker_loop(jobs: &Receiver<Job>, results: &Sender<JobResult>) {
     }
 }
 
+/// Debug builds only (release builds have no such hook): with `QUANTSCOPE_TEST_PANIC` set
+/// to a word, the explorer panics on its main thread once the editor's text contains that
+/// word, so that the end-to-end tests can check that the text is saved.
+#[cfg(debug_assertions)]
+fn injected_panic(model: &Model) {
+    let Some(word) = std::env::var_os("QUANTSCOPE_TEST_PANIC") else {
+        return;
+    };
+    let word = word.to_string_lossy();
+    assert!(
+        word.is_empty() || !model.text().contains(&*word),
+        "panic injected by QUANTSCOPE_TEST_PANIC"
+    );
+}
+
 fn remember_text(model: &Model) {
     if let Ok(mut guard) = RECOVERY.lock() {
         *guard = model.dirty.then(|| model.text());
@@ -198,6 +213,8 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
         if model.generation != last_generation {
             last_generation = model.generation;
             remember_text(&model);
+            #[cfg(debug_assertions)]
+            injected_panic(&model);
         }
         if model.quit {
             return Ok(());

@@ -369,3 +369,49 @@ fn a_tensor_chosen_in_the_picker_loads_and_is_analysed() {
     t.wait_for("exit", |s| s.contains("exit status 0"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_panic_restores_the_terminal_and_saves_the_typed_text() {
+    // Debug builds panic on purpose when the text contains QUANTSCOPE_TEST_PANIC's word;
+    // release builds have no such hook.
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: the panic hook for tests exists in debug builds only");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("quantscope-e2e-panic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let command = format!(
+        "TMPDIR={} QUANTSCOPE_TEST_PANIC=BOOM {}; echo \"exit status $?\"; sleep 60",
+        dir.display(),
+        env!("CARGO_BIN_EXE_quantscope")
+    );
+    let t = Tmux::start("panic", &command, 80, 24);
+    t.wait_for("the built-in example", |s| s.contains("COLLAPSED"));
+    t.keys(&["M->"]);
+    t.keys(&["Enter"]);
+    t.literal("0.25 -0.5 kept BOOM");
+    let s = t.wait_for("the shell after the panic", |s| s.contains("exit status"));
+    assert!(s.contains("exit status 101"), "{s}");
+    assert!(s.contains("your text was saved to"), "{s}");
+    assert!(
+        !s.contains("Settings"),
+        "the alternate screen was left: {s}"
+    );
+    let saved: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("quantscope-recovery-")
+        })
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let text = std::fs::read_to_string(saved[0].path()).unwrap();
+    assert!(text.contains("0.25 -0.5 kept BOOM"), "{text}");
+    assert!(
+        text.contains("quiet"),
+        "the example's rows are missing: {text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
