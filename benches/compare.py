@@ -18,6 +18,11 @@ For each matrix (written as .npy under --dir, fixed seed):
   read         numpy's sum of the matrix, and quantscope's own read baseline (the criterion
                bench `read_sum`, a sequential sum), the floor any analysis pays.
 
+The fresh-process, ONNX Runtime, numpy and numpy-sum timings are taken in interleaved
+rounds (each round times every one of them once, after one warm-up run of each), so that a
+slow spell of a shared machine falls on all of them alike rather than on whichever was being
+timed; each column is the median over the rounds. The criterion benches run after that.
+
 Then peak resident memory of `quantscope report FILE` with and without the ladder
 (`/usr/bin/time -v`).
 
@@ -54,14 +59,27 @@ def matrix(n: int) -> np.ndarray:
     return (rng.standard_normal((n, n)) * std[:, None]).astype(np.float32)
 
 
-def median_ms(f, reps: int) -> float:
-    f()  # warm up
-    times = []
-    for _ in range(reps):
+def timer(f):
+    """A function that runs `f` once and returns how long it took, in ms."""
+
+    def run() -> float:
         t = time.perf_counter()
         f()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
+        return (time.perf_counter() - t) * 1e3
+
+    return run
+
+
+def interleaved_medians(runners: dict, reps: int) -> dict:
+    """Median ms of each runner (a function returning its own time in ms), timed in `reps`
+    rounds of one run of each, after one warm-up run of each."""
+    for run in runners.values():
+        run()
+    times = {key: [] for key in runners}
+    for _ in range(reps):
+        for key, run in runners.items():
+            times[key].append(run())
+    return {key: statistics.median(t) for key, t in times.items()}
 
 
 # ------------------------------------------------------------------------------ parameters
@@ -160,19 +178,22 @@ def numpy_work(m: np.ndarray, case: str):
 THP_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
 
 
-def quantscope_ms(path: Path, preset: str, ladder: bool, reps: int, env=None) -> float:
-    times = []
-    for _ in range(reps + 1):
-        args = [str(BIN), "report", str(path), "--timings", "--format", "json", "--preset", preset]
-        if not ladder:
-            args.append("--no-ladder")
-        run_env = {**os.environ, **env} if env else None
+def quantscope_run(path: Path, preset: str, ladder: bool, env=None):
+    """A function that runs `quantscope report` once (a fresh process) and returns the
+    `analyse` time it reports, in ms."""
+    args = [str(BIN), "report", str(path), "--timings", "--format", "json", "--preset", preset]
+    if not ladder:
+        args.append("--no-ladder")
+    run_env = {**os.environ, **env} if env else None
+
+    def run() -> float:
         r = subprocess.run(args, capture_output=True, text=True, check=True, env=run_env)
         hit = re.search(r"analyse ([0-9.]+) ms", r.stderr)
         if not hit:
             sys.exit(f"no analyse time in: {r.stderr!r}")
-        times.append(float(hit.group(1)))
-    return statistics.median(times[1:])
+        return float(hit.group(1))
+
+    return run
 
 
 def peak_rss_mib(path: Path, ladder: bool) -> float:
@@ -231,25 +252,32 @@ def main() -> None:
     path = a.dir / f"weights_{a.n}x{a.n}.npy"
     np.save(path, m)
 
-    numpy_sum = median_ms(lambda: m.sum(), a.reps)
+    cases = ["ort-int8", "int4-g128"]
+    runners = {"sum": timer(lambda: m.sum())}
+    for case in cases:
+        runners[case, "one"] = quantscope_run(path, case, False)
+        runners[case, "ladder"] = quantscope_run(path, case, True)
+        runners[case, "ort"] = timer(ort_session(m, case))
+        runners[case, "numpy"] = timer(numpy_work(m, case))
+        if a.thp:
+            runners[case, "one-thp"] = quantscope_run(path, case, False, THP_ENV)
+            runners[case, "ladder-thp"] = quantscope_run(path, case, True, THP_ENV)
+    ms = interleaved_medians(runners, a.reps)
+    numpy_sum = ms["sum"]
     rust_read = None if a.no_criterion else criterion_ms(a.n, "read_sum")
 
     rows = []
-    for case in ["ort-int8", "int4-g128"]:
-        one = quantscope_ms(path, case, False, a.reps)
-        ladder = quantscope_ms(path, case, True, a.reps)
-        ort_ms = median_ms(ort_session(m, case), a.reps)
-        np_ms = median_ms(numpy_work(m, case), a.reps)
+    for case in cases:
+        ort_ms, np_ms = ms[case, "ort"], ms[case, "numpy"]
         warm = None if a.no_criterion else criterion_ms(a.n, f"{case}_no-ladder")
-        rows.append((case, one, ladder, ort_ms, np_ms, warm))
+        rows.append((case, ms[case, "one"], ms[case, "ladder"], ort_ms, np_ms, warm))
         if a.thp:
-            one = quantscope_ms(path, case, False, a.reps, THP_ENV)
-            ladder = quantscope_ms(path, case, True, a.reps, THP_ENV)
+            one, ladder = ms[case, "one-thp"], ms[case, "ladder-thp"]
             rows.append((f"{case} (THP)", one, ladder, ort_ms, np_ms, warm))
 
     print(f"\n**Machine:** {machine()}  ")
     print(f"**Matrix:** {a.n}x{a.n} f32 ({m.nbytes / 2**20:.0f} MiB), rows normal with standard "
-          f"deviations log-uniform in [1e-3, 1], seed {SEED}; medians of {a.reps} runs.\n")
+          f"deviations log-uniform in [1e-3, 1], seed {SEED}; medians of {a.reps} interleaved rounds.\n")
     print("| preset | quantscope, one config (fresh process) | in process | full ladder "
           "| ladder / one | ONNX Runtime graph | ORT / quantscope (fresh, in process) "
           "| numpy | numpy / quantscope | in process / numpy sum | in process / Rust read |")
