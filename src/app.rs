@@ -1,5 +1,5 @@
 //! The explorer's state and logic, Elm-style: a [`Model`], the [`Message`]s that change it,
-//! one [`update`] function, and the keymap table that translates keys into messages and
+//! one [`update()`] function, and the keymap table that translates keys into messages and
 //! also generates the help overlay and the hint line. No drawing and no terminal I/O here:
 //! work such as analysis and saving is requested through [`Effect`]s that the runtime runs.
 
@@ -27,7 +27,7 @@ pub fn load_tensor_named(
         .map_err(|e| e.to_string())
 }
 
-/// Runs every queued analysis inline, feeding the results back through [`update`] (what the
+/// Runs every queued analysis inline, feeding the results back through [`update()`] (what the
 /// runtime does on its worker thread). For tests and headless use.
 pub fn settle(model: &mut Model) {
     loop {

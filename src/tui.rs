@@ -1,7 +1,7 @@
 //! The event loop: read keys, translate them through the keymap, update the model, run the
 //! effects it asks for (analysis on a worker thread, saving), draw.
 //!
-//! The loop blocks on input; only while an analysis or a tensor load ([`loader`]) is under
+//! The loop blocks on input; only while an analysis or a tensor load (`loader`) is under
 //! way does it wake every few milliseconds to collect results. It never spins. Drawing happens after input, a resize
 //! or a new result, and nowhere else.
 

@@ -1,4 +1,4 @@
-//! The explorer's whole state. Panes read it; only [`crate::app::update`] changes it.
+//! The explorer's whole state. Panes read it; only [`crate::app::update()`] changes it.
 
 use std::ops::Not as _;
 use std::path::PathBuf;
