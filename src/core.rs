@@ -38,4 +38,4 @@ pub use analyse::{
 pub use config::{Config, ConfigError, Granularity, Scheme};
 pub use matrix::{Matrix, MatrixError};
 pub use presets::{PRESETS, PresetOptions, preset};
-pub use report::{Block, ChannelReport, Memory, Metrics, Report, Rung};
+pub use report::{Block, Blocks, ChannelReport, Memory, Metrics, Report, Rung};
