@@ -121,14 +121,17 @@ impl Blocks {
     /// Block `i`, if there is one.
     #[must_use]
     pub fn get(&self, i: usize) -> Option<Block> {
-        let r = self.records.get(i)?;
-        Some(block(r, self.layout.rect(i, self.shape.0, self.shape.1)))
+        Some(self.unpack(i, self.records.get(i)?))
     }
 
     /// Block `i`. Panics if there is no block `i`, as indexing a slice does.
     #[must_use]
     pub fn at(&self, i: usize) -> Block {
-        let r = &self.records[i];
+        self.unpack(i, &self.records[i])
+    }
+
+    /// Block `i` from its record.
+    fn unpack(&self, i: usize, r: &Record) -> Block {
         block(r, self.layout.rect(i, self.shape.0, self.shape.1))
     }
 
