@@ -4,6 +4,7 @@
 //! work such as analysis and saving is requested through [`Effect`]s that the runtime runs.
 
 pub mod demo;
+pub mod editor;
 pub mod keymap;
 pub mod model;
 pub mod practice;
@@ -48,23 +49,14 @@ pub fn settle(model: &mut Model) {
                 Message::TensorLoaded(load_tensor_named(&path, &name)),
             );
         }
-        let jobs: Vec<worker::Job> = model
-            .effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Analyse(job) => Some(job.clone()),
-                Effect::Save { .. } | Effect::LoadTensor { .. } => None,
-            })
-            .collect();
-        if jobs.is_empty() {
+        if !model.effects.iter().any(|e| matches!(e, Effect::Analyse)) {
             return;
         }
-        model.effects.retain(|e| !matches!(e, Effect::Analyse(_)));
-        for job in jobs {
-            worker::compute(&job, |result| {
-                update(model, Message::Analysed(result));
-                true
-            });
-        }
+        model.effects.retain(|e| !matches!(e, Effect::Analyse));
+        let job = model.job();
+        worker::compute(&job, |result| {
+            update(model, Message::Analysed(result));
+            true
+        });
     }
 }

@@ -12,4 +12,7 @@ pub mod text;
 pub use load::{LoadError, load_path, load_path_tensor, load_reader};
 pub use npy::{NpyError, parse_npy};
 pub use safetensors::{Safetensors, SafetensorsError, TensorInfo, list_tensors, load_tensor};
-pub use text::{ParseError, ParseErrorKind, format_text, parse_text, parse_text_limited};
+pub use text::{
+    Note, NoteKind, Notes, ParseError, ParseErrorKind, Parsed, format_text, parse_text,
+    parse_text_limited, parse_text_with_notes,
+};

@@ -2,8 +2,14 @@
 //! effects it asks for (analysis on a worker thread, saving), draw.
 //!
 //! The loop blocks on input; only while an analysis or a tensor load (`loader`) is under
-//! way does it wake every few milliseconds to collect results. It never spins. Drawing happens after input, a resize
-//! or a new result, and nowhere else.
+//! way does it wake every few milliseconds to collect results. It never spins. Drawing
+//! happens after input, a resize or a new result, and nowhere else.
+//!
+//! Input is applied in bursts: after the first event, every event already queued (the rest
+//! of a paste that arrives as keys, a held key) is applied before one analysis is asked for
+//! and one frame drawn, so a burst of N keys costs N edits, not N analyses and N frames. A
+//! burst that goes on longer than [`BURST`] is drawn part way, so a long paste shows
+//! progress.
 
 use std::io::stdout;
 use std::panic::{self, AssertUnwindSafe};
@@ -11,14 +17,14 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use color_eyre::eyre::{Result, WrapErr};
 use ratatui::DefaultTerminal;
 use ratatui::crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event};
 use ratatui::crossterm::execute;
 
-use crate::app::worker::{Job, JobResult, Outcome, compute};
+use crate::app::worker::{Job, JobResult, Outcome, Worker};
 use crate::app::{Effect, Message, Model, translate, update};
 use crate::io::save::write_atomic;
 use crate::ui::{self, Theme};
@@ -50,6 +56,13 @@ impl Options {
 
 /// How often the loop checks for results while an analysis is under way.
 const RESULT_POLL: Duration = Duration::from_millis(15);
+
+/// The longest a burst of queued input is applied before a frame is drawn.
+pub const BURST: Duration = Duration::from_millis(50);
+
+/// How long the loop waits for the next event of a burst: more than the gap between the
+/// chunks a terminal or tmux writes a paste in, far less than a person types.
+const BURST_GAP: Duration = Duration::from_millis(2);
 
 /// The text to write to the recovery file if the explorer panics.
 static RECOVERY: Mutex<Option<String>> = Mutex::new(None);
@@ -110,6 +123,7 @@ fn spawn_worker() -> Result<(Sender<Job>, Receiver<JobResult>)> {
 /// Runs the newest job, dropping older ones; between the first result and the ladder, a
 /// newer job wins.
 fn worker_loop(jobs: &Receiver<Job>, results: &Sender<JobResult>) {
+    let mut worker = Worker::default();
     let mut next: Option<Job> = None;
     loop {
         let mut job = match next.take() {
@@ -128,7 +142,7 @@ fn worker_loop(jobs: &Receiver<Job>, results: &Sender<JobResult>) {
         }
         let generation = job.generation;
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-            compute(&job, |result| {
+            worker.run(&job, |result| {
                 if results.send(result).is_err() {
                     return false;
                 }
@@ -142,6 +156,8 @@ fn worker_loop(jobs: &Receiver<Job>, results: &Sender<JobResult>) {
             });
         }));
         if let Err(payload) = outcome {
+            // What the worker kept may be half-updated: start afresh.
+            worker = Worker::default();
             let what = payload
                 .downcast_ref::<&str>()
                 .map(ToString::to_string)
@@ -175,7 +191,7 @@ fn injected_panic(model: &Model) {
 
 fn remember_text(model: &Model) {
     if let Ok(mut guard) = RECOVERY.lock() {
-        *guard = model.dirty.then(|| model.text());
+        *guard = model.dirty().then(|| model.text());
     }
 }
 
@@ -184,12 +200,14 @@ fn run_effects(model: &mut Model, jobs: &Sender<Job>, loader: &mut Loader) -> Re
         let effects: Vec<Effect> = model.effects.drain(..).collect();
         for effect in effects {
             match effect {
-                Effect::Analyse(job) => jobs.send(job).wrap_err("the analysis thread stopped")?,
+                Effect::Analyse => jobs
+                    .send(model.job())
+                    .wrap_err("the analysis thread stopped")?,
                 Effect::LoadTensor { path, name } => loader.request(path, name),
                 Effect::Save { path, text } => {
                     let result = write_atomic(&path, &text)
                         .map(|()| path.clone())
-                        .map_err(|e| format!("{}: {e}", path.display()));
+                        .map_err(|e| (path.clone(), format!("{}: {e}", path.display())));
                     update(model, Message::Saved(result));
                 }
             }
@@ -244,22 +262,39 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
         } else {
             Some(event::read().wrap_err("could not read the terminal")?)
         };
-        match event {
-            Some(Event::Key(key)) if key.is_press() || key.is_repeat() => {
-                if let Some(message) = translate(&model, &key) {
-                    update(&mut model, message);
-                }
-                redraw = true;
-            }
-            Some(Event::Paste(text)) => {
-                update(&mut model, Message::Paste(text));
-                redraw = true;
-            }
-            Some(Event::Resize(width, height)) => {
-                update(&mut model, Message::Resized(width, height));
-                redraw = true;
-            }
-            _ => {}
+        let Some(event) = event else {
+            continue;
+        };
+        redraw |= handle(&mut model, event);
+        // The rest of the burst: everything already queued, then one analysis and one frame.
+        let start = Instant::now();
+        while start.elapsed() < BURST
+            && !model.quit
+            && event::poll(BURST_GAP).wrap_err("could not read the terminal")?
+        {
+            let event = event::read().wrap_err("could not read the terminal")?;
+            redraw |= handle(&mut model, event);
         }
+    }
+}
+
+/// Applies one terminal event; returns whether the screen needs drawing.
+fn handle(model: &mut Model, event: Event) -> bool {
+    match event {
+        Event::Key(key) if key.is_press() || key.is_repeat() => {
+            if let Some(message) = translate(model, &key) {
+                update(model, message);
+            }
+            true
+        }
+        Event::Paste(text) => {
+            update(model, Message::Paste(text));
+            true
+        }
+        Event::Resize(width, height) => {
+            update(model, Message::Resized(width, height));
+            true
+        }
+        _ => false,
     }
 }

@@ -23,6 +23,7 @@
 
 pub mod data;
 pub mod detail;
+pub mod editor;
 pub mod errors;
 pub mod explain;
 pub mod help;

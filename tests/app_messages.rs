@@ -6,7 +6,6 @@ use quantscope::app::{Effect, Focus, Message, Model, Overlay, Setting, settle, t
 use quantscope::cli::BUILTIN_EXAMPLE;
 use quantscope::core::config::{Granularity, Scheme};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui_textarea::{Input, Key};
 
 fn model() -> Model {
     let mut m = Model::with_text(BUILTIN_EXAMPLE, None);
@@ -26,17 +25,17 @@ fn key(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
     settle(m);
 }
 
+/// Types `text` as keys (a newline as Enter), through the keymap.
 fn type_text(m: &mut Model, text: &str) {
     for c in text.chars() {
-        update(
-            m,
-            Message::Edit(Input {
-                key: Key::Char(c),
-                ctrl: false,
-                alt: false,
-                shift: false,
-            }),
-        );
+        let code = if c == '\n' {
+            KeyCode::Enter
+        } else {
+            KeyCode::Char(c)
+        };
+        if let Some(msg) = translate(m, &KeyEvent::new(code, KeyModifiers::NONE)) {
+            update(m, msg);
+        }
     }
     settle(m);
 }
@@ -74,27 +73,13 @@ fn a_bad_value_keeps_the_last_results_marked_stale_until_fixed() {
     let mut m = model();
     let good = m.report.clone().unwrap();
     // Move to the end of the text and type a bad value on a new line.
-    update(
-        &mut m,
-        Message::Edit(Input {
-            key: Key::Down,
-            ctrl: true,
-            alt: true,
-            shift: false,
-        }),
-    );
-    update(
-        &mut m,
-        Message::Edit(Input {
-            key: Key::End,
-            ctrl: false,
-            alt: false,
-            shift: false,
-        }),
-    );
+    key(&mut m, KeyCode::End, KeyModifiers::CONTROL);
+    key(&mut m, KeyCode::End, KeyModifiers::NONE);
     type_text(&mut m, "\nthird: 0.1, 0.4x, 0.2, 0.3");
     let err = m.parse_error.clone().expect("a parse error");
-    assert_eq!(err.line, BUILTIN_EXAMPLE.lines().count() + 1);
+    // The example ends with a newline, so the text ends with an empty line; the typed
+    // newline starts the one after it.
+    assert_eq!(err.line, BUILTIN_EXAMPLE.lines().count() + 2);
     assert!(err.to_string().contains("\"0.4x\""), "{err}");
     assert!(m.stale());
     assert!(
@@ -103,29 +88,13 @@ fn a_bad_value_keeps_the_last_results_marked_stale_until_fixed() {
     );
     // Fix it: delete "x" (cursor is at the end; go back over ", 0.2, 0.3" = 10 chars then delete).
     for _ in 0..10 {
-        update(
-            &mut m,
-            Message::Edit(Input {
-                key: Key::Left,
-                ctrl: false,
-                alt: false,
-                shift: false,
-            }),
-        );
+        key(&mut m, KeyCode::Left, KeyModifiers::NONE);
     }
-    update(
-        &mut m,
-        Message::Edit(Input {
-            key: Key::Backspace,
-            ctrl: false,
-            alt: false,
-            shift: false,
-        }),
-    );
+    key(&mut m, KeyCode::Backspace, KeyModifiers::NONE);
     settle(&mut m);
     assert!(m.parse_error.is_none(), "{:?}", m.parse_error);
     assert_eq!(m.report.as_ref().unwrap().shape, (3, 4));
-    assert!(m.dirty);
+    assert!(m.dirty());
 }
 
 #[test]
@@ -257,25 +226,17 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
     key(&mut m, KeyCode::Char('s'), KeyModifiers::CONTROL);
     assert!(matches!(m.overlay, Some(Overlay::SaveAs(_))));
     // The prompt starts with a suggestion; clear it and type a name.
-    update(
-        &mut m,
-        Message::Edit(Input {
-            key: Key::Char('u'),
-            ctrl: false,
-            alt: false,
-            shift: false,
-        }),
-    );
+    key(&mut m, KeyCode::Char('u'), KeyModifiers::NONE);
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     let save = m.effects.iter().find_map(|e| match e {
         Effect::Save { path, text } => Some((path.clone(), text.clone())),
-        Effect::Analyse(_) | Effect::LoadTensor { .. } => None,
+        Effect::Analyse | Effect::LoadTensor { .. } => None,
     });
     let (path, text) = save.expect("a save effect");
     assert_eq!(path.to_string_lossy(), "channels.txtu");
     assert!(text.starts_with('#'));
     update(&mut m, Message::Saved(Ok(path.clone())));
-    assert!(!m.dirty);
+    assert!(!m.dirty());
     assert_eq!(m.path(), Some(&path));
 }
 
@@ -296,15 +257,7 @@ fn a_huge_paste_is_refused_and_the_text_kept() {
 #[test]
 fn a_paste_goes_into_the_editor_and_is_analysed() {
     let mut m = model();
-    update(
-        &mut m,
-        Message::Edit(Input {
-            key: Key::Char('a'),
-            ctrl: true,
-            alt: false,
-            shift: false,
-        }),
-    );
+    key(&mut m, KeyCode::Home, KeyModifiers::CONTROL);
     update(&mut m, Message::Paste("extra: 1, 2, 3, 4\r\n".into()));
     settle(&mut m);
     assert_eq!(m.report.as_ref().unwrap().shape, (3, 4));
@@ -317,28 +270,17 @@ fn a_paste_goes_into_the_editor_and_is_analysed() {
 #[test]
 fn results_of_older_requests_are_ignored() {
     let mut m = model();
-    let old_jobs: Vec<_> = {
-        act(&mut m, Action::BitsUp);
-        update(&mut m, Message::Action(Action::BitsUp));
-        m.effects.clone()
-    };
+    act(&mut m, Action::BitsUp);
+    update(&mut m, Message::Action(Action::BitsUp));
+    assert!(m.effects.iter().any(|e| matches!(e, Effect::Analyse)));
     // A stale generation's result must not replace the newer configuration's.
-    let mut stale_model = Model::with_text(BUILTIN_EXAMPLE, None);
-    settle(&mut stale_model);
+    let mut old = m.job();
+    old.generation = 1;
     let mut stale_result = None;
-    if let Some(Effect::Analyse(job)) = stale_model
-        .effects
-        .first()
-        .cloned()
-        .or(old_jobs.first().cloned())
-    {
-        let mut old = job.clone();
-        old.generation = 1;
-        quantscope::app::worker::compute(&old, |r| {
-            stale_result = Some(r);
-            false
-        });
-    }
+    quantscope::app::worker::compute(&old, |r| {
+        stale_result = Some(r);
+        false
+    });
     let pending_generation = m.generation;
     update(&mut m, Message::Analysed(stale_result.expect("a result")));
     assert_eq!(m.generation, pending_generation);
@@ -446,7 +388,7 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
     assert_eq!(m.selected_channel, 50);
     act(&mut m, Action::CopyToEditor);
     assert_eq!(m.focus, Focus::Editor);
-    assert!(m.dirty);
+    assert!(m.dirty());
     let r = m.report.as_ref().unwrap();
     assert_eq!(r.shape, (32, 8));
     assert_eq!(r.channels[0].label.as_deref(), Some("ch50"));
@@ -491,7 +433,7 @@ fn the_scenario_picker_loads_text_and_suggested_settings_and_asks_before_replaci
             .unwrap_or("")
             .starts_with(&scenario.title)
     );
-    assert!(!m.dirty);
+    assert!(!m.dirty());
     // Esc clears the caption.
     key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
     assert!(m.caption.is_none());
@@ -507,7 +449,7 @@ fn the_scenario_picker_loads_text_and_suggested_settings_and_asks_before_replaci
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     key(&mut m, KeyCode::Char('y'), KeyModifiers::NONE);
     assert!(m.text().contains("quiet"));
-    assert!(!m.dirty);
+    assert!(!m.dirty());
 }
 
 #[test]
@@ -691,7 +633,7 @@ fn the_demo_steps_forward_and_back_and_replays_the_same_screens() {
         key(&mut m, KeyCode::Char(' '), KeyModifiers::NONE);
     }
     assert_eq!((m.config, m.caption.clone(), m.focus), last);
-    assert!(!m.dirty, "a demo leaves nothing unsaved");
+    assert!(!m.dirty(), "a demo leaves nothing unsaved");
     key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
     assert!(m.demo.is_none());
 }

@@ -71,7 +71,6 @@ pub fn apply_step(model: &mut Model, step: &DemoStep) {
 pub fn reset(model: &mut Model) {
     model.editor = new_editor("");
     model.source = Source::Text { path: None };
-    model.dirty = false;
     model.show_detail = false;
     model.show_explain = false;
     model.selected_channel = 0;
@@ -95,7 +94,6 @@ pub fn go_to(model: &mut Model, target: usize) {
             apply_step(model, step);
         }
     }
-    model.dirty = false;
     model.demo = Some(Demo {
         shown: target,
         ..demo

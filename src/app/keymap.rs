@@ -8,6 +8,8 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::app::editor::EditAction;
+
 /// What a key does, independent of which key it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
@@ -17,6 +19,10 @@ pub enum Action {
     Quit,
     /// Save the text to its file, or ask for a name.
     Save,
+    /// Save the text under a new name.
+    SaveAs,
+    /// An editing key in the editor.
+    Edit(EditAction),
     /// Focus the next pane.
     FocusNext,
     /// Focus the previous pane.
@@ -111,6 +117,8 @@ impl Action {
             Self::Help => "show or hide this help",
             Self::Quit => "quit (asks first when the text has unsaved changes)",
             Self::Save => "save the text to its file (asks for a name if it has none)",
+            Self::SaveAs => "save the text under another name",
+            Self::Edit(e) => e.describe(),
             Self::FocusNext => "focus the next pane",
             Self::FocusPrev => "focus the previous pane",
             Self::Close => "close the overlay or cancel; clear the caption",
@@ -165,6 +173,8 @@ impl Action {
             Self::Help => "help",
             Self::Quit => "quit",
             Self::Save => "save",
+            Self::SaveAs => "save as",
+            Self::Edit(_) => "edit",
             Self::FocusNext => "pane",
             Self::FocusPrev => "previous pane",
             Self::Close => "close",
@@ -212,6 +222,8 @@ impl Action {
 pub enum Mode {
     /// Keys that work everywhere, the editor included.
     Global,
+    /// Editing keys, when the editor has focus (other keys type).
+    Editor,
     /// Extra keys in the panes that are not the editor.
     Panes,
     /// The help overlay is open.
@@ -234,8 +246,9 @@ pub enum Mode {
 
 impl Mode {
     /// Every mode, in the order the help lists them.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Global,
+        Self::Editor,
         Self::Panes,
         Self::Help,
         Self::Confirm,
@@ -252,6 +265,7 @@ impl Mode {
     pub fn title(self) -> &'static str {
         match self {
             Self::Global => "Everywhere (the editor included)",
+            Self::Editor => "In the editor (other keys type; Shift with a cursor key selects)",
             Self::Panes => "In the panes other than the editor",
             Self::Help => "In this help",
             Self::Confirm => "When asked a question",
@@ -327,6 +341,10 @@ impl Combo {
             KeyCode::BackTab => "Shift-Tab".into(),
             KeyCode::Enter => "Enter".into(),
             KeyCode::Esc => "Esc".into(),
+            KeyCode::Backspace => "Backspace".into(),
+            KeyCode::Delete => "Delete".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
             other => format!("{other:?}"),
         };
         s.push_str(&key);
@@ -356,14 +374,26 @@ macro_rules! bind {
 }
 
 use KeyCode::{
-    BackTab, Char, Down, End, Enter, Esc, F, Home, Left, PageDown, PageUp, Right, Tab, Up,
+    BackTab, Backspace, Char, Delete, Down, End, Enter, Esc, F, Home, Left, PageDown, PageUp,
+    Right, Tab, Up,
 };
+
+macro_rules! edit {
+    ($action:ident, [$(($code:expr, $mods:expr)),+ $(,)?]) => {
+        Binding {
+            mode: Mode::Editor,
+            action: Action::Edit(EditAction::$action),
+            keys: &[$(Combo::new($code, $mods)),+],
+        }
+    };
+}
 
 /// The whole keymap.
 pub const BINDINGS: &[Binding] = &[
     bind!(Global, Help, [(F(1), NONE)]),
     bind!(Global, Quit, [(Char('q'), CTRL), (Char('c'), CTRL)]),
     bind!(Global, Save, [(Char('s'), CTRL)]),
+    bind!(Global, SaveAs, [(Char('o'), CTRL)]),
     bind!(Global, FocusNext, [(Tab, NONE)]),
     bind!(Global, FocusPrev, [(BackTab, NONE)]),
     bind!(Global, BitsDown, [(F(2), NONE), (Char('-'), ALT)]),
@@ -387,6 +417,28 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, Close, [(Esc, NONE)]),
     bind!(Global, Practice, [(Char('m'), ALT)]),
     bind!(Global, Tensors, [(Char('j'), ALT)]),
+    edit!(Undo, [(Char('z'), CTRL), (Char('u'), CTRL)]),
+    edit!(Redo, [(Char('r'), CTRL)]),
+    edit!(Left, [(Left, NONE), (Char('b'), CTRL)]),
+    edit!(Right, [(Right, NONE), (Char('f'), CTRL)]),
+    edit!(Up, [(Up, NONE), (Char('p'), CTRL)]),
+    edit!(Down, [(Down, NONE), (Char('n'), CTRL)]),
+    edit!(WordLeft, [(Left, CTRL), (Char('b'), ALT)]),
+    edit!(WordRight, [(Right, CTRL), (Char('f'), ALT)]),
+    edit!(LineStart, [(Home, NONE), (Char('a'), CTRL)]),
+    edit!(LineEnd, [(End, NONE), (Char('e'), CTRL)]),
+    edit!(PageUp, [(PageUp, NONE)]),
+    edit!(PageDown, [(PageDown, NONE)]),
+    edit!(Top, [(Home, CTRL), (Char('<'), ALT)]),
+    edit!(Bottom, [(End, CTRL), (Char('>'), ALT)]),
+    edit!(DeleteBack, [(Backspace, NONE), (Char('h'), CTRL)]),
+    edit!(DeleteForward, [(Delete, NONE), (Char('d'), CTRL)]),
+    edit!(DeleteWordBack, [(Char('w'), CTRL), (Backspace, ALT)]),
+    edit!(DeleteWordForward, [(Char('d'), ALT)]),
+    edit!(KillLine, [(Char('k'), CTRL)]),
+    edit!(Cut, [(Char('x'), CTRL)]),
+    edit!(Yank, [(Char('y'), CTRL)]),
+    edit!(Newline, [(Enter, NONE)]),
     bind!(Panes, Help, [(Char('?'), NONE)]),
     bind!(Panes, Quit, [(Char('q'), NONE)]),
     bind!(Panes, Up, [(Up, NONE), (Char('k'), NONE)]),
@@ -529,6 +581,25 @@ mod tests {
                 assert!(
                     g.is_none(),
                     "{} is bound in both Global and Panes",
+                    k.label()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn editor_keys_do_not_shadow_global_keys() {
+        for e in bindings(Mode::Editor) {
+            for k in e.keys {
+                let g = bindings(Mode::Global).find(|g| g.keys.contains(k));
+                assert!(
+                    g.is_none(),
+                    "{} is bound in both Global and Editor",
+                    k.label()
+                );
+                assert!(
+                    !(matches!(k.code, Char(_)) && k.modifiers.is_empty()),
+                    "{} would take a typed character",
                     k.label()
                 );
             }

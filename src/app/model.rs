@@ -4,9 +4,9 @@ use std::ops::Not as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ratatui::style::{Modifier, Style};
 use ratatui_textarea::TextArea;
 
+use crate::app::editor::Editor;
 use crate::app::worker::{Input, Job};
 use crate::core::config::{Config, Granularity};
 use crate::core::explain::{ChannelExplanation, explain_channel};
@@ -172,8 +172,10 @@ impl Overlay {
 /// Work the runtime must do on the model's behalf (the model does no I/O).
 #[derive(Debug, Clone)]
 pub enum Effect {
-    /// Run an analysis job in the background.
-    Analyse(Job),
+    /// Analyse the current data and configuration in the background ([`Model::job`] says
+    /// what; the job is built when the runtime sends it, so that a burst of keys asks for
+    /// one analysis of the text they leave).
+    Analyse,
     /// Load tensor `name` of the .safetensors file at `path`.
     LoadTensor {
         /// The file.
@@ -194,11 +196,9 @@ pub enum Effect {
 #[derive(Debug)]
 pub struct Model {
     /// The channel text.
-    pub editor: TextArea<'static>,
+    pub editor: Editor,
     /// Where the data comes from.
     pub source: Source,
-    /// The text changed since it was loaded or saved.
-    pub dirty: bool,
     /// The preset the configuration starts from.
     pub preset: &'static str,
     /// What the user changed after the preset.
@@ -213,6 +213,9 @@ pub struct Model {
     pub report: Option<Arc<Report>>,
     /// The current text does not parse: the panes show the last good report, marked stale.
     pub parse_error: Option<ParseError>,
+    /// Notes on the last text that parsed (values that underflow `f32`, a skipped header)
+    /// and how many there were.
+    pub notes: Arc<crate::io::text::Notes>,
     /// Another analysis failure (shown like a parse error).
     pub failure: Option<String>,
     /// The generation of the newest job requested.
@@ -266,21 +269,14 @@ pub struct Model {
 /// From this many columns on, the channel detail always has a column of its own.
 pub const DETAIL_COLUMN_WIDTH: u16 = 150;
 
-/// A text editor with the explorer's settings (line numbers, undo history).
+/// What the empty editor shows.
+pub const EDITOR_PLACEHOLDER: &str =
+    "Type or paste channels: one per line, values separated by commas or spaces";
+
+/// An editor holding `text`, counted as saved.
 #[must_use]
-pub fn new_editor(text: &str) -> TextArea<'static> {
-    let lines: Vec<String> = if text.is_empty() {
-        vec![String::new()]
-    } else {
-        text.lines().map(str::to_string).collect()
-    };
-    let mut editor = TextArea::new(lines);
-    editor.set_max_histories(200);
-    editor.set_line_number_style(Style::new().add_modifier(Modifier::DIM));
-    editor.set_placeholder_text(
-        "Type or paste channels: one per line, values separated by commas or spaces",
-    );
-    editor
+pub fn new_editor(text: &str) -> Editor {
+    Editor::new(text)
 }
 
 impl Model {
@@ -299,12 +295,11 @@ impl Model {
         m
     }
 
-    fn new(editor: TextArea<'static>, source: Source) -> Self {
+    fn new(editor: Editor, source: Source) -> Self {
         let config = Config::default();
         let mut model = Self {
             editor,
             source,
-            dirty: false,
             preset: "lesson",
             overrides: Overrides::default(),
             config,
@@ -312,6 +307,7 @@ impl Model {
             matrix: None,
             report: None,
             parse_error: None,
+            notes: Arc::default(),
             failure: None,
             generation: 0,
             pending: false,
@@ -344,7 +340,13 @@ impl Model {
     /// The editor's text, lines joined with `\n`.
     #[must_use]
     pub fn text(&self) -> String {
-        self.editor.lines().join("\n")
+        self.editor.text()
+    }
+
+    /// The text has changes that are not saved (undoing back to the saved text clears it).
+    #[must_use]
+    pub fn dirty(&self) -> bool {
+        matches!(self.source, Source::Text { .. }) && self.editor.modified()
     }
 
     /// The results shown are not those of the current text and configuration: the text
@@ -460,26 +462,11 @@ impl Model {
                 return;
             }
         };
-        self.editor = new_editor(&scenario.text);
-        // Put the data on screen rather than the header: the cursor goes to the first data
-        // line, or to the end of a short file so that every row shows.
-        let lines: Vec<&str> = scenario.text.lines().collect();
-        let first_data = lines
-            .iter()
-            .position(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-        match first_data {
-            Some(row) if lines.len() - row > 4 => {
-                self.editor.move_cursor(ratatui_textarea::CursorMove::Jump(
-                    u16::try_from(row).unwrap_or(u16::MAX),
-                    0,
-                ));
-            }
-            _ => self
-                .editor
-                .move_cursor(ratatui_textarea::CursorMove::Bottom),
-        }
+        self.editor = new_editor(scenario.text.trim_end());
+        // The cursor goes to the end of the text, where typing cannot break a row by
+        // accident, and the view follows it onto the data rows.
+        self.editor.move_to_end();
         self.source = Source::Text { path: None };
-        self.dirty = false;
         self.preset = scenario.preset;
         self.overrides = scenario.overrides;
         self.config = config;
@@ -496,16 +483,24 @@ impl Model {
     /// Queues an analysis of the current data and configuration.
     pub fn request_analysis(&mut self) {
         self.generation += 1;
+        self.pending = true;
+        if !self.effects.iter().any(|e| matches!(e, Effect::Analyse)) {
+            self.effects.push(Effect::Analyse);
+        }
+    }
+
+    /// The analysis of the current data and configuration (what [`Effect::Analyse`] asks
+    /// for): the editor's lines are shared, not copied.
+    #[must_use]
+    pub fn job(&self) -> Job {
         let input = match &self.source {
-            Source::Text { .. } => Input::Text(Arc::from(self.text())),
+            Source::Text { .. } => Input::Text(self.editor.lines().to_vec()),
             Source::Tensor { matrix, .. } => Input::Matrix(Arc::clone(matrix)),
         };
-        self.pending = true;
-        self.effects.retain(|e| !matches!(e, Effect::Analyse(_)));
-        self.effects.push(Effect::Analyse(Job {
+        Job {
             generation: self.generation,
             input,
             config: self.config,
-        }));
+        }
     }
 }

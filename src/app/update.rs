@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 
-use ratatui::crossterm::event::KeyEvent;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{CursorMove, Input};
 
+use crate::app::editor::{EditAction, Editor};
 use crate::app::keymap::{Action, Mode, lookup};
 use crate::app::model::{Effect, Focus, Model, Overlay, SETTINGS, Setting, Source};
 use crate::app::worker::{JobResult, Outcome};
@@ -22,14 +23,23 @@ pub const MAX_PASTE_BYTES: usize = 64 * 1024 * 1024;
 pub enum Message {
     /// A key bound in the keymap.
     Action(Action),
-    /// A key for the editor or the open prompt.
+    /// A key for the open prompt (a file name, the tensor filter, a practice answer).
     Edit(Input),
+    /// A character typed into the editor.
+    Type(char),
+    /// An editing key in the editor; `select` extends the selection (Shift with a motion).
+    Editor {
+        /// What the key does.
+        action: EditAction,
+        /// Shift was held with a cursor key.
+        select: bool,
+    },
     /// Text pasted by the terminal (bracketed paste).
     Paste(String),
     /// A background analysis produced a result.
     Analysed(JobResult),
-    /// A save finished: the path written, or why it failed.
-    Saved(Result<PathBuf, String>),
+    /// A save finished: the path written, or the path and why it failed.
+    Saved(Result<PathBuf, (PathBuf, String)>),
     /// The terminal is now this many columns and rows.
     Resized(u16, u16),
     /// A tensor was loaded (its display name and values), or why not.
@@ -54,11 +64,58 @@ pub fn mode(model: &Model) -> Mode {
     }
 }
 
+/// The terminal is smaller than the panes need: only quitting, help and answering the quit
+/// question work (nothing is edited unseen).
+#[must_use]
+pub fn too_small(model: &Model) -> bool {
+    model.size.0 < crate::ui::MIN_WIDTH || model.size.1 < crate::ui::MIN_HEIGHT
+}
+
+/// The message for a key in the editor: an editing key, or a typed character.
+fn editor_message(key: &KeyEvent) -> Option<Message> {
+    if let Some(Action::Edit(action)) = lookup(Mode::Editor, key) {
+        return Some(Message::Editor {
+            action,
+            select: false,
+        });
+    }
+    if key.modifiers.contains(KeyModifiers::SHIFT) {
+        let plain = KeyEvent::new(key.code, key.modifiers - KeyModifiers::SHIFT);
+        if let Some(Action::Edit(action)) = lookup(Mode::Editor, &plain)
+            && action.is_motion()
+        {
+            return Some(Message::Editor {
+                action,
+                select: true,
+            });
+        }
+    }
+    match key.code {
+        KeyCode::Char(c)
+            if !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            Some(Message::Type(c))
+        }
+        _ => None,
+    }
+}
+
 /// Translates a key press into a message, through the keymap.
 #[must_use]
 pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
     let global = lookup(Mode::Global, key);
     let current = mode(model);
+    if too_small(model) {
+        if current == Mode::Confirm {
+            return lookup(Mode::Confirm, key).map(Message::Action);
+        }
+        return global
+            .filter(|a| matches!(a, Action::Quit | Action::Help | Action::Close))
+            .or_else(|| lookup(Mode::Help, key).filter(|_| current == Mode::Help))
+            .map(Message::Action);
+    }
     if model.demo.is_some()
         && matches!(current, Mode::Global | Mode::Panes)
         && let Some(action) = lookup(Mode::Demo, key)
@@ -91,8 +148,8 @@ pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action)
             .or_else(|| Some(Message::Edit(Input::from(*key)))),
-        Mode::Global => global.map(Message::Action).or_else(|| match model.source {
-            Source::Text { .. } => Some(Message::Edit(Input::from(*key))),
+        Mode::Global | Mode::Editor => global.map(Message::Action).or_else(|| match model.source {
+            Source::Text { .. } => editor_message(key),
             Source::Tensor { .. } => None,
         }),
         Mode::Panes => global
@@ -113,14 +170,30 @@ pub fn update(model: &mut Model, message: Message) {
             }
         }
         Message::Edit(input) => edit(model, input),
+        Message::Type(c) => {
+            if matches!(model.source, Source::Text { .. }) && model.editor.type_char(c) {
+                model.status = None;
+                model.request_analysis();
+            }
+        }
+        Message::Editor { action, select } => {
+            if matches!(model.source, Source::Text { .. }) && model.editor.apply(action, select) {
+                model.status = None;
+                model.request_analysis();
+            }
+        }
         Message::Paste(text) => paste(model, &text),
         Message::Analysed(result) => analysed(model, result),
         Message::Saved(Ok(path)) => {
             model.status = Some(format!("saved {}", path.display()));
-            model.dirty = false;
+            model.editor.mark_saved();
             model.source = Source::Text { path: Some(path) };
         }
-        Message::Saved(Err(e)) => model.status = Some(format!("not saved: {e}")),
+        Message::Saved(Err((path, e))) => {
+            // Ask for another name at once: saving to the same place would fail again.
+            model.status = Some(format!("not saved: {e}; give another name (Esc cancels)"));
+            model.overlay = Some(save_as_prompt(&path.display().to_string()));
+        }
         Message::TensorLoaded(Ok((name, matrix))) => {
             let (rows, cols) = matrix.shape();
             model.source = Source::Tensor {
@@ -128,7 +201,6 @@ pub fn update(model: &mut Model, message: Message) {
                 matrix: std::sync::Arc::new(matrix),
             };
             model.selected_channel = 0;
-            model.dirty = false;
             if model.focus == Focus::Editor {
                 model.focus = Focus::Utilization;
             }
@@ -159,15 +231,6 @@ fn edit(model: &mut Model, input: Input) {
     }
     if let Some(p) = &mut model.practice {
         p.input.input(input);
-        return;
-    }
-    if !matches!(model.source, Source::Text { .. }) {
-        return;
-    }
-    model.status = None;
-    if model.editor.input(input) {
-        model.dirty = true;
-        model.request_analysis();
     }
 }
 
@@ -197,7 +260,6 @@ fn paste(model: &mut Model, text: &str) {
         model.focus = Focus::Editor;
     }
     if model.editor.insert_str(&text) {
-        model.dirty = true;
         model.request_analysis();
     }
 }
@@ -218,9 +280,11 @@ fn analysed(model: &mut Model, result: JobResult) {
         }
         Outcome::Report {
             matrix,
+            notes,
             report,
             complete,
         } => {
+            model.notes = notes;
             let rows = report.shape.0;
             model.parse_error = None;
             model.failure = None;
@@ -300,7 +364,7 @@ fn act(model: &mut Model, action: Action) {
             }
         }
         Action::Quit => {
-            if model.dirty && !matches!(model.overlay, Some(Overlay::ConfirmQuit)) {
+            if model.dirty() && !matches!(model.overlay, Some(Overlay::ConfirmQuit)) {
                 model.overlay = Some(Overlay::ConfirmQuit);
             } else {
                 model.quit = true;
@@ -308,6 +372,21 @@ fn act(model: &mut Model, action: Action) {
         }
         Action::Yes => yes(model),
         Action::Save => save(model),
+        Action::SaveAs => {
+            if matches!(model.source, Source::Text { .. }) {
+                let name = model
+                    .path()
+                    .map_or_else(|| "channels.txt".to_string(), |p| p.display().to_string());
+                model.overlay = Some(save_as_prompt(&name));
+            } else {
+                save(model);
+            }
+        }
+        Action::Edit(action) => {
+            if matches!(model.source, Source::Text { .. }) && model.editor.apply(action, false) {
+                model.request_analysis();
+            }
+        }
         Action::FocusNext | Action::FocusPrev => {
             let order = model.focus_order();
             let i = order.iter().position(|f| *f == model.focus).unwrap_or(0);
@@ -528,9 +607,9 @@ fn copy_to_editor(model: &mut Model) {
         picked[0],
         crate::io::text::format_text(&sub)
     );
-    model.editor = crate::app::model::new_editor(&text);
+    model.editor = Editor::unsaved(&text);
+    model.editor.move_to_end();
     model.source = Source::Text { path: None };
-    model.dirty = true;
     model.focus = Focus::Editor;
     model.selected_channel = 0;
     model.status = Some(format!(
@@ -563,7 +642,7 @@ fn toggle(model: &mut Model, action: Action) {
 fn yes(model: &mut Model) {
     match model.overlay.take() {
         Some(Overlay::Scenarios { selected }) => {
-            if model.dirty {
+            if model.dirty() {
                 model.overlay = Some(Overlay::ConfirmScenario(selected));
             } else {
                 load_builtin_scenario(model, selected);
@@ -616,13 +695,16 @@ fn save(model: &mut Model) {
             path: path.clone(),
             text: model.text(),
         }),
-        Source::Text { path: None } => {
-            let mut prompt = ratatui_textarea::TextArea::default();
-            prompt.insert_str("channels.txt");
-            prompt.move_cursor(CursorMove::End);
-            model.overlay = Some(Overlay::SaveAs(Box::new(prompt)));
-        }
+        Source::Text { path: None } => model.overlay = Some(save_as_prompt("channels.txt")),
     }
+}
+
+/// The "Save as" prompt, holding `name`.
+fn save_as_prompt(name: &str) -> Overlay {
+    let mut prompt = ratatui_textarea::TextArea::default();
+    prompt.insert_str(name);
+    prompt.move_cursor(CursorMove::End);
+    Overlay::SaveAs(Box::new(prompt))
 }
 
 fn step_selection(model: &mut Model, delta: isize) {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::core::{Config, Matrix, Options, Report, analyse_with};
-use crate::io::text::{ParseError, parse_text_limited};
+use crate::io::text::{LineCache, Notes, ParseError};
 
 /// The most numbers the editor's text may hold; larger data belongs in a `.npy` file.
 pub const MAX_TEXT_VALUES: usize = 4_000_000;
@@ -13,8 +13,8 @@ pub const MAX_TEXT_VALUES: usize = 4_000_000;
 /// What a job analyses.
 #[derive(Debug, Clone)]
 pub enum Input {
-    /// The editor's text, to be parsed.
-    Text(Arc<str>),
+    /// The editor's lines, to be parsed (shared with the editor, not copied).
+    Text(Vec<Arc<String>>),
     /// A matrix loaded from a file.
     Matrix(Arc<Matrix>),
 }
@@ -41,6 +41,8 @@ pub enum Outcome {
     Report {
         /// The parsed matrix.
         matrix: Arc<Matrix>,
+        /// Notes on the text (values that underflow `f32`, a skipped header).
+        notes: Arc<Notes>,
         /// The report.
         report: Arc<Report>,
         /// The ladder is included.
@@ -57,27 +59,74 @@ pub struct JobResult {
     pub outcome: Outcome,
 }
 
-/// Runs `job`, handing each result to `emit`; `emit` returns false to stop early (a newer
-/// job is waiting).
-pub fn compute(job: &Job, mut emit: impl FnMut(JobResult) -> bool) {
+/// What the analysis thread keeps between jobs: the parse of the editor's lines (a key
+/// parses the line it changed, and a settings change parses nothing) and the matrix built
+/// from them.
+#[derive(Debug, Default)]
+pub struct Worker {
+    lines: LineCache,
+    /// The matrix of the last parse, by the parse's identity, so that an unchanged text
+    /// keeps one matrix.
+    matrix: Option<(usize, Data)>,
+}
+
+/// A job's data: the matrix and the notes on its text.
+type Data = (Arc<Matrix>, Arc<Notes>);
+
+impl Worker {
+    /// Runs `job`, handing each result to `emit`; `emit` returns false to stop early (a
+    /// newer job is waiting).
+    pub fn run(&mut self, job: &Job, emit: impl FnMut(JobResult) -> bool) {
+        let parsed = match &job.input {
+            Input::Matrix(m) => Ok((Arc::clone(m), Arc::new(Notes::default()))),
+            Input::Text(lines) => self.parse(lines),
+        };
+        analyse_job(job, parsed, emit);
+    }
+
+    fn parse(&mut self, lines: &[Arc<String>]) -> Result<Data, ParseError> {
+        let parsed = self.lines.parse(lines, MAX_TEXT_VALUES)?;
+        let id = Arc::as_ptr(&parsed) as usize;
+        if let Some((last, data)) = &self.matrix
+            && *last == id
+        {
+            return Ok(data.clone());
+        }
+        let data = (
+            Arc::new(parsed.matrix.clone()),
+            Arc::new(parsed.notes.clone()),
+        );
+        self.matrix = Some((id, data.clone()));
+        Ok(data)
+    }
+}
+
+/// Runs `job` once, with nothing kept (tests and headless use); see [`Worker::run`].
+pub fn compute(job: &Job, emit: impl FnMut(JobResult) -> bool) {
+    Worker::default().run(job, emit);
+}
+
+fn analyse_job(
+    job: &Job,
+    parsed: Result<Data, ParseError>,
+    mut emit: impl FnMut(JobResult) -> bool,
+) {
     let generation = job.generation;
-    let matrix = match &job.input {
-        Input::Matrix(m) => Arc::clone(m),
-        Input::Text(text) => match parse_text_limited(text, MAX_TEXT_VALUES) {
-            Ok(m) => Arc::new(m),
-            Err(e) => {
-                emit(JobResult {
-                    generation,
-                    outcome: Outcome::Invalid(e),
-                });
-                return;
-            }
-        },
+    let (matrix, notes) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            emit(JobResult {
+                generation,
+                outcome: Outcome::Invalid(e),
+            });
+            return;
+        }
     };
     for ladder in [false, true] {
         let outcome = match analyse_with(&matrix, &job.config, Options { ladder }) {
             Ok(report) => Outcome::Report {
                 matrix: Arc::clone(&matrix),
+                notes: Arc::clone(&notes),
                 report: Arc::new(report),
                 complete: ladder,
             },

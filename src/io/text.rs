@@ -21,15 +21,37 @@
 //!   value is rounded once, correctly, to the nearest `f32`; one whose magnitude is too
 //!   large for `f32` (`1e39`) is an error rather than an infinity.
 //! - Every channel must have as many values as the first one.
+//! - Commas always separate values: `1,5` is two values, 1 and 5, never one and a half.
+//!   Write decimals with a point.
+//!
+//! What people copy from notebooks and spreadsheets is read too:
+//!
+//! - numpy's and PyTorch's printed arrays (`array([[0.1, -0.2], [0.3, 0.4]],
+//!   dtype=float32)`, `print(a)`'s `[[0.1 -0.2]\n [0.3 0.4]]`, `tensor([[...]])`) and nested
+//!   JSON arrays: the outer list holds the channels (see [`brackets`]);
+//! - a CSV or TSV header row (a first line of names, or one starting with an empty cell as
+//!   pandas writes it) is skipped with a note, and then a first cell that is a name is the
+//!   channel's label (`q0,0.1,0.2`).
+//!
+//! A value too small for `f32` (`1e-50` reads as 0) or one that becomes subnormal (fewer
+//! significant bits) is kept, with a [`Note`] saying so.
 //!
 //! Errors carry a 1-based line and a 1-based column counted in characters (not bytes; a tab
-//! is one character), so the editor can put the cursor on them. Parsing never panics and runs in linear time.
+//! is one character), so the editor can put the cursor on them. Parsing never panics and
+//! runs in linear time.
+
+pub mod brackets;
+mod cache;
+pub mod line;
 
 use std::fmt::{self, Write as _};
 
 use ndarray::Array2;
 
 use crate::core::{Matrix, MatrixError};
+
+pub use cache::LineCache;
+use line::{LineError, LineOptions, LineParse, header_names, locate, parse_line};
 
 /// How many characters of the offending token a [`ParseError`] message shows.
 const SHOWN_TOKEN_CHARS: usize = 40;
@@ -100,6 +122,14 @@ pub enum ParseErrorKind {
         /// The limit that was exceeded.
         max: usize,
     },
+    /// A bracket was opened and not closed.
+    #[error("unclosed bracket: the array ends early")]
+    Unclosed,
+    /// A printed array that numpy or PyTorch shortened with `...`.
+    #[error(
+        "the array was printed in summary; print it whole (numpy: np.set_printoptions(threshold=sys.maxsize), torch: torch.set_printoptions(profile=\"full\"))"
+    )]
+    Summarised,
     /// The values could not form a matrix (not expected: the parser checks first).
     #[error(transparent)]
     Matrix(#[from] MatrixError),
@@ -112,6 +142,7 @@ impl fmt::Display for ParseError {
         }
         let token = Shown(&self.text);
         match &self.kind {
+            ParseErrorKind::NotANumber if self.text.is_empty() => write!(f, "{}", self.kind),
             ParseErrorKind::NotANumber
             | ParseErrorKind::OutOfRange
             | ParseErrorKind::InvalidLabel => write!(f, "\"{token}\" is {}", self.kind),
@@ -138,11 +169,107 @@ struct Shown<'a>(&'a str);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.char_indices().nth(SHOWN_TOKEN_CHARS) {
-            Some((cut, _)) => write!(f, "{}…", &self.0[..cut]),
-            None => f.write_str(self.0),
+        let (shown, cut) = match self.0.char_indices().nth(SHOWN_TOKEN_CHARS) {
+            Some((cut, _)) => (&self.0[..cut], true),
+            None => (self.0, false),
+        };
+        // Control characters (a pasted escape sequence, a NUL) are shown escaped, so that a
+        // message never drives the terminal.
+        for c in shown.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                f.write_char(c)?;
+            }
+        }
+        if cut {
+            f.write_str("…")?;
+        }
+        Ok(())
+    }
+}
+
+/// Something worth knowing about the text that is not an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub col: usize,
+    /// What it is about.
+    pub kind: NoteKind,
+}
+
+/// What a [`Note`] says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoteKind {
+    /// A nonzero value too small for `f32`, read as 0.
+    Underflow(String),
+    /// A value that is subnormal in `f32` (fewer significant bits than the others).
+    Subnormal(String),
+    /// A CSV or TSV header row was skipped; its names.
+    HeaderSkipped(Vec<String>),
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, col {}: ", self.line, self.col)?;
+        match &self.kind {
+            NoteKind::Underflow(t) => {
+                write!(f, "{} is too small for f32 and reads as 0", Shown(t))
+            }
+            NoteKind::Subnormal(t) => write!(
+                f,
+                "{} is subnormal in f32 (stored with fewer significant bits)",
+                Shown(t)
+            ),
+            NoteKind::HeaderSkipped(names) => {
+                let shown: Vec<&str> = names.iter().take(4).map(String::as_str).collect();
+                let more = if names.len() > 4 { ", …" } else { "" };
+                write!(
+                    f,
+                    "header row skipped ({}{more}); a name in a row's first cell labels it",
+                    Shown(&shown.join(", "))
+                )
+            }
         }
     }
+}
+
+/// The notes on a text: at most [`MAX_NOTES`] of them, and how many there were.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Notes {
+    /// The first notes, in text order.
+    pub list: Vec<Note>,
+    /// How many notes there were in all.
+    pub count: usize,
+}
+
+impl Notes {
+    fn push(&mut self, note: Note) {
+        self.count += 1;
+        if self.list.len() < MAX_NOTES {
+            self.list.push(note);
+        }
+    }
+}
+
+/// Text parsed into a matrix, with the notes on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// The channels.
+    pub matrix: Matrix,
+    /// Values that lost precision, a skipped header.
+    pub notes: Notes,
+}
+
+/// The most notes kept (the count says how many there were).
+pub const MAX_NOTES: usize = 100;
+
+/// The 1-based column of byte `byte` of `line`, counted in characters.
+fn column(line: &str, byte: usize) -> usize {
+    line.get(..byte)
+        .map_or(1, |before| before.chars().count() + 1)
 }
 
 /// Parses channel text into a [`Matrix`], with no limit on the number of values.
@@ -154,21 +281,180 @@ pub fn parse_text(src: &str) -> Result<Matrix, ParseError> {
 
 /// Parses channel text into a [`Matrix`], refusing input with more than `max_values` numbers.
 ///
-/// The error ([`ParseErrorKind::TooManyValues`]) points at the first value over the limit,
-/// and is reported as soon as it is reached, before the rest of the input is read. Use it
-/// to refuse absurd pastes gracefully; [`parse_text`] is this with `usize::MAX`.
+/// The error ([`ParseErrorKind::TooManyValues`]) points at the first value over the limit.
+/// Use it to refuse absurd pastes gracefully; [`parse_text`] is this with `usize::MAX`.
 pub fn parse_text_limited(src: &str, max_values: usize) -> Result<Matrix, ParseError> {
+    parse_text_with_notes(src, max_values).map(|p| p.matrix)
+}
+
+/// Parses channel text into a [`Matrix`] and the [`Note`]s on it (values that underflow
+/// `f32`, a skipped header row), refusing more than `max_values` numbers.
+pub fn parse_text_with_notes(src: &str, max_values: usize) -> Result<Parsed, ParseError> {
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
-    let mut acc = Accumulator {
-        values: Vec::new(),
-        labels: Vec::new(),
-        width: None,
-        max_values,
-    };
-    for (index, line) in src.split('\n').enumerate() {
-        acc.line(line).map_err(|e| e.at_line(index + 1, line))?;
+    if brackets::looks_bracketed(src) {
+        return parse_bracketed(src, max_values);
     }
-    acc.finish()
+    let lines: Vec<&str> = src.split('\n').collect();
+    assemble(&lines, max_values, |row, options| {
+        parse_line(lines[row], options).map(std::sync::Arc::new)
+    })
+}
+
+/// Reads a bracketed array, locating errors and notes by line and column.
+fn parse_bracketed(src: &str, max_values: usize) -> Result<Parsed, ParseError> {
+    let locate_byte = |byte: usize| {
+        let before = &src[..byte.min(src.len())];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let line = before.matches('\n').count() + 1;
+        (line, before[line_start..].chars().count() + 1)
+    };
+    let arrays = brackets::parse(src, max_values).map_err(|e| {
+        if matches!(e.kind, ParseErrorKind::NoValues) {
+            return ParseError {
+                line: 1,
+                col: 1,
+                kind: e.kind,
+                text: String::new(),
+            };
+        }
+        let (line, col) = locate_byte(e.byte);
+        ParseError {
+            line,
+            col,
+            kind: e.kind,
+            text: e.text,
+        }
+    })?;
+    let mut notes = Notes::default();
+    for (byte, kind) in arrays.notes {
+        let (line, col) = locate_byte(byte);
+        notes.push(Note { line, col, kind });
+    }
+    let no_position = |kind| ParseError {
+        line: 1,
+        col: 1,
+        kind,
+        text: String::new(),
+    };
+    let (rows, width) = (arrays.rows, arrays.width);
+    let values = Array2::from_shape_vec((rows, width), arrays.values)
+        .map_err(|_| no_position(MatrixError::Empty { rows, cols: width }.into()))?;
+    let matrix =
+        Matrix::with_labels(values, vec![None; rows]).map_err(|e| no_position(e.into()))?;
+    Ok(Parsed { matrix, notes })
+}
+
+/// Builds the matrix from the lines' parses: `parsed(row, options)` gives line `row`'s
+/// (from a cache or fresh). Checks what spans lines: the header row, equal channel lengths
+/// and the value limit.
+fn assemble<L, P>(lines: &[L], max_values: usize, mut parsed: P) -> Result<Parsed, ParseError>
+where
+    L: AsRef<str>,
+    P: FnMut(usize, LineOptions) -> Result<std::sync::Arc<LineParse>, LineError>,
+{
+    let text = |row: usize| lines[row].as_ref();
+    let mut options = LineOptions::default();
+    let mut notes = Notes::default();
+    let mut first_row = 0;
+    let content = |row: usize| {
+        let l = text(row);
+        let c = l.find('#').map_or(l, |h| &l[..h]);
+        !c.trim().is_empty()
+    };
+    if let Some(first) = (0..lines.len()).find(|&r| content(r))
+        && (first + 1..lines.len()).any(content)
+        && let Some(names) = header_names(text(first))
+    {
+        options.first_cell_labels = true;
+        first_row = first + 1;
+        notes.push(Note {
+            line: first + 1,
+            col: 1,
+            kind: NoteKind::HeaderSkipped(names),
+        });
+    }
+    let mut values: Vec<f32> = Vec::new();
+    let mut labels: Vec<Option<String>> = Vec::new();
+    let mut width: Option<usize> = None;
+    for row in first_row..lines.len() {
+        let line = text(row);
+        let parse = parsed(row, options).map_err(|e| at_line(e, row + 1, line))?;
+        for (byte, kind) in &parse.notes {
+            notes.push(locate(row + 1, line, *byte, kind.clone()));
+        }
+        for channel in &parse.channels {
+            let len = channel.values.len();
+            if values.len() + len > max_values {
+                let over = max_values - values.len();
+                return Err(too_many(
+                    line,
+                    row + 1,
+                    channel.start,
+                    over,
+                    max_values,
+                    options,
+                ));
+            }
+            match width {
+                None => width = Some(len),
+                Some(expected) if expected != len => {
+                    let kind = ParseErrorKind::RaggedChannel {
+                        channel: labels.len() + 1,
+                        len,
+                        expected,
+                    };
+                    let e =
+                        LineError::new(channel.start, kind, channel.label.as_deref().unwrap_or(""));
+                    return Err(at_line(e, row + 1, line));
+                }
+                Some(_) => {}
+            }
+            values.extend_from_slice(&channel.values);
+            labels.push(channel.label.clone());
+        }
+    }
+    let no_position = |kind| ParseError {
+        line: 1,
+        col: 1,
+        kind,
+        text: String::new(),
+    };
+    let Some(width) = width else {
+        return Err(no_position(ParseErrorKind::NoValues));
+    };
+    let rows = labels.len();
+    let values = Array2::from_shape_vec((rows, width), values)
+        .map_err(|_| no_position(MatrixError::Empty { rows, cols: width }.into()))?;
+    let matrix = Matrix::with_labels(values, labels).map_err(|e| no_position(e.into()))?;
+    Ok(Parsed { matrix, notes })
+}
+
+/// The error for the value limit, at the first value over it (value `over` of the channel
+/// starting at byte `start`).
+fn too_many(
+    line: &str,
+    row: usize,
+    start: usize,
+    over: usize,
+    max: usize,
+    options: LineOptions,
+) -> ParseError {
+    let kind = ParseErrorKind::TooManyValues { max };
+    let e = match line::nth_value(line, start, options, over) {
+        Some((byte, token)) => LineError::new(byte, kind, token),
+        None => LineError::new(start, kind, ""),
+    };
+    at_line(e, row, line)
+}
+
+/// Resolves a line's error to a line and column.
+fn at_line(e: LineError, line: usize, src: &str) -> ParseError {
+    ParseError {
+        line,
+        col: column(src, e.byte),
+        kind: e.kind,
+        text: e.text,
+    }
 }
 
 /// Writes a matrix in the channel text format, so that [`parse_text`] reads it back.
@@ -195,215 +481,4 @@ pub fn format_text(matrix: &Matrix) -> String {
         out.push('\n');
     }
     out
-}
-
-/// An error found inside one line: a byte offset into that line, resolved to a column later.
-struct LineError {
-    byte: usize,
-    kind: ParseErrorKind,
-    text: String,
-}
-
-impl LineError {
-    fn new(byte: usize, kind: ParseErrorKind, text: &str) -> Self {
-        Self {
-            byte,
-            kind,
-            text: text.to_owned(),
-        }
-    }
-
-    /// Resolves the byte offset to a column; done once, for the one error returned.
-    fn at_line(self, line: usize, src: &str) -> ParseError {
-        let col = src
-            .get(..self.byte)
-            .map_or(1, |before| before.chars().count() + 1);
-        ParseError {
-            line,
-            col,
-            kind: self.kind,
-            text: self.text,
-        }
-    }
-}
-
-/// The channels read so far.
-struct Accumulator {
-    values: Vec<f32>,
-    labels: Vec<Option<String>>,
-    width: Option<usize>,
-    max_values: usize,
-}
-
-impl Accumulator {
-    fn line(&mut self, line: &str) -> Result<(), LineError> {
-        let content = line.find('#').map_or(line, |hash| &line[..hash]);
-        let mut start = 0;
-        for segment in content.split(';') {
-            self.segment(segment, start)?;
-            start += segment.len() + 1;
-        }
-        Ok(())
-    }
-
-    /// Reads one `;`-separated segment that starts at byte `base` of its line.
-    fn segment(&mut self, segment: &str, base: usize) -> Result<(), LineError> {
-        let Some(first) = segment.find(|c: char| !c.is_whitespace()) else {
-            return Ok(());
-        };
-        let channel_start = base + first;
-        let (label, values, values_base) = match segment.find(':') {
-            Some(colon) => {
-                let raw = &segment[..colon];
-                let label = raw.trim();
-                if label.is_empty() {
-                    return Err(LineError::new(base + colon, ParseErrorKind::EmptyLabel, ""));
-                }
-                if !label
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || " _.-[]".contains(c))
-                {
-                    return Err(LineError::new(
-                        channel_start,
-                        ParseErrorKind::InvalidLabel,
-                        label,
-                    ));
-                }
-                (Some(label), &segment[colon + 1..], base + colon + 1)
-            }
-            None => (None, segment, base),
-        };
-        let row_start = self.values.len();
-        self.values_of(values, values_base)?;
-        let len = self.values.len() - row_start;
-        if len == 0 {
-            let text = label.unwrap_or_default();
-            return Err(LineError::new(
-                channel_start,
-                ParseErrorKind::LabelWithoutValues,
-                text,
-            ));
-        }
-        match self.width {
-            None => self.width = Some(len),
-            Some(expected) if expected != len => {
-                let kind = ParseErrorKind::RaggedChannel {
-                    channel: self.labels.len() + 1,
-                    len,
-                    expected,
-                };
-                return Err(LineError::new(
-                    channel_start,
-                    kind,
-                    label.unwrap_or_default(),
-                ));
-            }
-            Some(_) => {}
-        }
-        self.labels.push(label.map(str::to_owned));
-        Ok(())
-    }
-
-    /// Reads the comma/whitespace-separated values of a segment starting at byte `base`.
-    fn values_of(&mut self, text: &str, base: usize) -> Result<(), LineError> {
-        let mut chars = text.char_indices().peekable();
-        let mut seen_value = false;
-        let mut pending_comma = false;
-        while let Some((i, c)) = chars.next() {
-            if c == ',' {
-                if pending_comma || !seen_value {
-                    return Err(LineError::new(base + i, ParseErrorKind::EmptyValue, ""));
-                }
-                pending_comma = true;
-                continue;
-            }
-            if c.is_whitespace() {
-                continue;
-            }
-            let mut end = text.len();
-            while let Some(&(j, d)) = chars.peek() {
-                if d == ',' || d.is_whitespace() {
-                    end = j;
-                    break;
-                }
-                chars.next();
-            }
-            let token = &text[i..end];
-            if self.values.len() >= self.max_values {
-                let kind = ParseErrorKind::TooManyValues {
-                    max: self.max_values,
-                };
-                return Err(LineError::new(base + i, kind, token));
-            }
-            let value = parse_value(token).map_err(|kind| LineError::new(base + i, kind, token))?;
-            self.values.push(value);
-            seen_value = true;
-            pending_comma = false;
-        }
-        Ok(())
-    }
-
-    fn finish(self) -> Result<Matrix, ParseError> {
-        let no_position = |kind| ParseError {
-            line: 1,
-            col: 1,
-            kind,
-            text: String::new(),
-        };
-        let Some(width) = self.width else {
-            return Err(no_position(ParseErrorKind::NoValues));
-        };
-        let rows = self.labels.len();
-        let values = Array2::from_shape_vec((rows, width), self.values)
-            .map_err(|_| no_position(MatrixError::Empty { rows, cols: width }.into()))?;
-        Matrix::with_labels(values, self.labels).map_err(|e| no_position(e.into()))
-    }
-}
-
-/// Parses one value token.
-fn parse_value(token: &str) -> Result<f32, ParseErrorKind> {
-    if !is_decimal(token.as_bytes()) {
-        let word = token.trim_start_matches(['+', '-']).to_ascii_lowercase();
-        return Err(match word.as_str() {
-            "nan" => ParseErrorKind::NaN,
-            "inf" | "infinity" => ParseErrorKind::Infinity,
-            _ => ParseErrorKind::NotANumber,
-        });
-    }
-    // Parsing straight to f32 rounds once; going through f64 could round twice.
-    let value: f32 = token.parse().map_err(|_| ParseErrorKind::NotANumber)?;
-    if value.is_finite() {
-        Ok(value)
-    } else {
-        Err(ParseErrorKind::OutOfRange)
-    }
-}
-
-/// `[+-]? (digits ('.' digits*)? | '.' digits) ([eE] [+-]? digits)?`
-fn is_decimal(s: &[u8]) -> bool {
-    fn digits(s: &[u8]) -> usize {
-        s.iter().take_while(|b| b.is_ascii_digit()).count()
-    }
-    let mut i = usize::from(matches!(s.first(), Some(b'+' | b'-')));
-    let int = digits(&s[i..]);
-    i += int;
-    let mut frac = 0;
-    if s.get(i) == Some(&b'.') {
-        i += 1;
-        frac = digits(&s[i..]);
-        i += frac;
-    }
-    if int == 0 && frac == 0 {
-        return false;
-    }
-    if matches!(s.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        i += usize::from(matches!(s.get(i), Some(b'+' | b'-')));
-        let exp = digits(&s[i..]);
-        if exp == 0 {
-            return false;
-        }
-        i += exp;
-    }
-    i == s.len()
 }

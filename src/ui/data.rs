@@ -5,23 +5,27 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
-use ratatui_textarea::TextArea;
 
+use crate::app::editor::Editor;
+use crate::app::model::EDITOR_PLACEHOLDER;
 use crate::app::{Focus, Model, Source};
-use crate::io::text::ParseError;
+use crate::io::text::{Notes, ParseError};
 use crate::ui::Theme;
+use crate::ui::editor::{EditorView, gutter_width};
 
 /// The Data pane.
 #[derive(Debug)]
 pub struct DataPane<'a> {
     /// The editor.
-    pub editor: &'a TextArea<'static>,
+    pub editor: &'a Editor,
     /// Where the data comes from.
     pub source: &'a Source,
     /// The current text's parse error.
     pub parse_error: Option<&'a ParseError>,
     /// Another analysis failure.
     pub failure: Option<&'a str>,
+    /// Notes on the text, and how many there were.
+    pub notes: &'a Notes,
     /// The text has unsaved changes.
     pub dirty: bool,
     /// The pane has focus.
@@ -39,7 +43,8 @@ impl<'a> DataPane<'a> {
             source: &model.source,
             parse_error: model.parse_error.as_ref(),
             failure: model.failure.as_deref(),
-            dirty: model.dirty,
+            notes: &model.notes,
+            dirty: model.dirty(),
             focused: model.focus == Focus::Editor,
             theme,
         }
@@ -79,7 +84,19 @@ impl Widget for &DataPane<'_> {
             .parse_error
             .map(ToString::to_string)
             .or_else(|| self.failure.map(str::to_string));
-        let message_rows = match &message {
+        let note = if message.is_none() && matches!(self.source, Source::Text { .. }) {
+            self.notes.list.first().map(|n| {
+                let more = self.notes.count - 1;
+                if more > 0 {
+                    format!("{n} (+{more} more)")
+                } else {
+                    n.to_string()
+                }
+            })
+        } else {
+            None
+        };
+        let message_rows = match message.as_ref().or(note.as_ref()) {
             Some(m) => u16::try_from(m.chars().count() / usize::from(inner.width.max(1)) + 1)
                 .unwrap_or(1)
                 .min(3),
@@ -106,8 +123,17 @@ impl Widget for &DataPane<'_> {
                     .render(text_area, buf);
             }
             Source::Text { .. } => {
-                self.editor.render(text_area, buf);
-                if let Some(err) = self.parse_error {
+                EditorView {
+                    editor: self.editor,
+                    placeholder: EDITOR_PLACEHOLDER,
+                    focused: self.focused,
+                    theme: self.theme,
+                }
+                .render(text_area, buf);
+                if let Some(err) = self
+                    .parse_error
+                    .filter(|e| !matches!(e.kind, crate::io::ParseErrorKind::NoValues))
+                {
                     mark_error_line(self.editor, err, text_area, buf, self.theme);
                 }
             }
@@ -120,25 +146,26 @@ impl Widget for &DataPane<'_> {
             Paragraph::new(line)
                 .wrap(Wrap { trim: false })
                 .render(message_area, buf);
+        } else if let Some(n) = note {
+            let line = Line::from(vec![
+                Span::styled(
+                    format!("{} note: ", self.theme.glyphs.stale),
+                    self.theme.stale,
+                ),
+                Span::styled(n, self.theme.dim),
+            ]);
+            Paragraph::new(line)
+                .wrap(Wrap { trim: false })
+                .render(message_area, buf);
         }
     }
 }
 
 /// Paints the gutter of the error's line (when it is on screen) in the error style, with the
 /// error glyph in its first cell.
-fn mark_error_line(
-    editor: &TextArea<'static>,
-    err: &ParseError,
-    area: Rect,
-    buf: &mut Buffer,
-    theme: &Theme,
-) {
-    let (top, _) = editor.scroll_offset();
-    let Some(row) = err
-        .line
-        .checked_sub(1)
-        .and_then(|l| l.checked_sub(usize::from(top)))
-    else {
+fn mark_error_line(editor: &Editor, err: &ParseError, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    let top = editor.view().top;
+    let Some(row) = err.line.checked_sub(1).and_then(|l| l.checked_sub(top)) else {
         return;
     };
     let Ok(row) = u16::try_from(row) else {
@@ -148,7 +175,7 @@ fn mark_error_line(
         return;
     }
     let y = area.y + row;
-    let gutter = editor.line_number_width().max(1).min(area.width);
+    let gutter = gutter_width(editor.lines().len()).max(1).min(area.width);
     for x in area.x..area.x + gutter {
         if let Some(cell) = buf.cell_mut((x, y)) {
             cell.set_style(theme.bad);

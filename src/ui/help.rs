@@ -11,7 +11,7 @@ use crate::app::keymap::{Mode, bindings};
 use crate::ui::Theme;
 
 /// The modes in the order the help lists them.
-pub const HELP_MODES: [Mode; 10] = Mode::ALL;
+pub const HELP_MODES: [Mode; 11] = Mode::ALL;
 
 /// The help text, one line per binding, grouped by mode: `(keys, description)`; a heading
 /// line has empty keys.

@@ -66,6 +66,7 @@ impl Widget for &TitleBar<'_> {
 /// The actions the hint line offers in each situation, most useful first.
 fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
     match mode {
+        Mode::Editor => (Mode::Global, &[]),
         Mode::Help => (Mode::Help, &[Action::Close, Action::Down, Action::Up]),
         Mode::Confirm => (Mode::Confirm, &[Action::Yes, Action::No, Action::Close]),
         Mode::Prompt => (Mode::Prompt, &[Action::Yes, Action::Close]),

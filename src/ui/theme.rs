@@ -85,6 +85,10 @@ pub struct Theme {
     pub stale: Style,
     /// Keys in hints and help.
     pub key: Style,
+    /// The editor's cursor.
+    pub cursor: Style,
+    /// The editor's selected text.
+    pub selection: Style,
     /// Glyphs.
     pub glyphs: Glyphs,
 }
@@ -114,6 +118,8 @@ impl Theme {
                 good: plain,
                 stale: Style::new().add_modifier(Modifier::UNDERLINED),
                 key: bold,
+                cursor: Style::new().add_modifier(Modifier::REVERSED),
+                selection: Style::new().add_modifier(Modifier::UNDERLINED),
                 glyphs,
             };
         }
@@ -129,6 +135,8 @@ impl Theme {
             good: Style::new().fg(Color::Green),
             stale: Style::new().fg(Color::Magenta),
             key: Style::new().fg(Color::Yellow),
+            cursor: Style::new().add_modifier(Modifier::REVERSED),
+            selection: Style::new().bg(Color::Blue).fg(Color::White),
             glyphs,
         }
     }
