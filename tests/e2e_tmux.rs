@@ -53,6 +53,26 @@ impl Tmux {
         assert!(status.success());
     }
 
+    /// Pastes `text` through a tmux buffer: as typed keys (`paste-buffer`), or with the
+    /// terminal's bracketed-paste markers (`paste-buffer -p`).
+    fn paste(&self, text: &str, bracketed: bool) {
+        let path = std::env::temp_dir().join(format!("{}-paste.txt", self.socket));
+        std::fs::write(&path, text).unwrap();
+        let load = Command::new("tmux")
+            .args(["-L", &self.socket, "load-buffer"])
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(load.success());
+        let mut paste = Command::new("tmux");
+        paste.args(["-L", &self.socket, "paste-buffer", "-t", "e2e"]);
+        if bracketed {
+            paste.arg("-p");
+        }
+        assert!(paste.status().unwrap().success());
+        let _ = std::fs::remove_file(path);
+    }
+
     fn screen(&self) -> String {
         let out = Command::new("tmux")
             .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-t", "e2e"])
@@ -152,6 +172,75 @@ fn the_explorer_shows_collapse_rescues_it_reports_errors_and_quits_cleanly() {
         !s.contains("Settings"),
         "the alternate screen was left: {s}"
     );
+}
+
+/// 50 lines of 64 values, as a notebook would print them (the last line starts with a value
+/// of its own, to be found on screen).
+fn fifty_by_sixty_four() -> String {
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut out = String::new();
+    for row in 0..50 {
+        let values: Vec<String> = (0..64)
+            .map(|col| {
+                if row == 49 && col == 0 {
+                    return "9.8765".to_string();
+                }
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                format!(
+                    "{:.4}",
+                    (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+                )
+            })
+            .collect();
+        out.push_str(&values.join(", "));
+        out.push('\n');
+    }
+    out
+}
+
+/// Pastes 50x64 values into an empty file and checks that the last line and the parsed
+/// shape are on screen within 2 s.
+fn paste_arrives_whole(bracketed: bool) {
+    let dir = std::env::temp_dir().join(format!(
+        "quantscope-e2e-paste-{bracketed}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("empty.txt");
+    std::fs::write(&path, "").unwrap();
+    let name = if bracketed { "paste-p" } else { "paste" };
+    let t = Tmux::start(name, &app_command(path.to_str().unwrap()), 80, 24);
+    t.wait_for("the empty file", |s| s.contains("Type or paste channels"));
+    let start = Instant::now();
+    t.paste(&fifty_by_sixty_four(), bracketed);
+    let s = t.wait_for("the whole paste", |s| {
+        s.contains("50 9.8765") && s.contains("50x64")
+    });
+    let took = start.elapsed();
+    assert!(
+        took < Duration::from_secs(2),
+        "the paste took {took:?} to arrive and be analysed:\n{s}"
+    );
+    assert!(!s.contains("stale"), "{s}");
+    t.keys(&["C-q"]);
+    t.wait_for("the unsaved-changes question", |s| {
+        s.contains("Quit anyway")
+    });
+    t.literal("y");
+    t.wait_for("exit", |s| s.contains("exit status 0"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_paste_sent_as_keys_arrives_whole_and_fast() {
+    paste_arrives_whole(false);
+}
+
+#[test]
+fn a_bracketed_paste_arrives_whole_and_fast() {
+    paste_arrives_whole(true);
 }
 
 #[test]
