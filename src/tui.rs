@@ -98,9 +98,32 @@ fn install_recovery_hook() {
     }));
 }
 
+/// Why the explorer cannot start here, if it cannot: it draws on standard output and reads
+/// keys from standard input or, when that is not a terminal, from `/dev/tty`.
+#[must_use]
+pub fn no_terminal() -> Option<&'static str> {
+    use std::io::IsTerminal as _;
+    if !stdout().is_terminal() {
+        return Some("standard output is not a terminal");
+    }
+    let keys = std::io::stdin().is_terminal()
+        || std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .is_ok();
+    (!keys).then_some("there is no terminal to read keys from")
+}
+
 /// Runs the explorer until the user quits.
 pub fn run(model: Model, options: Options) -> Result<()> {
-    let mut terminal = ratatui::init();
+    let mut terminal = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            ratatui::restore();
+            return Err(e).wrap_err("could not set up the terminal");
+        }
+    };
     install_recovery_hook();
     // Bracketed paste delivers a paste as one event, however large.
     let _ = execute!(stdout(), EnableBracketedPaste);

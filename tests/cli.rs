@@ -303,3 +303,17 @@ fn demo_and_practice_list_their_built_ins() {
     let bad = quantscope(&["demo", "nope"], None);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn without_a_terminal_the_explorer_says_so_in_one_line_and_exits_2() {
+    for args in [&[][..], &["demo"][..], &["practice"][..]] {
+        let o = quantscope(args, None);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("needs a terminal"), "{err}");
+        assert!(err.contains("quantscope report"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(stdout(&o).is_empty());
+    }
+}

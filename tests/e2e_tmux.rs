@@ -289,6 +289,29 @@ fn a_tiny_terminal_says_how_much_room_it_needs_and_recovers_on_resize() {
 }
 
 #[test]
+fn with_output_redirected_the_explorer_explains_instead_of_drawing() {
+    let dir = std::env::temp_dir().join(format!("quantscope-e2e-noterm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("out.txt");
+    let command = format!(
+        "{} </dev/null >{}; echo \"exit status $?\"; sleep 60",
+        env!("CARGO_BIN_EXE_quantscope"),
+        out.display()
+    );
+    let t = Tmux::start("noterm", &command, 80, 24);
+    let s = t.wait_for("the message", |s| s.contains("exit status"));
+    assert!(s.contains("exit status 2"), "{s}");
+    assert!(s.contains("the explorer needs a terminal"), "{s}");
+    assert!(!s.contains("panicked"), "{s}");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "",
+        "nothing drawn into the file"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_missing_npy_file_is_a_clear_error_before_the_terminal_is_touched() {
     let out = Command::new(env!("CARGO_BIN_EXE_quantscope"))
         .arg("/nonexistent/w.npy")

@@ -106,6 +106,11 @@ fn builtin() -> Model {
 }
 
 fn run(model: Model, ascii: bool) -> ExitCode {
+    if let Some(why) = tui::no_terminal() {
+        return fail(&format!(
+            "the explorer needs a terminal ({why}); `quantscope report [FILE]` prints the same analysis without one"
+        ));
+    }
     if let Err(e) = color_eyre::install() {
         eprintln!("error: {e}");
     }
