@@ -28,14 +28,17 @@ use crate::io::safetensors::list_tensors;
 
 /// quantscope: see what integer quantization does to a weight matrix.
 ///
-/// With no command, opens the explorer on FILE (text, csv, tsv or npy) or on a built-in
-/// example where a quiet row collapses under a shared int4 scale.
+/// With no command, opens the explorer on FILE (text, csv, tsv, npy or safetensors) or on a
+/// built-in example where a quiet row collapses under a shared int4 scale.
 #[derive(Debug, Parser)]
 #[command(name = "quantscope", version, args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// A file to open in the explorer (one channel per line; .txt, .csv, .tsv, .npy).
+    /// A file to open in the explorer: channel text (.txt, .csv, .tsv: one channel per line,
+    /// or a printed numpy/PyTorch array or JSON), a .npy file, or a .safetensors file (a
+    /// tensor picker opens).
     pub file: Option<PathBuf>,
-    /// Draw without block or braille glyphs (for terminals and fonts that lack them).
+    /// Only ASCII characters: no block or braille glyphs in the explorer, symbols spelled
+    /// out (`->`, `x^`) in every command's output (for terminals and fonts that lack them).
     #[arg(long, global = true)]
     pub ascii: bool,
     /// Open a scenario: a built-in's name (see --list-scenarios) or a scenario file.
@@ -109,7 +112,7 @@ pub struct ReportArgs {
 /// Flags that build a [`Config`]: a preset, then overrides of its fields.
 #[derive(Debug, Args, Default, Clone)]
 pub struct ConfigArgs {
-    /// Start from a preset (see --list-presets; default lesson, or the scenario's); the
+    /// Start from a preset (see `quantscope report --list-presets`; default lesson); the
     /// flags below override its fields.
     #[arg(long, short)]
     pub preset: Option<String>,
@@ -396,14 +399,14 @@ pub fn find_scenario(name: &str) -> Result<crate::io::assets::Scenario, String> 
 
 /// `--list-scenarios`: one line per built-in scenario.
 #[must_use]
-pub fn list_scenarios() -> ExitCode {
+pub fn list_scenarios(ascii: bool) -> ExitCode {
     let scenarios = crate::io::assets::scenarios();
     let width = scenarios.iter().map(|s| s.name.len()).max().unwrap_or(0);
     let mut out = String::new();
     for s in &scenarios {
         let _ = writeln!(out, "{:width$}  {}", s.name, s.title);
     }
-    write_stdout(out.as_bytes())
+    write_stdout(out.as_bytes(), ascii)
 }
 
 fn load(file: Option<&PathBuf>, tensor: Option<&str>) -> Result<Matrix, String> {
@@ -435,7 +438,7 @@ fn is_safetensors(path: &std::path::Path) -> bool {
 }
 
 /// `report --list-tensors`: the tensor table of a .safetensors file.
-fn list_tensors_command(file: Option<&PathBuf>, format: Format) -> ExitCode {
+fn list_tensors_command(file: Option<&PathBuf>, format: Format, ascii: bool) -> ExitCode {
     let Some(path) = file.filter(|p| p.as_os_str() != "-") else {
         return fail("--list-tensors needs a .safetensors FILE");
     };
@@ -453,11 +456,20 @@ fn list_tensors_command(file: Option<&PathBuf>, format: Format) -> ExitCode {
     if let Err(e) = write_tensor_list(&mut buf, &tensors, format) {
         return fail(&format!("could not format the list: {e}"));
     }
-    write_stdout(&buf)
+    write_stdout(&buf, ascii)
 }
 
 /// Writes a finished output to standard output; a closed pipe is not an error.
-pub(crate) fn write_stdout(buf: &[u8]) -> ExitCode {
+/// Writes `buf` to standard output, spelled in ASCII when `ascii` (`--ascii`); a closed pipe
+/// is not an error.
+pub(crate) fn write_stdout(buf: &[u8], ascii: bool) -> ExitCode {
+    let text;
+    let buf = if ascii {
+        text = crate::io::export::ascii::to_ascii(&String::from_utf8_lossy(buf)).into_owned();
+        text.as_bytes()
+    } else {
+        buf
+    };
     let mut stdout = io::stdout().lock();
     match stdout.write_all(buf).and_then(|()| stdout.flush()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -474,23 +486,21 @@ const EXIT_USAGE: u8 = 2;
 
 /// Runs `quantscope report`; returns the process exit code.
 #[must_use]
-pub fn report(args: &ReportArgs) -> ExitCode {
+pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     if args.list_presets {
         let width = PRESETS.iter().map(|p| p.name.len()).max().unwrap_or(0);
-        let mut out = io::stdout().lock();
+        let mut out = String::new();
         for p in PRESETS {
-            if writeln!(out, "{:width$}  {}", p.name, p.about).is_err() {
-                break;
-            }
+            let _ = writeln!(out, "{:width$}  {}", p.name, p.about);
         }
-        return ExitCode::SUCCESS;
+        return write_stdout(out.as_bytes(), ascii);
     }
     if args.list_tensors {
         let format = args.format.parse::<Format>().unwrap_or(Format::Table);
-        return list_tensors_command(args.file.as_ref(), format);
+        return list_tensors_command(args.file.as_ref(), format, ascii);
     }
     if args.list_scenarios {
-        return list_scenarios();
+        return list_scenarios(ascii);
     }
     let started = Instant::now();
     let (config, matrix) = if let Some(name) = &args.scenario {
@@ -550,11 +560,9 @@ pub fn report(args: &ReportArgs) -> ExitCode {
     if let Err(e) = write_report_explained(&mut buf, &report, format, &options, &explanations) {
         return fail(&format!("could not format the report: {e}"));
     }
-    let mut stdout = io::stdout().lock();
-    match stdout.write_all(&buf).and_then(|()| stdout.flush()) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
-        Err(e) => return fail(&format!("could not write the report: {e}")),
+    let code = write_stdout(&buf, ascii);
+    if code != ExitCode::SUCCESS {
+        return code;
     }
     let written = t.elapsed();
     if args.timings {

@@ -8,8 +8,8 @@ use quantscope::cli::{Cli, Command, demo, explore, practice, report, scan};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match &cli.command {
-        Some(Command::Report(args)) => report(args),
-        Some(Command::Scan(args)) => scan(args),
+        Some(Command::Report(args)) => report(args, cli.ascii),
+        Some(Command::Scan(args)) => scan(args, cli.ascii),
         Some(Command::Demo(args)) => demo(args, cli.ascii),
         Some(Command::Practice(args)) => practice(args, cli.ascii),
         None => explore(&cli),

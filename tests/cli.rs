@@ -317,3 +317,43 @@ fn without_a_terminal_the_explorer_says_so_in_one_line_and_exits_2() {
         assert!(stdout(&o).is_empty());
     }
 }
+
+#[test]
+fn ascii_applies_to_every_output_format_and_the_worked_arithmetic() {
+    let plain = quantscope(&["report", "--explain"], None);
+    assert!(
+        stdout(&plain).contains('→'),
+        "the test needs a symbol to replace"
+    );
+    let labelled = "é: 0.05, -0.08\nloud: 2.21, -3.1\n";
+    for format in ["table", "markdown", "json", "csv"] {
+        let o = quantscope(
+            &[
+                "report",
+                "-",
+                "--ascii",
+                "--explain",
+                "--values",
+                "--format",
+                format,
+            ],
+            Some(labelled),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.is_ascii(), "{format}: {out}");
+        assert!(
+            out.contains("\\u{e9}"),
+            "{format}: the label is escaped, not dropped"
+        );
+    }
+    let o = quantscope(&["report", "--ascii", "--explain"], None);
+    assert!(stdout(&o).contains("-> round ->"), "{}", stdout(&o));
+}
+
+#[test]
+fn counts_of_one_are_singular() {
+    let o = quantscope(&["report", "-"], Some("1, 2\n3\n"));
+    let err = stderr(&o);
+    assert!(err.contains("channel 2 has 1 value but"), "{err}");
+}

@@ -31,3 +31,24 @@ fn readme_gives_the_two_commands() {
     assert!(readme.contains("cargo run --release"));
     assert!(readme.contains("cargo test"));
 }
+
+#[test]
+fn every_flag_of_every_command_is_in_the_readme() {
+    use clap::CommandFactory as _;
+    let readme = readme();
+    let top = quantscope::cli::Cli::command();
+    let mut missing = Vec::new();
+    let commands = std::iter::once(&top).chain(top.get_subcommands());
+    for command in commands {
+        for arg in command.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if matches!(long, "help" | "version") {
+                continue;
+            }
+            if !readme.contains(&format!("--{long}")) {
+                missing.push(format!("{} --{long}", command.get_name()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "README does not mention: {missing:?}");
+}

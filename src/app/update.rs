@@ -601,9 +601,9 @@ fn copy_to_editor(model: &mut Model) {
         return;
     };
     let text = format!(
-        "# {} of {} channels of {name}, from channel {}\n{}",
+        "# {} of {} of {name}, from channel {}\n{}",
         picked.len(),
-        all.len(),
+        crate::io::export::num::count(all.len(), "channel"),
         picked[0],
         crate::io::text::format_text(&sub)
     );
@@ -613,8 +613,8 @@ fn copy_to_editor(model: &mut Model) {
     model.focus = Focus::Editor;
     model.selected_channel = 0;
     model.status = Some(format!(
-        "copied {} channels into the editor (Ctrl-S saves them)",
-        picked.len()
+        "copied {} into the editor (Ctrl-S saves them)",
+        crate::io::export::num::count(picked.len(), "channel")
     ));
     model.request_analysis();
 }

@@ -127,7 +127,7 @@ fn run(model: Model, ascii: bool) -> ExitCode {
 #[must_use]
 pub fn explore(cli: &Cli) -> ExitCode {
     if cli.list_scenarios {
-        return list_scenarios();
+        return list_scenarios(cli.ascii);
     }
     let model = if let Some(name) = &cli.scenario {
         match find_scenario(name) {
@@ -160,7 +160,7 @@ pub fn demo(args: &DemoArgs, ascii: bool) -> ExitCode {
                     let _ = writeln!(out, "{}  {}", d.name, d.title);
                     out
                 });
-        return write_stdout(out.as_bytes());
+        return write_stdout(out.as_bytes(), ascii);
     }
     let name = args.script.as_deref().unwrap_or("quiet-row");
     let path = Path::new(name);
@@ -195,7 +195,7 @@ pub fn practice(args: &PracticeArgs, ascii: bool) -> ExitCode {
                     let _ = writeln!(out, "{}  {}", e.name, e.title);
                     out
                 });
-        return write_stdout(out.as_bytes());
+        return write_stdout(out.as_bytes(), ascii);
     }
     let index = match &args.exercise {
         None => 0,

@@ -60,7 +60,7 @@ fn progress_bar() -> ProgressBar {
 
 /// Runs `quantscope scan`; returns the process exit code.
 #[must_use]
-pub fn scan(args: &ScanArgs) -> ExitCode {
+pub fn scan(args: &ScanArgs, ascii: bool) -> ExitCode {
     let config = match args.config.to_config() {
         Ok(c) => c,
         Err(e) => return fail(&e.to_string()),
@@ -93,5 +93,5 @@ pub fn scan(args: &ScanArgs) -> ExitCode {
             scan.failed.len()
         );
     }
-    write_stdout(&buf)
+    write_stdout(&buf, ascii)
 }

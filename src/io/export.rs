@@ -16,11 +16,12 @@
 //! formats (one [`ChannelExplanation`] per channel to explain); [`worked_arithmetic`] gives
 //! the same lines for one channel, for a pane.
 
+pub mod ascii;
 mod csv;
 mod doc;
 mod json;
 mod markdown;
-pub(crate) mod num;
+pub mod num;
 mod table;
 mod tensors;
 

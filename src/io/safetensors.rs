@@ -241,8 +241,8 @@ impl Safetensors {
             .collect();
         if similar.is_empty() {
             format!(
-                " (it has {} tensors; --list-tensors lists them)",
-                self.tensors().len()
+                " (it has {}; --list-tensors lists them)",
+                crate::io::export::num::count(self.tensors().len(), "tensor")
             )
         } else {
             format!("; did you mean {}?", similar.join(", "))
@@ -376,7 +376,11 @@ pub fn write_tensor_list(mut out: impl Write, tensors: &[TensorInfo]) -> std::io
         )?;
     }
     let total: u64 = tensors.iter().map(TensorInfo::bytes).sum();
-    writeln!(out, "{} tensors, {total} bytes", tensors.len())
+    writeln!(
+        out,
+        "{}, {total} bytes",
+        crate::io::export::num::count(tensors.len(), "tensor")
+    )
 }
 
 /// A shape as `[384, 1536]`.

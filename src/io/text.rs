@@ -104,7 +104,10 @@ pub enum ParseErrorKind {
     #[error("label has no values")]
     LabelWithoutValues,
     /// A channel's length differs from the first channel's.
-    #[error("channel {channel} has {len} values but channel 1 has {expected}")]
+    #[error(
+        "channel {channel} has {} but channel 1 has {expected}",
+        crate::io::export::num::count(*len, "value")
+    )]
     RaggedChannel {
         /// 1-based number of the offending channel.
         channel: usize,

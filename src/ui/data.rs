@@ -9,6 +9,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use crate::app::editor::Editor;
 use crate::app::model::EDITOR_PLACEHOLDER;
 use crate::app::{Focus, Model, Source};
+use crate::io::export::num::count;
 use crate::io::text::{Notes, ParseError};
 use crate::ui::Theme;
 use crate::ui::editor::{EditorView, gutter_width};
@@ -112,7 +113,11 @@ impl Widget for &DataPane<'_> {
                 let (rows, cols) = matrix.shape();
                 let lines = vec![
                     Line::from(Span::styled(name.clone(), self.theme.heading)),
-                    Line::from(format!("{rows} channels x {cols} values, f32")),
+                    Line::from(format!(
+                        "{} x {}, f32",
+                        count(rows, "channel"),
+                        count(cols, "value")
+                    )),
                     Line::from(Span::styled(
                         "loaded from a file: read-only",
                         self.theme.dim,

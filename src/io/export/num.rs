@@ -60,6 +60,16 @@ fn trim_zeros(s: &str) -> &str {
     }
 }
 
+/// `n` and the noun, in the plural unless `n` is 1: `1 tensor`, `2 tensors`, `0 channels`.
+#[must_use]
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

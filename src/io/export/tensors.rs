@@ -93,7 +93,11 @@ pub fn write_tensor_list(
                     t.bytes()
                 )?;
             }
-            writeln!(out, "\n{} tensors, {total} bytes", tensors.len())
+            writeln!(
+                out,
+                "\n{}, {total} bytes",
+                super::num::count(tensors.len(), "tensor")
+            )
         }
     }
 }

@@ -248,7 +248,7 @@ pub enum SafetensorsError {
     },
     /// The file holds no tensor [`load_path`](crate::io::load_path) could pick by itself.
     #[error(
-        "{file} has no floating tensor of one or more dimensions (F32, F16, BF16, F64) among its {count} tensors"
+        "{file} has no floating tensor of one or more dimensions (F32, F16, BF16, F64) among its {}", crate::io::export::num::count(*count, "tensor")
     )]
     NoFloatTensor {
         /// The path as given.
