@@ -11,7 +11,7 @@ pub mod practice;
 pub mod update;
 pub mod worker;
 
-pub use model::{Effect, Focus, Model, Overlay, Setting, Source};
+pub use model::{Effect, ErrorMetric, Focus, Model, Overlay, Setting, Source};
 pub use update::{Message, translate, update};
 
 /// Loads tensor `name` of a .safetensors file, named for display as `file / tensor`.

@@ -21,6 +21,7 @@
 //!
 //! With the detail shown on a small screen, it takes the place of the lower two rows.
 
+pub mod caption;
 pub mod data;
 pub mod detail;
 pub mod editor;
@@ -86,7 +87,7 @@ pub fn layout(
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         return None;
     }
-    let caption_rows = caption_rows.min(2);
+    let caption_rows = caption_rows.min(max_caption_rows(area.height));
     let [title, body, caption, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
@@ -143,6 +144,13 @@ pub fn layout(
     Some(areas)
 }
 
+/// The most rows the caption takes: three at 80x24, more on taller terminals; a longer
+/// caption is paged.
+#[must_use]
+pub fn max_caption_rows(height: u16) -> u16 {
+    if height < 30 { 3 } else { 5 }
+}
+
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     let area = frame.area();
@@ -150,11 +158,10 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     let ladder_rows = report.map_or(2, |r| r.ladder.len().max(2));
     let show_detail = model.show_detail || detail_has_room(area.width);
     let caption_rows = model.caption.as_ref().map_or(0, |c| {
-        let width = usize::from(area.width.max(1));
-        let most = if area.height < 30 { 1 } else { 2 };
-        u16::try_from(c.chars().count().div_ceil(width))
-            .unwrap_or(2)
-            .clamp(1, most)
+        let lines = caption::wrap(c, usize::from(area.width)).len();
+        u16::try_from(lines)
+            .unwrap_or(u16::MAX)
+            .clamp(1, max_caption_rows(area.height))
     });
     let Some(areas) = layout(area, show_detail, ladder_rows, caption_rows) else {
         frame.render_widget(
@@ -165,6 +172,10 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
             },
             area,
         );
+        // Quitting and the help still work on the small screen, so show their overlays.
+        if matches!(model.overlay, Some(Overlay::Help | Overlay::ConfirmQuit)) {
+            draw_overlay(frame, model, theme);
+        }
         return;
     };
     if let Some(practice) = &model.practice {
@@ -191,12 +202,18 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     );
     draw_results(frame, model, theme, &areas);
     if let Some(caption) = &model.caption {
+        let key = crate::app::keymap::first_key(
+            crate::app::keymap::Mode::Global,
+            crate::app::keymap::Action::CaptionMore,
+        )
+        .unwrap_or_default();
         frame.render_widget(
-            ratatui::widgets::Paragraph::new(ratatui::text::Line::styled(
-                caption.as_str(),
-                theme.heading,
-            ))
-            .wrap(ratatui::widgets::Wrap { trim: true }),
+            &caption::CaptionPane {
+                text: caption,
+                page: model.caption_page,
+                key: &key,
+                theme,
+            },
             areas.caption,
         );
     }
@@ -225,9 +242,11 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
         frame.render_widget(
             &errors::ErrorsPane {
                 report,
+                metric: model.error_metric,
                 compared: model.compared_group(),
                 selected: model.selected_channel,
                 order: &model.order,
+                collapsed_only: model.collapsed_only,
                 focused: model.focus == Focus::Errors,
                 stale,
                 theme,

@@ -180,26 +180,64 @@ fn focus_cycles_and_plain_letters_only_act_outside_the_editor() {
 }
 
 #[test]
-fn worst_channel_selects_the_largest_error() {
+fn worst_channel_means_collapsed_first_then_the_lowest_sqnr() {
     let mut m = model();
+    // Per tensor the example's quiet row collapses: it is the worst.
     act(&mut m, Action::WorstChannel);
-    // Under per-tensor the collapsed quiet row is the worst.
     assert_eq!(m.selected_channel, 0);
+    assert!(
+        m.status.as_deref().unwrap_or("").contains("collapsed"),
+        "{:?}",
+        m.status
+    );
+    // A quiet row that collapses beside a loud one with a far larger MAE.
+    let mut m = Model::with_text(
+        "loud: 3.0, -2.9, 1.1, -0.2\nquiet: 0.01, -0.012, 0.011, -0.009\n",
+        None,
+    );
+    settle(&mut m);
+    let r = m.report.clone().unwrap();
+    assert!(r.channels[1].collapsed);
+    assert!(r.channels[0].metrics.mae > r.channels[1].metrics.mae);
+    act(&mut m, Action::WorstChannel);
+    assert_eq!(m.selected_channel, 1, "collapsed comes before a larger MAE");
+    // Per channel nothing collapses: the lowest SQNR wins.
     act(&mut m, Action::CycleGranularity);
     act(&mut m, Action::WorstChannel);
     let r = m.report.as_ref().unwrap();
+    let sqnr = |i: usize| r.channels[i].metrics.sqnr_db.unwrap();
     let worst = m.selected_channel;
+    assert!((0..2).all(|i| sqnr(worst) <= sqnr(i)));
     assert!(
-        r.channels
-            .iter()
-            .all(|c| c.metrics.mae <= r.channels[worst].metrics.mae)
-    );
-    assert!(
+        m.status.as_deref().unwrap_or("").contains("SQNR"),
+        "{:?}",
         m.status
-            .as_deref()
-            .unwrap_or("")
-            .contains(&format!("channel {worst}"))
     );
+}
+
+#[test]
+fn alt_w_from_the_editor_keeps_the_focus_and_w_keeps_the_filter() {
+    let mut m = model();
+    assert_eq!(m.focus, Focus::Editor);
+    key(&mut m, KeyCode::Char('w'), KeyModifiers::ALT);
+    assert_eq!(m.selected_channel, 0);
+    assert_eq!(
+        m.focus,
+        Focus::Editor,
+        "the next letter typed still goes to the text"
+    );
+    let before = m.text();
+    key(&mut m, KeyCode::Char('7'), KeyModifiers::NONE);
+    assert_eq!(m.text().len(), before.len() + 1);
+    // With the collapsed-only filter on, w picks among the listed channels and the filter
+    // stays on.
+    act(&mut m, Action::FocusNext);
+    act(&mut m, Action::FocusNext);
+    act(&mut m, Action::ToggleCollapsedOnly);
+    assert!(m.collapsed_only);
+    act(&mut m, Action::WorstChannel);
+    assert!(m.collapsed_only);
+    assert!(m.order.contains(&m.selected_channel));
 }
 
 #[test]
@@ -685,4 +723,69 @@ fn the_tensor_picker_filters_by_typing_and_opens_the_chosen_tensor() {
     key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
     assert!(m.overlay.is_none());
     std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn focus_stays_on_a_pane_that_is_on_screen_when_the_detail_covers_the_results() {
+    let mut m = model();
+    update(&mut m, Message::Resized(80, 24));
+    act(&mut m, Action::FocusNext);
+    act(&mut m, Action::FocusNext);
+    assert_eq!(m.focus, Focus::Utilization);
+    for toggle in [Action::ToggleDetail, Action::ToggleExplain] {
+        m.focus = Focus::Utilization;
+        act(&mut m, toggle);
+        assert_eq!(
+            m.focus,
+            Focus::Detail,
+            "{toggle:?}: focus moves to the shown pane"
+        );
+        // Tab visits only the panes on screen.
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            act(&mut m, Action::FocusNext);
+            seen.push(m.focus);
+        }
+        assert!(
+            seen.iter()
+                .all(|f| matches!(f, Focus::Editor | Focus::Settings | Focus::Detail)),
+            "{toggle:?}: {seen:?}"
+        );
+        act(&mut m, toggle);
+        assert!(m.focus_order().contains(&m.focus));
+    }
+    // On a wide screen the detail has a column of its own and the results stay.
+    update(&mut m, Message::Resized(160, 40));
+    act(&mut m, Action::ToggleDetail);
+    assert!(m.focus_order().contains(&Focus::Utilization));
+    assert!(m.focus_order().contains(&Focus::Detail));
+}
+
+#[test]
+fn a_too_small_terminal_ignores_editing_keys_but_quits_and_helps() {
+    let mut m = model();
+    update(&mut m, Message::Resized(40, 10));
+    let before = m.text();
+    type_text(&mut m, "123");
+    key(&mut m, KeyCode::Backspace, KeyModifiers::NONE);
+    key(&mut m, KeyCode::F(7), KeyModifiers::NONE);
+    assert_eq!(m.text(), before, "nothing edited unseen");
+    assert_eq!(m.config.granularity, Granularity::Tensor);
+    key(&mut m, KeyCode::F(1), KeyModifiers::NONE);
+    assert!(matches!(m.overlay, Some(Overlay::Help)));
+    key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(m.overlay.is_none());
+    key(&mut m, KeyCode::Char('q'), KeyModifiers::CONTROL);
+    assert!(m.quit);
+}
+
+#[test]
+fn the_errors_pane_switches_between_mae_and_rmse() {
+    let mut m = model();
+    assert_eq!(m.error_metric, quantscope::app::ErrorMetric::Mae);
+    key(&mut m, KeyCode::Char('v'), KeyModifiers::ALT);
+    assert_eq!(m.error_metric, quantscope::app::ErrorMetric::Rmse);
+    assert_eq!(m.focus, Focus::Editor);
+    act(&mut m, Action::ToggleErrorMetric);
+    assert_eq!(m.error_metric, quantscope::app::ErrorMetric::Mae);
 }

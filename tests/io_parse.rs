@@ -103,7 +103,7 @@ fn error_messages_are_exact() {
         ),
         (
             "1 2; 3",
-            "line 1, col 6: channel 2 has 1 values but channel 1 has 2",
+            "line 1, col 6: channel 2 has 1 value but channel 1 has 2",
         ),
         ("", "no values: the input has no channels"),
         (
@@ -972,7 +972,7 @@ fn load_reader_reads_text() {
         load_reader("<stdin>", &b"1 2\n3"[..])
             .unwrap_err()
             .to_string(),
-        "<stdin>: line 2, col 1: channel 2 has 1 values but channel 1 has 2"
+        "<stdin>: line 2, col 1: channel 2 has 1 value but channel 1 has 2"
     );
     assert_eq!(
         load_reader("<stdin>", &b"\xff"[..])

@@ -139,9 +139,11 @@ impl<'a> Panes<'a> {
     fn errors(&self) -> ErrorsPane<'a> {
         ErrorsPane {
             report: self.report,
+            metric: quantscope::app::ErrorMetric::Mae,
             compared: Granularity::Group(32),
             selected: self.selected,
             order: &[],
+            collapsed_only: false,
             focused: false,
             stale: self.stale,
             theme: self.theme,

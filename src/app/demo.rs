@@ -56,15 +56,18 @@ pub fn apply_step(model: &mut Model, step: &DemoStep) {
     }
     if let Some(f) = step.focus {
         let focus = focus_of(f);
-        if focus == Focus::Detail {
-            model.show_detail = true;
+        // The focused pane is on screen: the detail is shown for it, and hidden for the
+        // result panes it would cover on a narrow screen.
+        model.show_detail = focus == Focus::Detail;
+        if focus != Focus::Detail {
+            model.show_explain = false;
         }
         model.focus = focus;
     }
     if let Some(row) = step.select {
         model.selected_channel = row;
     }
-    model.caption.clone_from(&step.caption);
+    model.set_caption(step.caption.clone());
 }
 
 /// Resets the model to a blank state for replaying a script from its start.
@@ -75,7 +78,7 @@ pub fn reset(model: &mut Model) {
     model.show_explain = false;
     model.selected_channel = 0;
     model.overlay = None;
-    model.caption = None;
+    model.set_caption(None);
 }
 
 /// Shows step `target` (1-based; 0 resets): replays steps 1..=target.

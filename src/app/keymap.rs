@@ -15,6 +15,10 @@ use crate::app::editor::EditAction;
 pub enum Action {
     /// Open or close the help overlay.
     Help,
+    /// Turn the caption's page.
+    CaptionMore,
+    /// Show MAE or RMSE in a narrow Errors pane.
+    ToggleErrorMetric,
     /// Quit (asks first when there are unsaved changes).
     Quit,
     /// Save the text to its file, or ask for a name.
@@ -115,6 +119,10 @@ impl Action {
     pub fn describe(self) -> &'static str {
         match self {
             Self::Help => "show or hide this help",
+            Self::CaptionMore => "the caption's next page, when it has more than fit",
+            Self::ToggleErrorMetric => {
+                "Errors pane: MAE or RMSE per channel (when it has room for one only)"
+            }
             Self::Quit => "quit (asks first when the text has unsaved changes)",
             Self::Save => "save the text to its file (asks for a name if it has none)",
             Self::SaveAs => "save the text under another name",
@@ -142,7 +150,9 @@ impl Action {
             Self::CycleScaleDtype => "scale storage: f32, f16, bf16",
             Self::NextPreset => "next preset (a library's or a document's conventions)",
             Self::ToggleDetail => "show or hide the selected channel's detail",
-            Self::WorstChannel => "select the channel with the largest error",
+            Self::WorstChannel => {
+                "select the worst channel for its size: a collapsed one first, then the lowest SQNR"
+            }
             Self::CycleSort => "sort the channel lists: by index, by error, by utilization",
             Self::ToggleCollapsedOnly => "list only the collapsed channels, or all",
             Self::CopyToEditor => {
@@ -171,6 +181,8 @@ impl Action {
     pub fn short(self) -> &'static str {
         match self {
             Self::Help => "help",
+            Self::CaptionMore => "caption",
+            Self::ToggleErrorMetric => "MAE/RMSE",
             Self::Quit => "quit",
             Self::Save => "save",
             Self::SaveAs => "save as",
@@ -416,6 +428,8 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, ToggleExplain, [(F(12), NONE), (Char('i'), ALT)]),
     bind!(Global, Close, [(Esc, NONE)]),
     bind!(Global, Practice, [(Char('m'), ALT)]),
+    bind!(Global, CaptionMore, [(Char('n'), ALT)]),
+    bind!(Global, ToggleErrorMetric, [(Char('v'), ALT)]),
     bind!(Global, Tensors, [(Char('j'), ALT)]),
     edit!(Undo, [(Char('z'), CTRL), (Char('u'), CTRL)]),
     edit!(Redo, [(Char('r'), CTRL)]),
@@ -473,6 +487,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, Practice, [(Char('m'), NONE)]),
     bind!(Panes, Tensors, [(Char('t'), NONE)]),
     bind!(Panes, ToggleCollapsedOnly, [(Char('f'), NONE)]),
+    bind!(Panes, ToggleErrorMetric, [(Char('v'), NONE)]),
     bind!(Panes, First, [(Home, NONE)]),
     bind!(Panes, Last, [(End, NONE)]),
     bind!(

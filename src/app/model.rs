@@ -47,6 +47,36 @@ impl Focus {
     }
 }
 
+/// Which error the Errors pane shows per channel when it has room for one only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorMetric {
+    /// Mean absolute error.
+    #[default]
+    Mae,
+    /// Root mean squared error.
+    Rmse,
+}
+
+impl ErrorMetric {
+    /// Its name in headings.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Mae => "MAE",
+            Self::Rmse => "RMSE",
+        }
+    }
+
+    /// The other one.
+    #[must_use]
+    pub fn other(self) -> Self {
+        match self {
+            Self::Mae => Self::Rmse,
+            Self::Rmse => Self::Mae,
+        }
+    }
+}
+
 /// One line of the settings pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Setting {
@@ -248,12 +278,16 @@ pub struct Model {
     pub size: (u16, u16),
     /// How the channel lists are ordered.
     pub sort: SortKey,
+    /// The error the Errors pane shows when it has room for one only.
+    pub error_metric: ErrorMetric,
     /// The channel lists show only collapsed channels.
     pub collapsed_only: bool,
     /// The channels the lists show, in order (from the core's `channel_order`).
     pub order: Vec<usize>,
     /// A caption under the panes: what to look at in a scenario, or a demo step's text.
     pub caption: Option<String>,
+    /// The caption's page shown (taken modulo its number of pages when drawn).
+    pub caption_page: usize,
     /// The detail area shows the selected channel's worked arithmetic.
     pub show_explain: bool,
     /// The worked arithmetic of the selected channel (kept while `show_explain`).
@@ -324,9 +358,11 @@ impl Model {
             effects: Vec::new(),
             size: (80, 24),
             sort: SortKey::Index,
+            error_metric: ErrorMetric::Mae,
             collapsed_only: false,
             order: Vec::new(),
             caption: None,
+            caption_page: 0,
             show_explain: false,
             explanation: None,
             practice: None,
@@ -365,20 +401,33 @@ impl Model {
         }
     }
 
-    /// The panes that can take focus now, in Tab order.
+    /// The panes on screen, which can take focus, in Tab order. On a screen narrower than
+    /// [`DETAIL_COLUMN_WIDTH`] the detail (or the worked arithmetic) takes the place of the
+    /// three result panes.
     #[must_use]
     pub fn focus_order(&self) -> Vec<Focus> {
-        let mut order = vec![
-            Focus::Editor,
-            Focus::Settings,
-            Focus::Utilization,
-            Focus::Errors,
-            Focus::Ladder,
-        ];
+        let mut order = vec![Focus::Editor, Focus::Settings];
+        let wide = self.size.0 >= DETAIL_COLUMN_WIDTH;
+        if wide || !self.detail_visible() {
+            order.extend([Focus::Utilization, Focus::Errors, Focus::Ladder]);
+        }
         if self.detail_visible() {
             order.push(Focus::Detail);
         }
         order
+    }
+
+    /// Moves the focus onto a pane on screen when its pane was hidden: the detail when it
+    /// has just been shown in place of the result panes, else the Utilization pane.
+    pub fn keep_focus_visible(&mut self) {
+        let order = self.focus_order();
+        if !order.contains(&self.focus) {
+            self.focus = if order.contains(&Focus::Detail) {
+                Focus::Detail
+            } else {
+                Focus::Utilization
+            };
+        }
     }
 
     /// Switches to `preset` with `overrides` when they resolve to a valid configuration,
@@ -475,9 +524,19 @@ impl Model {
         }
         self.selected_channel = 0;
         self.collapsed_only = false;
-        self.caption = Some(format!("{}: {}", scenario.title, scenario.look.join(" ")));
+        self.set_caption(Some(format!(
+            "{}: {}",
+            scenario.title,
+            scenario.look.join(" ")
+        )));
         self.status = Some(format!("loaded scenario {}", scenario.name));
         self.request_analysis();
+    }
+
+    /// Shows `caption` (or none) from its first page.
+    pub fn set_caption(&mut self, caption: Option<String>) {
+        self.caption = caption;
+        self.caption_page = 0;
     }
 
     /// Queues an analysis of the current data and configuration.

@@ -210,9 +210,7 @@ pub fn update(model: &mut Model, message: Message) {
         Message::TensorLoaded(Err(e)) => model.status = Some(format!("not loaded: {e}")),
         Message::Resized(width, height) => {
             model.size = (width, height);
-            if !model.focus_order().contains(&model.focus) {
-                model.focus = Focus::Utilization;
-            }
+            model.keep_focus_visible();
         }
     }
 }
@@ -304,6 +302,14 @@ fn analysed(model: &mut Model, result: JobResult) {
 )]
 fn act(model: &mut Model, action: Action) {
     match action {
+        Action::CaptionMore => model.caption_page = model.caption_page.wrapping_add(1),
+        Action::ToggleErrorMetric => {
+            model.error_metric = model.error_metric.other();
+            model.status = Some(format!(
+                "the Errors pane shows the {} per channel when it has room for one error only",
+                model.error_metric.name()
+            ));
+        }
         Action::Help => {
             model.overlay = if matches!(model.overlay, Some(Overlay::Help)) {
                 None
@@ -359,9 +365,7 @@ fn act(model: &mut Model, action: Action) {
             model.show_explain = !model.show_explain;
             model.show_detail = model.show_explain;
             model.refresh_explanation();
-            if !model.focus_order().contains(&model.focus) {
-                model.focus = Focus::Utilization;
-            }
+            model.keep_focus_visible();
         }
         Action::Quit => {
             if model.dirty() && !matches!(model.overlay, Some(Overlay::ConfirmQuit)) {
@@ -430,6 +434,7 @@ fn act(model: &mut Model, action: Action) {
             if action == Action::Right && matches!(model.focus, Focus::Utilization | Focus::Errors)
             {
                 model.show_detail = true;
+                model.keep_focus_visible();
             }
         }
         Action::ToggleDetail => {
@@ -438,21 +443,39 @@ fn act(model: &mut Model, action: Action) {
                 model.show_detail = false;
             }
             model.show_detail = !model.show_detail;
-            if !model.focus_order().contains(&model.focus) {
-                model.focus = Focus::Utilization;
-            }
+            model.keep_focus_visible();
         }
         Action::WorstChannel => {
-            if let Some(worst) = model.report.as_ref().and_then(|r| r.worst_channel()) {
-                if !model.order.contains(&worst) {
-                    model.collapsed_only = false;
-                    model.refresh_order();
-                }
+            let Some(report) = model.report.as_ref() else {
+                return;
+            };
+            // The worst of the channels listed (the collapsed ones when filtered).
+            let worst = if model.collapsed_only {
+                report.worst_of(model.order.iter().copied())
+            } else {
+                report.worst_channel()
+            };
+            if let Some(worst) = worst {
+                let ch = &report.channels[worst];
+                let why = if ch.collapsed {
+                    "collapsed".to_string()
+                } else {
+                    match ch.metrics.sqnr_db {
+                        Some(db) => format!("SQNR {db:.1} dB, the lowest"),
+                        None => "the lowest SQNR".to_string(),
+                    }
+                };
+                let name = ch
+                    .label
+                    .clone()
+                    .unwrap_or_else(|| format!("channel {worst}"));
+                model.status = Some(format!("worst: {name} ({why})"));
                 model.selected_channel = worst;
-                if matches!(model.focus, Focus::Editor | Focus::Settings | Focus::Ladder) {
+                // From the editor (Alt-w) the focus stays where the typing is.
+                if matches!(model.focus, Focus::Settings | Focus::Ladder) {
                     model.focus = Focus::Utilization;
+                    model.keep_focus_visible();
                 }
-                model.status = Some(format!("channel {worst} has the largest MAE"));
             }
         }
     }
@@ -472,10 +495,10 @@ fn close(model: &mut Model) {
         }
     } else if model.demo.is_some() {
         model.demo = None;
-        model.caption = None;
+        model.set_caption(None);
         model.status = Some("the demo ended; the explorer stays as it is".into());
     } else {
-        model.caption = None;
+        model.set_caption(None);
     }
 }
 

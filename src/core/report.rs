@@ -394,16 +394,35 @@ impl Report {
             .collect()
     }
 
-    /// The row with the largest mean absolute error (the first on ties).
+    /// The worst-reconstructed row relative to its own size: a collapsed row first, then the
+    /// lowest SQNR (a row with error but no signal counts as the lowest, one without error
+    /// as the highest); the first on ties. A quiet row that collapses has a small absolute
+    /// error but has lost its shape, so it comes before a loud row with a larger MAE.
     #[must_use]
     pub fn worst_channel(&self) -> Option<usize> {
-        self.channels
-            .iter()
-            .enumerate()
-            .fold(None, |best: Option<(usize, f64)>, (i, c)| match best {
-                Some((_, mae)) if mae >= c.metrics.mae => best,
-                _ => Some((i, c.metrics.mae)),
-            })
+        self.worst_of(0..self.channels.len())
+    }
+
+    /// [`Report::worst_channel`] among `rows` (indices out of range are skipped).
+    #[must_use]
+    pub fn worst_of(&self, rows: impl IntoIterator<Item = usize>) -> Option<usize> {
+        let badness = |c: &ChannelReport| {
+            let sqnr = match c.metrics.sqnr_db {
+                Some(db) => db,
+                None if c.metrics.mae > 0.0 => f64::NEG_INFINITY,
+                None => f64::INFINITY,
+            };
+            (c.collapsed, -sqnr)
+        };
+        rows.into_iter()
+            .filter_map(|i| self.channels.get(i).map(|c| (i, badness(c))))
+            .fold(
+                None,
+                |best: Option<(usize, (bool, f64))>, (i, b)| match best {
+                    Some((_, top)) if top >= b => best,
+                    _ => Some((i, b)),
+                },
+            )
             .map(|(i, _)| i)
     }
 

@@ -417,7 +417,7 @@ mod tests {
                 "#! bits: 4\n#! bits: 8\n1\n",
                 "x, line 2: bits is given twice (first on line 1)",
             ),
-            ("#! preset: q3_k\n1\n", "x, line 1: unknown preset \"q3_k\""),
+            ("#! preset: q9_k\n1\n", "x, line 1: unknown preset \"q9_k\""),
             (
                 "#! scheme symmetric\n1\n",
                 "x, line 1: expected \"#! key: value\"",
@@ -432,7 +432,7 @@ mod tests {
             ),
             (
                 "#! title: t\n1, 2\n3\n",
-                "x: line 3, col 1: channel 2 has 1 values",
+                "x: line 3, col 1: channel 2 has 1 value but",
             ),
         ] {
             let e = parse_scenario("x", text).unwrap_err().to_string();

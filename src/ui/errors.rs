@@ -21,8 +21,9 @@
 //! A `—` marks a granularity the ladder has no rung for (a group not smaller than the row,
 //! or a ladder not computed yet); the bottom border says which.
 //!
-//! Narrow panes (about 40 columns at 80x24) show the MAE only; from about 60 columns each
-//! granularity shows MAE and RMSE.
+//! Narrow panes (about 40 columns at 80x24) show one error, the MAE or the RMSE (`v` or
+//! `Alt-v` switches, the bottom border says so); from about 60 columns each granularity
+//! shows MAE and RMSE.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
@@ -30,6 +31,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
+use crate::app::ErrorMetric;
 use crate::core::report::{Metrics, Rung};
 use crate::core::{Granularity, Report};
 use crate::ui::Theme;
@@ -42,12 +44,17 @@ use crate::ui::utilization::{
 pub struct ErrorsPane<'a> {
     /// The results, if any.
     pub report: Option<&'a Report>,
+    /// The error shown when there is room for one only.
+    pub metric: ErrorMetric,
     /// The group granularity shown beside tensor and channel, e.g. `Group(32)`.
     pub compared: Granularity,
     /// The selected channel (clamped to the last one).
     pub selected: usize,
-    /// The channels to list, in order (empty: every channel by index).
+    /// The channels to list, in order (empty: every channel by index, unless
+    /// `collapsed_only`).
     pub order: &'a [usize],
+    /// Only the collapsed channels are listed (as the Utilization pane lists them).
+    pub collapsed_only: bool,
     /// The pane has focus.
     pub focused: bool,
     /// The results are out of date.
@@ -86,6 +93,14 @@ impl ErrorsPane<'_> {
         m.map_or_else(|| missing(self.theme).to_string(), |m| sig(m.mae, DIGITS))
     }
 
+    /// The one error a narrow pane shows.
+    fn narrow_text(&self, m: Option<&Metrics>) -> String {
+        match self.metric {
+            ErrorMetric::Mae => self.mae_text(m),
+            ErrorMetric::Rmse => self.rmse_text(m),
+        }
+    }
+
     fn rmse_text(&self, m: Option<&Metrics>) -> String {
         m.map_or_else(|| missing(self.theme).to_string(), |m| sig(m.rmse, DIGITS))
     }
@@ -99,14 +114,33 @@ impl Widget for &ErrorsPane<'_> {
             render_message(block, "no results yet", area, buf, theme);
             return;
         };
+        if self.collapsed_only && self.order.is_empty() {
+            let block = theme.block("Errors", self.focused, self.stale);
+            render_message(block, "no channel to list (f shows all)", area, buf, theme);
+            return;
+        }
         let inner = theme.block("", false, false).inner(area);
         let table = self.table(report, inner);
         let title = if table.wide {
-            "Errors (MAE / RMSE)"
+            "Errors (MAE / RMSE)".to_string()
         } else {
-            "Errors (MAE)"
+            format!("Errors ({})", self.metric.name())
         };
-        let mut block = theme.block(title, self.focused, self.stale);
+        let mut block = theme.block(&title, self.focused, self.stale);
+        if !table.wide {
+            let key = crate::app::keymap::first_key(
+                crate::app::keymap::Mode::Global,
+                crate::app::keymap::Action::ToggleErrorMetric,
+            )
+            .unwrap_or_default();
+            block = block.title_bottom(
+                Line::styled(
+                    format!(" {key}: {} ", self.metric.other().name()),
+                    theme.dim,
+                )
+                .left_aligned(),
+            );
+        }
         if let Some(note) = self.note(report, &table.columns) {
             block =
                 block.title_bottom(Line::styled(format!(" {note} "), theme.dim).right_aligned());
@@ -222,13 +256,19 @@ impl<'p> ErrorsPane<'p> {
             .sum();
         let wide = h >= 4 && 2 + OVERALL.len() + wide_width <= w;
         let body = h.saturating_sub(if wide { 2 } else { 1 });
-        let overall = body >= 2;
+        // The overall line when every channel fits beside it, or when the list scrolls anyway
+        // and has room to spare.
+        let overall = body > n || body >= 4;
         let rows: Vec<usize> = listed[window(selected, n, body - usize::from(overall))].to_vec();
         if rows != probe {
             columns = self.columns(report, &rows);
         }
         for c in &mut columns {
-            let numbers = if wide { c.mae + 1 + c.rmse } else { c.mae };
+            let numbers = match (wide, self.metric) {
+                (true, _) => c.mae + 1 + c.rmse,
+                (false, ErrorMetric::Mae) => c.mae,
+                (false, ErrorMetric::Rmse) => c.rmse,
+            };
             c.width = text_width(&c.heading).max(numbers);
         }
         let numbers_width: usize = columns.iter().map(|c| 1 + c.width).sum();
@@ -293,7 +333,11 @@ impl Table<'_, '_> {
     fn heading(&self) -> Line<'static> {
         let theme = self.pane.theme;
         // The label column is headed by the metric when there is one per column.
-        let first = if self.wide { "" } else { "MAE" };
+        let first = if self.wide {
+            ""
+        } else {
+            self.pane.metric.name()
+        };
         let mut spans = vec![Span::styled(
             pad(first, self.label + 2, Alignment::Left),
             theme.heading,
@@ -360,7 +404,7 @@ impl Table<'_, '_> {
                     pad(&pane.rmse_text(*m), c.rmse, Alignment::Right)
                 )
             } else {
-                pane.mae_text(*m)
+                pane.narrow_text(*m)
             };
             spans.push(Span::raw(self.gap.clone()));
             spans.push(Span::styled(

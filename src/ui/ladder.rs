@@ -183,7 +183,8 @@ impl Widget for &LadderPane<'_> {
             if extra.len() < below && text_width(&general) <= w {
                 extra.insert(0, general);
             } else if extra.len() > below {
-                extra = wrap(&segments, w, below, ellipsis);
+                // Without the byte counts (the Memory figures say them) rather than cut.
+                extra = wrap(&segments[..4], w, below, ellipsis);
             }
         }
         block.render(area, buf);

@@ -22,45 +22,77 @@ pub struct TitleBar<'a> {
 
 impl Widget for &TitleBar<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let m = self.model;
-        let sep = self.theme.glyphs.sep;
-        let mut spans = vec![Span::styled(" quantscope", self.theme.heading)];
-        if let Some(demo) = &m.demo {
-            spans.push(Span::styled(
-                format!(
-                    " {sep} demo: {} {sep} step {} of {}",
-                    demo.script.title,
-                    demo.shown,
-                    demo.len()
-                ),
-                self.theme.active,
-            ));
-        }
-        if m.stale() {
-            spans.push(Span::styled(
-                format!(" {sep} {} stale: fix the text", self.theme.glyphs.stale),
-                self.theme.stale,
-            ));
-        }
-        spans.push(Span::raw(format!(
-            " {sep} {} {sep} preset {}",
-            m.config.summary(),
-            m.preset
-        )));
-        if m.changed_from_preset() {
-            spans.push(Span::raw(" (changed)"));
-        }
-        if let Some(r) = &m.report {
-            spans.push(Span::raw(format!(" {sep} {}x{}", r.shape.0, r.shape.1)));
-        }
-        if m.pending && !m.stale() {
-            spans.push(Span::styled(
-                format!(" {sep} computing{}", self.theme.glyphs.ellipsis),
-                self.theme.dim,
-            ));
-        }
+        let spans = title_spans(self.model, self.theme, usize::from(area.width));
         Paragraph::new(Line::from(spans)).render(area, buf);
     }
+}
+
+/// The title line's parts that fit in `width`: the parts that say where the user is (the
+/// demo step, stale results, the configuration, the matrix's shape) always stay; the app's
+/// name, the preset, the demo's title and "computing…" are dropped, least useful first,
+/// when the line is too long.
+#[must_use]
+pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>> {
+    let sep = theme.glyphs.sep;
+    // (text, style, priority): a higher priority is dropped first; 0 is never dropped.
+    let mut parts: Vec<(String, ratatui::style::Style, u8)> = Vec::new();
+    parts.push((" quantscope".into(), theme.heading, 3));
+    if let Some(demo) = &m.demo {
+        parts.push((
+            format!(" {sep} demo: {}", demo.script.title),
+            theme.active,
+            5,
+        ));
+        parts.push((
+            format!(" {sep} step {} of {}", demo.shown, demo.len()),
+            theme.active,
+            0,
+        ));
+    }
+    if m.stale() {
+        parts.push((
+            format!(" {sep} {} stale", theme.glyphs.stale),
+            theme.stale,
+            0,
+        ));
+    }
+    parts.push((format!(" {sep} {}", m.config.summary()), theme.text, 0));
+    parts.push((format!(" {sep} preset {}", m.preset), theme.text, 2));
+    if m.changed_from_preset() {
+        parts.push((" (changed)".into(), theme.text, 4));
+    }
+    if let Some(r) = &m.report {
+        parts.push((format!(" {sep} {}x{}", r.shape.0, r.shape.1), theme.text, 0));
+    }
+    if m.pending && !m.stale() {
+        parts.push((
+            format!(" {sep} computing{}", theme.glyphs.ellipsis),
+            theme.dim,
+            1,
+        ));
+    }
+    let total = |parts: &[(String, ratatui::style::Style, u8)]| -> usize {
+        parts
+            .iter()
+            .map(|(t, _, _)| Span::raw(t.as_str()).width())
+            .sum()
+    };
+    for level in (1..=5).rev() {
+        if total(&parts) <= width {
+            break;
+        }
+        parts.retain(|(_, _, p)| *p != level);
+    }
+    // The first part left starts the line: without a separator before it.
+    if let Some(first) = parts.first_mut()
+        && let Some(rest) = first.0.strip_prefix(&format!(" {sep}"))
+    {
+        first.0 = rest.to_string();
+    }
+    parts
+        .into_iter()
+        .map(|(text, style, _)| Span::styled(text, style))
+        .collect()
 }
 
 /// The actions the hint line offers in each situation, most useful first.
@@ -203,7 +235,7 @@ pub struct TooSmall<'a> {
 impl Widget for &TooSmall<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let text = format!(
-            "quantscope needs a terminal of at least {MIN_WIDTH}x{MIN_HEIGHT}; this one is {}x{}. Enlarge it, or press Ctrl-Q to quit.",
+            "quantscope needs a terminal of at least {MIN_WIDTH}x{MIN_HEIGHT}; this one is {}x{}. Enlarge it, or press Ctrl-Q to quit (F1: help). Keys do not edit the text until the panes are back.",
             self.width, self.height
         );
         Paragraph::new(Span::styled(text, self.theme.bad))

@@ -73,8 +73,19 @@ impl Widget for &UtilizationPane<'_> {
             area.width,
         );
         let mut block = theme.block(&title, self.focused, self.stale);
+        let summary_below = bottom.is_some();
         if let Some(bottom) = bottom {
             block = block.title_bottom(bottom);
+        }
+        if report.collapsed_channels > 0 && !summary_below {
+            // What the mark means, where it is seen.
+            block = block.title_bottom(
+                Line::styled(
+                    format!(" {} = every value on one code ", theme.glyphs.collapsed),
+                    theme.dim,
+                )
+                .left_aligned(),
+            );
         }
         let mut inner = block.inner(area);
         block.render(area, buf);
@@ -94,28 +105,13 @@ impl Widget for &UtilizationPane<'_> {
                 || self.sort != SortKey::Index
                 || self.collapsed_only);
         if show_summary {
-            let u = utilization_summary(report);
-            let pct = |x: f64| format!("{:.0}%", x * 100.0);
-            let text = format!(
-                "sorted {} {}{} | utilization min {} median {} max {}",
-                self.sort.describe(),
-                if self.collapsed_only {
-                    "collapsed only "
-                } else {
-                    ""
-                },
-                format_args!("({} listed)", order.len()),
-                pct(u.min),
-                pct(u.median),
-                pct(u.max),
-            );
-            Line::styled(
-                fit(&text, usize::from(inner.width), theme.glyphs.ascii),
-                theme.dim,
-            )
-            .render(Rect { height: 1, ..inner }, buf);
-            inner.y += 1;
-            inner.height -= 1;
+            let width = usize::from(inner.width);
+            for text in self.summary_lines(report, order.len(), width, inner.height) {
+                Line::styled(fit(&text, width, theme.glyphs.ascii), theme.dim)
+                    .render(Rect { height: 1, ..inner }, buf);
+                inner.y += 1;
+                inner.height -= 1;
+            }
         }
         if order.is_empty() {
             Line::styled(
@@ -150,6 +146,65 @@ impl Widget for &UtilizationPane<'_> {
                 },
                 buf,
             );
+        }
+    }
+}
+
+impl UtilizationPane<'_> {
+    /// The summary above the list: the order and the spread of utilization, on one line
+    /// when it fits, on two when the list keeps three lines, else in a short form.
+    fn summary_lines(
+        &self,
+        report: &Report,
+        listed: usize,
+        width: usize,
+        height: u16,
+    ) -> Vec<String> {
+        let u = utilization_summary(report);
+        let pct = |x: f64| format!("{:.0}%", x * 100.0);
+        let listing = format!(
+            "sorted {} {}({} listed)",
+            self.sort.describe(),
+            if self.collapsed_only {
+                "collapsed only "
+            } else {
+                ""
+            },
+            listed
+        );
+        let spread = format!(
+            "utilization min {} median {} max {}",
+            pct(u.min),
+            pct(u.median),
+            pct(u.max),
+        );
+        let one = format!("{listing} | {spread}");
+        let short = format!(
+            "min {} med {} max {}",
+            pct(u.min),
+            pct(u.median),
+            pct(u.max)
+        );
+        let filter = if self.collapsed_only {
+            format!("{listed} collapsed listed")
+        } else if self.sort != SortKey::Index {
+            self.sort.describe().to_string()
+        } else {
+            String::new()
+        };
+        let compact = if filter.is_empty() {
+            format!("utilization {short}")
+        } else {
+            format!("{filter} | {short}")
+        };
+        // The whole summary on one line when it fits; on two when the list keeps at
+        // least three lines; else its short form.
+        if text_width(&one) <= width {
+            vec![one]
+        } else if height >= 6 {
+            vec![listing, spread]
+        } else {
+            vec![compact]
         }
     }
 }
