@@ -19,6 +19,7 @@
 
 mod analyse;
 pub mod config;
+pub mod effect;
 pub mod exercise;
 pub mod explain;
 pub mod kernel;

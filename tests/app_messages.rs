@@ -789,3 +789,99 @@ fn the_errors_pane_switches_between_mae_and_rmse() {
     act(&mut m, Action::ToggleErrorMetric);
     assert_eq!(m.error_metric, quantscope::app::ErrorMetric::Mae);
 }
+
+#[test]
+fn settings_are_kept_in_the_text_on_request_and_read_back_from_it() {
+    let text = "# my rows\nq: 0.05, -0.08, 0.12, -0.15\nl: 2.21, -3.10, 1.77, -2.66\n";
+    let mut m = Model::with_text(text, None);
+    settle(&mut m);
+    act(&mut m, Action::CycleGranularity);
+    act(&mut m, Action::BitsUp);
+    act(&mut m, Action::KeepSettings);
+    let kept = m.text();
+    assert!(kept.starts_with("#! preset: lesson\n"), "{kept}");
+    assert!(kept.contains("#! bits: 5\n"), "{kept}");
+    assert!(kept.contains("#! granularity: channel\n"), "{kept}");
+    assert!(kept.ends_with(text), "the data lines are untouched: {kept}");
+    assert!(m.dirty());
+    // Keeping again replaces the lines rather than adding more.
+    act(&mut m, Action::BitsDown);
+    act(&mut m, Action::KeepSettings);
+    assert_eq!(m.text().matches("#! preset").count(), 1);
+    assert!(m.text().contains("#! bits: 4\n"), "{}", m.text());
+    assert!(!m.text().contains("#! bits: 5"), "{}", m.text());
+    // Undo takes the header back in one step.
+    key(&mut m, KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(m.text(), kept);
+    // A file opened with such lines starts with those settings.
+    let mut reopened = Model::with_text(&kept, None);
+    reopened.apply_text_header("rows.txt");
+    settle(&mut reopened);
+    assert_eq!(reopened.config.bits, 5);
+    assert_eq!(reopened.config.granularity, Granularity::Channel);
+    assert!(
+        reopened
+            .status
+            .as_deref()
+            .unwrap_or("")
+            .contains("#! lines")
+    );
+    // A bad line is reported and the defaults stay.
+    let mut bad = Model::with_text("#! bits: 99\n1, 2\n", None);
+    bad.apply_text_header("bad.txt");
+    assert_eq!(bad.config.bits, 4);
+    assert!(
+        bad.status.as_deref().unwrap_or("").contains("bits must be"),
+        "{:?}",
+        bad.status
+    );
+}
+
+#[test]
+fn a_failed_save_asks_for_another_name_and_undo_back_to_the_saved_text_clears_the_mark() {
+    let dir = std::env::temp_dir().join(format!("quantscope-save-{}", std::process::id()));
+    let mut m = Model::with_text("1, 2\n", Some(dir.join("missing-folder").join("a.txt")));
+    settle(&mut m);
+    type_text(&mut m, "3");
+    assert!(m.dirty());
+    key(&mut m, KeyCode::Char('s'), KeyModifiers::CONTROL);
+    let Some(Effect::Save { path, .. }) = m
+        .effects
+        .iter()
+        .find(|e| matches!(e, Effect::Save { .. }))
+        .cloned()
+    else {
+        panic!("no save requested");
+    };
+    update(
+        &mut m,
+        Message::Saved(Err((path.clone(), "No such file or directory".into()))),
+    );
+    assert!(
+        matches!(m.overlay, Some(Overlay::SaveAs(_))),
+        "asks for another name"
+    );
+    assert!(m.status.as_deref().unwrap_or("").contains("not saved"));
+    key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
+    // Ctrl-O is Save As in any case.
+    key(&mut m, KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert!(matches!(m.overlay, Some(Overlay::SaveAs(_))));
+    key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
+    // After a save, undoing back to the saved text clears the mark.
+    update(&mut m, Message::Saved(Ok(dir.join("a.txt"))));
+    assert!(!m.dirty());
+    type_text(&mut m, "4");
+    assert!(m.dirty());
+    key(&mut m, KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert!(!m.dirty(), "{}", m.text());
+}
+
+#[test]
+fn a_setting_without_effect_says_so() {
+    let mut m = model();
+    key(&mut m, KeyCode::F(4), KeyModifiers::NONE); // unsigned
+    assert!(!m.config.signed);
+    key(&mut m, KeyCode::F(6), KeyModifiers::NONE); // full <-> narrow
+    let status = m.status.clone().unwrap_or_default();
+    assert!(status.contains("no effect"), "{status}");
+}

@@ -215,3 +215,35 @@ fn print_first_run() {
         println!("{}", screen(&first_run(w, h), w, h));
     }
 }
+
+#[test]
+fn clamped_values_are_marked_in_utilization_and_errors() {
+    let mut m = model();
+    // Unsigned codes under the symmetric scheme: every negative value clamps to code 0.
+    update(&mut m, Message::Action(Action::ToggleSigned));
+    settle(&mut m);
+    let r = m.report.as_ref().unwrap();
+    assert!(r.channels.iter().all(|c| c.clipped > 0));
+    let s = screen(&m, 80, 24);
+    let util = s
+        .lines()
+        .find(|l| l.contains("loud") && l.contains("/1"))
+        .unwrap();
+    assert!(util.contains("2 clamped"), "{s}");
+    assert!(s.contains("! clamped"), "{s}");
+    let errors = s
+        .lines()
+        .find(|l| l.contains("loud ") && l.contains("0."))
+        .unwrap();
+    assert!(
+        errors
+            .trim_end()
+            .trim_end_matches('│')
+            .trim_end()
+            .ends_with('!'),
+        "{s}"
+    );
+    // The Settings pane shows that the (lesson's narrow) range does nothing for unsigned
+    // codes.
+    assert!(s.contains("narrow (no effect)"), "{s}");
+}

@@ -521,6 +521,53 @@ impl Editor {
         Some(removed)
     }
 
+    /// Replaces lines `rows` (a range of line numbers; past the end means to the end) by
+    /// `text`, as one change that undo takes back. The other lines are not touched.
+    pub fn replace_rows(&mut self, rows: std::ops::Range<usize>, text: &str) -> bool {
+        let last = self.lines.len() - 1;
+        let start = Pos::new(rows.start.min(last), 0);
+        let end = if rows.end <= last {
+            Pos::new(rows.end, 0)
+        } else {
+            Pos::new(last, self.lines[last].len())
+        };
+        let removed = self.text_between(start, end.max(start));
+        if removed == text {
+            return false;
+        }
+        self.history.seal();
+        let before = self.cursor;
+        let old_lines = self.lines.len();
+        self.raw_delete(start, end.max(start));
+        let after = self.raw_insert(start, text);
+        // The cursor stays on its line: moved by the lines added or removed above it, or
+        // put after the new text when its line was replaced.
+        self.cursor = if before.row >= rows.end && rows.end <= last {
+            let row = (before.row + self.lines.len()).saturating_sub(old_lines);
+            self.clamp(Pos::new(row, before.col))
+        } else if before.row >= rows.start {
+            after
+        } else {
+            before
+        };
+        self.anchor = None;
+        self.goal = None;
+        self.history.record(
+            Change {
+                start,
+                removed,
+                inserted: text.to_owned(),
+                cursor_before: before,
+                cursor_after: self.cursor,
+                state_before: 0,
+                state_after: 0,
+            },
+            Run::None,
+        );
+        self.revision += 1;
+        true
+    }
+
     /// The text between two positions (`a <= b`).
     #[must_use]
     pub fn text_between(&self, a: Pos, b: Pos) -> String {

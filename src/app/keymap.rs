@@ -19,6 +19,8 @@ pub enum Action {
     CaptionMore,
     /// Show MAE or RMSE in a narrow Errors pane.
     ToggleErrorMetric,
+    /// Write the settings into the text's `#!` header lines.
+    KeepSettings,
     /// Quit (asks first when there are unsaved changes).
     Quit,
     /// Save the text to its file, or ask for a name.
@@ -120,6 +122,9 @@ impl Action {
         match self {
             Self::Help => "show or hide this help",
             Self::CaptionMore => "the caption's next page, when it has more than fit",
+            Self::KeepSettings => {
+                "write the preset and settings into the text as #! lines (Ctrl-S then saves them with the data)"
+            }
             Self::ToggleErrorMetric => {
                 "Errors pane: MAE or RMSE per channel (when it has room for one only)"
             }
@@ -183,6 +188,7 @@ impl Action {
             Self::Help => "help",
             Self::CaptionMore => "caption",
             Self::ToggleErrorMetric => "MAE/RMSE",
+            Self::KeepSettings => "keep settings",
             Self::Quit => "quit",
             Self::Save => "save",
             Self::SaveAs => "save as",
@@ -430,6 +436,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, Practice, [(Char('m'), ALT)]),
     bind!(Global, CaptionMore, [(Char('n'), ALT)]),
     bind!(Global, ToggleErrorMetric, [(Char('v'), ALT)]),
+    bind!(Global, KeepSettings, [(Char('k'), ALT)]),
     bind!(Global, Tensors, [(Char('j'), ALT)]),
     edit!(Undo, [(Char('z'), CTRL), (Char('u'), CTRL)]),
     edit!(Redo, [(Char('r'), CTRL)]),

@@ -106,6 +106,28 @@ pub enum Setting {
     ScaleDtype,
 }
 
+impl Setting {
+    /// The setting's key as scenario headers and `crate::core::names` spell it (the group
+    /// size has none: it is the `G` of `granularity: group:G`).
+    #[must_use]
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Preset => "preset",
+            Self::Bits => "bits",
+            Self::Signed => "signed",
+            Self::Scheme => "scheme",
+            Self::Range => "range",
+            Self::RangeSource => "range-source",
+            Self::Rounding => "rounding",
+            Self::Granularity => "granularity",
+            Self::GroupSize => "group-size",
+            Self::Axis => "axis",
+            Self::Clipping => "clip",
+            Self::ScaleDtype => "scale-dtype",
+        }
+    }
+}
+
 /// Every setting in display order.
 pub const SETTINGS: [Setting; 12] = [
     Setting::Preset,
@@ -531,6 +553,31 @@ impl Model {
         )));
         self.status = Some(format!("loaded scenario {}", scenario.name));
         self.request_analysis();
+    }
+
+    /// Applies the `#! preset:` and setting lines of the text (what Alt-k writes, and
+    /// scenario files have), and shows its `#! look:` lines as the caption; a bad header
+    /// line is reported in the status line and the settings stay as they are. `name` names
+    /// the text in messages.
+    pub fn apply_text_header(&mut self, name: &str) {
+        let text = self.text();
+        if !crate::io::assets::Header::has_settings(&text) {
+            return;
+        }
+        match crate::io::assets::parse_header(name, &text) {
+            Ok(h) => {
+                if let Err(e) = self.apply_settings(h.preset, h.overrides) {
+                    self.status = Some(format!("{name}: the #! settings are not valid: {e}"));
+                    return;
+                }
+                if !h.look.is_empty() {
+                    let title = h.title.unwrap_or_else(|| name.to_string());
+                    self.set_caption(Some(format!("{title}: {}", h.look.join(" "))));
+                }
+                self.status = Some(format!("{name}: settings from its #! lines"));
+            }
+            Err(e) => self.status = Some(format!("{e} (the settings stay as they were)")),
+        }
     }
 
     /// Shows `caption` (or none) from its first page.

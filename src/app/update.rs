@@ -303,6 +303,7 @@ fn analysed(model: &mut Model, result: JobResult) {
 fn act(model: &mut Model, action: Action) {
     match action {
         Action::CaptionMore => model.caption_page = model.caption_page.wrapping_add(1),
+        Action::KeepSettings => keep_settings(model),
         Action::ToggleErrorMetric => {
             model.error_metric = model.error_metric.other();
             model.status = Some(format!(
@@ -722,6 +723,42 @@ fn save(model: &mut Model) {
     }
 }
 
+/// Writes the preset and the settings changed from it into the text's first lines, as the
+/// `#!` directives scenario files use (replacing such lines already there, keeping a title
+/// and `look` lines); the data lines are not touched. Opening the saved file applies them.
+fn keep_settings(model: &mut Model) {
+    if !matches!(model.source, Source::Text { .. }) {
+        model.status = Some("a loaded tensor has no text to keep settings in".into());
+        return;
+    }
+    let lines = model.editor.lines();
+    let header = lines
+        .iter()
+        .take_while(|l| l.trim_start().starts_with("#!"))
+        .count();
+    let mut new: Vec<String> = lines[..header]
+        .iter()
+        .filter(|l| {
+            let key = l.trim_start()[2..].split(':').next().unwrap_or("").trim();
+            key.eq_ignore_ascii_case("title") || key.eq_ignore_ascii_case("look")
+        })
+        .map(|l| l.as_str().to_owned())
+        .collect();
+    new.push(format!("#! preset: {}", model.preset));
+    for (key, value) in crate::core::names::settings(&model.overrides) {
+        new.push(format!("#! {key}: {value}"));
+    }
+    let mut text = new.join("\n");
+    text.push('\n');
+    if model.editor.replace_rows(0..header, &text) {
+        model.request_analysis();
+    }
+    model.status = Some(format!(
+        "the settings are in the first {} lines (#!); Ctrl-S saves them with the data",
+        new.len()
+    ));
+}
+
 /// The "Save as" prompt, holding `name`.
 fn save_as_prompt(name: &str) -> Overlay {
     let mut prompt = ratatui_textarea::TextArea::default();
@@ -870,5 +907,12 @@ fn change_setting(model: &mut Model, setting: Setting, forward: bool) {
     }
     if let Err(e) = model.apply_settings(preset, o) {
         model.status = Some(format!("not changed: {e}"));
+    } else if let Some(n) = crate::core::effect::ineffective(&model.config)
+        .into_iter()
+        .chain(crate::core::effect::ineffective(&c))
+        .find(|n| n.key == setting.key())
+    {
+        // Pointless before or after the change: either way the change did nothing.
+        model.status = Some(format!("{}: no effect here ({})", n.key, n.why));
     }
 }

@@ -84,7 +84,9 @@ fn open(path: &Path) -> Result<Model, String> {
                     e.utf8_error().valid_up_to()
                 )
             })?;
-            Ok(Model::with_text(&text, Some(path.to_path_buf())))
+            let mut model = Model::with_text(&text, Some(path.to_path_buf()));
+            model.apply_text_header(&file_name(path));
+            Ok(model)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let mut model = Model::with_text("", Some(path.to_path_buf()));

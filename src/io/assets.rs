@@ -193,8 +193,38 @@ impl Scenario {
     }
 }
 
-/// Parses a scenario file named `name`: its header, its configuration and its data.
-pub fn parse_scenario(name: &str, text: &str) -> Result<Scenario, AssetError> {
+/// The `#!` header of channel text: a title, what to look at, a preset and settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// The title, if one was given.
+    pub title: Option<String>,
+    /// What to look at, one entry per `#! look:` line.
+    pub look: Vec<String>,
+    /// The preset (`lesson` when none is named).
+    pub preset: &'static str,
+    /// The settings on top of the preset.
+    pub overrides: Overrides,
+}
+
+impl Header {
+    /// Whether the header sets a preset or any setting.
+    #[must_use]
+    pub fn has_settings(text: &str) -> bool {
+        text.lines().any(|l| {
+            l.trim_start()
+                .strip_prefix("#!")
+                .and_then(|rest| rest.split_once(':'))
+                .is_some_and(|(key, _)| {
+                    let key = key.trim();
+                    key.eq_ignore_ascii_case("preset") || setting_key(key).is_some()
+                })
+        })
+    }
+}
+
+/// Reads the `#!` header lines of `text` (named `name` in errors); the configuration they
+/// give is checked, the data is not.
+pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
     let header = |line: usize, message: String| AssetError::Header {
         name: name.to_string(),
         line,
@@ -248,18 +278,33 @@ pub fn parse_scenario(name: &str, text: &str) -> Result<Scenario, AssetError> {
             }
         }
     }
-    let scenario = Scenario {
-        name: name.to_string(),
-        title: title.map_or_else(|| name.to_string(), |t| t.1),
+    let parsed = Header {
+        title: title.map(|t| t.1),
         look,
-        text: text.to_string(),
         preset: preset.map_or("lesson", |p| p.1),
         overrides,
     };
-    scenario.config().map_err(|source| AssetError::Config {
+    parsed
+        .overrides
+        .resolve(parsed.preset)
+        .map_err(|source| AssetError::Config {
+            name: name.to_string(),
+            source,
+        })?;
+    Ok(parsed)
+}
+
+/// Parses a scenario file named `name`: its header, its configuration and its data.
+pub fn parse_scenario(name: &str, text: &str) -> Result<Scenario, AssetError> {
+    let header = parse_header(name, text)?;
+    let scenario = Scenario {
         name: name.to_string(),
-        source,
-    })?;
+        title: header.title.unwrap_or_else(|| name.to_string()),
+        look: header.look,
+        text: text.to_string(),
+        preset: header.preset,
+        overrides: header.overrides,
+    };
     scenario.matrix().map_err(|source| AssetError::Data {
         name: name.to_string(),
         source,

@@ -121,11 +121,16 @@ impl Widget for &ErrorsPane<'_> {
         }
         let inner = theme.block("", false, false).inner(area);
         let table = self.table(report, inner);
-        let title = if table.wide {
+        let mut title = if table.wide {
             "Errors (MAE / RMSE)".to_string()
         } else {
             format!("Errors ({})", self.metric.name())
         };
+        if table.clamp_mark {
+            title.push(' ');
+            title.push_str(crate::ui::utilization::sep(theme));
+            title.push_str(" ! clamped");
+        }
         let mut block = theme.block(&title, self.focused, self.stale);
         if !table.wide {
             let key = crate::app::keymap::first_key(
@@ -165,7 +170,14 @@ impl Widget for &ErrorsPane<'_> {
                 .iter()
                 .map(|c| c.rung.and_then(|r| r.channels.get(i)))
                 .collect();
-            lines.push(table.row(&channel_name(ch), &cells, i == selected, theme.text));
+            let mut line = table.row(&channel_name(ch), &cells, i == selected, theme.text);
+            if table.clamp_mark {
+                // At the end of the line: the active configuration clamped values of this
+                // channel.
+                let mark = if ch.clipped > 0 { "!" } else { " " };
+                line.spans.push(Span::styled(mark, theme.bad));
+            }
+            lines.push(line);
         }
         if table.overall {
             let cells: Vec<_> = table
@@ -271,7 +283,9 @@ impl<'p> ErrorsPane<'p> {
             };
             c.width = text_width(&c.heading).max(numbers);
         }
-        let numbers_width: usize = columns.iter().map(|c| 1 + c.width).sum();
+        let clamp_mark = rows.iter().any(|&i| report.channels[i].clipped > 0);
+        let numbers_width: usize =
+            columns.iter().map(|c| 1 + c.width).sum::<usize>() + usize::from(clamp_mark);
         let longest = rows
             .iter()
             .map(|&i| &report.channels[i])
@@ -291,6 +305,7 @@ impl<'p> ErrorsPane<'p> {
             label,
             wide,
             gap,
+            clamp_mark,
         }
     }
 }
@@ -319,6 +334,8 @@ struct Table<'p, 'r> {
     label: usize,
     wide: bool,
     gap: String,
+    /// A listed channel had values clamped: a column of `!` marks follows the table.
+    clamp_mark: bool,
 }
 
 impl Table<'_, '_> {

@@ -13,11 +13,39 @@ use crate::ui::Theme;
 /// The modes in the order the help lists them.
 pub const HELP_MODES: [Mode; 11] = Mode::ALL;
 
-/// The help text, one line per binding, grouped by mode: `(keys, description)`; a heading
-/// line has empty keys.
+/// The words the panes use, defined where the help is read first.
+pub const GLOSSARY: [(&str, &str); 6] = [
+    (
+        "COLLAPSED",
+        "a channel whose values differ but all round to one code: it comes back as a constant and its shape is lost",
+    ),
+    (
+        "utilization",
+        "the share of the code range [qmin, qmax] between a channel's smallest and largest code",
+    ),
+    ("levels", "distinct codes a channel uses / codes available"),
+    (
+        "clamped",
+        "values outside the range the scale covers, set to the nearest end code (qmin or qmax)",
+    ),
+    (
+        "SQNR",
+        "signal to quantization noise, 20·log10(‖x‖ / ‖x − x̂‖) in dB: higher is better",
+    ),
+    (
+        "bits/weight",
+        "(elements × bits + scales × metadata bits) / elements: the payload plus what the scales and zero points cost",
+    ),
+];
+
+/// The help text: the words the panes use, then one line per binding, grouped by mode:
+/// `(keys, description)`; a heading line has empty keys.
 #[must_use]
 pub fn help_lines() -> Vec<(String, String)> {
-    let mut out = Vec::new();
+    let mut out = vec![(String::new(), "Words on screen".to_string())];
+    for (word, meaning) in GLOSSARY {
+        out.push((word.to_string(), meaning.to_string()));
+    }
     for mode in HELP_MODES {
         if !out.is_empty() {
             out.push((String::new(), String::new()));
@@ -70,24 +98,34 @@ impl Widget for &HelpOverlay<'_> {
             area.height.saturating_sub(2),
         );
         Clear.render(popup, buf);
-        let block = self
-            .theme
-            .block("Help: keys (Esc closes, arrows scroll)", true, false);
+        let block = self.theme.block(
+            "Help: words and keys (Esc closes, arrows scroll)",
+            true,
+            false,
+        );
         let inner = block.inner(popup);
         block.render(popup, buf);
-        let text: Vec<Line> = lines
-            .into_iter()
-            .map(|(keys, what)| {
-                if keys.is_empty() {
-                    Line::from(Span::styled(what, self.theme.heading))
-                } else {
-                    Line::from(vec![
-                        Span::styled(format!("  {keys:<key_width$}  "), self.theme.key),
-                        Span::styled(what, self.theme.text),
-                    ])
-                }
-            })
-            .collect();
+        // Descriptions wrap under themselves, so a narrow screen loses no word.
+        let room = usize::from(inner.width)
+            .saturating_sub(key_width + 4)
+            .max(10);
+        let mut text: Vec<Line> = Vec::new();
+        for (keys, what) in lines {
+            if keys.is_empty() {
+                text.push(Line::from(Span::styled(what, self.theme.heading)));
+                continue;
+            }
+            for (i, part) in crate::ui::caption::wrap(&what, room)
+                .into_iter()
+                .enumerate()
+            {
+                let keys = if i == 0 { keys.as_str() } else { "" };
+                text.push(Line::from(vec![
+                    Span::styled(format!("  {keys:<key_width$}  "), self.theme.key),
+                    Span::styled(part, self.theme.text),
+                ]));
+            }
+        }
         let max_scroll = u16::try_from(text.len())
             .unwrap_or(u16::MAX)
             .saturating_sub(inner.height);

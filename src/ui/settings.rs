@@ -177,7 +177,13 @@ impl Widget for &SettingsPane<'_> {
             .skip(first)
             .take(height)
             .map(|(i, &setting)| {
-                let (label, value) = self.label_value(setting);
+                let (label, mut value) = self.label_value(setting);
+                if crate::core::effect::ineffective(self.config)
+                    .iter()
+                    .any(|n| n.key == setting.key())
+                {
+                    value.push_str(" (no effect)");
+                }
                 let keys = setting_keys(setting);
                 let is_selected = self.focused && i == selected;
                 let pointer = if is_selected {

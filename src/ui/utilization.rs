@@ -49,8 +49,19 @@ pub struct UtilizationPane<'a> {
     pub theme: &'a Theme,
 }
 
-/// Width of `" ✗ COLLAPSED"`.
-const COLLAPSED_WIDTH: usize = 12;
+/// A channel's note: collapsed, constant, or how many of its values were clamped (the
+/// widths `RowLayout::new` reserves: 12, 9 and 11 plus the count's digits).
+fn note(ch: &ChannelReport, theme: &Theme) -> Option<(String, Style)> {
+    if ch.collapsed {
+        Some((format!(" {} COLLAPSED", theme.glyphs.collapsed), theme.bad))
+    } else if ch.constant {
+        Some((" constant".to_string(), theme.dim))
+    } else if ch.clipped > 0 {
+        Some((format!(" ! {} clamped", ch.clipped), theme.bad))
+    } else {
+        None
+    }
+}
 /// Narrowest bar worth drawing.
 const MIN_BAR: usize = 4;
 
@@ -215,7 +226,8 @@ struct RowLayout {
     bar: usize,
     counts: usize,
     percent: bool,
-    collapsed: bool,
+    /// Room for the note column (0 when no channel has a note).
+    note: usize,
 }
 
 impl RowLayout {
@@ -227,16 +239,31 @@ impl RowLayout {
             .max()
             .unwrap_or(0);
         let counts = 2 * available.to_string().len() + 1;
-        // Room for the note on every line once any channel collapsed, so bars keep their
-        // width while scrolling.
-        let collapsed = report.collapsed_channels > 0 || visible.iter().any(|c| c.constant);
+        // Room for the widest note of any channel, so bars keep their width while
+        // scrolling.
+        let note_width = report
+            .channels
+            .iter()
+            .map(|c| {
+                if c.collapsed {
+                    12
+                } else if c.constant {
+                    9
+                } else if c.clipped > 0 {
+                    12 + c.clipped.ilog10() as usize
+                } else {
+                    0
+                }
+            })
+            .max()
+            .unwrap_or(0);
         let longest = visible
             .iter()
             .map(|c| text_width(&fit(&channel_name(c), usize::MAX, theme.glyphs.ascii)))
             .max()
             .unwrap_or(0);
         // Pointer and space, then the label, the bar, the counts and the collapsed note.
-        let fixed = 2 + counts + 1 + if collapsed { COLLAPSED_WIDTH } else { 0 };
+        let fixed = 2 + counts + 1 + note_width;
         let rest = width.saturating_sub(fixed);
         let label = longest.clamp(2, (rest / 2).max(4)).min(rest);
         let bar_room = rest.saturating_sub(label + 1);
@@ -247,7 +274,7 @@ impl RowLayout {
             bar: if bar >= MIN_BAR { bar } else { 0 },
             counts,
             percent,
-            collapsed,
+            note: note_width,
         }
     }
 
@@ -297,15 +324,10 @@ impl RowLayout {
                 numbers,
             ));
         }
-        if self.collapsed {
-            if ch.collapsed {
-                spans.push(Span::styled(
-                    format!(" {} COLLAPSED", glyphs.collapsed),
-                    theme.bad,
-                ));
-            } else if ch.constant {
-                spans.push(Span::styled(" constant", theme.dim));
-            }
+        if self.note > 0
+            && let Some((text, style)) = note(ch, theme)
+        {
+            spans.push(Span::styled(text, style));
         }
         let line = Line::from(spans);
         if selected {
