@@ -14,17 +14,36 @@ pub mod worker;
 pub use model::{Effect, ErrorMetric, Focus, Model, Overlay, Setting, Source};
 pub use update::{Message, translate, update};
 
+/// A tensor loaded from a file, for the explorer.
+#[derive(Debug, Clone)]
+pub struct LoadedTensor {
+    /// What to call it, e.g. `model.safetensors / layer.0.weight`.
+    pub name: String,
+    /// The type it is stored as in the file (`f16`, `bf16`, `f32`, `f64`); the values are
+    /// analysed as `f32`, which holds every f16 and bf16 value exactly.
+    pub dtype: String,
+    /// The values.
+    pub matrix: crate::core::Matrix,
+}
+
 /// Loads tensor `name` of a .safetensors file, named for display as `file / tensor`.
-pub fn load_tensor_named(
-    path: &std::path::Path,
-    name: &str,
-) -> Result<(String, crate::core::Matrix), String> {
+pub fn load_tensor_named(path: &std::path::Path, name: &str) -> Result<LoadedTensor, String> {
     let file = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().to_string(),
     );
-    crate::io::safetensors::load_tensor(path, name)
-        .map(|m| (format!("{file} / {name}"), m))
+    let opened = crate::io::safetensors::Safetensors::open(path).map_err(|e| e.to_string())?;
+    let dtype = opened
+        .header()
+        .tensor(name)
+        .map_or_else(String::new, |t| t.dtype.name().to_ascii_lowercase());
+    opened
+        .load(name)
+        .map(|matrix| LoadedTensor {
+            name: format!("{file} / {name}"),
+            dtype,
+            matrix,
+        })
         .map_err(|e| e.to_string())
 }
 

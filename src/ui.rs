@@ -319,14 +319,14 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 .map(|s| (s.name, s.title, s.look.join(" ")))
                 .collect();
             frame.render_widget(
-                &help::Picker { title: "Scenarios (Enter opens, Esc closes)", entries: &entries, selected: *selected, theme },
+                &help::Picker { title: "Scenarios (Enter opens, Esc closes)", entries: &entries, dimmed: &[], selected: *selected, theme },
                 area,
             );
         }
         Some(Overlay::Tensors(picker)) => {
-            let entries: Vec<(String, String, String)> = picker
-                .visible()
-                .into_iter()
+            let visible = picker.visible();
+            let entries: Vec<(String, String, String)> = visible
+                .iter()
                 .map(|t| {
                     let detail = format!(
                         "{} {}, {} bytes",
@@ -334,12 +334,14 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                         crate::io::safetensors::format_shape(&t.shape),
                         t.bytes()
                     );
-                    (t.name.clone(), detail.clone(), detail)
+                    let why = t.not_loadable().map(|w| format!(" {} {w}", theme.glyphs.sep)).unwrap_or_default();
+                    (t.name.clone(), format!("{detail}{why}"), format!("{detail}{why}"))
                 })
                 .collect();
+            let dimmed: Vec<bool> = visible.iter().map(|t| t.not_loadable().is_some()).collect();
             let title = format!("Tensors of {} (type to filter, Enter opens)", picker.path.display());
             frame.render_widget(
-                &help::Picker { title: &title, entries: &entries, selected: picker.selected, theme },
+                &help::Picker { title: &title, entries: &entries, dimmed: &dimmed, selected: picker.selected, theme },
                 area,
             );
             frame.render_widget(&help::FilterLine { filter: &picker.filter, theme }, area);

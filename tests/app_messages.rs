@@ -408,10 +408,11 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
     let values = ndarray::Array2::from_shape_fn((100, 8), |(r, c)| {
         (r as f32 + 1.0) * 0.01 * (c as f32 - 3.5)
     });
-    let mut m = Model::with_tensor(
-        "w.npy".into(),
-        quantscope::core::Matrix::new(values).unwrap(),
-    );
+    let mut m = Model::with_tensor(quantscope::app::LoadedTensor {
+        name: "w.npy".into(),
+        dtype: "f32".into(),
+        matrix: quantscope::core::Matrix::new(values).unwrap(),
+    });
     settle(&mut m);
     assert_eq!(m.focus, Focus::Utilization);
     assert_eq!(m.report.as_ref().unwrap().shape, (100, 8));
@@ -435,10 +436,11 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
             .starts_with("# 32 of 100 channels of w.npy, from channel 50")
     );
     // The copy near the end is bounded by the channels left.
-    let mut m = Model::with_tensor(
-        "w.npy".into(),
-        quantscope::core::Matrix::new(ndarray::Array2::zeros((3, 2))).unwrap(),
-    );
+    let mut m = Model::with_tensor(quantscope::app::LoadedTensor {
+        name: "w.npy".into(),
+        dtype: "f32".into(),
+        matrix: quantscope::core::Matrix::new(ndarray::Array2::zeros((3, 2))).unwrap(),
+    });
     settle(&mut m);
     act(&mut m, Action::CopyToEditor);
     assert_eq!(m.report.as_ref().unwrap().shape, (3, 2));
@@ -884,4 +886,83 @@ fn a_setting_without_effect_says_so() {
     key(&mut m, KeyCode::F(6), KeyModifiers::NONE); // full <-> narrow
     let status = m.status.clone().unwrap_or_default();
     assert!(status.contains("no effect"), "{status}");
+}
+
+#[test]
+fn practice_keeps_progress_across_exercises_and_leaving() {
+    let mut m = model();
+    key(&mut m, KeyCode::Char('m'), KeyModifiers::ALT);
+    assert!(m.practice.is_some());
+    type_text(&mut m, "3.1/7");
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    let score = |m: &Model| m.practice.as_ref().unwrap().session.score();
+    assert_eq!(score(&m), 2);
+    // Alt-n: the next step, without F-keys.
+    key(&mut m, KeyCode::Char('n'), KeyModifiers::ALT);
+    assert_eq!(m.practice.as_ref().unwrap().session.current(), 1);
+    // Another exercise (Alt-x) and back: the first keeps its step and score.
+    let count = m.practice.as_ref().unwrap().exercises.len();
+    for _ in 0..count {
+        key(&mut m, KeyCode::Char('x'), KeyModifiers::ALT);
+    }
+    let p = m.practice.as_ref().unwrap();
+    assert_eq!(p.index, 0);
+    assert_eq!((p.session.current(), p.session.score()), (1, 2));
+    // Leave and come back: the same.
+    key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(m.practice.is_none());
+    key(&mut m, KeyCode::Char('m'), KeyModifiers::ALT);
+    let p = m.practice.as_ref().expect("practice again");
+    assert_eq!((p.session.current(), p.session.score()), (1, 2));
+    assert_eq!(p.total_score().0, 2);
+    // Alt-h shows the hint, Alt-r reveals.
+    key(&mut m, KeyCode::Char('h'), KeyModifiers::ALT);
+    assert!(m.practice.as_ref().unwrap().session.hint().is_some());
+    key(&mut m, KeyCode::Char('r'), KeyModifiers::ALT);
+    assert!(m.practice.as_ref().unwrap().session.progress().done());
+}
+
+#[test]
+fn the_picker_lists_integer_tensors_greyed_and_a_loaded_f16_tensor_says_so() {
+    let mut bytes = Vec::new();
+    let header = r#"{"ids":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},"w":{"dtype":"F16","shape":[2,2],"data_offsets":[16,24]}}"#;
+    bytes.extend((header.len() as u64).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend([0u8; 16]);
+    for v in [1.0f32, -0.5, 0.25, 2.0] {
+        bytes.extend(half::f16::from_f32(v).to_le_bytes());
+    }
+    let dir = std::env::temp_dir().join(format!("quantscope-greyed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mixed.safetensors");
+    std::fs::write(&path, bytes).unwrap();
+    let file = quantscope::io::safetensors::Safetensors::open(&path).unwrap();
+    let mut m = Model::with_text("", None);
+    m.overlay = Some(Overlay::tensor_picker(
+        path.clone(),
+        file.tensors().to_vec(),
+    ));
+    let Some(Overlay::Tensors(p)) = &m.overlay else {
+        panic!()
+    };
+    assert_eq!(p.visible().len(), 2, "the integer tensor is listed");
+    // Enter on it says why it cannot be opened and keeps the picker.
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(matches!(m.overlay, Some(Overlay::Tensors(_))));
+    assert!(
+        m.status
+            .as_deref()
+            .unwrap_or("")
+            .contains("not a floating tensor"),
+        "{:?}",
+        m.status
+    );
+    // The F16 one opens and keeps its stored type.
+    key(&mut m, KeyCode::Down, KeyModifiers::NONE);
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    match &m.source {
+        quantscope::app::Source::Tensor { dtype, .. } => assert_eq!(dtype, "f16"),
+        quantscope::app::Source::Text { .. } => panic!("not loaded: {:?}", m.status),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

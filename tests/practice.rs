@@ -151,7 +151,7 @@ fn codes_are_a_list_with_any_separators_and_must_match_exactly() {
     );
     assert_eq!(
         v.to_string(),
-        "value 4 is not right (off by one: check the rounding and any ties)"
+        "the value at position 4 is not right (off by one: check the rounding and any ties)"
     );
     let v = check(&s, &e, "0 0 0 0");
     assert_eq!(
@@ -161,7 +161,10 @@ fn codes_are_a_list_with_any_separators_and_must_match_exactly() {
             off_by_one: false
         }
     );
-    assert_eq!(v.to_string(), "values 1, 2, 3 and 4 are not right");
+    assert_eq!(
+        v.to_string(),
+        "the values at positions 1, 2, 3 and 4 are not right"
+    );
     let v = check(&s, &e, "2, -4, 6");
     assert_eq!(
         v.to_string(),
@@ -191,6 +194,31 @@ fn reconstructions_are_a_list_of_reals_within_tolerance() {
     );
     assert!(malformed(&check(&s, &e, "0.04 -0.09")));
     assert!(malformed(&check(&s, &e, "0.04 x 1 2")));
+}
+
+#[test]
+fn a_fraction_stands_for_a_number_wherever_one_goes_and_nothing_else_is_evaluated() {
+    let scale = step("scale", "");
+    let e = Expected::Number(3.1 / 7.0);
+    for answer in ["3.1/7", "3.1 / 7", " 3.10/7 "] {
+        assert_eq!(check(&scale, &e, answer), Verdict::Right, "{answer}");
+    }
+    for answer in ["3.1*7", "(3.1)/7", "3.1/0", "3.1//7"] {
+        assert!(malformed(&check(&scale, &e, answer)), "{answer}");
+    }
+    // In a list, each value may be a fraction, spaces or not.
+    let s = step("reconstruction", "row = 0");
+    let e = Expected::Numbers(vec![0.3 / 7.0, -0.6 / 7.0]);
+    assert_eq!(check(&s, &e, "0.3/7, -0.6 / 7"), Verdict::Right);
+    // A whole number too, when the fraction is whole.
+    let z = step("zero_point", "");
+    assert_eq!(check(&z, &Expected::Whole(128), "256/2"), Verdict::Right);
+    assert!(malformed(&check(&z, &Expected::Whole(128), "255/2")));
+    let codes = step("codes", "row = 0");
+    assert_eq!(
+        check(&codes, &Expected::Codes(vec![2, -4]), "4/2, -8/2"),
+        Verdict::Right
+    );
 }
 
 #[test]
@@ -297,12 +325,19 @@ fn the_apply_now_exercise_computes_the_lessons_numbers() {
     assert!(close(number(&a[0]), 3.10 / 7.0), "shared scale {:?}", a[0]);
     assert_eq!(number(&a[0]), shared_scale());
     assert_eq!(a[1], Expected::Codes(vec![0, 0, 0, 0]));
-    assert!(close(number(&a[2]), 0.15 / 7.0), "quiet scale {:?}", a[2]);
-    assert_eq!(a[3], Expected::Codes(vec![2, -4, 6, -7]));
-    assert!(close(number(&a[4]), 3.10 / 7.0), "loud scale {:?}", a[4]);
-    assert_eq!(a[5], Expected::Codes(vec![5, -7, 4, -6]));
+    // The lesson's point: the collapsed row's error is as large as its values.
+    assert!(close(number(&a[2]), 0.1), "quiet MAE, shared {:?}", a[2]);
+    assert!(close(number(&a[3]), 0.15 / 7.0), "quiet scale {:?}", a[3]);
+    assert_eq!(a[4], Expected::Codes(vec![2, -4, 6, -7]));
+    assert!(
+        (number(&a[5]) - 0.005_357_1).abs() < 1e-6,
+        "quiet MAE, own scale {:?}",
+        a[5]
+    );
+    assert!(close(number(&a[6]), 3.10 / 7.0), "loud scale {:?}", a[6]);
+    assert_eq!(a[7], Expected::Codes(vec![5, -7, 4, -6]));
     assert_eq!(
-        a[6],
+        a[8],
         Expected::Choice {
             correct: 1,
             options: 4
@@ -388,7 +423,7 @@ fn a_whole_exercise_played_through_keeps_attempts_hints_and_score() {
     let mut s = start_exercise(exercise("per-tensor-vs-per-channel").unwrap()).unwrap();
     assert_eq!(
         (s.len(), s.current(), s.score(), s.max_score()),
-        (7, 0, 0, 14)
+        (9, 0, 0, 18)
     );
     assert_eq!(s.hint(), None);
 
@@ -422,28 +457,38 @@ fn a_whole_exercise_played_through_keeps_attempts_hints_and_score() {
     );
     assert_eq!((s.score(), s.progress().attempts), (3, 2));
 
-    // Step 3: near counts as a miss.
+    // Step 3: the quiet row's MAE under the shared scale is its values' own size. Skipped
+    // here (no answer, no points).
+    assert!(s.next_step());
+    assert_eq!(s.step().ask, quantscope::core::exercise::Ask::Mae);
+
+    // Step 4: near counts as a miss.
     assert!(s.next_step());
     assert!(near(&s.answer("0.021")));
     assert!(s.hint().is_some());
     assert_eq!(s.answer("0.15/7"), Verdict::Right);
     assert_eq!(s.score(), 4);
 
-    // Step 4: revealed, no points.
+    // Step 5: revealed, no points.
     assert!(s.next_step());
     assert_eq!(*s.reveal(), Expected::Codes(vec![2, -4, 6, -7]));
     assert_eq!(s.progress().outcome, Outcome::Revealed);
     assert_eq!(s.answer("2 -4 6 -7"), Verdict::Right, "still judged");
     assert_eq!(s.score(), 4);
 
-    // Step 5: the hint asked for first caps the step at 1 point.
+    // Step 6: the MAE with its own scale, worked out from the reconstructions.
+    assert!(s.next_step());
+    assert_eq!(s.answer("0.00536"), Verdict::Right);
+    assert_eq!(s.score(), 6);
+
+    // Step 7: the hint asked for first caps the step at 1 point.
     assert!(s.next_step());
     s.request_hint();
     assert!(s.hint().is_some());
     assert_eq!(s.answer("0.442857"), Verdict::Right);
-    assert_eq!(s.score(), 5);
+    assert_eq!(s.score(), 7);
 
-    // Steps 6 and 7: right at once.
+    // Steps 8 and 9: right at once.
     assert!(s.next_step());
     assert_eq!(s.answer("5, -7, 4, -6"), Verdict::Right);
     assert!(!s.finished());
@@ -451,24 +496,29 @@ fn a_whole_exercise_played_through_keeps_attempts_hints_and_score() {
     assert_eq!(s.answer("b"), Verdict::Right);
     assert!(s.explanation().unwrap().contains("0.005"));
     assert!(!s.next_step(), "the last step");
-    assert!(s.finished());
-    assert_eq!(s.score(), 9);
+    assert!(!s.finished(), "step 3 was skipped");
+    assert_eq!(s.score(), 11);
     let points: Vec<u32> = s.all_progress().iter().map(Progress::points).collect();
-    assert_eq!(points, [2, 1, 1, 0, 1, 2, 2]);
+    assert_eq!(points, [2, 1, 0, 1, 0, 2, 1, 2, 2]);
+    assert!(s.go_to(2));
+    assert_eq!(s.answer("0.1"), Verdict::Right);
+    assert!(s.finished());
+    assert_eq!(s.score(), 13);
 
     // Moving back keeps what was done.
+    assert!(s.go_to(8));
     assert!(s.previous_step());
-    assert_eq!(s.current(), 5);
+    assert_eq!(s.current(), 7);
     assert!(s.go_to(0));
     assert!(!s.previous_step());
-    assert!(!s.go_to(7));
-    assert_eq!(s.score(), 9);
+    assert!(!s.go_to(9));
+    assert_eq!(s.score(), 13);
 }
 
 #[test]
 fn a_revealed_step_can_show_its_worked_arithmetic() {
     let mut s = start_exercise(exercise("per-tensor-vs-per-channel").unwrap()).unwrap();
-    s.go_to(3);
+    s.go_to(4);
     s.reveal();
     let row = s.step().row.unwrap();
     let p = s.prepared();

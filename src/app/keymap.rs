@@ -519,12 +519,16 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Picker, Up, [(Up, NONE), (Char('k'), NONE)]),
     bind!(Picker, Down, [(Down, NONE), (Char('j'), NONE)]),
     bind!(Practice, Submit, [(Enter, NONE)]),
-    bind!(Practice, Hint, [(F(2), NONE)]),
-    bind!(Practice, Reveal, [(F(3), NONE)]),
-    bind!(Practice, NextStep, [(PageDown, NONE), (F(4), NONE)]),
-    bind!(Practice, PrevStep, [(PageUp, NONE)]),
-    bind!(Practice, NextExercise, [(F(6), NONE)]),
-    bind!(Practice, Cards, [(F(7), NONE)]),
+    bind!(Practice, Hint, [(F(2), NONE), (Char('h'), ALT)]),
+    bind!(Practice, Reveal, [(F(3), NONE), (Char('r'), ALT)]),
+    bind!(
+        Practice,
+        NextStep,
+        [(PageDown, NONE), (F(4), NONE), (Char('n'), ALT)]
+    ),
+    bind!(Practice, PrevStep, [(PageUp, NONE), (Char('p'), ALT)]),
+    bind!(Practice, NextExercise, [(F(6), NONE), (Char('x'), ALT)]),
+    bind!(Practice, Cards, [(F(7), NONE), (Char('c'), ALT)]),
     bind!(Practice, Close, [(Esc, NONE)]),
     bind!(Cards, Reveal, [(Enter, NONE), (Char(' '), NONE)]),
     bind!(
@@ -533,7 +537,7 @@ pub const BINDINGS: &[Binding] = &[
         [(Right, NONE), (Down, NONE), (PageDown, NONE)]
     ),
     bind!(Cards, PrevStep, [(Left, NONE), (Up, NONE), (PageUp, NONE)]),
-    bind!(Cards, Cards, [(F(7), NONE)]),
+    bind!(Cards, Cards, [(F(7), NONE), (Char('c'), ALT)]),
     bind!(Cards, Close, [(Esc, NONE)]),
     bind!(Demo, NextStep, [(Char(' '), NONE), (Right, NONE)]),
     bind!(Demo, PrevStep, [(Left, NONE)]),

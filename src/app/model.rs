@@ -156,6 +156,8 @@ pub enum Source {
     Tensor {
         /// What to call it (the file name).
         name: String,
+        /// The type the file stores it as (`f16`, `bf16`, `f32`, `f64`).
+        dtype: String,
         /// The values.
         matrix: Arc<Matrix>,
     },
@@ -186,7 +188,7 @@ pub enum Overlay {
 pub struct TensorPicker {
     /// The file.
     pub path: PathBuf,
-    /// Its loadable tensors.
+    /// Its tensors; those that cannot be opened are listed greyed with the reason.
     pub tensors: Vec<crate::io::safetensors::TensorInfo>,
     /// The filter being typed.
     pub filter: TextArea<'static>,
@@ -316,6 +318,8 @@ pub struct Model {
     pub explanation: Option<Arc<ChannelExplanation>>,
     /// Practice mode, when open (drawn instead of the panes).
     pub practice: Option<Box<crate::app::practice::Practice>>,
+    /// Practice mode as the learner left it (progress and scores), for coming back.
+    pub practice_kept: Option<Box<crate::app::practice::Practice>>,
     /// The demo being played, if any.
     pub demo: Option<crate::app::demo::Demo>,
     /// The .safetensors file the shown tensor came from (the picker can reopen it).
@@ -344,9 +348,13 @@ impl Model {
 
     /// A model showing a read-only matrix loaded from a file.
     #[must_use]
-    pub fn with_tensor(name: String, matrix: Matrix) -> Self {
-        let matrix = Arc::new(matrix);
-        let mut m = Self::new(new_editor(""), Source::Tensor { name, matrix });
+    pub fn with_tensor(tensor: crate::app::LoadedTensor) -> Self {
+        let source = Source::Tensor {
+            name: tensor.name,
+            dtype: tensor.dtype,
+            matrix: Arc::new(tensor.matrix),
+        };
+        let mut m = Self::new(new_editor(""), source);
         m.focus = Focus::Utilization;
         m
     }
@@ -388,6 +396,7 @@ impl Model {
             show_explain: false,
             explanation: None,
             practice: None,
+            practice_kept: None,
             demo: None,
             tensor_file: None,
         };

@@ -40,6 +40,9 @@ pub struct Practice {
     pub worked: Option<Arc<ChannelExplanation>>,
     /// The recall cards, when shown instead of the exercise.
     pub deck: Option<CardDeck>,
+    /// The sessions of the other exercises (with their data notes), kept with their
+    /// progress and score while the learner moves between exercises (by exercise index).
+    pub kept: Vec<Option<(Session, String)>>,
 }
 
 fn new_input() -> TextArea<'static> {
@@ -75,6 +78,7 @@ impl Practice {
             }
         };
         let session = Session::new(exercise, matrix).map_err(|e| e.to_string())?;
+        let n = exercises.len();
         Ok(Self {
             exercises,
             index,
@@ -84,7 +88,37 @@ impl Practice {
             last_answer: None,
             worked: None,
             deck: None,
+            kept: vec![None; n],
         })
+    }
+
+    /// Moves to exercise `index`, keeping the current one's session (progress and score)
+    /// to come back to; an exercise visited before continues where it was left.
+    pub fn switch_to(&mut self, index: usize, learner: Option<&Matrix>) -> Result<(), String> {
+        if index == self.index || index >= self.exercises.len() {
+            return Ok(());
+        }
+        let (session, note) = if let Some(kept) = self.kept[index].take() {
+            kept
+        } else {
+            let fresh = Self::start(index, learner)?;
+            (fresh.session, fresh.data_note)
+        };
+        let old = std::mem::replace(&mut self.session, session);
+        let old_note = std::mem::replace(&mut self.data_note, note);
+        self.kept[self.index] = Some((old, old_note));
+        self.index = index;
+        self.clear_input();
+        self.refresh_worked();
+        Ok(())
+    }
+
+    /// The points scored over every exercise visited, and the most there are to score in
+    /// them.
+    #[must_use]
+    pub fn total_score(&self) -> (u32, u32) {
+        let sessions = self.kept.iter().flatten().map(|k| &k.0).chain([&self.session]);
+        sessions.fold((0, 0), |(s, m), x| (s + x.score(), m + x.max_score()))
     }
 
     /// The text typed so far.

@@ -43,7 +43,7 @@ pub enum Message {
     /// The terminal is now this many columns and rows.
     Resized(u16, u16),
     /// A tensor was loaded (its display name and values), or why not.
-    TensorLoaded(Result<(String, crate::core::Matrix), String>),
+    TensorLoaded(Result<crate::app::LoadedTensor, String>),
 }
 
 /// The mode whose bindings apply now.
@@ -194,11 +194,13 @@ pub fn update(model: &mut Model, message: Message) {
             model.status = Some(format!("not saved: {e}; give another name (Esc cancels)"));
             model.overlay = Some(save_as_prompt(&path.display().to_string()));
         }
-        Message::TensorLoaded(Ok((name, matrix))) => {
-            let (rows, cols) = matrix.shape();
+        Message::TensorLoaded(Ok(tensor)) => {
+            let (rows, cols) = tensor.matrix.shape();
+            let name = tensor.name.clone();
             model.source = Source::Tensor {
-                name: name.clone(),
-                matrix: std::sync::Arc::new(matrix),
+                name: tensor.name,
+                dtype: tensor.dtype,
+                matrix: std::sync::Arc::new(tensor.matrix),
             };
             model.selected_channel = 0;
             if model.focus == Focus::Editor {
@@ -333,11 +335,19 @@ fn act(model: &mut Model, action: Action) {
         | Action::CycleClipping
         | Action::CycleScaleDtype
         | Action::NextPreset => toggle(model, action),
-        Action::Practice => start_practice(model, 0),
+        Action::Practice => {
+            // Back to where the learner left practice mode, progress and score kept.
+            if let Some(kept) = model.practice_kept.take() {
+                model.practice = Some(kept);
+                model.overlay = None;
+            } else {
+                start_practice(model, 0);
+            }
+        }
         Action::Tensors => match model.tensor_file.clone() {
             Some(path) => match crate::io::safetensors::Safetensors::open(&path) {
                 Ok(file) => {
-                    let tensors = file.loadable().cloned().collect();
+                    let tensors = file.tensors().to_vec();
                     model.overlay = Some(Overlay::tensor_picker(path, tensors));
                 }
                 Err(e) => model.status = Some(e.to_string()),
@@ -491,8 +501,8 @@ fn close(model: &mut Model) {
         if p.deck.is_some() {
             p.deck = None;
         } else {
-            model.practice = None;
-            model.status = Some("left practice mode".into());
+            model.practice_kept = model.practice.take();
+            model.status = Some("left practice mode (Alt-m comes back to the same step)".into());
         }
     } else if model.demo.is_some() {
         model.demo = None;
@@ -569,7 +579,9 @@ fn practice_action(model: &mut Model, action: Action) {
         }
         Action::NextExercise => {
             let next = (p.index + 1) % p.exercises.len().max(1);
-            start_practice(model, next);
+            if let Err(e) = p.switch_to(next, model.matrix.as_deref()) {
+                model.status = Some(format!("practice: {e}"));
+            }
         }
         Action::Cards => p.toggle_cards(),
         _ => {}
@@ -586,7 +598,7 @@ fn load_builtin_scenario(model: &mut Model, index: usize) {
 pub const COPY_LIMIT: usize = 32;
 
 fn copy_to_editor(model: &mut Model) {
-    let Source::Tensor { name, matrix } = &model.source else {
+    let Source::Tensor { name, matrix, .. } = &model.source else {
         model.status = Some("the data is already text in the editor".into());
         return;
     };
@@ -678,7 +690,15 @@ fn yes(model: &mut Model) {
                 .visible()
                 .get(picker.selected)
                 .map(|t| t.name.clone());
+            let why_not = picker
+                .visible()
+                .get(picker.selected)
+                .and_then(|t| t.not_loadable());
             match chosen {
+                Some(name) if why_not.is_some() => {
+                    model.status = Some(format!("{name}: {}", why_not.unwrap_or_default()));
+                    model.overlay = Some(Overlay::Tensors(picker));
+                }
                 Some(name) => {
                     model.tensor_file = Some(picker.path.clone());
                     model.effects.push(Effect::LoadTensor {

@@ -8,10 +8,11 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use crate::app::LoadedTensor;
 use crate::app::model::Overlay;
 use crate::app::{Model, update::start_practice};
 use crate::cli::{BUILTIN_EXAMPLE, Cli, fail, find_scenario, list_scenarios, write_stdout};
-use crate::io::npy::parse_npy;
+use crate::io::npy::{read_npy, stored_dtype};
 use crate::io::safetensors::Safetensors;
 use crate::tui;
 
@@ -51,19 +52,27 @@ fn open(path: &Path) -> Result<Model, String> {
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     if ext == "npy" {
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let matrix = parse_npy(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-        return Ok(Model::with_tensor(file_name(path), matrix));
+        // Streamed into the matrix, not read whole first.
+        let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let mut file = std::fs::File::open(path).map_err(|e| failed(&e))?;
+        let dtype = stored_dtype(&mut file).unwrap_or("f32").to_string();
+        let matrix = read_npy(&mut file).map_err(|e| failed(&e))?;
+        return Ok(Model::with_tensor(LoadedTensor {
+            name: file_name(path),
+            dtype,
+            matrix,
+        }));
     }
     if ext == "safetensors" {
         let file = Safetensors::open(path).map_err(|e| e.to_string())?;
         let loadable: Vec<_> = file.loadable().cloned().collect();
         if let [only] = loadable.as_slice() {
             let matrix = file.load(&only.name).map_err(|e| e.to_string())?;
-            return Ok(Model::with_tensor(
-                format!("{} / {}", file_name(path), only.name),
+            return Ok(Model::with_tensor(LoadedTensor {
+                name: format!("{} / {}", file_name(path), only.name),
+                dtype: only.dtype.name().to_ascii_lowercase(),
                 matrix,
-            ));
+            }));
         }
         if loadable.is_empty() {
             return Err(format!(
@@ -72,7 +81,8 @@ fn open(path: &Path) -> Result<Model, String> {
             ));
         }
         let mut model = Model::with_text("", None);
-        model.overlay = Some(Overlay::tensor_picker(path.to_path_buf(), loadable));
+        let all = file.tensors().to_vec();
+        model.overlay = Some(Overlay::tensor_picker(path.to_path_buf(), all));
         return Ok(model);
     }
     match std::fs::read(path) {

@@ -235,6 +235,26 @@ pub fn read_npy<R: Read + Seek>(reader: &mut R) -> Result<Matrix, ReadNpyError> 
     Ok(build(header, found, &mut data)??)
 }
 
+/// The element type a `.npy` stream stores, as `f16`, `f32` or `f64`, read from its header
+/// (the stream is left wherever the header ended); `None` when the header is not one
+/// [`read_npy`] reads.
+pub fn stored_dtype<R: Read + Seek>(reader: &mut R) -> Option<&'static str> {
+    let total = usize::try_from(reader.seek(SeekFrom::End(0)).ok()?).unwrap_or(usize::MAX);
+    reader.seek(SeekFrom::Start(0)).ok()?;
+    let mut head = vec![0; total.min(12)];
+    reader.read_exact(&mut head).ok()?;
+    let (_, end) = preamble(&head, total).ok()?;
+    let have = head.len();
+    head.resize(end.min(total).max(have), 0);
+    reader.read_exact(&mut head[have..]).ok()?;
+    let (header, _) = split_header(&head, total).ok()?;
+    Dtype::from_descr(&header.descr).map(|(d, _)| match d {
+        Dtype::F16 => "f16",
+        Dtype::F32 => "f32",
+        Dtype::F64 => "f64",
+    })
+}
+
 /// The data bytes after the header, wherever they are.
 trait Data {
     /// Why the bytes could not be read.

@@ -9,10 +9,8 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 
-use crate::core::Matrix;
-
-/// What a load delivers: the display name and the matrix, or a message.
-pub(crate) type Loaded = Result<(String, Matrix), String>;
+/// What a load delivers: the tensor, or a message.
+pub(crate) type Loaded = Result<crate::app::LoadedTensor, String>;
 
 /// Loads in flight and their results.
 pub(crate) struct Loader {
@@ -120,7 +118,7 @@ mod tests {
             }
         };
         assert_eq!(
-            second.map(|r| r.map(|(n, _)| n)),
+            second.map(|r| r.map(|t| t.name)),
             Some(Err("second".into()))
         );
         assert!(loader.busy(), "the first load is still running");

@@ -109,12 +109,21 @@ impl Widget for &DataPane<'_> {
         ])
         .areas(inner);
         match self.source {
-            Source::Tensor { name, matrix } => {
+            Source::Tensor {
+                name,
+                dtype,
+                matrix,
+            } => {
                 let (rows, cols) = matrix.shape();
+                let stored = if dtype == "f32" || dtype.is_empty() {
+                    "f32".to_string()
+                } else {
+                    format!("stored as {dtype}, analysed as f32")
+                };
                 let lines = vec![
                     Line::from(Span::styled(name.clone(), self.theme.heading)),
                     Line::from(format!(
-                        "{} x {}, f32",
+                        "{} x {}, {stored}",
                         count(rows, "channel"),
                         count(cols, "value")
                     )),

@@ -213,6 +213,8 @@ pub struct Picker<'a> {
     pub entries: &'a [(String, String, String)],
     /// The selected entry.
     pub selected: usize,
+    /// Entries drawn greyed (listed, but they cannot be opened); missing ones are not.
+    pub dimmed: &'a [bool],
     /// Styles.
     pub theme: &'a Theme,
 }
@@ -256,10 +258,12 @@ impl Widget for &Picker<'_> {
                 } else {
                     " "
                 };
-                let style = if i == selected {
-                    self.theme.selected
-                } else {
-                    self.theme.text
+                let dim = self.dimmed.get(i).copied().unwrap_or(false);
+                let style = match (i == selected, dim) {
+                    (true, true) => self.theme.selected.patch(self.theme.dim),
+                    (true, false) => self.theme.selected,
+                    (false, true) => self.theme.dim,
+                    (false, false) => self.theme.text,
                 };
                 Line::styled(format!("{pointer} {name:<name_width$}  {title}"), style)
             })

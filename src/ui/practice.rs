@@ -198,8 +198,14 @@ impl Widget for &PracticeView<'_> {
             Constraint::Fill(1),
         ])
         .areas(area);
+        let (total, most) = p.total_score();
+        let overall = if (total, most) == (s.score(), s.max_score()) {
+            String::new()
+        } else {
+            format!(" (all: {total} of {most})")
+        };
         let title = format!(
-            "Practice {sep} score {} of {} {sep} exercise {} of {}: {}",
+            "Practice {sep} score {} of {}{overall} {sep} exercise {} of {}: {}",
             s.score(),
             s.max_score(),
             p.index + 1,

@@ -1,8 +1,11 @@
 //! Judging a learner's typed answer against the answer the core computed.
 //!
 //! - Real numbers (scale, MAE, bits per weight, utilization) are right within a relative
-//!   tolerance (0.5 % by default) and near within 5 %; `3.10/7` may be typed as a fraction,
-//!   and a utilization as `86%` (or `86`: numbers above 1 are read as percentages).
+//!   tolerance (0.5 % by default) and near within 5 %; a utilization may be typed as `86%`
+//!   (or `86`: numbers above 1 are read as percentages).
+//! - Wherever a number goes (a single answer, each value of a list, a whole number) a
+//!   fraction `a/b` may stand for it: `3.10/7`, `0.15 / 7`, `256/2`. No other expression
+//!   is evaluated: `3.1*7` or `(3.1)/7` is refused with a message saying what to type.
 //! - Whole numbers (zero point, levels used) and codes must match exactly. Codes are typed
 //!   as a list with any separators (`2, -4, 6, -7`, `[2 -4 6 -7]`); a list of the wrong
 //!   length is malformed, and says how many values are expected.
@@ -108,15 +111,16 @@ impl fmt::Display for Verdict {
                 positions,
                 off_by_one,
             } => {
+                // Positions in the list, counted from 1, so they are not read as values.
                 match positions.as_slice() {
                     [] => f.write_str("not right")?,
-                    [p] => write!(f, "value {} is not right", p + 1)?,
+                    [p] => write!(f, "the value at position {} is not right", p + 1)?,
                     ps => {
                         let (last, rest) = ps.split_last().unwrap_or((&0, &[]));
                         let rest: Vec<String> = rest.iter().map(|p| (p + 1).to_string()).collect();
                         write!(
                             f,
-                            "values {} and {} are not right",
+                            "the values at positions {} and {} are not right",
                             rest.join(", "),
                             last + 1
                         )?;
@@ -155,20 +159,25 @@ fn number(token: &str) -> Option<f64> {
     t.parse::<f64>().ok().filter(|x| x.is_finite())
 }
 
+/// A number or a fraction `a/b` (the one expression answers may use, wherever a number
+/// goes: a single answer, each value of a list, a whole number).
+fn fraction(t: &str) -> Option<f64> {
+    match t.split_once('/') {
+        Some((a, b)) => match (number(a), number(b)) {
+            (Some(a), Some(b)) if b != 0.0 => Some(a / b).filter(|x| x.is_finite()),
+            _ => None,
+        },
+        None => number(t),
+    }
+}
+
 /// A number or a fraction `a/b`.
 fn real(text: &str) -> Result<f64, String> {
     let t = normalise(text);
     if t.is_empty() {
         return Err("type a number".into());
     }
-    let value = match t.split_once('/') {
-        Some((a, b)) => match (number(a), number(b)) {
-            (Some(a), Some(b)) if b != 0.0 => Some(a / b),
-            _ => None,
-        },
-        None => number(&t),
-    };
-    value.ok_or_else(|| {
+    fraction(&t).ok_or_else(|| {
         format!(
             "{:?} is not a number (type e.g. 0.0214 or 0.15/7)",
             text.trim()
@@ -179,14 +188,27 @@ fn real(text: &str) -> Result<f64, String> {
 fn whole(token: &str) -> Option<i64> {
     let t = token.strip_prefix('+').unwrap_or(token);
     t.parse::<i64>().ok().or_else(|| {
-        number(t)
+        fraction(t)
             .filter(|x| x.fract() == 0.0 && x.abs() < 1e15)
             .map(|x| x as i64)
     })
 }
 
 fn tokens(text: &str) -> Vec<String> {
-    normalise(text)
+    // A fraction keeps its parts together even when typed with spaces (`0.15 / 7`).
+    let mut joined = String::new();
+    for part in normalise(text).split('/') {
+        if !joined.is_empty() {
+            joined.truncate(joined.trim_end().len());
+            joined.push('/');
+        }
+        joined.push_str(if joined.is_empty() {
+            part
+        } else {
+            part.trim_start()
+        });
+    }
+    joined
         .split(|c: char| c.is_whitespace() || ",;[]()|".contains(c))
         .filter(|t| !t.is_empty())
         .map(str::to_string)

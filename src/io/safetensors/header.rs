@@ -56,6 +56,19 @@ impl TensorInfo {
         self.data_offsets.1 - self.data_offsets.0
     }
 
+    /// Why the explorer cannot open this tensor, or `None` when it can (a floating tensor
+    /// with at least one axis).
+    #[must_use]
+    pub fn not_loadable(&self) -> Option<&'static str> {
+        if !self.dtype.is_loadable() {
+            Some("not a floating tensor: quantscope reads F32, F16, BF16 and F64")
+        } else if self.shape.is_empty() {
+            Some("a scalar: there is no channel to analyse")
+        } else {
+            None
+        }
+    }
+
     /// Number of values (the product of the shape; 1 for a scalar).
     #[must_use]
     pub fn elements(&self) -> u64 {
