@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser, Subcommand};
 
 use crate::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, Config, ConfigError, Degenerate, Granularity, QuantExpr,
-    RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale, SymZeroPoint,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, ConfigError, Degenerate, Granularity,
+    QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale, SymZeroPoint,
 };
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
@@ -170,6 +170,10 @@ pub struct ConfigArgs {
     /// Value to code: divide, reciprocal or reciprocal-add-zero.
     #[arg(long, value_parser = ["divide", "reciprocal", "reciprocal-add-zero"])]
     pub quant_expr: Option<String>,
+    /// Where codes are clamped: range ([qmin, qmax]) or type (the whole integer type, as
+    /// ONNX Runtime does even with a reduced range).
+    #[arg(long, value_parser = ["range", "type"])]
+    pub code_clamp: Option<String>,
     /// Precision of scale arithmetic: f64 or f32.
     #[arg(long, value_parser = ["f64", "f32"])]
     pub arith: Option<String>,
@@ -348,6 +352,10 @@ impl ConfigArgs {
                 ],
             )
         });
+        o.code_clamp = self
+            .code_clamp
+            .as_deref()
+            .map(|s| pick(s, &[("range", CodeClamp::Range), ("type", CodeClamp::Type)]));
         o.arith = self
             .arith
             .as_deref()

@@ -18,8 +18,8 @@ use std::ops::Range;
 use ndarray::Array2;
 use proptest::prelude::*;
 use quantscope::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, Config, Conventions, Degenerate, QuantExpr, RangeKind,
-    RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint, type_range,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Conventions, Degenerate, QuantExpr,
+    RangeKind, RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint, type_range,
 };
 use quantscope::core::{
     AnalyseError, Granularity, Matrix, Options, PRESETS, PresetOptions, Report, Scheme, analyse,
@@ -281,6 +281,7 @@ type ConventionOverrides = (
     Option<QuantExpr>,
     Option<Arith>,
     Option<Degenerate>,
+    Option<CodeClamp>,
 );
 
 fn convention_overrides() -> impl Strategy<Value = ConventionOverrides> {
@@ -312,6 +313,7 @@ fn convention_overrides() -> impl Strategy<Value = ConventionOverrides> {
             Just(Degenerate::Epsilon),
             Just(Degenerate::Zero)
         ]),
+        maybe(prop_oneof![Just(CodeClamp::Range), Just(CodeClamp::Type)]),
     )
 }
 
@@ -346,7 +348,7 @@ fn apply(mut c: Config, f: FieldOverrides, v: ConventionOverrides) -> Config {
     c.clipping = clipping.unwrap_or(c.clipping);
     c.scale_dtype = dtype.unwrap_or(c.scale_dtype);
     c.zero_point_bits = zp_bits.unwrap_or(c.zero_point_bits);
-    let (sym_scale, sym_zero, asym_zero, clamp, expr, arith, degenerate) = v;
+    let (sym_scale, sym_zero, asym_zero, clamp, expr, arith, degenerate, code_clamp) = v;
     let k = &mut c.conventions;
     k.sym_scale = sym_scale.unwrap_or(k.sym_scale);
     k.sym_zero_point = sym_zero.unwrap_or(k.sym_zero_point);
@@ -355,6 +357,7 @@ fn apply(mut c: Config, f: FieldOverrides, v: ConventionOverrides) -> Config {
     k.quant_expr = expr.unwrap_or(k.quant_expr);
     k.arith = arith.unwrap_or(k.arith);
     k.degenerate = degenerate.unwrap_or(k.degenerate);
+    k.code_clamp = code_clamp.unwrap_or(k.code_clamp);
     c
 }
 
@@ -423,17 +426,15 @@ fn check_finite(m: &Matrix, c: &Config) -> Result<Report, TestCaseError> {
     Ok(report)
 }
 
-/// Property 2: every code is in `[qmin, qmax]`, and the report's code, reconstruction and
+/// Property 2: every code is in the clamp range (`[qmin, qmax]`, or the type's), and the report's code, reconstruction and
 /// worked step agree.
 fn check_codes_in_range(m: &Matrix, report: &Report) -> Result<(), TestCaseError> {
     let (rows, cols) = report.shape;
     for r in 0..rows {
         for c in 0..cols {
             let q = report.code(r, c);
-            prop_assert!(
-                (report.qmin..=report.qmax).contains(&q),
-                "code {q} at ({r}, {c})"
-            );
+            let (lo, hi) = report.clamp_range;
+            prop_assert!((lo..=hi).contains(&q), "code {q} at ({r}, {c})");
             let step = report.step(r, c, value(m, r, c));
             prop_assert_eq!(step.code, q);
             prop_assert_eq!(

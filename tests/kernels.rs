@@ -13,8 +13,8 @@
 use ndarray::Array2;
 use proptest::prelude::*;
 use quantscope::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, Config, Degenerate, QuantExpr, RangeKind, RangeSource,
-    Rounding, ScaleDtype, SymScale, SymZeroPoint,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Degenerate, QuantExpr, RangeKind,
+    RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint,
 };
 use quantscope::core::kernel::Quantizer;
 use quantscope::core::params::{BlockParams, BlockStats, block_params, clipped_params};
@@ -58,9 +58,12 @@ fn values(m: &Matrix, rect: Rect) -> Vec<f32> {
     out
 }
 
-/// The clipped parameters of a block with the reference formulas.
-fn choose(c: &Config, xs: &[f32], st: &BlockStats, qmin: i32, qmax: i32) -> BlockParams {
-    clipped_params(c, xs.iter().copied(), st, qmin, qmax, |range| {
+/// The clipped parameters of a block with the reference formulas: the scale is formed for
+/// the code range, the MSE search's codes are clamped into the clamp range.
+fn choose(c: &Config, xs: &[f32], st: &BlockStats) -> BlockParams {
+    let (qmin, qmax) = c.code_range();
+    let (lo, hi) = c.clamp_range();
+    clipped_params(c, xs.iter().copied(), st, lo, hi, |range| {
         block_params(c, range, qmin, qmax)
     })
 }
@@ -101,7 +104,7 @@ struct Reference {
 /// The analysis at one granularity, or the first block that cannot be quantized.
 fn reference(m: &Matrix, c: &Config, g: Granularity) -> Result<Reference, usize> {
     let (rows, cols) = m.shape();
-    let (qmin, qmax) = c.code_range();
+    let (lo, hi) = c.clamp_range();
     let rects = rects(g, c.axis, rows, cols);
     let mut blocks = Vec::new();
     for &rect in &rects {
@@ -110,7 +113,7 @@ fn reference(m: &Matrix, c: &Config, g: Granularity) -> Result<Reference, usize>
         for &x in &xs {
             stats.push(x);
         }
-        let params = choose(c, &xs, &stats, qmin, qmax);
+        let params = choose(c, &xs, &stats);
         blocks.push(RefBlock {
             rect,
             params,
@@ -136,7 +139,7 @@ fn reference(m: &Matrix, c: &Config, g: Granularity) -> Result<Reference, usize>
                 (Granularity::Channel, Axis::Columns) => col,
                 (Granularity::Group(size), _) => r * cols.div_ceil(size) + col / size,
             };
-            let q = Quantizer::new(c, &blocks[b].params, qmin, qmax);
+            let q = Quantizer::new(c, &blocks[b].params, lo, hi);
             let x = v[(r, col)];
             let (code, clamped) = q.code(x);
             let x_hat = q.dequantize(code);
@@ -371,6 +374,7 @@ type ConventionOverrides = (
     Option<QuantExpr>,
     Option<Arith>,
     Option<Degenerate>,
+    Option<CodeClamp>,
 );
 
 fn fields() -> impl Strategy<Value = Fields> {
@@ -444,6 +448,7 @@ fn conventions() -> impl Strategy<Value = ConventionOverrides> {
             Just(Degenerate::Epsilon),
             Just(Degenerate::Zero)
         ]),
+        prop::option::of(prop_oneof![Just(CodeClamp::Range), Just(CodeClamp::Type)]),
     )
 }
 
@@ -479,6 +484,7 @@ fn config() -> impl Strategy<Value = Config> {
             k.quant_expr = v.4.unwrap_or(k.quant_expr);
             k.arith = v.5.unwrap_or(k.arith);
             k.degenerate = v.6.unwrap_or(k.degenerate);
+            k.code_clamp = v.7.unwrap_or(k.code_clamp);
             c
         })
         .prop_filter("a valid configuration", |c| c.validate().is_ok())

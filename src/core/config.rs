@@ -235,6 +235,18 @@ pub enum QuantExpr {
     ReciprocalAddZero,
 }
 
+/// Where codes are clamped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CodeClamp {
+    /// Into `[qmin, qmax]`, the code range the scale is formed for.
+    Range,
+    /// Into the whole integer type, whatever range formed the scale: ONNX Runtime's
+    /// `quantize_nparray` clips to the type, so under `reduce_range` a value that rounds just
+    /// past the reduced `qmax` keeps `qmax + 1` (and past a signed `qmin`, `qmin - 1`).
+    Type,
+}
+
 /// Precision in which scales and zero points are computed from the block range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -272,6 +284,8 @@ pub struct Conventions {
     pub clamp_zero_point: bool,
     /// Value-to-code expression.
     pub quant_expr: QuantExpr,
+    /// Where codes are clamped.
+    pub code_clamp: CodeClamp,
     /// Precision of scale and zero-point arithmetic.
     pub arith: Arith,
     /// Degenerate-block policy.
@@ -358,6 +372,16 @@ impl Config {
         }
     }
 
+    /// The integer range codes are clamped into: [`Config::code_range`], or the whole type
+    /// under [`CodeClamp::Type`].
+    #[must_use]
+    pub fn clamp_range(&self) -> (i32, i32) {
+        match self.conventions.code_clamp {
+            CodeClamp::Range => self.code_range(),
+            CodeClamp::Type => type_range(u32::from(self.bits), self.signed),
+        }
+    }
+
     /// Number of codes in `[qmin, qmax]`.
     #[must_use]
     pub fn levels(&self) -> u32 {
@@ -435,7 +459,9 @@ impl Config {
         }
     }
 
-    /// A one-line summary such as `int4 symmetric narrow [-7, 7], per channel`.
+    /// A one-line summary such as `int4 symmetric narrow [-7, 7], per channel`, with the
+    /// range codes are clamped into when it is not `[qmin, qmax]`
+    /// (`uint8 asymmetric custom [0, 127] clamped to [0, 255], tensor`).
     #[must_use]
     pub fn summary(&self) -> String {
         let (qmin, qmax) = self.code_range();
@@ -448,8 +474,12 @@ impl Config {
             RangeKind::Narrow => "narrow",
             RangeKind::Custom { .. } => "custom",
         };
+        let clamp = match self.clamp_range() {
+            (lo, hi) if (lo, hi) != (qmin, qmax) => format!(" clamped to [{lo}, {hi}]"),
+            _ => String::new(),
+        };
         format!(
-            "{}{} {scheme} {range} [{qmin}, {qmax}], {}",
+            "{}{} {scheme} {range} [{qmin}, {qmax}]{clamp}, {}",
             if self.signed { "int" } else { "uint" },
             self.bits,
             self.granularity

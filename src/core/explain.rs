@@ -26,6 +26,8 @@ pub struct ChannelExplanation {
     pub qmin: i32,
     /// Largest code.
     pub qmax: i32,
+    /// The range codes are clamped into ([`Report::clamp_range`]).
+    pub clamp_range: (i32, i32),
     /// How ratios are rounded (the rule that decides ties).
     pub rounding: Rounding,
     /// How a value becomes a ratio (`x / s`, `x × (1/s)`, `x × (1/s) + z`).
@@ -258,11 +260,13 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
         } else {
             step.unclamped
         };
-        let clamp = step.clamped.then_some(if step.code == report.qmin {
-            Clamp::ToMin(step.code)
-        } else {
-            Clamp::ToMax(step.code)
-        });
+        let clamp = step
+            .clamped
+            .then_some(if step.code == report.clamp_range.0 {
+                Clamp::ToMin(step.code)
+            } else {
+                Clamp::ToMax(step.code)
+            });
         explained.push(ValueExplanation {
             col,
             block: at,
@@ -283,6 +287,7 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
         label: matrix.labels()[row].clone(),
         qmin: report.qmin,
         qmax: report.qmax,
+        clamp_range: report.clamp_range,
         rounding: config.rounding,
         quant_expr: config.conventions.quant_expr,
         granularity: config.granularity,

@@ -25,6 +25,7 @@
 //! | `asym-zero-point` | `round-of-shift`, `shift-of-round`, `float-min` |
 //! | `clamp-zero-point` | `true`, `false` |
 //! | `quant-expr` | `divide`, `reciprocal`, `reciprocal-add-zero` |
+//! | `code-clamp` | `range`, `type` |
 //! | `arith` | `f64`, `f32` |
 //! | `degenerate` | `one`, `epsilon`, `zero` |
 //!
@@ -35,14 +36,14 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, Degenerate, QuantExpr, RangeKind, RangeSource, Rounding,
-    ScaleDtype, Scheme, SymScale, SymZeroPoint,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Degenerate, QuantExpr, RangeKind, RangeSource,
+    Rounding, ScaleDtype, Scheme, SymScale, SymZeroPoint,
 };
 use crate::core::presets::Overrides;
 
 /// Every setting key [`apply_setting`] knows, with the values it takes, in the order
 /// [`settings`] lists them.
-pub const SETTINGS: [(&str, &str); 19] = [
+pub const SETTINGS: [(&str, &str); 20] = [
     ("scheme", "symmetric or asymmetric"),
     ("bits", "a whole number from 1 to 16"),
     ("signed", "signed, unsigned, true or false"),
@@ -66,6 +67,7 @@ pub const SETTINGS: [(&str, &str); 19] = [
     ),
     ("clamp-zero-point", "true or false"),
     ("quant-expr", "divide, reciprocal or reciprocal-add-zero"),
+    ("code-clamp", "range or type"),
     ("arith", "f64 or f32"),
     ("degenerate", "one, epsilon or zero"),
 ];
@@ -181,6 +183,7 @@ names!(QuantExpr, "quant-expr", [
     Reciprocal => "reciprocal",
     ReciprocalAddZero => "reciprocal-add-zero",
 ]);
+names!(CodeClamp, "code-clamp", [Range => "range", Type => "type"]);
 names!(Arith, "arith", [F64 => "f64", F32 => "f32"]);
 names!(Degenerate, "degenerate", [
     One => "one",
@@ -336,6 +339,7 @@ pub fn apply_setting(overrides: &mut Overrides, key: &str, value: &str) -> Resul
         "asym-zero-point" => o.asym_zero_point = Some(value.parse()?),
         "clamp-zero-point" => o.clamp_zero_point = Some(parse_bool(key, value)?),
         "quant-expr" => o.quant_expr = Some(value.parse()?),
+        "code-clamp" => o.code_clamp = Some(value.parse()?),
         "arith" => o.arith = Some(value.parse()?),
         _ => o.degenerate = Some(value.parse()?),
     }
@@ -347,7 +351,7 @@ pub fn apply_setting(overrides: &mut Overrides, key: &str, value: &str) -> Resul
 #[must_use]
 pub fn settings(overrides: &Overrides) -> Vec<(&'static str, String)> {
     let o = overrides;
-    let all: [(&str, Option<String>); 19] = [
+    let all: [(&str, Option<String>); 20] = [
         ("scheme", o.scheme.map(|v| v.to_string())),
         ("bits", o.bits.map(|v| v.to_string())),
         (
@@ -372,6 +376,7 @@ pub fn settings(overrides: &Overrides) -> Vec<(&'static str, String)> {
             o.clamp_zero_point.map(|v| v.to_string()),
         ),
         ("quant-expr", o.quant_expr.map(|v| v.to_string())),
+        ("code-clamp", o.code_clamp.map(|v| v.to_string())),
         ("arith", o.arith.map(|v| v.to_string())),
         ("degenerate", o.degenerate.map(|v| v.to_string())),
     ];
@@ -408,6 +413,7 @@ mod tests {
         round_trips(SymZeroPoint::ALL);
         round_trips(AsymZeroPoint::ALL);
         round_trips(QuantExpr::ALL);
+        round_trips(CodeClamp::ALL);
         round_trips(Arith::ALL);
         round_trips(Degenerate::ALL);
         round_trips(ScaleDtype::ALL);
@@ -474,6 +480,7 @@ mod tests {
             ("asym-zero-point", "float-min"),
             ("clamp-zero-point", "false"),
             ("quant-expr", "reciprocal"),
+            ("code_clamp", "type"),
             ("Arith", "f32"),
             ("degenerate", "epsilon"),
         ] {
@@ -496,6 +503,7 @@ mod tests {
         assert_eq!(o.asym_zero_point, Some(AsymZeroPoint::FloatMin));
         assert_eq!(o.clamp_zero_point, Some(false));
         assert_eq!(o.quant_expr, Some(QuantExpr::Reciprocal));
+        assert_eq!(o.code_clamp, Some(CodeClamp::Type));
         assert_eq!(o.arith, Some(Arith::F32));
         assert_eq!(o.degenerate, Some(Degenerate::Epsilon));
         // Listing the settings and applying them again gives the same overrides.

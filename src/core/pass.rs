@@ -49,8 +49,13 @@ pub(crate) type Failure = (usize, ParamProblem);
 pub(crate) struct Ctx<'a> {
     pub view: ArrayView2<'a, f32>,
     pub config: &'a Config,
+    /// The range codes are clamped into ([`Config::clamp_range`]): the kernels' `qmin` and
+    /// `qmax`, and what stored codes are offsets from.
     pub qmin: i32,
     pub qmax: i32,
+    /// The code range the scales are formed for ([`Config::code_range`]), which levels and
+    /// utilization are measured against.
+    pub range: (i32, i32),
     /// The block-parameter formulas of `config` (the same at every granularity).
     pub calc: ParamCalc,
 }

@@ -138,6 +138,41 @@ def matrix_c() -> np.ndarray:
     return c
 
 
+def matrix_d() -> np.ndarray:
+    """10x4 for ONNX Runtime's edges (one row per case, quantized per row).
+
+    rows 0..7 : reduce_range ties. ORT forms the scale and zero point from the reduced
+                range (z in float64, from the float64 scale) and the codes from the
+                float32 scale, then clips to the type's FULL range: a value whose ratio
+                lands on a .5 tie just past the reduced range keeps the code outside it.
+      row 0   : uint8 (both schemes): +max -> 128 past [0, 127]
+      row 1   : int4 / uint4 asymmetric: +max -> 4 past [-4, 3] (8 past [0, 7])
+      row 2   : int4 asymmetric: -max -> -5 below [-4, 3]
+      row 3   : int4 / uint4 symmetric: +max on a tie -> 4 (8)
+      row 4   : int8 asymmetric: +max -> 65 past [-64, 64]
+      row 5   : int8 asymmetric: -max -> -65 below [-64, 64]
+      row 6   : the issue's uint8 example (0.5, -1, 1) and a 0
+      row 7   : the issue's int4 example (3.5, -1, 0.25) and a 0
+    row 8     : tiny values (~1e-38): ORT's scale falls below the smallest normal f32,
+                so its degenerate rule gives scale 1, zero point 0
+    row 9     : the largest f32 beside small values: the reconstruction (q - z) * s
+                overflows to infinity
+    """
+    rows = [
+        [-0.0625, 0.0625, 0.03125, -0.03125],
+        [-0.1, 0.1, 0.05, -0.05],
+        [-0.3, 0.3, 0.15, -0.15],
+        [-0.0625, 0.1, 0.05, -0.03125],
+        [-27 / 7, 25 / 3, 25 / 6, -27 / 14],
+        [-25 / 3, 27 / 7, 27 / 14, -25 / 6],
+        [0.5, -1.0, 1.0, 0.0],
+        [3.5, -1.0, 0.25, 0.0],
+        [1e-38, -2e-38, 5e-39, 0.0],
+        [float(np.finfo(np.float32).max), 1.0, -1.0, 0.0],
+    ]
+    return np.array(rows, dtype=np.float32)
+
+
 # --------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------
@@ -148,8 +183,17 @@ def f32(x) -> float:
     return float(np.float32(x))
 
 
+def json_float(v) -> float | str:
+    """A float for JSON: infinities as "inf" / "-inf" (as quantscope's own JSON writes them)."""
+    v = float(v)
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    assert not np.isnan(v), "NaN in a fixture"
+    return v
+
+
 def f32_list(arr: np.ndarray):
-    return [[float(v) for v in row] for row in np.asarray(arr, dtype=np.float32)]
+    return [[json_float(v) for v in row] for row in np.asarray(arr, dtype=np.float32)]
 
 
 def int_list(arr: np.ndarray):
@@ -225,7 +269,8 @@ def rederive(fx: dict, kind: str) -> np.ndarray:
         assert not seen[r0:r1, c0:c1].any(), "overlapping blocks"
         seen[r0:r1, c0:c1] = True
         if kind == "zp":
-            out[r0:r1, c0:c1] = (q - b["zero_point"]).astype(np.float32) * s
+            with np.errstate(over="ignore"):  # the edge fixtures reconstruct to infinity
+                out[r0:r1, c0:c1] = (q - b["zero_point"]).astype(np.float32) * s
         else:
             assert b["zero_point"] == 0
             v = s * q.astype(np.float32)
@@ -241,7 +286,35 @@ def rederive(fx: dict, kind: str) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
-def ort_cases(a: np.ndarray, cases: list):
+# preset, qtype name, symmetric, reduce_range, granularity
+ORT_SPECS_A = [
+    ("ort-int8", "INT8", True, False, "channel"),
+    ("ort-int8", "INT8", True, False, "tensor"),
+    ("ort-int8", "INT8", False, False, "channel"),
+    ("ort-int8", "INT8", False, False, "tensor"),
+    ("ort-int8", "INT8", True, True, "channel"),
+    ("ort-uint8", "UINT8", False, False, "channel"),
+    ("ort-uint8", "UINT8", False, False, "tensor"),
+    ("ort-uint8", "UINT8", True, False, "channel"),
+    ("ort-int4", "INT4", True, False, "channel"),
+    ("ort-int4", "INT4", False, False, "channel"),
+    ("ort-uint4", "UINT4", False, False, "channel"),
+    ("ort-uint4", "UINT4", True, False, "channel"),
+]
+
+# Every type and scheme with reduce_range, and each type's default scheme without it.
+ORT_SPECS_D = [
+    (preset, qtype, sym, rr, "channel")
+    for preset, qtype in (("ort-int8", "INT8"), ("ort-uint8", "UINT8"), ("ort-int4", "INT4"), ("ort-uint4", "UINT4"))
+    for sym, rr in ((True, True), (False, True), (qtype.startswith("INT"), False))
+]
+
+# The reduced ranges (ONNX_INT_TYPE_REDUCED_RANGE), to check that the edge fixtures hold
+# codes outside them.
+REDUCED = {"INT8": (-64, 64), "UINT8": (0, 127), "INT4": (-4, 3), "UINT4": (0, 7)}
+
+
+def ort_cases(a: np.ndarray, cases: list, specs: list, suffix: str = ""):
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
@@ -276,23 +349,9 @@ def ort_cases(a: np.ndarray, cases: list):
         sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
         return sess.run(None, {})[0]
 
-    specs = [
-        # preset, qtype, symmetric, reduce_range, granularity
-        ("ort-int8", TensorProto.INT8, True, False, "channel"),
-        ("ort-int8", TensorProto.INT8, True, False, "tensor"),
-        ("ort-int8", TensorProto.INT8, False, False, "channel"),
-        ("ort-int8", TensorProto.INT8, False, False, "tensor"),
-        ("ort-int8", TensorProto.INT8, True, True, "channel"),
-        ("ort-uint8", TensorProto.UINT8, False, False, "channel"),
-        ("ort-uint8", TensorProto.UINT8, False, False, "tensor"),
-        ("ort-uint8", TensorProto.UINT8, True, False, "channel"),
-        ("ort-int4", TensorProto.INT4, True, False, "channel"),
-        ("ort-int4", TensorProto.INT4, False, False, "channel"),
-        ("ort-uint4", TensorProto.UINT4, False, False, "channel"),
-        ("ort-uint4", TensorProto.UINT4, True, False, "channel"),
-    ]
     rows, cols = a.shape
-    for preset, qtype, sym, rr, gran in specs:
+    for preset, qname, sym, rr, gran in specs:
+        qtype = getattr(TensorProto, qname)
         if gran == "channel":
             slices = [(r, r + 1, a[r].flatten()) for r in range(rows)]
             how = "per row (as BaseQuantizer.quantize_weight_per_channel_impl)"
@@ -318,8 +377,17 @@ def ort_cases(a: np.ndarray, cases: list):
             "reduce_range": rr,
             "granularity": gran,
         }
-        name = f"{preset}_{'sym' if sym else 'asym'}{'_reduce' if rr else ''}_{gran}.json"
+        name = f"{preset}_{'sym' if sym else 'asym'}{'_reduce' if rr else ''}_{gran}{suffix}.json"
         fx = make_fixture(lib, call, preset, overrides, a, blocks, codes, deq)
+        if rr and suffix:
+            # The edge rows must hold codes past the reduced range (and, for signed
+            # asymmetric types, below it), or they prove nothing. int8 symmetric cannot:
+            # its scale is absmax / 64 and its zero point 0, so every ratio is within 64.
+            lo, hi = REDUCED[qname]
+            if not (qname == "INT8" and sym):
+                assert codes.max() > hi, f"{name}: no code above {hi}"
+            if qname.startswith("INT") and not sym:
+                assert codes.min() < lo, f"{name}: no code below {lo}"
         cases.append((name, fx, "zp"))
 
 
@@ -548,7 +616,8 @@ def main() -> int:
     warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated.*")
     a, b, c = matrix_a(), matrix_b(), matrix_c()
     cases: list = []
-    ort_cases(a, cases)
+    ort_cases(a, cases, ORT_SPECS_A)
+    ort_cases(matrix_d(), cases, ORT_SPECS_D, "_edges")
     gguf_cases([("", a), ("_5x96", b)], cases)
     mlas_cases(c, cases)
     have_torch = torch_cases(a, cases)

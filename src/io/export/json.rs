@@ -10,7 +10,9 @@
 //!   "config":   every Config field as serde writes it (bits, signed, scheme, range,
 //!               range_source, rounding, granularity, axis, clipping, scale_dtype,
 //!               zero_point_bits, conventions), then
-//!               "summary": "int4 symmetric narrow [-7, 7], tensor", "qmin": -7, "qmax": 7
+//!               "summary": "int4 symmetric narrow [-7, 7], tensor", "qmin": -7, "qmax": 7,
+//!               "clamp": [lo, hi] the range codes are clamped into ([qmin, qmax], or the
+//!               whole integer type under code_clamp "type")
 //!   "shape":    [rows, cols]
 //!   "blocks":   [ one per block, row-major block order:
 //!               {"rows": [start, end], "cols": [start, end] (end exclusive),
@@ -58,6 +60,7 @@ pub(super) fn write(
         summary: report.config.summary(),
         qmin: report.qmin,
         qmax: report.qmax,
+        clamp: [report.clamp_range.0, report.clamp_range.1],
     };
     out.write_all(b"{\n  \"config\": ")?;
     serde_json::to_writer(&mut *out, &config)?;
@@ -108,6 +111,7 @@ struct ConfigView<'a> {
     summary: String,
     qmin: i32,
     qmax: i32,
+    clamp: [i32; 2],
 }
 
 #[derive(Serialize)]

@@ -37,8 +37,12 @@ pub(super) fn section(explanations: &[ChannelExplanation]) -> Section {
             .label
             .as_deref()
             .map_or_else(String::new, |l| format!(" ({l})"));
+        let clamp = match e.clamp_range {
+            (lo, hi) if (lo, hi) != (e.qmin, e.qmax) => format!(" clamped to [{lo}, {hi}]"),
+            _ => String::new(),
+        };
         parts.push(Part::Text(format!(
-            "Channel {}{label}: granularity {}, codes [{}, {}], {} block{}.",
+            "Channel {}{label}: granularity {}, codes [{}, {}]{clamp}, {} block{}.",
             e.row,
             e.granularity,
             e.qmin,
