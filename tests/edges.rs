@@ -2,7 +2,10 @@
 //! in JSON, scans with nothing analysed, tiny scales, messages that quote input, odd
 //! configurations and oversized input.
 
+mod common;
+
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 fn quantscope(args: &[&str], stdin: Option<&[u8]>) -> Output {
@@ -20,6 +23,19 @@ fn quantscope(args: &[&str], stdin: Option<&[u8]>) -> Output {
     }
     drop(input);
     child.wait_with_output().unwrap()
+}
+
+/// A file in this test run's temporary directory.
+fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("quantscope-edges-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -105,4 +121,65 @@ fn reduced_range_ties_keep_the_code_past_the_range_as_onnx_runtime_does() {
     );
     assert_eq!(codes(&v, 0), [96, 0, 127]);
     assert_eq!(v["channels"][0]["clipped"], 1);
+}
+
+#[test]
+fn infinite_errors_are_strings_in_json_and_null_stays_none() {
+    // (q - z) * s overflows: 127 * fl(2 * 3.4028235e38 / 254) is past f32::MAX, as ONNX
+    // Runtime's DequantizeLinear also gives (tests/golden/*_edges.json, row 9).
+    let v = json(
+        &["--preset", "ort-int8", "--granularity", "tensor"],
+        "3.4028235e38, 1\n",
+    );
+    let ch = &v["channels"][0];
+    for key in ["mae", "rmse", "max_error"] {
+        assert_eq!(ch[key], "inf", "{key}: {ch}");
+        assert_eq!(v["overall"][key], "inf", "{key}");
+    }
+    assert_eq!(ch["sqnr_db"], "-inf");
+    assert_eq!(ch["dequantized"], serde_json::json!(["inf", 0.0]));
+    // The ladder's rungs too.
+    let all = quantscope(
+        &["report", "-", "--preset", "ort-int8", "--format", "json"],
+        Some(b"3.4028235e38, 1\n"),
+    );
+    let all: serde_json::Value = serde_json::from_slice(&all.stdout).unwrap();
+    assert!(
+        all["ladder"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["mae"] == "inf" && r["sqnr_db"] == "-inf")
+    );
+    // An exact reconstruction still has a null SQNR ("none"), and finite numbers stay numbers.
+    let exact = json(&["--preset", "ort-int8"], "1, -1\n");
+    assert_eq!(exact["channels"][0]["sqnr_db"], serde_json::Value::Null);
+    assert_eq!(exact["channels"][0]["mae"], 0.0);
+    // CSV and the table keep writing inf.
+    let csv = quantscope(
+        &["report", "-", "--preset", "ort-int8", "--format", "csv"],
+        Some(b"3.4028235e38, 1\n"),
+    );
+    assert!(
+        text(&csv.stdout).contains(",inf,inf,inf,-inf,"),
+        "{}",
+        text(&csv.stdout)
+    );
+}
+
+#[test]
+fn an_infinite_scan_gain_is_a_string_in_json() {
+    // Per channel both rows are exact (scales 1 and 0.5), per tensor the second is not: the
+    // gain is infinite.
+    let path = temp(
+        "exact-channels.safetensors",
+        &common::safetensors_bytes(&[("w", "F32", &[2, 2], f32_bytes(&[7.0, 1.0, 3.5, 0.5]))]),
+    );
+    let o = quantscope(&["scan", path.to_str().unwrap(), "--format", "json"], None);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = &v["tensors"][0];
+    assert_eq!(row["gain_db"], "inf", "{row}");
+    assert_eq!(row["channel"]["sqnr_db"], serde_json::Value::Null);
+    assert!(row["tensor"]["mae"].as_f64().unwrap() > 0.0);
 }
