@@ -59,6 +59,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Analyse every floating tensor of a .safetensors file per tensor and per channel, and
     /// rank them by how much per-channel scales gain.
+    #[command(
+        after_help = "Exit status: 0 when every floating tensor of 2 or more dimensions was analysed; 1 when some were analysed and others failed (the output lists them, and so does stderr); 2 for bad flags or files, or when no tensor was analysed (stderr says why, stdout is empty)."
+    )]
     Scan(ScanArgs),
     /// Play a demo script at the presenter's pace (Space or Right: next, Left: back).
     Demo(DemoArgs),
@@ -489,8 +492,11 @@ pub(crate) fn write_stdout(buf: &[u8], ascii: bool) -> ExitCode {
 /// Channels `report --explain` works through.
 const EXPLAIN_CHANNELS: usize = 16;
 
-/// Exit code for bad input or flags.
+/// Exit code for bad input or flags, and for a scan that analysed no tensor.
 const EXIT_USAGE: u8 = 2;
+
+/// Exit code for a scan that analysed some tensors while others failed.
+const EXIT_PARTIAL: u8 = 1;
 
 /// Runs `quantscope report`; returns the process exit code.
 #[must_use]
@@ -585,7 +591,13 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Prints `message` as an error on stderr; returns the exit code for bad input.
 pub(crate) fn fail(message: &str) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(EXIT_USAGE)
+}
+
+/// Prints `message` as a warning on stderr.
+pub(crate) fn warn(message: &str) {
+    eprintln!("warning: {message}");
 }

@@ -183,3 +183,79 @@ fn an_infinite_scan_gain_is_a_string_in_json() {
     assert_eq!(row["channel"]["sqnr_db"], serde_json::Value::Null);
     assert!(row["tensor"]["mae"].as_f64().unwrap() > 0.0);
 }
+
+fn scan_of(name: &str, tensors: &[(&str, &str, &[u64], Vec<u8>)]) -> Output {
+    let path = temp(name, &common::safetensors_bytes(tensors));
+    quantscope(&["scan", path.to_str().unwrap(), "--format", "json"], None)
+}
+
+#[test]
+fn a_scan_that_analyses_nothing_exits_2_and_says_why() {
+    let nan = f32_bytes(&[1.0, f32::NAN, 2.0, 3.0]);
+    let inf = f32_bytes(&[f32::INFINITY, 1.0, 2.0, 3.0]);
+    for (name, tensors, why) in [
+        (
+            "non-finite.safetensors",
+            vec![
+                ("a", "F32", &[2u64, 2][..], nan.clone()),
+                ("b", "F32", &[2, 2][..], inf),
+            ],
+            "2 tensors failed:\n    a: ",
+        ),
+        ("empty.safetensors", vec![], "the file holds no tensors"),
+        (
+            "integers.safetensors",
+            vec![("ids", "I32", &[2, 2][..], vec![0; 16])],
+            "1 tensor skipped: not floating",
+        ),
+        (
+            "biases.safetensors",
+            vec![
+                ("b1", "F32", &[4][..], nan.clone()),
+                ("b2", "F32", &[4][..], nan.clone()),
+            ],
+            "2 tensors skipped: one-dimensional",
+        ),
+    ] {
+        let o = scan_of(name, &tensors);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(o.stdout.is_empty(), "{name}: {}", text(&o.stdout));
+        assert!(err.starts_with("error: "), "{name}: {err}");
+        assert!(err.contains("no tensor was analysed"), "{name}: {err}");
+        assert!(err.contains(why), "{name}: {err}");
+    }
+}
+
+#[test]
+fn a_scan_where_some_tensors_fail_exits_1_with_the_output_and_a_warning() {
+    let o = scan_of(
+        "partial.safetensors",
+        &[
+            ("good", "F32", &[2, 2], f32_bytes(&[1.0, -1.0, 0.5, 0.25])),
+            (
+                "bad",
+                "F32",
+                &[2, 2],
+                f32_bytes(&[1.0, f32::NAN, 0.5, 0.25]),
+            ),
+        ],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["tensors"].as_array().unwrap().len(), 1);
+    assert_eq!(v["failed"][0]["name"], "bad");
+    assert!(
+        err.starts_with("warning: 1 of 2 tensors could not be analysed"),
+        "{err}"
+    );
+    assert!(err.contains("\n  bad: "), "{err}");
+    // Every tensor analysed: exit 0, nothing on stderr.
+    let o = scan_of(
+        "whole.safetensors",
+        &[("good", "F32", &[2, 2], f32_bytes(&[1.0, -1.0, 0.5, 0.25]))],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(o.stderr.is_empty());
+}
