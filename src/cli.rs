@@ -17,7 +17,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::core::config::{
     Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, ConfigError, Degenerate, Granularity,
-    QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale, SymZeroPoint,
+    NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale,
+    SymZeroPoint,
 };
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
@@ -177,6 +178,11 @@ pub struct ConfigArgs {
     /// ONNX Runtime does even with a reduced range).
     #[arg(long, value_parser = ["range", "type"])]
     pub code_clamp: Option<String>,
+    /// The code of a value whose ratio x/s is not a number (a subnormal scale): zero-point
+    /// (NaN gets the zero point, infinities clamp), nan-to-zero (NaN gets code 0, as MLAS) or
+    /// zero (every one gets code 0, as gguf-py).
+    #[arg(long, value_parser = ["zero-point", "nan-to-zero", "zero"])]
+    pub non_finite: Option<String>,
     /// Precision of scale arithmetic: f64 or f32.
     #[arg(long, value_parser = ["f64", "f32"])]
     pub arith: Option<String>,
@@ -359,6 +365,16 @@ impl ConfigArgs {
             .code_clamp
             .as_deref()
             .map(|s| pick(s, &[("range", CodeClamp::Range), ("type", CodeClamp::Type)]));
+        o.non_finite = self.non_finite.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("zero-point", NonFinite::ZeroPoint),
+                    ("nan-to-zero", NonFinite::NanToZero),
+                    ("zero", NonFinite::Zero),
+                ],
+            )
+        });
         o.arith = self
             .arith
             .as_deref()

@@ -18,8 +18,8 @@ use std::ops::Range;
 use ndarray::Array2;
 use proptest::prelude::*;
 use quantscope::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Conventions, Degenerate, QuantExpr,
-    RangeKind, RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint, type_range,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Conventions, Degenerate, NonFinite,
+    QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint, type_range,
 };
 use quantscope::core::{
     AnalyseError, Granularity, Matrix, Options, PRESETS, PresetOptions, Report, Scheme, analyse,
@@ -282,6 +282,7 @@ type ConventionOverrides = (
     Option<Arith>,
     Option<Degenerate>,
     Option<CodeClamp>,
+    Option<NonFinite>,
 );
 
 fn convention_overrides() -> impl Strategy<Value = ConventionOverrides> {
@@ -314,6 +315,11 @@ fn convention_overrides() -> impl Strategy<Value = ConventionOverrides> {
             Just(Degenerate::Zero)
         ]),
         maybe(prop_oneof![Just(CodeClamp::Range), Just(CodeClamp::Type)]),
+        maybe(prop_oneof![
+            Just(NonFinite::ZeroPoint),
+            Just(NonFinite::NanToZero),
+            Just(NonFinite::Zero)
+        ]),
     )
 }
 
@@ -348,7 +354,8 @@ fn apply(mut c: Config, f: FieldOverrides, v: ConventionOverrides) -> Config {
     c.clipping = clipping.unwrap_or(c.clipping);
     c.scale_dtype = dtype.unwrap_or(c.scale_dtype);
     c.zero_point_bits = zp_bits.unwrap_or(c.zero_point_bits);
-    let (sym_scale, sym_zero, asym_zero, clamp, expr, arith, degenerate, code_clamp) = v;
+    let (sym_scale, sym_zero, asym_zero, clamp, expr, arith, degenerate, code_clamp, non_finite) =
+        v;
     let k = &mut c.conventions;
     k.sym_scale = sym_scale.unwrap_or(k.sym_scale);
     k.sym_zero_point = sym_zero.unwrap_or(k.sym_zero_point);
@@ -358,6 +365,7 @@ fn apply(mut c: Config, f: FieldOverrides, v: ConventionOverrides) -> Config {
     k.arith = arith.unwrap_or(k.arith);
     k.degenerate = degenerate.unwrap_or(k.degenerate);
     k.code_clamp = code_clamp.unwrap_or(k.code_clamp);
+    k.non_finite = non_finite.unwrap_or(k.non_finite);
     c
 }
 
@@ -500,7 +508,11 @@ fn check_half_step(m: &Matrix, report: &Report, skip_nan: bool) -> Result<(), Te
         for c in 0..cols {
             let x = value(m, r, c);
             let step = report.step(r, c, x);
-            if step.clamped || (skip_nan && step.ratio.is_nan()) {
+            // A library's forced code for a non-finite ratio (code 0, MLAS and gguf-py) is
+            // not the nearest one.
+            let forced = !step.ratio.is_finite()
+                && report.config.conventions.non_finite != NonFinite::ZeroPoint;
+            if step.clamped || forced || (skip_nan && step.ratio.is_nan()) {
                 continue;
             }
             let b = &report.blocks.at(report.block_index(r, c));
@@ -1166,14 +1178,25 @@ fn an_unclamped_zero_point_beyond_i32_does_not_overflow() {
 }
 
 #[test]
-fn a_subnormal_scale_still_maps_zero_to_the_zero_point() {
-    // MLAS-style uint4 asymmetric with the zero-scale policy (`int4-g128`): the range
-    // [-1e-40, 0] gives s = 1e-40 / 15, a subnormal kept as is, and 1/s = inf. The value 0
-    // gives 0 · inf = NaN, which the core used to turn into code 0 (unclamped) instead of
-    // z = 15, reconstructing it as -1e-40: an error of 15 steps.
-    let c = preset("int4-g128", PresetOptions::default()).unwrap();
-    let r = analyse(&rows(&[&[-1e-40, 0.0]]), &c).unwrap();
+fn a_subnormal_scale_maps_zero_to_the_zero_point_under_the_safe_rule() {
+    // MLAS-style uint4 asymmetric with the zero-scale policy: the range [-1e-40, 0] gives
+    // s = 1e-40 / 15, a subnormal kept as is, and 1/s = inf. The value 0 gives 0 · inf = NaN.
+    // MLAS itself turns it into code 0, reconstructing it as -1e-40 (the int4-g128 preset
+    // does the same; tests/golden/int4-g128_*_g32_tiny.json); the safe rule gives it the
+    // zero point 15, which reconstructs it exactly.
+    let mlas = preset("int4-g128", PresetOptions::default()).unwrap();
+    let m = rows(&[&[-1e-40, 0.0]]);
+    let r = analyse(&m, &mlas).unwrap();
     assert_eq!(r.blocks.at(0).zero_point, 15);
+    assert_eq!(r.code(0, 1), 0, "{:?}", r.step(0, 1, 0.0));
+    let c = Config {
+        conventions: Conventions {
+            non_finite: NonFinite::ZeroPoint,
+            ..mlas.conventions
+        },
+        ..mlas
+    };
+    let r = analyse(&m, &c).unwrap();
     assert_eq!(r.code(0, 1), 15, "{:?}", r.step(0, 1, 0.0));
     assert_eq!(r.dequantized(0, 1), 0.0);
     // With a custom range that excludes 0, the NaN code 0 lay outside [qmin, qmax] and the

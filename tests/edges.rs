@@ -259,3 +259,68 @@ fn a_scan_where_some_tensors_fail_exits_1_with_the_output_and_a_warning() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(o.stderr.is_empty());
 }
+
+/// `-2, -1, 0, 1, 2, 3, 4` times `unit`, repeated to 32 values, as channel text.
+fn tiny_row(unit: f32) -> String {
+    let values: Vec<String> = (0..32)
+        .map(|i| format!("{:e}", unit * (i % 7 - 2) as f32))
+        .collect();
+    values.join(", ") + "\n"
+}
+
+#[test]
+fn a_subnormal_scale_gives_what_mlas_gives_under_its_preset() {
+    // Scale 4e-45, zero point 5: 1/s is infinite, so 0 · (1/s) is NaN, which MLAS turns into
+    // code 0 (tests/golden/int4-g128_asym_g32_tiny.json, row 0).
+    let row = tiny_row(1e-44);
+    let v = json(
+        &["--preset", "int4-g128", "--granularity", "group:32"],
+        &row,
+    );
+    assert_eq!(v["blocks"][0]["zero_point"], 5);
+    assert_eq!(&codes(&v, 0)[..7], [0, 0, 0, 15, 15, 15, 15]);
+    // Elsewhere the safe rule: 0 gets the zero point and reconstructs to 0.
+    let safe = json(
+        &[
+            "--preset",
+            "int4-g128",
+            "--granularity",
+            "group:32",
+            "--non-finite",
+            "zero-point",
+        ],
+        &row,
+    );
+    assert_eq!(&codes(&safe, 0)[..7], [0, 0, 5, 15, 15, 15, 15]);
+    assert_eq!(safe["channels"][0]["dequantized"][2], 0.0);
+}
+
+#[test]
+fn gguf_blocks_whose_scale_vanishes_get_gguf_py_codes_and_collapse() {
+    // d = 4e-44 / 127 is 0 in f32 for Q8_0 (every code 0 already); for Q4_0 d = -5e-45 is
+    // subnormal and 1/d = -inf: gguf-py's codes are all nibble 0, and (0 - 8) · -0.0 = +0.0.
+    for preset in ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1"] {
+        for unit in [1e-44f32, 1e-40] {
+            let v = json(&["--preset", preset], &tiny_row(unit));
+            let ch = &v["channels"][0];
+            assert!(
+                codes(&v, 0).iter().all(|&c| c == 0),
+                "{preset} {unit}: {ch}"
+            );
+            assert_eq!(ch["levels_used"], 1, "{preset} {unit}");
+            assert_eq!(ch["collapsed"], true, "{preset} {unit}");
+            assert_eq!(ch["clipped"], 0, "{preset} {unit}");
+            assert_eq!(v["overall"]["collapsed_channels"], 1, "{preset} {unit}");
+            let signs: Vec<bool> = ch["dequantized"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap().is_sign_negative())
+                .collect();
+            if preset != "q4_1" && preset != "q5_1" {
+                // Q4_1/Q5_1 add the stored minimum, -0.0 in f16 here.
+                assert!(signs.iter().all(|n| !n), "{preset} {unit}: {ch}");
+            }
+        }
+    }
+}

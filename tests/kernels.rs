@@ -13,8 +13,8 @@
 use ndarray::Array2;
 use proptest::prelude::*;
 use quantscope::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Degenerate, QuantExpr, RangeKind,
-    RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Degenerate, NonFinite, QuantExpr,
+    RangeKind, RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint,
 };
 use quantscope::core::kernel::Quantizer;
 use quantscope::core::params::{BlockParams, BlockStats, block_params, clipped_params};
@@ -375,6 +375,7 @@ type ConventionOverrides = (
     Option<Arith>,
     Option<Degenerate>,
     Option<CodeClamp>,
+    Option<NonFinite>,
 );
 
 fn fields() -> impl Strategy<Value = Fields> {
@@ -449,6 +450,11 @@ fn conventions() -> impl Strategy<Value = ConventionOverrides> {
             Just(Degenerate::Zero)
         ]),
         prop::option::of(prop_oneof![Just(CodeClamp::Range), Just(CodeClamp::Type)]),
+        prop::option::of(prop_oneof![
+            Just(NonFinite::ZeroPoint),
+            Just(NonFinite::NanToZero),
+            Just(NonFinite::Zero)
+        ]),
     )
 }
 
@@ -485,6 +491,7 @@ fn config() -> impl Strategy<Value = Config> {
             k.arith = v.5.unwrap_or(k.arith);
             k.degenerate = v.6.unwrap_or(k.degenerate);
             k.code_clamp = v.7.unwrap_or(k.code_clamp);
+            k.non_finite = v.8.unwrap_or(k.non_finite);
             c
         })
         .prop_filter("a valid configuration", |c| c.validate().is_ok())

@@ -247,6 +247,23 @@ pub enum CodeClamp {
     Type,
 }
 
+/// The code of a value whose ratio is not a finite number. Only a tiny scale makes one: a
+/// subnormal scale's reciprocal overflows to infinity, so `x · (1/s)` is `±∞`, and `0 · ∞`
+/// is NaN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NonFinite {
+    /// NaN gets the zero point (the value is the block's zero, so it reconstructs exactly)
+    /// and `±∞` is clamped to `qmin` or `qmax`: the safe rule.
+    ZeroPoint,
+    /// NaN gets code 0 and `±∞` is clamped, as MLAS does: its `std::clamp` lets NaN through
+    /// and the conversion to an integer gives 0 (on x86-64).
+    NanToZero,
+    /// Every non-finite ratio gets code 0, as gguf-py does: numpy converts to an integer
+    /// type before clipping, and `±∞` and NaN become 0 (on x86-64).
+    Zero,
+}
+
 /// Precision in which scales and zero points are computed from the block range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -286,6 +303,8 @@ pub struct Conventions {
     pub quant_expr: QuantExpr,
     /// Where codes are clamped.
     pub code_clamp: CodeClamp,
+    /// The code of a value whose ratio is not a finite number.
+    pub non_finite: NonFinite,
     /// Precision of scale and zero-point arithmetic.
     pub arith: Arith,
     /// Degenerate-block policy.

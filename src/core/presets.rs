@@ -7,8 +7,8 @@
 
 use crate::core::config::{
     Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, ConfigError, Conventions, Degenerate,
-    Granularity, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale,
-    SymZeroPoint,
+    Granularity, NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
+    SymScale, SymZeroPoint,
 };
 
 /// Parameters a preset takes before its fields can be overridden.
@@ -111,6 +111,7 @@ pub fn lesson() -> Config {
             clamp_zero_point: true,
             quant_expr: QuantExpr::Divide,
             code_clamp: CodeClamp::Range,
+            non_finite: NonFinite::ZeroPoint,
             arith: Arith::F64,
             degenerate: Degenerate::One,
         },
@@ -177,6 +178,8 @@ fn ort(bits: u8, signed: bool, opts: PresetOptions) -> Config {
             quant_expr: QuantExpr::Divide,
             // quantize_nparray clips to the type's full range, reduced or narrow range or not.
             code_clamp: CodeClamp::Type,
+            // Dividing never gives a non-finite ratio: the degenerate rule keeps s normal.
+            non_finite: NonFinite::ZeroPoint,
             arith: Arith::F64,
             degenerate: Degenerate::One,
         },
@@ -202,6 +205,8 @@ fn torch(signed: bool, opts: PresetOptions) -> Config {
             asym_zero_point: AsymZeroPoint::ShiftOfRound,
             quant_expr: QuantExpr::Reciprocal,
             code_clamp: CodeClamp::Range,
+            // The epsilon floor keeps the reciprocal finite.
+            non_finite: NonFinite::ZeroPoint,
             arith: Arith::F32,
             degenerate: Degenerate::Epsilon,
             ..ort(8, signed, opts).conventions
@@ -255,6 +260,8 @@ fn gguf_symmetric(bits: u8, opts: PresetOptions) -> Config {
                 QuantExpr::ReciprocalAddZero
             },
             code_clamp: CodeClamp::Range,
+            // A subnormal f32 d (blocks of values below about 1e-37) has an infinite 1/d.
+            non_finite: NonFinite::Zero,
             arith: Arith::F32,
             degenerate: Degenerate::Zero,
         },
@@ -293,6 +300,8 @@ fn int4_g128(opts: PresetOptions) -> Config {
             clamp_zero_point: true,
             quant_expr: QuantExpr::ReciprocalAddZero,
             code_clamp: CodeClamp::Range,
+            // A subnormal scale (blocks of values below about 1e-37) has an infinite 1/s.
+            non_finite: NonFinite::NanToZero,
             arith: Arith::F32,
             degenerate: Degenerate::Zero,
         },
@@ -456,6 +465,8 @@ pub struct Overrides {
     pub quant_expr: Option<QuantExpr>,
     /// Where codes are clamped.
     pub code_clamp: Option<CodeClamp>,
+    /// The code of a non-finite ratio.
+    pub non_finite: Option<NonFinite>,
     /// Scale arithmetic precision.
     pub arith: Option<Arith>,
     /// Degenerate-block policy.
@@ -498,6 +509,7 @@ impl Overrides {
             clamp_zero_point,
             quant_expr,
             code_clamp,
+            non_finite,
             arith,
             degenerate
         );
@@ -530,6 +542,7 @@ impl Overrides {
             clamp_zero_point,
             quant_expr,
             code_clamp,
+            non_finite,
             arith,
             degenerate
         )

@@ -173,6 +173,60 @@ def matrix_d() -> np.ndarray:
     return np.array(rows, dtype=np.float32)
 
 
+def _tiny_pattern(unit: float, n: int = 32) -> np.ndarray:
+    """-2, -1, 0, 1, 2, 3, 4 times `unit`, repeated: exact zeros among tiny values."""
+    return np.array([unit * (i % 7 - 2) for i in range(n)], dtype=np.float32)
+
+
+def matrix_e() -> np.ndarray:
+    """4x64 for MatMulNBits with groups of 32: blocks whose scale is subnormal.
+
+    A scale below the smallest normal f32 (values below about 1e-37) has an infinite
+    reciprocal, so x * (1/s) is +-inf and 0 * (1/s) is NaN, which MLAS turns into code 0.
+    row 0 : group 0 the -2..4 x 1e-44 pattern (scale 4e-45, zero point 5), group 1 x 1e-40
+    row 1 : group 0 N(0, 1e-38^2) with two exact zeros, group 1 N(0, 1) (ordinary)
+    row 2 : group 0 N(0, 1) (ordinary), group 1 zeros and one 1e-45 (the smallest subnormal)
+    row 3 : group 0 non-positive tiny values, group 1 non-negative tiny values
+    """
+    rng = np.random.default_rng(20240604)
+    e = np.zeros((4, 64), dtype=np.float32)
+    e[0, :32] = _tiny_pattern(1e-44)
+    e[0, 32:] = _tiny_pattern(1e-40)
+    e[1, :32] = (rng.standard_normal(32) * 1e-38).astype(np.float32)
+    e[1, [3, 20]] = 0.0
+    e[1, 32:] = rng.standard_normal(32).astype(np.float32)
+    e[2, :32] = rng.standard_normal(32).astype(np.float32)
+    e[2, 32 + 11] = np.float32(1e-45)
+    e[3, :32] = -np.abs(_tiny_pattern(1e-42))
+    e[3, 32:] = np.abs(_tiny_pattern(3e-39))
+    return e
+
+
+def matrix_f() -> np.ndarray:
+    """4x64 for gguf-py (two blocks of 32): blocks whose f16 d is 0.
+
+    When the f32 d is subnormal (block absmax below about 1e-37), 1/d is infinite and
+    numpy's conversion to an integer type, before the clip, turns every +-inf and NaN into
+    0: every code is 0. When the f32 d is normal but below f16's range, the codes are
+    ordinary and only the stored d is 0.
+    row 0 : both blocks the -2..4 x 1e-44 pattern
+    row 1 : block 0 the pattern x 1e-40, block 1 x 1e-9 (normal f32 d, f16 d = 0)
+    row 2 : block 0 N(0, 3e-38^2), block 1 N(0, 1) (ordinary)
+    row 3 : block 0 zeros and one 1e-45, block 1 non-positive tiny values
+    """
+    rng = np.random.default_rng(20240605)
+    f = np.zeros((4, 64), dtype=np.float32)
+    f[0, :32] = _tiny_pattern(1e-44)
+    f[0, 32:] = _tiny_pattern(1e-44)
+    f[1, :32] = _tiny_pattern(1e-40)
+    f[1, 32:] = _tiny_pattern(1e-9)
+    f[2, :32] = (rng.standard_normal(32) * 3e-38).astype(np.float32)
+    f[2, 32:] = rng.standard_normal(32).astype(np.float32)
+    f[3, 7] = np.float32(1e-45)
+    f[3, 32:] = -np.abs(_tiny_pattern(1e-42))
+    return f
+
+
 # --------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------
@@ -476,7 +530,7 @@ def gguf_cases(mats: list, cases: list):
 # --------------------------------------------------------------------------
 
 
-def mlas_cases(w: np.ndarray, cases: list):
+def mlas_cases(w: np.ndarray, cases: list, g: int = 128, suffix: str = ""):
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
@@ -484,7 +538,6 @@ def mlas_cases(w: np.ndarray, cases: list):
 
     lib = f"onnxruntime {ort.__version__}"
     n, k = w.shape  # our rows = N output channels, cols = K
-    g = 128
     kb = (k + g - 1) // g
     b_kn = np.ascontiguousarray(w.T)  # MatMulNBits' B is [K, N]
 
@@ -538,16 +591,16 @@ def mlas_cases(w: np.ndarray, cases: list):
         # sums +0.0 terms, so compare with zeros normalised (-0.0 + 0.0 = +0.0).
         y = np.ascontiguousarray(matmulnbits_session(packed, scales, zp, sym).T)
         assert same_bits(y, deq + np.float32(0.0)), "MatMulNBits session != (q - zp) * scale"
-        name = "int4-g128_sym.json" if sym else "int4-g128_asym.json"
+        name = f"int4-g128_{'sym' if sym else 'asym'}{suffix}.json"
         call = (
-            f"quantize_matmul_4bits(packed, W.T, scales, zero_points, block_size=128, N={n}, K={k}, "
+            f"quantize_matmul_4bits(packed, W.T, scales, zero_points, block_size={g}, N={n}, K={k}, "
             f"is_symmetric={sym}) (MLAS blockwise 4-bit, B=[K,N], blocks along K per column n); "
             f"dequantized = (q - zero_point) * scale in float32 (MLAS dequantize formula), checked equal to "
             f"onnxruntime InferenceSession com.microsoft.MatMulNBits(A=I_K, B, scales"
             f"{'' if sym else ', zero_points'}) transposed (which gives +0.0 where the formula gives -0.0)"
             + ("; symmetric: no zero_points input, implicit zero point 8" if sym else "")
         )
-        overrides = {"scheme": "symmetric" if sym else "asymmetric", "granularity": "group:128"}
+        overrides = {"scheme": "symmetric" if sym else "asymmetric", "granularity": f"group:{g}"}
         fx = make_fixture(lib, call, "int4-g128", overrides, w, blocks, q, deq)
         cases.append((name, fx, "zp"))
 
@@ -618,8 +671,9 @@ def main() -> int:
     cases: list = []
     ort_cases(a, cases, ORT_SPECS_A)
     ort_cases(matrix_d(), cases, ORT_SPECS_D, "_edges")
-    gguf_cases([("", a), ("_5x96", b)], cases)
+    gguf_cases([("", a), ("_5x96", b), ("_tiny", matrix_f())], cases)
     mlas_cases(c, cases)
+    mlas_cases(matrix_e(), cases, g=32, suffix="_g32_tiny")
     have_torch = torch_cases(a, cases)
 
     # self-check: every fixture's dequantized values follow from blocks + codes
