@@ -186,8 +186,12 @@ pub struct ConfigArgs {
     /// Precision of scale arithmetic: f64 or f32.
     #[arg(long, value_parser = ["f64", "f32"])]
     pub arith: Option<String>,
-    /// Degenerate blocks (all zero, constant): one, epsilon or zero.
-    #[arg(long, value_parser = ["one", "epsilon", "zero"])]
+    /// Which blocks are degenerate, and what they get: one (ONNX Runtime: a scale below the
+    /// smallest normal f32, so tiny values too, gets scale 1 and zero point 0), flat (lesson,
+    /// calculator: only a scale of exactly 0, an all-zero block, gets scale 1 and zero point
+    /// 0; a tight constant block is widened to include 0 first), epsilon (PyTorch: the scale
+    /// is raised to 2^-23) or zero (GGUF, MLAS: d = 0 is kept and reconstructs to 0).
+    #[arg(long, value_parser = ["one", "flat", "epsilon", "zero"])]
     pub degenerate: Option<String>,
 }
 
@@ -384,6 +388,7 @@ impl ConfigArgs {
                 s,
                 &[
                     ("one", Degenerate::One),
+                    ("flat", Degenerate::Flat),
                     ("epsilon", Degenerate::Epsilon),
                     ("zero", Degenerate::Zero),
                 ],

@@ -110,14 +110,18 @@ impl Domain {
 /// - an f16 scale (or f16 float offset) above 65504 would be stored as infinity, so the core
 ///   refuses the block (test `an_f16_scale_or_offset_beyond_65504_is_not_stored_as_infinity`):
 ///   values stay at or below 1e4, which keeps every scale and offset below 65504 even at 1 bit;
-/// - [`Degenerate::Zero`] keeps a subnormal scale, whose reciprocal is infinite, and a NaN
+/// - [`Degenerate::Zero`] and [`Degenerate::Flat`] keep a subnormal scale, whose reciprocal
+///   is infinite, and a NaN
 ///   ratio clamped into the code range is reported as unclamped (ignored test
 ///   `a_nan_ratio_clamped_to_the_range_is_reported_as_clamped`): magnitudes start at 1e-7, so
 ///   no block (and no percentile or shrunk range) is narrower than 65535 · `f32::MIN_POSITIVE`
 ///   unless it is exactly 0 (an ulp at 1e-7 is 7e-15).
 fn domain(c: &Config) -> Domain {
     Domain {
-        min_mag: if c.conventions.degenerate == Degenerate::Zero {
+        min_mag: if matches!(
+            c.conventions.degenerate,
+            Degenerate::Zero | Degenerate::Flat
+        ) {
             1e-7
         } else {
             0.0
@@ -311,6 +315,7 @@ fn convention_overrides() -> impl Strategy<Value = ConventionOverrides> {
         maybe(prop_oneof![Just(Arith::F64), Just(Arith::F32)]),
         maybe(prop_oneof![
             Just(Degenerate::One),
+            Just(Degenerate::Flat),
             Just(Degenerate::Epsilon),
             Just(Degenerate::Zero)
         ]),

@@ -324,3 +324,31 @@ fn gguf_blocks_whose_scale_vanishes_get_gguf_py_codes_and_collapse() {
         }
     }
 }
+
+#[test]
+fn the_lesson_keeps_a_tiny_rows_scale_where_onnx_runtime_does_not() {
+    // absmax / 7 is a representable f32: the lesson's rule (only all zero or constant is
+    // degenerate) keeps it, so the row gets real codes.
+    let row = "1e-38, -2e-38, 5e-39, 0\n";
+    let v = json(&["--preset", "lesson"], row);
+    assert_eq!(v["blocks"][0]["degenerate"], false);
+    assert_eq!(codes(&v, 0), [4, -7, 2, 0]);
+    assert_eq!(v["channels"][0]["collapsed"], false);
+    assert_eq!(v["config"]["conventions"]["degenerate"], "flat");
+    // ONNX Runtime's rule makes the same row degenerate: scale 1, every code 0
+    // (tests/golden/ort-int8_sym_channel_edges.json, row 8).
+    let v = json(&["--preset", "ort-int8"], row);
+    assert_eq!(v["blocks"][0]["degenerate"], true);
+    assert_eq!(v["blocks"][0]["scale"], 1.0);
+    assert_eq!(codes(&v, 0), [0, 0, 0, 0]);
+    // --help says which rule each preset uses.
+    let help = text(&quantscope(&["report", "--help"], None).stdout);
+    for rule in [
+        "one (ONNX Runtime",
+        "flat (lesson, calculator",
+        "epsilon (PyTorch",
+        "zero (GGUF, MLAS",
+    ] {
+        assert!(help.contains(rule), "{rule}: {help}");
+    }
+}

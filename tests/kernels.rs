@@ -446,6 +446,7 @@ fn conventions() -> impl Strategy<Value = ConventionOverrides> {
         prop::option::of(prop_oneof![Just(Arith::F64), Just(Arith::F32)]),
         prop::option::of(prop_oneof![
             Just(Degenerate::One),
+            Just(Degenerate::Flat),
             Just(Degenerate::Epsilon),
             Just(Degenerate::Zero)
         ]),

@@ -274,14 +274,20 @@ pub enum Arith {
     F32,
 }
 
-/// What a block whose computed scale is zero (all zeros, or a constant with a tight range)
-/// gets.
+/// Which blocks are degenerate (their computed scale cannot be used) and what they get.
+/// Each library has its own rule; the presets follow their library's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Degenerate {
-    /// Scale 1, zero point 0 when the scale is below the smallest normal f32 (ONNX Runtime).
-    /// A tight constant block is first widened to include 0, so it keeps its value.
+    /// Scale 1, zero point 0 when the scale is below the smallest normal f32 (ONNX Runtime's
+    /// `compute_scale_zp`): a block of tiny values (about 1e-38) is degenerate too. A tight
+    /// constant block is first widened to include 0, so it keeps its value.
     One,
+    /// Scale 1, zero point 0 only when the scale is exactly 0 in f32: the block is all zero
+    /// (or a tight asymmetric constant block, which is first widened to include 0 so it keeps
+    /// its value). The seed documents' rule ("all zero or constant"); a block of tiny values
+    /// keeps its tiny scale.
+    Flat,
     /// Scale raised to `f32::EPSILON` (2^-23), as PyTorch's observers do.
     Epsilon,
     /// Scale 0: every code is the zero point and every value reconstructs to 0 (GGUF, MLAS).
@@ -307,7 +313,7 @@ pub struct Conventions {
     pub non_finite: NonFinite,
     /// Precision of scale and zero-point arithmetic.
     pub arith: Arith,
-    /// Degenerate-block policy.
+    /// Degenerate-block rule and policy.
     pub degenerate: Degenerate,
 }
 

@@ -306,11 +306,9 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
     let span = qmax - qmin;
     let float_min =
         config.scheme == Scheme::Asymmetric && conv.asym_zero_point == AsymZeroPoint::FloatMin;
-    let sym_zero = if b.degenerate && conv.degenerate == Degenerate::One {
-        0
-    } else {
-        b.zero_point
-    };
+    let zero_imposed =
+        b.degenerate && matches!(conv.degenerate, Degenerate::One | Degenerate::Flat);
+    let sym_zero = if zero_imposed { 0 } else { b.zero_point };
     let scale = match config.scheme {
         Scheme::Symmetric => match conv.sym_scale {
             SymScale::MaxCode => ScaleFormula::MaxCode {
@@ -363,7 +361,7 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
             min: lo,
             stored: b.offset.unwrap_or(lo),
         }
-    } else if (b.degenerate && conv.degenerate == Degenerate::One) || b.code_scale == 0.0 {
+    } else if zero_imposed || b.code_scale == 0.0 {
         ZeroPointFormula::Degenerate {
             value: b.zero_point,
         }
@@ -376,7 +374,8 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
         asymmetric_zero_point(config, b, qmin, qmax)
     };
     let widens = config.range_source == RangeSource::IncludeZero
-        || (conv.degenerate == Degenerate::One && config.scheme == Scheme::Asymmetric);
+        || (matches!(conv.degenerate, Degenerate::One | Degenerate::Flat)
+            && config.scheme == Scheme::Asymmetric);
     BlockExplanation {
         index,
         rows: b.rows,

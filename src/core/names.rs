@@ -28,7 +28,7 @@
 //! | `code-clamp` | `range`, `type` |
 //! | `non-finite` | `zero-point`, `nan-to-zero`, `zero` |
 //! | `arith` | `f64`, `f32` |
-//! | `degenerate` | `one`, `epsilon`, `zero` |
+//! | `degenerate` | `one`, `flat`, `epsilon`, `zero` |
 //!
 //! [`apply_setting`] sets one of these on an [`Overrides`]; keys may also be written with
 //! underscores (`range_source`). [`settings`] lists an [`Overrides`] back as such pairs.
@@ -71,7 +71,7 @@ pub const SETTINGS: [(&str, &str); 21] = [
     ("code-clamp", "range or type"),
     ("non-finite", "zero-point, nan-to-zero or zero"),
     ("arith", "f64 or f32"),
-    ("degenerate", "one, epsilon or zero"),
+    ("degenerate", "one, flat, epsilon or zero"),
 ];
 
 /// A name or setting that is not one of the accepted spellings.
@@ -194,6 +194,7 @@ names!(NonFinite, "non-finite", [
 names!(Arith, "arith", [F64 => "f64", F32 => "f32"]);
 names!(Degenerate, "degenerate", [
     One => "one",
+    Flat => "flat",
     Epsilon => "epsilon",
     Zero => "zero",
 ]);

@@ -113,7 +113,8 @@ pub fn lesson() -> Config {
             code_clamp: CodeClamp::Range,
             non_finite: NonFinite::ZeroPoint,
             arith: Arith::F64,
-            degenerate: Degenerate::One,
+            // The documents: "all zero or constant" is degenerate, nothing else.
+            degenerate: Degenerate::Flat,
         },
     }
 }

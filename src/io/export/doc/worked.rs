@@ -147,6 +147,7 @@ fn degenerate(policy: Degenerate, b: &BlockExplanation) -> String {
         Degenerate::One => {
             "the scale is zero or tiny; policy one uses scale 1 and zero point 0".into()
         }
+        Degenerate::Flat => "the scale is 0; policy flat uses scale 1 and zero point 0".into(),
         Degenerate::Epsilon => format!(
             "the scale is below 2^-23; policy epsilon raises it to {}",
             value(b.computed_scale)
