@@ -53,6 +53,27 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+impl Cli {
+    /// The command line of this process, parsed; or, when it does not parse (or asks for
+    /// `--help` or `--version`), the exit code after clap's message has been printed. An
+    /// error's control characters are escaped, as in every message that quotes input.
+    pub fn parse_args() -> Result<Self, ExitCode> {
+        match Self::try_parse() {
+            Ok(cli) => Ok(cli),
+            Err(e) if e.use_stderr() => {
+                eprint!("{}", crate::io::printable(&e.render().to_string()));
+                Err(ExitCode::from(
+                    u8::try_from(e.exit_code()).unwrap_or(EXIT_USAGE),
+                ))
+            }
+            Err(e) => {
+                let _ = e.print();
+                Err(ExitCode::SUCCESS)
+            }
+        }
+    }
+}
+
 /// Headless commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -135,8 +156,9 @@ pub struct ConfigArgs {
     /// ONNX Runtime's / PyTorch's reduced code range (presets that name those libraries).
     #[arg(long)]
     pub reduce_range: bool,
-    /// full (int4: -8..7) or narrow (int4: -7..7); or a custom range `QMIN..QMAX`.
-    #[arg(long)]
+    /// full (int4: -8..7) or narrow (int4: -7..7); or a custom range `QMIN..QMAX`
+    /// (`--range -3..5` works).
+    #[arg(long, allow_hyphen_values = true)]
     pub range: Option<String>,
     /// tight (the block's min and max) or include-zero (widened to contain 0).
     #[arg(long, value_parser = ["tight", "include-zero"])]
@@ -612,13 +634,14 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Prints `message` as an error on stderr; returns the exit code for bad input.
+/// Prints `message` as an error on stderr, its control characters escaped (it may quote
+/// input); returns the exit code for bad input.
 pub(crate) fn fail(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", crate::io::printable(message));
     ExitCode::from(EXIT_USAGE)
 }
 
-/// Prints `message` as a warning on stderr.
+/// Prints `message` as a warning on stderr, its control characters escaped.
 pub(crate) fn warn(message: &str) {
-    eprintln!("warning: {message}");
+    eprintln!("warning: {}", crate::io::printable(message));
 }

@@ -352,3 +352,90 @@ fn the_lesson_keeps_a_tiny_rows_scale_where_onnx_runtime_does_not() {
         assert!(help.contains(rule), "{rule}: {help}");
     }
 }
+
+#[test]
+fn a_reversed_range_says_so_and_a_negative_one_is_accepted() {
+    let o = quantscope(&["report", "--range", "5..2"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("code range 5..2 is reversed"), "{err}");
+    assert!(!err.contains("does not fit"), "{err}");
+    for args in [
+        &["report", "--range", "-3..5", "--no-ladder"][..],
+        &["report", "--range=-3..5", "--no-ladder"][..],
+    ] {
+        let o = quantscope(args, None);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+        assert!(text(&o.stdout).contains("custom [-3, 5]"), "{args:?}");
+    }
+}
+
+/// No byte of `s` is a control character other than a line break.
+fn no_controls(s: &[u8]) -> bool {
+    !s.iter().any(|&b| (b < 0x20 && b != b'\n') || b == 0x7f)
+}
+
+#[test]
+fn messages_that_quote_input_escape_its_control_characters() {
+    // A token of the text, on stdin.
+    let o = quantscope(&["report", "-"], Some(b"1, x\x1b[31mred\x00z, 2\n"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(no_controls(&o.stderr), "{:?}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains(r#""x\u{1b}[31mred\"#), "{err}");
+    assert!(err.contains(r#"z" is not a number"#), "{err}");
+    // A path.
+    let o = quantscope(&["report", "/nonexistent/a\x1b]0;title\x07.txt"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(no_controls(&o.stderr), "{:?}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains(r"a\u{1b}]0;title\u{7}.txt"),
+        "{}",
+        text(&o.stderr)
+    );
+    // A tensor name from a file, in scan's warning and in its table (the header's JSON
+    // spells ESC \u001b).
+    let path = temp(
+        "names.safetensors",
+        &common::safetensors_bytes(&[
+            (
+                r"ok\u001b[2J",
+                "F32",
+                &[2, 2],
+                f32_bytes(&[1.0, -1.0, 0.5, 0.25]),
+            ),
+            (
+                r"bad\u001b[2J",
+                "F32",
+                &[2, 2],
+                f32_bytes(&[1.0, f32::NAN, 0.5, 0.25]),
+            ),
+        ]),
+    );
+    let o = quantscope(&["scan", path.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(no_controls(&o.stderr), "{:?}", text(&o.stderr));
+    assert!(no_controls(&o.stdout), "{:?}", text(&o.stdout));
+    assert!(
+        text(&o.stderr).contains(r"bad\u{1b}[2J"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stdout).contains(r"ok\u{1b}[2J"),
+        "{}",
+        text(&o.stdout)
+    );
+    // A flag value clap refuses.
+    let o = quantscope(&["report", "--bits", "1\r2"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(no_controls(&o.stderr), "{:?}", text(&o.stderr));
+    assert!(text(&o.stderr).contains(r"'1\r2'"), "{}", text(&o.stderr));
+    // A tensor name asked for.
+    let o = quantscope(
+        &["report", path.to_str().unwrap(), "--tensor", "x\u{1b}[2J"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(no_controls(&o.stderr), "{:?}", text(&o.stderr));
+}

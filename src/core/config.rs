@@ -353,6 +353,14 @@ pub enum ConfigError {
     /// Bits outside 1..=16.
     #[error("bits must be between 1 and 16, not {0}")]
     Bits(u8),
+    /// A custom code range written with its ends swapped.
+    #[error("code range {qmin}..{qmax} is reversed: write the smaller code first ({qmax}..{qmin})")]
+    ReversedRange {
+        /// The first code as written.
+        qmin: i32,
+        /// The second code as written.
+        qmax: i32,
+    },
     /// The code range is empty, outside the type, or (for symmetric) has no room around 0.
     #[error("code range [{qmin}, {qmax}] does not fit {what}")]
     Range {
@@ -421,8 +429,11 @@ impl Config {
         }
         let (tmin, tmax) = type_range(u32::from(self.bits), self.signed);
         let (qmin, qmax) = self.code_range();
+        if qmin > qmax {
+            return Err(ConfigError::ReversedRange { qmin, qmax });
+        }
         let type_name = format!("{}{}", if self.signed { "int" } else { "uint" }, self.bits);
-        if qmin > qmax || qmin < tmin || qmax > tmax {
+        if qmin < tmin || qmax > tmax {
             return Err(ConfigError::Range {
                 qmin,
                 qmax,
@@ -565,6 +576,14 @@ mod tests {
             ..ok
         };
         assert!(matches!(custom.validate(), Err(ConfigError::Range { .. })));
+        let reversed = Config {
+            range: RangeKind::Custom { qmin: 5, qmax: 2 },
+            ..ok
+        };
+        assert_eq!(
+            reversed.validate(),
+            Err(ConfigError::ReversedRange { qmin: 5, qmax: 2 })
+        );
         let one_bit_narrow = Config {
             bits: 1,
             signed: true,

@@ -8,7 +8,8 @@
 //! | `json`     | `file`, `config` (+ `summary`), `sort`, `tensors`, `skipped`, `failed`   |
 //! | `csv`      | a header and one row per tensor, nothing else                            |
 //!
-//! In JSON, `gain_db` is the string `"inf"` when it is infinite (per-channel exact,
+//! The table and Markdown escape control characters in the names they quote (a tensor name
+//! is the file's to choose). In JSON, `gain_db` is the string `"inf"` when it is infinite (per-channel exact,
 //! per-tensor not), as is any infinite error (`"inf"`, `"-inf"`: JSON has no infinity), and
 //! `sqnr_db` is `null` when the error or the signal is zero.
 
@@ -20,6 +21,7 @@ use crate::core::config::{Axis, Config};
 use crate::core::{Granularity, Metrics};
 use crate::io::export::Format;
 use crate::io::export::json::Num;
+use crate::io::printable;
 use crate::io::safetensors::format_shape;
 use crate::scan::{Failed, Scan, ScanRow, Side, SkipReason, Skipped};
 
@@ -98,7 +100,7 @@ fn footer(scan: &Scan) -> Vec<String> {
         lines.extend(
             scan.failed
                 .iter()
-                .map(|f| format!("  {}: {}", f.name, f.error)),
+                .map(|f| format!("  {}: {}", printable(&f.name), printable(&f.error))),
         );
     }
     lines
@@ -121,7 +123,7 @@ const COLUMNS: [&str; 12] = [
 
 fn cells(r: &ScanRow) -> [String; 12] {
     [
-        r.name.clone(),
+        printable(&r.name).into_owned(),
         r.dtype.to_owned(),
         format_shape(&r.shape),
         num(r.gain_db),
@@ -159,7 +161,7 @@ fn write_table(out: &mut impl Write, scan: &Scan, markdown: bool) -> io::Result<
     };
     let title = format!(
         "quantscope scan: {}; {}",
-        esc(&scan.file),
+        esc(&printable(&scan.file)),
         esc(&c.summary())
     );
     let notes = [
