@@ -439,3 +439,51 @@ fn messages_that_quote_input_escape_its_control_characters() {
     assert_eq!(o.status.code(), Some(2));
     assert!(no_controls(&o.stderr), "{:?}", text(&o.stderr));
 }
+
+#[test]
+fn impossible_configurations_are_refused_with_the_reason() {
+    for (args, why) in [
+        (
+            &["--bits", "1", "--signed", "--range", "narrow"][..],
+            "a signed 1-bit range cannot be narrow",
+        ),
+        (
+            &["--range", "2..5"][..],
+            "the symmetric zero point 0 lies outside the code range [2, 5]",
+        ),
+        (
+            &["--unsigned", "--range", "2..5"][..],
+            "the symmetric zero point 0 lies outside the code range [2, 5]",
+        ),
+    ] {
+        let mut all = vec!["report"];
+        all.extend_from_slice(args);
+        let o = quantscope(&all, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert!(
+            text(&o.stderr).contains(why),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+    // The same ranges where they make sense: 1-bit full, 2..5 asymmetric or with ONNX
+    // Runtime's midpoint zero point.
+    for args in [
+        &["--bits", "1", "--signed", "--range", "full"][..],
+        &["--range", "2..5", "--scheme", "asymmetric"][..],
+        &[
+            "--preset",
+            "ort-uint4",
+            "--scheme",
+            "symmetric",
+            "--range",
+            "2..5",
+        ][..],
+    ] {
+        let mut all = vec!["report", "--no-ladder"];
+        all.extend_from_slice(args);
+        let o = quantscope(&all, None);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+    }
+}

@@ -371,6 +371,25 @@ pub enum ConfigError {
         /// What it fails.
         what: String,
     },
+    /// A narrow range of a signed 1-bit type: dropping the most negative code would leave
+    /// the single code 0.
+    #[error(
+        "a signed 1-bit range cannot be narrow: dropping -1 leaves the single code 0 (use the full range [-1, 0])"
+    )]
+    NarrowOneBit,
+    /// A symmetric scheme whose zero point lies outside the code range, so that every value
+    /// would be clamped to one end.
+    #[error(
+        "the symmetric zero point {zero} lies outside the code range [{qmin}, {qmax}], so every value would be clamped to one end: use a range that contains {zero}, or the asymmetric scheme"
+    )]
+    ZeroOutsideRange {
+        /// The zero point.
+        zero: i32,
+        /// Smallest code.
+        qmin: i32,
+        /// Largest code.
+        qmax: i32,
+    },
     /// A granularity that is not `tensor`, `channel` or `group:G` with G ≥ 1.
     #[error("granularity must be tensor, channel or group:G with G at least 1, not {0:?}")]
     BadGranularity(String),
@@ -427,6 +446,9 @@ impl Config {
         if !(1..=16).contains(&self.bits) {
             return Err(ConfigError::Bits(self.bits));
         }
+        if self.range == RangeKind::Narrow && self.signed && self.bits == 1 {
+            return Err(ConfigError::NarrowOneBit);
+        }
         let (tmin, tmax) = type_range(u32::from(self.bits), self.signed);
         let (qmin, qmax) = self.code_range();
         if qmin > qmax {
@@ -467,6 +489,17 @@ impl Config {
                         .into(),
                 });
             }
+        }
+        // The other symmetric zero points are midpoints of the range, inside it.
+        if self.scheme == Scheme::Symmetric
+            && self.conventions.sym_zero_point == SymZeroPoint::Zero
+            && !(qmin..=qmax).contains(&0)
+        {
+            return Err(ConfigError::ZeroOutsideRange {
+                zero: 0,
+                qmin,
+                qmax,
+            });
         }
         if let Granularity::Group(0) = self.granularity {
             return Err(ConfigError::BadGranularity("group:0".into()));
@@ -590,8 +623,42 @@ mod tests {
             range: RangeKind::Narrow,
             ..ok
         };
-        assert!(matches!(one_bit_narrow.validate(), Ok(())));
-        assert_eq!(one_bit_narrow.code_range(), (-1, 0));
+        assert_eq!(one_bit_narrow.validate(), Err(ConfigError::NarrowOneBit));
+        let one_bit = Config {
+            range: RangeKind::Full,
+            ..one_bit_narrow
+        };
+        assert_eq!(
+            (one_bit.validate(), one_bit.code_range()),
+            (Ok(()), (-1, 0))
+        );
+        // The lesson's symmetric zero point 0 outside [2, 5]: every value would clamp.
+        let outside = Config {
+            range: RangeKind::Custom { qmin: 2, qmax: 5 },
+            ..ok
+        };
+        assert_eq!(
+            outside.validate(),
+            Err(ConfigError::ZeroOutsideRange {
+                zero: 0,
+                qmin: 2,
+                qmax: 5
+            })
+        );
+        // Asymmetric, or with a midpoint zero point, the same range is fine.
+        let asym = Config {
+            scheme: Scheme::Asymmetric,
+            ..outside
+        };
+        assert_eq!(asym.validate(), Ok(()));
+        let mid = Config {
+            conventions: Conventions {
+                sym_zero_point: SymZeroPoint::MidHalfEven,
+                ..outside.conventions
+            },
+            ..outside
+        };
+        assert_eq!(mid.validate(), Ok(()));
         let pct = Config {
             clipping: Clipping::Percentile(0.0),
             ..ok
