@@ -487,3 +487,50 @@ fn impossible_configurations_are_refused_with_the_reason() {
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn text_input_is_refused_past_its_documented_size() {
+    let too_large = "holds more than 256 MiB of text";
+    // A stream that never ends: refused once 256 MiB have been read, not read until memory
+    // runs out; the explorer refuses it before it opens the terminal.
+    for args in [&["report", "/dev/zero"][..], &["/dev/zero"][..]] {
+        let o = quantscope(args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&o.stderr).contains(too_large),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+    // Standard input, through a file so the test does not write 256 MiB into a pipe.
+    let zero = std::fs::File::open("/dev/zero").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(["report", "-"])
+        .stdin(zero)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("<stdin> holds more than 256 MiB"),
+        "{}",
+        text(&o.stderr)
+    );
+    // A regular file over the size, refused by its size before it is read (sparse: it takes
+    // no disk space).
+    let path = temp("huge.txt", b"");
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(quantscope::io::load::MAX_TEXT_BYTES + 1)
+        .unwrap();
+    let o = quantscope(&["report", path.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains(too_large), "{}", text(&o.stderr));
+    std::fs::remove_file(&path).unwrap();
+    // A file under the size is read (and here parsed: spaces, so no values).
+    let path = temp("blank.txt", &vec![b' '; 1 << 20]);
+    let o = quantscope(&["report", path.to_str().unwrap()], None);
+    assert!(text(&o.stderr).contains("no values"), "{}", text(&o.stderr));
+}
