@@ -37,7 +37,7 @@ pub struct Side {
     /// MAE, RMSE, max error and SQNR over the whole tensor.
     #[serde(flatten)]
     pub metrics: Metrics,
-    /// Channels that are not constant but all got one code.
+    /// Channels that are not constant but all got one code (or reconstruct to one value).
     pub collapsed_channels: usize,
     /// Bits per weight at this granularity.
     pub bits_per_weight: f64,

@@ -534,3 +534,39 @@ fn text_input_is_refused_past_its_documented_size() {
     let o = quantscope(&["report", path.to_str().unwrap()], None);
     assert!(text(&o.stderr).contains("no values"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn a_row_whose_stored_scales_are_all_zero_counts_as_collapsed() {
+    // Values around 1e-9: Q8_0's f32 d is normal, so gguf-py's codes are ordinary
+    // (tests/golden/q8_0_tiny.json, row 1, block 1), but the f16 d stored is 0 and the row
+    // reconstructs to zeros. Every rung of the ladder counts it, whatever its codes.
+    let tiny: Vec<String> = (0..64)
+        .map(|i| format!("{:e}", 1e-9 * f64::from(i % 7 - 2)))
+        .collect();
+    let loud: Vec<String> = (0..64)
+        .map(|i| format!("{}", f64::from(i % 5) - 2.0))
+        .collect();
+    let input = format!("{}\n{}\n", tiny.join(", "), loud.join(", "));
+    let o = quantscope(
+        &[
+            "report", "-", "--preset", "q8_0", "--format", "json", "--values",
+        ],
+        Some(input.as_bytes()),
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ch = &v["channels"][0];
+    assert!(ch["levels_used"].as_u64().unwrap() > 1, "{ch}");
+    assert!(
+        ch["dequantized"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x == 0.0)
+    );
+    assert_eq!(ch["collapsed"], true, "{ch}");
+    assert_eq!(v["channels"][1]["collapsed"], false);
+    for rung in v["ladder"].as_array().unwrap() {
+        assert_eq!(rung["collapsed_channels"], 1, "{rung}");
+    }
+}

@@ -159,7 +159,9 @@ pub struct ChannelReport {
     /// It can exceed 1 when codes are clamped to a wider range than `[qmin, qmax]` (see
     /// [`Report::clamp_range`]).
     pub utilization: f64,
-    /// A non-constant row whose codes are all one value.
+    /// A non-constant row whose codes are all one value, or whose blocks all store a scale
+    /// of 0 with one offset, so that it reconstructs to one value whatever its codes (a GGUF
+    /// f16 `d` that rounds to 0).
     pub collapsed: bool,
     /// All the row's values are equal.
     pub constant: bool,
@@ -238,7 +240,7 @@ pub struct Rung {
     pub overall: Metrics,
     /// Error of each row.
     pub channels: Vec<Metrics>,
-    /// Rows that collapse to one code.
+    /// Rows that collapse (see [`ChannelReport::collapsed`]).
     pub collapsed_channels: usize,
     /// This rung is the active configuration's granularity.
     pub active: bool,
@@ -335,7 +337,7 @@ pub struct Report {
     pub channels: Vec<ChannelReport>,
     /// Error over the whole matrix.
     pub overall: Metrics,
-    /// Rows that collapse to one code.
+    /// Rows that collapse (see [`ChannelReport::collapsed`]).
     pub collapsed_channels: usize,
     /// Storage cost.
     pub memory: Memory,

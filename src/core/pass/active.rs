@@ -98,7 +98,7 @@ fn row<T: Code>(
             levels_used,
             levels_available: (qmax - qmin + 1) as u32,
             utilization: f64::from(max_code - min_code) / f64::from(qmax - qmin),
-            collapsed: !constant && levels_used == 1,
+            collapsed: !constant && (levels_used == 1 || q.flat),
             constant,
             min_code,
             max_code,

@@ -28,7 +28,8 @@
 //!               {"index", "label": string or null, "mae", "rmse", "max_error",
 //!                "sqnr_db": dB or null (zero error or zero signal), "levels_used",
 //!                "levels_available", "utilization": (max code - min code) / (qmax - qmin),
-//!                "collapsed": non-constant row with one code, "constant": all values equal,
+//!                "collapsed": non-constant row with one code, or whose blocks all store
+//!                a zero scale (one reconstructed value), "constant": all values equal,
 //!                "min_code", "max_code", "clipped", "min", "max",
 //!                with values only: "codes": [int...], "dequantized": [float...]} ]
 //!   "overall":  {"mae", "rmse", "max_error", "sqnr_db", "collapsed_channels"}
