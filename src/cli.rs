@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser, Subcommand};
 
 use crate::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, Config, ConfigError, Degenerate, Granularity, QuantExpr,
-    RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale, SymZeroPoint,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, ConfigError, Degenerate, Granularity,
+    NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale,
+    SymZeroPoint,
 };
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
@@ -52,6 +53,27 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+impl Cli {
+    /// The command line of this process, parsed; or, when it does not parse (or asks for
+    /// `--help` or `--version`), the exit code after clap's message has been printed. An
+    /// error's control characters are escaped, as in every message that quotes input.
+    pub fn parse_args() -> Result<Self, ExitCode> {
+        match Self::try_parse() {
+            Ok(cli) => Ok(cli),
+            Err(e) if e.use_stderr() => {
+                eprint!("{}", crate::io::printable(&e.render().to_string()));
+                Err(ExitCode::from(
+                    u8::try_from(e.exit_code()).unwrap_or(EXIT_USAGE),
+                ))
+            }
+            Err(e) => {
+                let _ = e.print();
+                Err(ExitCode::SUCCESS)
+            }
+        }
+    }
+}
+
 /// Headless commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -59,6 +81,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Analyse every floating tensor of a .safetensors file per tensor and per channel, and
     /// rank them by how much per-channel scales gain.
+    #[command(
+        after_help = "Exit status: 0 when every floating tensor of 2 or more dimensions was analysed; 1 when some were analysed and others failed (the output lists them, and so does stderr); 2 for bad flags or files, or when no tensor was analysed (stderr says why, stdout is empty)."
+    )]
     Scan(ScanArgs),
     /// Play a demo script at the presenter's pace (Space or Right: next, Left: back).
     Demo(DemoArgs),
@@ -131,8 +156,9 @@ pub struct ConfigArgs {
     /// ONNX Runtime's / PyTorch's reduced code range (presets that name those libraries).
     #[arg(long)]
     pub reduce_range: bool,
-    /// full (int4: -8..7) or narrow (int4: -7..7); or a custom range `QMIN..QMAX`.
-    #[arg(long)]
+    /// full (int4: -8..7) or narrow (int4: -7..7); or a custom range `QMIN..QMAX`
+    /// (`--range -3..5` works).
+    #[arg(long, allow_hyphen_values = true)]
     pub range: Option<String>,
     /// tight (the block's min and max) or include-zero (widened to contain 0).
     #[arg(long, value_parser = ["tight", "include-zero"])]
@@ -170,11 +196,24 @@ pub struct ConfigArgs {
     /// Value to code: divide, reciprocal or reciprocal-add-zero.
     #[arg(long, value_parser = ["divide", "reciprocal", "reciprocal-add-zero"])]
     pub quant_expr: Option<String>,
+    /// Where codes are clamped: range ([qmin, qmax]) or type (the whole integer type, as
+    /// ONNX Runtime does even with a reduced range).
+    #[arg(long, value_parser = ["range", "type"])]
+    pub code_clamp: Option<String>,
+    /// The code of a value whose ratio x/s is not a number (a subnormal scale): zero-point
+    /// (NaN gets the zero point, infinities clamp), nan-to-zero (NaN gets code 0, as MLAS) or
+    /// zero (every one gets code 0, as gguf-py).
+    #[arg(long, value_parser = ["zero-point", "nan-to-zero", "zero"])]
+    pub non_finite: Option<String>,
     /// Precision of scale arithmetic: f64 or f32.
     #[arg(long, value_parser = ["f64", "f32"])]
     pub arith: Option<String>,
-    /// Degenerate blocks (all zero, constant): one, epsilon or zero.
-    #[arg(long, value_parser = ["one", "epsilon", "zero"])]
+    /// Which blocks are degenerate, and what they get: one (ONNX Runtime: a scale below the
+    /// smallest normal f32, so tiny values too, gets scale 1 and zero point 0), flat (lesson,
+    /// calculator: only a scale of exactly 0, an all-zero block, gets scale 1 and zero point
+    /// 0; a tight constant block is widened to include 0 first), epsilon (PyTorch: the scale
+    /// is raised to 2^-23) or zero (GGUF, MLAS: d = 0 is kept and reconstructs to 0).
+    #[arg(long, value_parser = ["one", "flat", "epsilon", "zero"])]
     pub degenerate: Option<String>,
 }
 
@@ -348,6 +387,20 @@ impl ConfigArgs {
                 ],
             )
         });
+        o.code_clamp = self
+            .code_clamp
+            .as_deref()
+            .map(|s| pick(s, &[("range", CodeClamp::Range), ("type", CodeClamp::Type)]));
+        o.non_finite = self.non_finite.as_deref().map(|s| {
+            pick(
+                s,
+                &[
+                    ("zero-point", NonFinite::ZeroPoint),
+                    ("nan-to-zero", NonFinite::NanToZero),
+                    ("zero", NonFinite::Zero),
+                ],
+            )
+        });
         o.arith = self
             .arith
             .as_deref()
@@ -357,6 +410,7 @@ impl ConfigArgs {
                 s,
                 &[
                     ("one", Degenerate::One),
+                    ("flat", Degenerate::Flat),
                     ("epsilon", Degenerate::Epsilon),
                     ("zero", Degenerate::Zero),
                 ],
@@ -481,8 +535,11 @@ pub(crate) fn write_stdout(buf: &[u8], ascii: bool) -> ExitCode {
 /// Channels `report --explain` works through.
 const EXPLAIN_CHANNELS: usize = 16;
 
-/// Exit code for bad input or flags.
+/// Exit code for bad input or flags, and for a scan that analysed no tensor.
 const EXIT_USAGE: u8 = 2;
+
+/// Exit code for a scan that analysed some tensors while others failed.
+const EXIT_PARTIAL: u8 = 1;
 
 /// Runs `quantscope report`; returns the process exit code.
 #[must_use]
@@ -577,7 +634,14 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Prints `message` as an error on stderr, its control characters escaped (it may quote
+/// input); returns the exit code for bad input.
 pub(crate) fn fail(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", crate::io::printable(message));
     ExitCode::from(EXIT_USAGE)
+}
+
+/// Prints `message` as a warning on stderr, its control characters escaped.
+pub(crate) fn warn(message: &str) {
+    eprintln!("warning: {}", crate::io::printable(message));
 }

@@ -2,11 +2,13 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use quantscope::cli::{Cli, Command, demo, explore, practice, report, scan};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::parse_args() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     match &cli.command {
         Some(Command::Report(args)) => report(args, cli.ascii),
         Some(Command::Scan(args)) => scan(args, cli.ascii),

@@ -37,7 +37,7 @@ pub struct Side {
     /// MAE, RMSE, max error and SQNR over the whole tensor.
     #[serde(flatten)]
     pub metrics: Metrics,
-    /// Channels that are not constant but all got one code.
+    /// Channels that are not constant but all got one code (or reconstruct to one value).
     pub collapsed_channels: usize,
     /// Bits per weight at this granularity.
     pub bits_per_weight: f64,
@@ -66,7 +66,7 @@ pub struct ScanRow {
     pub matrix: (usize, usize),
     /// How much per-channel gains over per-tensor, in dB:
     /// `20·log10(RMSE per tensor / RMSE per channel)`; `+inf` when per-channel is exact and
-    /// per-tensor is not (written as `null` in JSON), 0 when both are exact.
+    /// per-tensor is not (written as `"inf"` in JSON), 0 when both are exact.
     pub gain_db: f64,
     /// Per-tensor granularity.
     pub tensor: Side,

@@ -18,8 +18,8 @@ use std::ops::Range;
 use ndarray::Array2;
 use proptest::prelude::*;
 use quantscope::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, Config, Conventions, Degenerate, QuantExpr, RangeKind,
-    RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint, type_range,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Conventions, Degenerate, NonFinite,
+    QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint, type_range,
 };
 use quantscope::core::{
     AnalyseError, Granularity, Matrix, Options, PRESETS, PresetOptions, Report, Scheme, analyse,
@@ -110,14 +110,18 @@ impl Domain {
 /// - an f16 scale (or f16 float offset) above 65504 would be stored as infinity, so the core
 ///   refuses the block (test `an_f16_scale_or_offset_beyond_65504_is_not_stored_as_infinity`):
 ///   values stay at or below 1e4, which keeps every scale and offset below 65504 even at 1 bit;
-/// - [`Degenerate::Zero`] keeps a subnormal scale, whose reciprocal is infinite, and a NaN
+/// - [`Degenerate::Zero`] and [`Degenerate::Flat`] keep a subnormal scale, whose reciprocal
+///   is infinite, and a NaN
 ///   ratio clamped into the code range is reported as unclamped (ignored test
 ///   `a_nan_ratio_clamped_to_the_range_is_reported_as_clamped`): magnitudes start at 1e-7, so
 ///   no block (and no percentile or shrunk range) is narrower than 65535 · `f32::MIN_POSITIVE`
 ///   unless it is exactly 0 (an ulp at 1e-7 is 7e-15).
 fn domain(c: &Config) -> Domain {
     Domain {
-        min_mag: if c.conventions.degenerate == Degenerate::Zero {
+        min_mag: if matches!(
+            c.conventions.degenerate,
+            Degenerate::Zero | Degenerate::Flat
+        ) {
             1e-7
         } else {
             0.0
@@ -281,6 +285,8 @@ type ConventionOverrides = (
     Option<QuantExpr>,
     Option<Arith>,
     Option<Degenerate>,
+    Option<CodeClamp>,
+    Option<NonFinite>,
 );
 
 fn convention_overrides() -> impl Strategy<Value = ConventionOverrides> {
@@ -309,8 +315,15 @@ fn convention_overrides() -> impl Strategy<Value = ConventionOverrides> {
         maybe(prop_oneof![Just(Arith::F64), Just(Arith::F32)]),
         maybe(prop_oneof![
             Just(Degenerate::One),
+            Just(Degenerate::Flat),
             Just(Degenerate::Epsilon),
             Just(Degenerate::Zero)
+        ]),
+        maybe(prop_oneof![Just(CodeClamp::Range), Just(CodeClamp::Type)]),
+        maybe(prop_oneof![
+            Just(NonFinite::ZeroPoint),
+            Just(NonFinite::NanToZero),
+            Just(NonFinite::Zero)
         ]),
     )
 }
@@ -346,7 +359,8 @@ fn apply(mut c: Config, f: FieldOverrides, v: ConventionOverrides) -> Config {
     c.clipping = clipping.unwrap_or(c.clipping);
     c.scale_dtype = dtype.unwrap_or(c.scale_dtype);
     c.zero_point_bits = zp_bits.unwrap_or(c.zero_point_bits);
-    let (sym_scale, sym_zero, asym_zero, clamp, expr, arith, degenerate) = v;
+    let (sym_scale, sym_zero, asym_zero, clamp, expr, arith, degenerate, code_clamp, non_finite) =
+        v;
     let k = &mut c.conventions;
     k.sym_scale = sym_scale.unwrap_or(k.sym_scale);
     k.sym_zero_point = sym_zero.unwrap_or(k.sym_zero_point);
@@ -355,6 +369,8 @@ fn apply(mut c: Config, f: FieldOverrides, v: ConventionOverrides) -> Config {
     k.quant_expr = expr.unwrap_or(k.quant_expr);
     k.arith = arith.unwrap_or(k.arith);
     k.degenerate = degenerate.unwrap_or(k.degenerate);
+    k.code_clamp = code_clamp.unwrap_or(k.code_clamp);
+    k.non_finite = non_finite.unwrap_or(k.non_finite);
     c
 }
 
@@ -423,17 +439,15 @@ fn check_finite(m: &Matrix, c: &Config) -> Result<Report, TestCaseError> {
     Ok(report)
 }
 
-/// Property 2: every code is in `[qmin, qmax]`, and the report's code, reconstruction and
+/// Property 2: every code is in the clamp range (`[qmin, qmax]`, or the type's), and the report's code, reconstruction and
 /// worked step agree.
 fn check_codes_in_range(m: &Matrix, report: &Report) -> Result<(), TestCaseError> {
     let (rows, cols) = report.shape;
     for r in 0..rows {
         for c in 0..cols {
             let q = report.code(r, c);
-            prop_assert!(
-                (report.qmin..=report.qmax).contains(&q),
-                "code {q} at ({r}, {c})"
-            );
+            let (lo, hi) = report.clamp_range;
+            prop_assert!((lo..=hi).contains(&q), "code {q} at ({r}, {c})");
             let step = report.step(r, c, value(m, r, c));
             prop_assert_eq!(step.code, q);
             prop_assert_eq!(
@@ -499,7 +513,11 @@ fn check_half_step(m: &Matrix, report: &Report, skip_nan: bool) -> Result<(), Te
         for c in 0..cols {
             let x = value(m, r, c);
             let step = report.step(r, c, x);
-            if step.clamped || (skip_nan && step.ratio.is_nan()) {
+            // A library's forced code for a non-finite ratio (code 0, MLAS and gguf-py) is
+            // not the nearest one.
+            let forced = !step.ratio.is_finite()
+                && report.config.conventions.non_finite != NonFinite::ZeroPoint;
+            if step.clamped || forced || (skip_nan && step.ratio.is_nan()) {
                 continue;
             }
             let b = &report.blocks.at(report.block_index(r, c));
@@ -708,6 +726,8 @@ proptest! {
             conventions: Conventions { sym_scale, ..c.conventions },
             ..c
         };
+        // Made symmetric, a range may leave out its zero point (refused by validation).
+        prop_assume!(c.validate().is_ok());
         let opts = Options { ladder: false };
         let tensor = analyse_with(&m, &Config { granularity: Granularity::Tensor, ..c }, opts).unwrap();
         let channel = analyse_with(&m, &Config { granularity: Granularity::Channel, ..c }, opts).unwrap();
@@ -1165,14 +1185,25 @@ fn an_unclamped_zero_point_beyond_i32_does_not_overflow() {
 }
 
 #[test]
-fn a_subnormal_scale_still_maps_zero_to_the_zero_point() {
-    // MLAS-style uint4 asymmetric with the zero-scale policy (`int4-g128`): the range
-    // [-1e-40, 0] gives s = 1e-40 / 15, a subnormal kept as is, and 1/s = inf. The value 0
-    // gives 0 · inf = NaN, which the core used to turn into code 0 (unclamped) instead of
-    // z = 15, reconstructing it as -1e-40: an error of 15 steps.
-    let c = preset("int4-g128", PresetOptions::default()).unwrap();
-    let r = analyse(&rows(&[&[-1e-40, 0.0]]), &c).unwrap();
+fn a_subnormal_scale_maps_zero_to_the_zero_point_under_the_safe_rule() {
+    // MLAS-style uint4 asymmetric with the zero-scale policy: the range [-1e-40, 0] gives
+    // s = 1e-40 / 15, a subnormal kept as is, and 1/s = inf. The value 0 gives 0 · inf = NaN.
+    // MLAS itself turns it into code 0, reconstructing it as -1e-40 (the int4-g128 preset
+    // does the same; tests/golden/int4-g128_*_g32_tiny.json); the safe rule gives it the
+    // zero point 15, which reconstructs it exactly.
+    let mlas = preset("int4-g128", PresetOptions::default()).unwrap();
+    let m = rows(&[&[-1e-40, 0.0]]);
+    let r = analyse(&m, &mlas).unwrap();
     assert_eq!(r.blocks.at(0).zero_point, 15);
+    assert_eq!(r.code(0, 1), 0, "{:?}", r.step(0, 1, 0.0));
+    let c = Config {
+        conventions: Conventions {
+            non_finite: NonFinite::ZeroPoint,
+            ..mlas.conventions
+        },
+        ..mlas
+    };
+    let r = analyse(&m, &c).unwrap();
     assert_eq!(r.code(0, 1), 15, "{:?}", r.step(0, 1, 0.0));
     assert_eq!(r.dequantized(0, 1), 0.0);
     // With a custom range that excludes 0, the NaN code 0 lay outside [qmin, qmax] and the

@@ -10,17 +10,21 @@ use quantscope::core::config::{Config, Granularity, Scheme};
 use quantscope::core::{Matrix, Options, PresetOptions, analyse_with, preset};
 use serde_json::Value;
 
+/// A fixture's float: a JSON number, or `"inf"` / `"-inf"` for an infinity.
+fn f32_of(x: &Value) -> f32 {
+    match x.as_str() {
+        Some("inf") => f32::INFINITY,
+        Some("-inf") => f32::NEG_INFINITY,
+        Some(s) => panic!("not a float: {s:?}"),
+        None => x.as_f64().unwrap() as f32,
+    }
+}
+
 fn f32s(v: &Value) -> Vec<Vec<f32>> {
     v.as_array()
         .unwrap()
         .iter()
-        .map(|row| {
-            row.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap() as f32)
-                .collect()
-        })
+        .map(|row| row.as_array().unwrap().iter().map(f32_of).collect())
         .collect()
 }
 

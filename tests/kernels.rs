@@ -13,8 +13,8 @@
 use ndarray::Array2;
 use proptest::prelude::*;
 use quantscope::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, Config, Degenerate, QuantExpr, RangeKind, RangeSource,
-    Rounding, ScaleDtype, SymScale, SymZeroPoint,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Degenerate, NonFinite, QuantExpr,
+    RangeKind, RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint,
 };
 use quantscope::core::kernel::Quantizer;
 use quantscope::core::params::{BlockParams, BlockStats, block_params, clipped_params};
@@ -58,9 +58,12 @@ fn values(m: &Matrix, rect: Rect) -> Vec<f32> {
     out
 }
 
-/// The clipped parameters of a block with the reference formulas.
-fn choose(c: &Config, xs: &[f32], st: &BlockStats, qmin: i32, qmax: i32) -> BlockParams {
-    clipped_params(c, xs.iter().copied(), st, qmin, qmax, |range| {
+/// The clipped parameters of a block with the reference formulas: the scale is formed for
+/// the code range, the MSE search's codes are clamped into the clamp range.
+fn choose(c: &Config, xs: &[f32], st: &BlockStats) -> BlockParams {
+    let (qmin, qmax) = c.code_range();
+    let (lo, hi) = c.clamp_range();
+    clipped_params(c, xs.iter().copied(), st, lo, hi, |range| {
         block_params(c, range, qmin, qmax)
     })
 }
@@ -84,6 +87,9 @@ struct RefBlock {
 
 #[derive(Debug, Default)]
 struct RefRow {
+    /// Every block the row touches stores a zero scale with one offset: the row
+    /// reconstructs to one value whatever its codes.
+    flat: bool,
     sums: Sums,
     codes: Vec<i32>,
     dequantized: Vec<f32>,
@@ -101,7 +107,7 @@ struct Reference {
 /// The analysis at one granularity, or the first block that cannot be quantized.
 fn reference(m: &Matrix, c: &Config, g: Granularity) -> Result<Reference, usize> {
     let (rows, cols) = m.shape();
-    let (qmin, qmax) = c.code_range();
+    let (lo, hi) = c.clamp_range();
     let rects = rects(g, c.axis, rows, cols);
     let mut blocks = Vec::new();
     for &rect in &rects {
@@ -110,7 +116,7 @@ fn reference(m: &Matrix, c: &Config, g: Granularity) -> Result<Reference, usize>
         for &x in &xs {
             stats.push(x);
         }
-        let params = choose(c, &xs, &stats, qmin, qmax);
+        let params = choose(c, &xs, &stats);
         blocks.push(RefBlock {
             rect,
             params,
@@ -124,7 +130,12 @@ fn reference(m: &Matrix, c: &Config, g: Granularity) -> Result<Reference, usize>
     let v = m.values();
     let mut out = Vec::new();
     for r in 0..rows {
+        let mut touched = blocks
+            .iter()
+            .filter(|b| (b.rect.0.0..b.rect.0.1).contains(&r));
+        let first = touched.clone().next().map(|b| b.params.offset);
         let mut row = RefRow {
+            flat: touched.all(|b| b.params.scale == 0.0 && Some(b.params.offset) == first),
             min: f32::INFINITY,
             max: f32::NEG_INFINITY,
             ..RefRow::default()
@@ -136,7 +147,7 @@ fn reference(m: &Matrix, c: &Config, g: Granularity) -> Result<Reference, usize>
                 (Granularity::Channel, Axis::Columns) => col,
                 (Granularity::Group(size), _) => r * cols.div_ceil(size) + col / size,
             };
-            let q = Quantizer::new(c, &blocks[b].params, qmin, qmax);
+            let q = Quantizer::new(c, &blocks[b].params, lo, hi);
             let x = v[(r, col)];
             let (code, clamped) = q.code(x);
             let x_hat = q.dequantize(code);
@@ -207,9 +218,11 @@ fn total(rows: &[RefRow]) -> Sums {
     })
 }
 
+/// A row whose values differ but whose codes are one code, or whose blocks all store a zero
+/// scale with one offset (it reconstructs to one value).
 fn collapsed(row: &RefRow) -> bool {
     let lo = row.codes.iter().min();
-    row.min != row.max && lo == row.codes.iter().max()
+    row.min != row.max && (lo == row.codes.iter().max() || row.flat)
 }
 
 fn check(m: &Matrix, c: &Config) -> Result<(), TestCaseError> {
@@ -371,6 +384,8 @@ type ConventionOverrides = (
     Option<QuantExpr>,
     Option<Arith>,
     Option<Degenerate>,
+    Option<CodeClamp>,
+    Option<NonFinite>,
 );
 
 fn fields() -> impl Strategy<Value = Fields> {
@@ -441,8 +456,15 @@ fn conventions() -> impl Strategy<Value = ConventionOverrides> {
         prop::option::of(prop_oneof![Just(Arith::F64), Just(Arith::F32)]),
         prop::option::of(prop_oneof![
             Just(Degenerate::One),
+            Just(Degenerate::Flat),
             Just(Degenerate::Epsilon),
             Just(Degenerate::Zero)
+        ]),
+        prop::option::of(prop_oneof![Just(CodeClamp::Range), Just(CodeClamp::Type)]),
+        prop::option::of(prop_oneof![
+            Just(NonFinite::ZeroPoint),
+            Just(NonFinite::NanToZero),
+            Just(NonFinite::Zero)
         ]),
     )
 }
@@ -479,6 +501,8 @@ fn config() -> impl Strategy<Value = Config> {
             k.quant_expr = v.4.unwrap_or(k.quant_expr);
             k.arith = v.5.unwrap_or(k.arith);
             k.degenerate = v.6.unwrap_or(k.degenerate);
+            k.code_clamp = v.7.unwrap_or(k.code_clamp);
+            k.non_finite = v.8.unwrap_or(k.non_finite);
             c
         })
         .prop_filter("a valid configuration", |c| c.validate().is_ok())

@@ -12,6 +12,7 @@ use crate::app::LoadedTensor;
 use crate::app::model::Overlay;
 use crate::app::{Model, update::start_practice};
 use crate::cli::{BUILTIN_EXAMPLE, Cli, fail, find_scenario, list_scenarios, write_stdout};
+use crate::io::LoadError;
 use crate::io::npy::{read_npy, stored_dtype};
 use crate::io::safetensors::Safetensors;
 use crate::tui;
@@ -85,7 +86,7 @@ fn open(path: &Path) -> Result<Model, String> {
         model.overlay = Some(Overlay::tensor_picker(path.to_path_buf(), all));
         return Ok(model);
     }
-    match std::fs::read(path) {
+    match crate::io::load::read_text_file(path) {
         Ok(bytes) => {
             let text = String::from_utf8(bytes).map_err(|e| {
                 format!(
@@ -98,12 +99,12 @@ fn open(path: &Path) -> Result<Model, String> {
             model.apply_text_header(&file_name(path));
             Ok(model)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(LoadError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             let mut model = Model::with_text("", Some(path.to_path_buf()));
             model.status = Some(format!("new file {}: Ctrl-S saves it", path.display()));
             Ok(model)
         }
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::{ConfigArgs, fail, is_safetensors, write_stdout};
+use super::{ConfigArgs, EXIT_PARTIAL, fail, is_safetensors, write_stdout};
 use crate::io::export::Format;
-use crate::scan::{Progress, ScanOptions, scan_with, write_scan};
+use crate::scan::{Progress, Scan, ScanOptions, SkipReason, scan_with, write_scan};
 
 /// Arguments of `quantscope scan`.
 #[derive(Debug, Args)]
@@ -81,17 +81,61 @@ pub fn scan(args: &ScanArgs, ascii: bool) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(&e.to_string()),
     };
+    if scan.rows.is_empty() {
+        return fail(&nothing_analysed(&scan));
+    }
     let format = args.format.parse::<Format>().unwrap_or(Format::Table);
     // Written into a buffer first, so a failure leaves nothing on stdout.
     let mut buf = Vec::new();
     if let Err(e) = write_scan(&mut buf, &scan, format) {
         return fail(&format!("could not format the scan: {e}"));
     }
-    if !scan.failed.is_empty() {
-        eprintln!(
-            "warning: {} of the tensors could not be analysed; the output lists them",
-            scan.failed.len()
-        );
+    let written = write_stdout(&buf, ascii);
+    if scan.failed.is_empty() || written != ExitCode::SUCCESS {
+        return written;
     }
-    write_stdout(&buf, ascii)
+    let n = scan.failed.len();
+    super::warn(&format!(
+        "{n} of {} tensors could not be analysed (the output lists them; exit status {EXIT_PARTIAL}):\n{}",
+        n + scan.rows.len(),
+        failures(&scan, "  ")
+    ));
+    ExitCode::from(EXIT_PARTIAL)
+}
+
+/// The failed tensors, one line each, after `indent`.
+fn failures(scan: &Scan, indent: &str) -> String {
+    scan.failed
+        .iter()
+        .map(|f| format!("{indent}{}: {}", f.name, f.error))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Why a scan analysed no tensor: the tensors it skipped, by reason, and those that failed.
+fn nothing_analysed(scan: &Scan) -> String {
+    let mut lines = vec![format!("{}: no tensor was analysed", scan.file)];
+    if scan.skipped.is_empty() && scan.failed.is_empty() {
+        lines.push("  the file holds no tensors".to_owned());
+    }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    for (reason, what) in [
+        (
+            SkipReason::NotFloating,
+            "not floating (F32, F16, BF16 or F64)",
+        ),
+        (SkipReason::OneDimensional, "one-dimensional"),
+        (SkipReason::Empty, "empty"),
+    ] {
+        let n = scan.skipped_count(&[reason]);
+        if n > 0 {
+            lines.push(format!("  {n} tensor{} skipped: {what}", plural(n)));
+        }
+    }
+    if !scan.failed.is_empty() {
+        let n = scan.failed.len();
+        lines.push(format!("  {n} tensor{} failed:", plural(n)));
+        lines.push(failures(scan, "    "));
+    }
+    lines.join("\n")
 }

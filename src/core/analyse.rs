@@ -57,8 +57,8 @@ pub fn analyse_with(
     options: Options,
 ) -> Result<Report, AnalyseError> {
     config.validate()?;
-    let (qmin, qmax) = config.code_range();
-    if qmax - qmin < 256 {
+    let (lo, hi) = config.clamp_range();
+    if hi - lo < 256 {
         analyse_as::<u8>(matrix, config, options, CodeBuf::U8)
     } else {
         analyse_as::<u16>(matrix, config, options, CodeBuf::U16)
@@ -75,11 +75,13 @@ fn analyse_as<T: Code>(
     let view = matrix.values();
     let (rows, cols) = view.dim();
     let (qmin, qmax) = config.code_range();
+    let clamp = config.clamp_range();
     let ctx = Ctx {
         view,
         config,
-        qmin,
-        qmax,
+        qmin: clamp.0,
+        qmax: clamp.1,
+        range: (qmin, qmax),
         calc: ParamCalc::new(config, qmin, qmax),
     };
     let layout = Layout::new(config.granularity, config.axis, cols);
@@ -161,6 +163,7 @@ fn analyse_as<T: Code>(
         config: *config,
         qmin,
         qmax,
+        clamp_range: clamp,
         shape: (rows, cols),
         memory: memory(config, rows, cols, main.blocks.len()),
         blocks: Blocks::new(main.blocks, layout, (rows, cols)),

@@ -235,6 +235,35 @@ pub enum QuantExpr {
     ReciprocalAddZero,
 }
 
+/// Where codes are clamped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CodeClamp {
+    /// Into `[qmin, qmax]`, the code range the scale is formed for.
+    Range,
+    /// Into the whole integer type, whatever range formed the scale: ONNX Runtime's
+    /// `quantize_nparray` clips to the type, so under `reduce_range` a value that rounds just
+    /// past the reduced `qmax` keeps `qmax + 1` (and past a signed `qmin`, `qmin - 1`).
+    Type,
+}
+
+/// The code of a value whose ratio is not a finite number. Only a tiny scale makes one: a
+/// subnormal scale's reciprocal overflows to infinity, so `x · (1/s)` is `±∞`, and `0 · ∞`
+/// is NaN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NonFinite {
+    /// NaN gets the zero point (the value is the block's zero, so it reconstructs exactly)
+    /// and `±∞` is clamped to `qmin` or `qmax`: the safe rule.
+    ZeroPoint,
+    /// NaN gets code 0 and `±∞` is clamped, as MLAS does: its `std::clamp` lets NaN through
+    /// and the conversion to an integer gives 0 (on x86-64).
+    NanToZero,
+    /// Every non-finite ratio gets code 0, as gguf-py does: numpy converts to an integer
+    /// type before clipping, and `±∞` and NaN become 0 (on x86-64).
+    Zero,
+}
+
 /// Precision in which scales and zero points are computed from the block range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -245,14 +274,20 @@ pub enum Arith {
     F32,
 }
 
-/// What a block whose computed scale is zero (all zeros, or a constant with a tight range)
-/// gets.
+/// Which blocks are degenerate (their computed scale cannot be used) and what they get.
+/// Each library has its own rule; the presets follow their library's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Degenerate {
-    /// Scale 1, zero point 0 when the scale is below the smallest normal f32 (ONNX Runtime).
-    /// A tight constant block is first widened to include 0, so it keeps its value.
+    /// Scale 1, zero point 0 when the scale is below the smallest normal f32 (ONNX Runtime's
+    /// `compute_scale_zp`): a block of tiny values (about 1e-38) is degenerate too. A tight
+    /// constant block is first widened to include 0, so it keeps its value.
     One,
+    /// Scale 1, zero point 0 only when the scale is exactly 0 in f32: the block is all zero
+    /// (or a tight asymmetric constant block, which is first widened to include 0 so it keeps
+    /// its value). The seed documents' rule ("all zero or constant"); a block of tiny values
+    /// keeps its tiny scale.
+    Flat,
     /// Scale raised to `f32::EPSILON` (2^-23), as PyTorch's observers do.
     Epsilon,
     /// Scale 0: every code is the zero point and every value reconstructs to 0 (GGUF, MLAS).
@@ -272,9 +307,13 @@ pub struct Conventions {
     pub clamp_zero_point: bool,
     /// Value-to-code expression.
     pub quant_expr: QuantExpr,
+    /// Where codes are clamped.
+    pub code_clamp: CodeClamp,
+    /// The code of a value whose ratio is not a finite number.
+    pub non_finite: NonFinite,
     /// Precision of scale and zero-point arithmetic.
     pub arith: Arith,
-    /// Degenerate-block policy.
+    /// Degenerate-block rule and policy.
     pub degenerate: Degenerate,
 }
 
@@ -314,6 +353,14 @@ pub enum ConfigError {
     /// Bits outside 1..=16.
     #[error("bits must be between 1 and 16, not {0}")]
     Bits(u8),
+    /// A custom code range written with its ends swapped.
+    #[error("code range {qmin}..{qmax} is reversed: write the smaller code first ({qmax}..{qmin})")]
+    ReversedRange {
+        /// The first code as written.
+        qmin: i32,
+        /// The second code as written.
+        qmax: i32,
+    },
     /// The code range is empty, outside the type, or (for symmetric) has no room around 0.
     #[error("code range [{qmin}, {qmax}] does not fit {what}")]
     Range {
@@ -323,6 +370,25 @@ pub enum ConfigError {
         qmax: i32,
         /// What it fails.
         what: String,
+    },
+    /// A narrow range of a signed 1-bit type: dropping the most negative code would leave
+    /// the single code 0.
+    #[error(
+        "a signed 1-bit range cannot be narrow: dropping -1 leaves the single code 0 (use the full range [-1, 0])"
+    )]
+    NarrowOneBit,
+    /// A symmetric scheme whose zero point lies outside the code range, so that every value
+    /// would be clamped to one end.
+    #[error(
+        "the symmetric zero point {zero} lies outside the code range [{qmin}, {qmax}], so every value would be clamped to one end: use a range that contains {zero}, or the asymmetric scheme"
+    )]
+    ZeroOutsideRange {
+        /// The zero point.
+        zero: i32,
+        /// Smallest code.
+        qmin: i32,
+        /// Largest code.
+        qmax: i32,
     },
     /// A granularity that is not `tensor`, `channel` or `group:G` with G ≥ 1.
     #[error("granularity must be tensor, channel or group:G with G at least 1, not {0:?}")]
@@ -358,6 +424,16 @@ impl Config {
         }
     }
 
+    /// The integer range codes are clamped into: [`Config::code_range`], or the whole type
+    /// under [`CodeClamp::Type`].
+    #[must_use]
+    pub fn clamp_range(&self) -> (i32, i32) {
+        match self.conventions.code_clamp {
+            CodeClamp::Range => self.code_range(),
+            CodeClamp::Type => type_range(u32::from(self.bits), self.signed),
+        }
+    }
+
     /// Number of codes in `[qmin, qmax]`.
     #[must_use]
     pub fn levels(&self) -> u32 {
@@ -370,10 +446,16 @@ impl Config {
         if !(1..=16).contains(&self.bits) {
             return Err(ConfigError::Bits(self.bits));
         }
+        if self.range == RangeKind::Narrow && self.signed && self.bits == 1 {
+            return Err(ConfigError::NarrowOneBit);
+        }
         let (tmin, tmax) = type_range(u32::from(self.bits), self.signed);
         let (qmin, qmax) = self.code_range();
+        if qmin > qmax {
+            return Err(ConfigError::ReversedRange { qmin, qmax });
+        }
         let type_name = format!("{}{}", if self.signed { "int" } else { "uint" }, self.bits);
-        if qmin > qmax || qmin < tmin || qmax > tmax {
+        if qmin < tmin || qmax > tmax {
             return Err(ConfigError::Range {
                 qmin,
                 qmax,
@@ -408,6 +490,17 @@ impl Config {
                 });
             }
         }
+        // The other symmetric zero points are midpoints of the range, inside it.
+        if self.scheme == Scheme::Symmetric
+            && self.conventions.sym_zero_point == SymZeroPoint::Zero
+            && !(qmin..=qmax).contains(&0)
+        {
+            return Err(ConfigError::ZeroOutsideRange {
+                zero: 0,
+                qmin,
+                qmax,
+            });
+        }
         if let Granularity::Group(0) = self.granularity {
             return Err(ConfigError::BadGranularity("group:0".into()));
         }
@@ -435,7 +528,9 @@ impl Config {
         }
     }
 
-    /// A one-line summary such as `int4 symmetric narrow [-7, 7], per channel`.
+    /// A one-line summary such as `int4 symmetric narrow [-7, 7], per channel`, with the
+    /// range codes are clamped into when it is not `[qmin, qmax]`
+    /// (`uint8 asymmetric custom [0, 127] clamped to [0, 255], tensor`).
     #[must_use]
     pub fn summary(&self) -> String {
         let (qmin, qmax) = self.code_range();
@@ -448,8 +543,12 @@ impl Config {
             RangeKind::Narrow => "narrow",
             RangeKind::Custom { .. } => "custom",
         };
+        let clamp = match self.clamp_range() {
+            (lo, hi) if (lo, hi) != (qmin, qmax) => format!(" clamped to [{lo}, {hi}]"),
+            _ => String::new(),
+        };
         format!(
-            "{}{} {scheme} {range} [{qmin}, {qmax}], {}",
+            "{}{} {scheme} {range} [{qmin}, {qmax}]{clamp}, {}",
             if self.signed { "int" } else { "uint" },
             self.bits,
             self.granularity
@@ -510,14 +609,56 @@ mod tests {
             ..ok
         };
         assert!(matches!(custom.validate(), Err(ConfigError::Range { .. })));
+        let reversed = Config {
+            range: RangeKind::Custom { qmin: 5, qmax: 2 },
+            ..ok
+        };
+        assert_eq!(
+            reversed.validate(),
+            Err(ConfigError::ReversedRange { qmin: 5, qmax: 2 })
+        );
         let one_bit_narrow = Config {
             bits: 1,
             signed: true,
             range: RangeKind::Narrow,
             ..ok
         };
-        assert!(matches!(one_bit_narrow.validate(), Ok(())));
-        assert_eq!(one_bit_narrow.code_range(), (-1, 0));
+        assert_eq!(one_bit_narrow.validate(), Err(ConfigError::NarrowOneBit));
+        let one_bit = Config {
+            range: RangeKind::Full,
+            ..one_bit_narrow
+        };
+        assert_eq!(
+            (one_bit.validate(), one_bit.code_range()),
+            (Ok(()), (-1, 0))
+        );
+        // The lesson's symmetric zero point 0 outside [2, 5]: every value would clamp.
+        let outside = Config {
+            range: RangeKind::Custom { qmin: 2, qmax: 5 },
+            ..ok
+        };
+        assert_eq!(
+            outside.validate(),
+            Err(ConfigError::ZeroOutsideRange {
+                zero: 0,
+                qmin: 2,
+                qmax: 5
+            })
+        );
+        // Asymmetric, or with a midpoint zero point, the same range is fine.
+        let asym = Config {
+            scheme: Scheme::Asymmetric,
+            ..outside
+        };
+        assert_eq!(asym.validate(), Ok(()));
+        let mid = Config {
+            conventions: Conventions {
+                sym_zero_point: SymZeroPoint::MidHalfEven,
+                ..outside.conventions
+            },
+            ..outside
+        };
+        assert_eq!(mid.validate(), Ok(()));
         let pct = Config {
             clipping: Clipping::Percentile(0.0),
             ..ok

@@ -26,6 +26,8 @@ pub struct ChannelExplanation {
     pub qmin: i32,
     /// Largest code.
     pub qmax: i32,
+    /// The range codes are clamped into ([`Report::clamp_range`]).
+    pub clamp_range: (i32, i32),
     /// How ratios are rounded (the rule that decides ties).
     pub rounding: Rounding,
     /// How a value becomes a ratio (`x / s`, `x × (1/s)`, `x × (1/s) + z`).
@@ -258,11 +260,13 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
         } else {
             step.unclamped
         };
-        let clamp = step.clamped.then_some(if step.code == report.qmin {
-            Clamp::ToMin(step.code)
-        } else {
-            Clamp::ToMax(step.code)
-        });
+        let clamp = step
+            .clamped
+            .then_some(if step.code == report.clamp_range.0 {
+                Clamp::ToMin(step.code)
+            } else {
+                Clamp::ToMax(step.code)
+            });
         explained.push(ValueExplanation {
             col,
             block: at,
@@ -283,6 +287,7 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
         label: matrix.labels()[row].clone(),
         qmin: report.qmin,
         qmax: report.qmax,
+        clamp_range: report.clamp_range,
         rounding: config.rounding,
         quant_expr: config.conventions.quant_expr,
         granularity: config.granularity,
@@ -301,11 +306,9 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
     let span = qmax - qmin;
     let float_min =
         config.scheme == Scheme::Asymmetric && conv.asym_zero_point == AsymZeroPoint::FloatMin;
-    let sym_zero = if b.degenerate && conv.degenerate == Degenerate::One {
-        0
-    } else {
-        b.zero_point
-    };
+    let zero_imposed =
+        b.degenerate && matches!(conv.degenerate, Degenerate::One | Degenerate::Flat);
+    let sym_zero = if zero_imposed { 0 } else { b.zero_point };
     let scale = match config.scheme {
         Scheme::Symmetric => match conv.sym_scale {
             SymScale::MaxCode => ScaleFormula::MaxCode {
@@ -358,7 +361,7 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
             min: lo,
             stored: b.offset.unwrap_or(lo),
         }
-    } else if (b.degenerate && conv.degenerate == Degenerate::One) || b.code_scale == 0.0 {
+    } else if zero_imposed || b.code_scale == 0.0 {
         ZeroPointFormula::Degenerate {
             value: b.zero_point,
         }
@@ -371,7 +374,8 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
         asymmetric_zero_point(config, b, qmin, qmax)
     };
     let widens = config.range_source == RangeSource::IncludeZero
-        || (conv.degenerate == Degenerate::One && config.scheme == Scheme::Asymmetric);
+        || (matches!(conv.degenerate, Degenerate::One | Degenerate::Flat)
+            && config.scheme == Scheme::Asymmetric);
     BlockExplanation {
         index,
         rows: b.rows,

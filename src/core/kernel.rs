@@ -5,7 +5,7 @@
 //! a specialised loop (the private `segment` module) that gives the same codes, clamp flags
 //! and reconstructions bit for bit; `tests/kernels.rs` checks the two against each other.
 
-use crate::core::config::{Config, QuantExpr, Rounding};
+use crate::core::config::{Config, NonFinite, QuantExpr, Rounding};
 use crate::core::params::BlockParams;
 
 pub(crate) mod segment;
@@ -15,6 +15,7 @@ pub(crate) mod segment;
 pub struct Quantizer {
     expr: QuantExpr,
     rounding: Rounding,
+    non_finite: NonFinite,
     code_scale: f32,
     recip: f32,
     zero: i32,
@@ -39,7 +40,7 @@ pub struct Step {
     pub tie: bool,
     /// The final code.
     pub code: i32,
-    /// The code was clamped into `[qmin, qmax]`.
+    /// The code was clamped into `[qmin, qmax]` (the quantizer's range).
     pub clamped: bool,
     /// The reconstruction.
     pub dequantized: f32,
@@ -63,6 +64,7 @@ impl Quantizer {
         Self {
             expr: config.conventions.quant_expr,
             rounding: config.rounding,
+            non_finite: config.conventions.non_finite,
             code_scale: s,
             recip: if s == 0.0 { 0.0 } else { 1.0 / s },
             zero: params.zero_point,
@@ -111,15 +113,22 @@ impl Quantizer {
     }
 
     /// The code of `x` and whether it was clamped.
+    ///
+    /// A ratio that is not a finite number (a subnormal scale: `x · (1/s)` with `1/s = ∞`)
+    /// gets the code [`NonFinite`] says; a code it forces is not a clamp, unless it had to
+    /// be clamped into the range.
     #[inline]
     #[must_use]
     pub fn code(&self, x: f32) -> (i32, bool) {
         let (_, q) = self.raw(x);
-        if q.is_nan() {
-            // 0 times an infinite reciprocal (a subnormal scale): the value is the block's
-            // zero, so it gets the zero point.
-            let z = self.zero.clamp(self.qmin as i32, self.qmax as i32);
-            return (z, z != self.zero);
+        if q.is_nan() || (q.is_infinite() && self.non_finite == NonFinite::Zero) {
+            // NaN is 0 times an infinite reciprocal: the value is the block's zero.
+            let forced = match self.non_finite {
+                NonFinite::ZeroPoint => self.zero,
+                NonFinite::NanToZero | NonFinite::Zero => 0,
+            };
+            let c = forced.clamp(self.qmin as i32, self.qmax as i32);
+            return (c, c != forced);
         }
         if q < self.qmin {
             (self.qmin as i32, true)
@@ -215,6 +224,38 @@ mod tests {
         assert_eq!(q.code(0.4), (15, true));
         assert_eq!(q.code(0.0), (8, false));
         assert_eq!(q.dequantize(8), 0.0);
+    }
+
+    #[test]
+    fn non_finite_ratios_get_the_code_their_rule_says() {
+        use crate::core::config::{Conventions, NonFinite};
+        // int4-g128 (MLAS) on [-1e-40, 1e-40]: s = 2e-40 / 15 is subnormal and 1/s = inf.
+        let mlas = preset("int4-g128", PresetOptions::default()).unwrap();
+        let with = |rule| crate::core::config::Config {
+            conventions: Conventions {
+                non_finite: rule,
+                ..mlas.conventions
+            },
+            ..mlas
+        };
+        let mut st = BlockStats::EMPTY;
+        st.extend(&[-1e-40, 1e-40]);
+        let q = |rule, qmin, qmax| {
+            let c = with(rule);
+            Quantizer::new(&c, &block_params(&c, RealRange::of(&st), 0, 15), qmin, qmax)
+        };
+        let zp = q(NonFinite::ZeroPoint, 0, 15);
+        let z = block_params(&mlas, RealRange::of(&st), 0, 15).zero_point;
+        assert!(z > 0);
+        assert_eq!(zp.code(0.0), (z, false));
+        assert_eq!((zp.code(1e-40), zp.code(-1e-40)), ((15, true), (0, true)));
+        let nan = q(NonFinite::NanToZero, 0, 15);
+        assert_eq!(nan.code(0.0), (0, false));
+        assert_eq!((nan.code(1e-40), nan.code(-1e-40)), ((15, true), (0, true)));
+        let zero = q(NonFinite::Zero, 0, 15);
+        assert_eq!([zero.code(0.0), zero.code(1e-40)], [(0, false), (0, false)]);
+        // A forced 0 outside the range is clamped into it, and says so.
+        assert_eq!(q(NonFinite::Zero, 2, 15).code(1e-40), (2, true));
     }
 
     #[test]

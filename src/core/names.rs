@@ -25,8 +25,10 @@
 //! | `asym-zero-point` | `round-of-shift`, `shift-of-round`, `float-min` |
 //! | `clamp-zero-point` | `true`, `false` |
 //! | `quant-expr` | `divide`, `reciprocal`, `reciprocal-add-zero` |
+//! | `code-clamp` | `range`, `type` |
+//! | `non-finite` | `zero-point`, `nan-to-zero`, `zero` |
 //! | `arith` | `f64`, `f32` |
-//! | `degenerate` | `one`, `epsilon`, `zero` |
+//! | `degenerate` | `one`, `flat`, `epsilon`, `zero` |
 //!
 //! [`apply_setting`] sets one of these on an [`Overrides`]; keys may also be written with
 //! underscores (`range_source`). [`settings`] lists an [`Overrides`] back as such pairs.
@@ -35,14 +37,14 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, Degenerate, QuantExpr, RangeKind, RangeSource, Rounding,
-    ScaleDtype, Scheme, SymScale, SymZeroPoint,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Degenerate, NonFinite, QuantExpr, RangeKind,
+    RangeSource, Rounding, ScaleDtype, Scheme, SymScale, SymZeroPoint,
 };
 use crate::core::presets::Overrides;
 
 /// Every setting key [`apply_setting`] knows, with the values it takes, in the order
 /// [`settings`] lists them.
-pub const SETTINGS: [(&str, &str); 19] = [
+pub const SETTINGS: [(&str, &str); 21] = [
     ("scheme", "symmetric or asymmetric"),
     ("bits", "a whole number from 1 to 16"),
     ("signed", "signed, unsigned, true or false"),
@@ -66,8 +68,10 @@ pub const SETTINGS: [(&str, &str); 19] = [
     ),
     ("clamp-zero-point", "true or false"),
     ("quant-expr", "divide, reciprocal or reciprocal-add-zero"),
+    ("code-clamp", "range or type"),
+    ("non-finite", "zero-point, nan-to-zero or zero"),
     ("arith", "f64 or f32"),
-    ("degenerate", "one, epsilon or zero"),
+    ("degenerate", "one, flat, epsilon or zero"),
 ];
 
 /// A name or setting that is not one of the accepted spellings.
@@ -181,9 +185,16 @@ names!(QuantExpr, "quant-expr", [
     Reciprocal => "reciprocal",
     ReciprocalAddZero => "reciprocal-add-zero",
 ]);
+names!(CodeClamp, "code-clamp", [Range => "range", Type => "type"]);
+names!(NonFinite, "non-finite", [
+    ZeroPoint => "zero-point",
+    NanToZero => "nan-to-zero",
+    Zero => "zero",
+]);
 names!(Arith, "arith", [F64 => "f64", F32 => "f32"]);
 names!(Degenerate, "degenerate", [
     One => "one",
+    Flat => "flat",
     Epsilon => "epsilon",
     Zero => "zero",
 ]);
@@ -336,6 +347,8 @@ pub fn apply_setting(overrides: &mut Overrides, key: &str, value: &str) -> Resul
         "asym-zero-point" => o.asym_zero_point = Some(value.parse()?),
         "clamp-zero-point" => o.clamp_zero_point = Some(parse_bool(key, value)?),
         "quant-expr" => o.quant_expr = Some(value.parse()?),
+        "code-clamp" => o.code_clamp = Some(value.parse()?),
+        "non-finite" => o.non_finite = Some(value.parse()?),
         "arith" => o.arith = Some(value.parse()?),
         _ => o.degenerate = Some(value.parse()?),
     }
@@ -347,7 +360,7 @@ pub fn apply_setting(overrides: &mut Overrides, key: &str, value: &str) -> Resul
 #[must_use]
 pub fn settings(overrides: &Overrides) -> Vec<(&'static str, String)> {
     let o = overrides;
-    let all: [(&str, Option<String>); 19] = [
+    let all: [(&str, Option<String>); 21] = [
         ("scheme", o.scheme.map(|v| v.to_string())),
         ("bits", o.bits.map(|v| v.to_string())),
         (
@@ -372,6 +385,8 @@ pub fn settings(overrides: &Overrides) -> Vec<(&'static str, String)> {
             o.clamp_zero_point.map(|v| v.to_string()),
         ),
         ("quant-expr", o.quant_expr.map(|v| v.to_string())),
+        ("code-clamp", o.code_clamp.map(|v| v.to_string())),
+        ("non-finite", o.non_finite.map(|v| v.to_string())),
         ("arith", o.arith.map(|v| v.to_string())),
         ("degenerate", o.degenerate.map(|v| v.to_string())),
     ];
@@ -408,6 +423,8 @@ mod tests {
         round_trips(SymZeroPoint::ALL);
         round_trips(AsymZeroPoint::ALL);
         round_trips(QuantExpr::ALL);
+        round_trips(CodeClamp::ALL);
+        round_trips(NonFinite::ALL);
         round_trips(Arith::ALL);
         round_trips(Degenerate::ALL);
         round_trips(ScaleDtype::ALL);
@@ -474,6 +491,8 @@ mod tests {
             ("asym-zero-point", "float-min"),
             ("clamp-zero-point", "false"),
             ("quant-expr", "reciprocal"),
+            ("code_clamp", "type"),
+            ("non-finite", "nan-to-zero"),
             ("Arith", "f32"),
             ("degenerate", "epsilon"),
         ] {
@@ -496,6 +515,8 @@ mod tests {
         assert_eq!(o.asym_zero_point, Some(AsymZeroPoint::FloatMin));
         assert_eq!(o.clamp_zero_point, Some(false));
         assert_eq!(o.quant_expr, Some(QuantExpr::Reciprocal));
+        assert_eq!(o.code_clamp, Some(CodeClamp::Type));
+        assert_eq!(o.non_finite, Some(NonFinite::NanToZero));
         assert_eq!(o.arith, Some(Arith::F32));
         assert_eq!(o.degenerate, Some(Degenerate::Epsilon));
         // Listing the settings and applying them again gives the same overrides.

@@ -157,8 +157,8 @@ pub struct BlockParams {
 }
 
 /// The range a block's scale is formed from: `range` widened to include 0 when the
-/// configuration says so (or, under [`Degenerate::One`], when an asymmetric range is a
-/// single point).
+/// configuration says so (or, under [`Degenerate::One`] and [`Degenerate::Flat`], when an
+/// asymmetric range is a single point).
 #[inline]
 fn widened(config: &Config, range: RealRange) -> (f32, f32) {
     let (lo, hi) = (range.lo, range.hi);
@@ -177,8 +177,10 @@ fn widened(config: &Config, range: RealRange) -> (f32, f32) {
 #[inline(always)]
 fn widens(config: &Config, point: bool) -> bool {
     config.range_source == RangeSource::IncludeZero
-        || (config.conventions.degenerate == Degenerate::One
-            && config.scheme == Scheme::Asymmetric
+        || (matches!(
+            config.conventions.degenerate,
+            Degenerate::One | Degenerate::Flat
+        ) && config.scheme == Scheme::Asymmetric
             && point)
 }
 
@@ -202,12 +204,14 @@ fn with_zero(lo: f32, hi: f32) -> (f32, f32) {
 fn degenerate_policy(policy: Degenerate, raw: f64) -> (f64, Option<i32>, bool) {
     match policy {
         Degenerate::One if raw.abs() < f64::from(f32::MIN_POSITIVE) => (1.0, Some(0), true),
+        // The scale the codes would be computed with is 0.
+        Degenerate::Flat if raw as f32 == 0.0 => (1.0, Some(0), true),
         // Only the magnitude is floored: a sign-carrying scale keeps its sign.
         Degenerate::Epsilon if raw.abs() < f64::from(f32::EPSILON) => {
             (f64::from(f32::EPSILON).copysign(raw), None, true)
         }
         Degenerate::Zero => (raw, None, raw == 0.0),
-        Degenerate::One | Degenerate::Epsilon => (raw, None, false),
+        Degenerate::One | Degenerate::Flat | Degenerate::Epsilon => (raw, None, false),
     }
 }
 
@@ -335,6 +339,34 @@ mod tests {
         let p = block_params(&calc, RealRange::of(&stats(&[0.37, 0.37])), -128, 127);
         assert_eq!(p.range, (0.0, 0.37));
         assert!(!p.degenerate);
+    }
+
+    #[test]
+    fn each_preset_applies_its_own_libraries_degenerate_rule() {
+        // A row near 1e-38: absmax / 7 is a (subnormal) f32, so the lesson's rule (only a
+        // scale of exactly 0 is degenerate) keeps it; ONNX Runtime's (below the smallest
+        // normal f32) replaces it with 1; PyTorch's raises it to 2^-23; GGUF's keeps it.
+        let row = stats(&[1e-38, -2e-38, 5e-39]);
+        let range = RealRange::of(&row);
+        let lesson = lesson();
+        let p = block_params(&lesson, range, -7, 7);
+        assert!(!p.degenerate);
+        assert_eq!(p.code_scale, (f64::from(2e-38f32) / 7.0) as f32);
+        let ort = preset("ort-int8", PresetOptions::default()).unwrap();
+        let p = block_params(&ort, range, -127, 127);
+        assert_eq!((p.scale, p.zero_point, p.degenerate), (1.0, 0, true));
+        let torch = preset("torch-qint8", PresetOptions::default()).unwrap();
+        let p = block_params(&torch, range, -128, 127);
+        assert_eq!((p.scale, p.degenerate), (f32::EPSILON, true));
+        let q8 = preset("q8_0", PresetOptions::default()).unwrap();
+        assert!(!block_params(&q8, range, -127, 127).degenerate);
+        // All zero is degenerate under every rule; the lesson's gets scale 1, zero point 0.
+        let zeros = RealRange::of(&stats(&[0.0, 0.0]));
+        let p = block_params(&lesson, zeros, -7, 7);
+        assert_eq!((p.scale, p.zero_point, p.degenerate), (1.0, 0, true));
+        // A scale that underflows f32 is exactly 0 in f32, so flat too.
+        let p = block_params(&lesson, RealRange::of(&stats(&[1e-45])), -7, 7);
+        assert_eq!((p.scale, p.degenerate), (1.0, true));
     }
 
     #[test]

@@ -49,8 +49,13 @@ pub(crate) type Failure = (usize, ParamProblem);
 pub(crate) struct Ctx<'a> {
     pub view: ArrayView2<'a, f32>,
     pub config: &'a Config,
+    /// The range codes are clamped into ([`Config::clamp_range`]): the kernels' `qmin` and
+    /// `qmax`, and what stored codes are offsets from.
     pub qmin: i32,
     pub qmax: i32,
+    /// The code range the scales are formed for ([`Config::code_range`]), which levels and
+    /// utilization are measured against.
+    pub range: (i32, i32),
     /// The block-parameter formulas of `config` (the same at every granularity).
     pub calc: ParamCalc,
 }
@@ -72,6 +77,8 @@ pub(crate) enum Plan {
         prepared: Vec<Prepared>,
         /// Each column's reference quantizer (per-column blocks change with every value).
         quantizers: Vec<Quantizer>,
+        /// Every block stores a zero scale with one offset (see [`Flat`]).
+        flat: bool,
     },
 }
 
@@ -159,12 +166,17 @@ pub(crate) fn plan(
             .collect();
         (Vec::new(), quantizers)
     };
+    let mut flat = Flat::default();
+    for p in &params {
+        flat.add(p);
+    }
     Ok(Plan::Global {
         layout,
         stats,
         params,
         prepared,
         quantizers,
+        flat: flat.is_flat(),
     })
 }
 
@@ -221,6 +233,44 @@ fn column_stats(view: &ArrayView2<'_, f32>) -> Vec<BlockStats> {
 pub(super) struct RowQuant {
     pub lanes: Lanes,
     pub clipped: usize,
+    /// Every block of the row stores a zero scale with one offset (see [`Flat`]).
+    pub flat: bool,
+}
+
+/// Whether a set of blocks all store a scale of 0 with one offset, so that every value they
+/// hold reconstructs to that one value whatever its code (`(q − z)·0`, or `q·0 + min`): an
+/// f16 scale that rounds to 0 (GGUF blocks of values below about 4e-6) does this.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Flat {
+    /// A block was added.
+    seen: bool,
+    /// The first block's stored offset.
+    offset: Option<f32>,
+    /// A block stored a nonzero scale, or another offset than the first.
+    broken: bool,
+}
+
+impl Flat {
+    /// Adds a block's parameters.
+    #[inline(always)]
+    pub(super) fn add(&mut self, p: &BlockParams) {
+        self.add_stored(p.scale, p.offset);
+    }
+
+    /// Adds a block by its stored scale and offset.
+    #[inline(always)]
+    pub(super) fn add_stored(&mut self, scale: f32, offset: Option<f32>) {
+        if !self.seen {
+            self.seen = true;
+            self.offset = offset;
+        }
+        self.broken |= scale != 0.0 || self.offset != offset;
+    }
+
+    /// Blocks were added, and all store a zero scale with one offset.
+    pub(super) fn is_flat(&self) -> bool {
+        self.seen && !self.broken
+    }
 }
 
 /// Per-task scratch of the row loop, reused from row to row.
@@ -244,6 +294,8 @@ struct RowSource<'a, 'c, const COUNTS: bool> {
     blocks: &'a mut [Record],
     /// The parameters and statistics of the block being run (kept for its record).
     current: Option<(BlockParams, BlockStats)>,
+    /// The blocks prepared so far.
+    flat: Flat,
 }
 
 impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
@@ -273,6 +325,7 @@ impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
         if let Some(problem) = p.problem {
             return Err((self.r * self.per_row + i, problem));
         }
+        self.flat.add(&p);
         if COUNTS {
             self.current = Some((p, st));
         }
@@ -310,6 +363,7 @@ pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
     let mut acc = RowQuant {
         lanes: Lanes::ZERO,
         clipped: 0,
+        flat: false,
     };
     match plan {
         Plan::RowWise { per_row, size, .. } => {
@@ -322,6 +376,7 @@ pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
                 chunks: &scratch.chunks,
                 blocks,
                 current: None,
+                flat: Flat::default(),
             };
             let kind = Kind::of(ctx.config);
             let lanes = &mut acc.lanes;
@@ -329,16 +384,22 @@ pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
             let next = ctx.view.row((r + 1).min(ctx.view.nrows() - 1));
             let ahead = next.to_slice().unwrap_or_default();
             acc.clipped = run_row(kind, &mut source, *size, row, 0, codes, lanes, ahead)?;
+            acc.flat = source.flat.is_flat();
         }
         Plan::Global {
             layout: Layout::Tensor,
             prepared,
+            flat,
             ..
         } => {
             // The ladder (not `COUNTS`) takes the signal from the active pass.
             acc.clipped = prepared[0].run::<T, COUNTS>(row, 0, codes, &mut acc.lanes);
+            acc.flat = *flat;
         }
-        Plan::Global { quantizers, .. } => {
+        Plan::Global {
+            quantizers, flat, ..
+        } => {
+            acc.flat = *flat;
             let lanes = &mut acc.lanes;
             for (c, ((&x, code), q)) in row.iter().zip(codes).zip(quantizers).enumerate() {
                 let (_, clamped) = scalar_value(q, c % LANES, x, code, lanes);

@@ -6,9 +6,9 @@
 //! depends on them; every other field can be overridden after the preset is applied.
 
 use crate::core::config::{
-    Arith, AsymZeroPoint, Axis, Clipping, Config, ConfigError, Conventions, Degenerate,
-    Granularity, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale,
-    SymZeroPoint,
+    Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, ConfigError, Conventions, Degenerate,
+    Granularity, NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
+    SymScale, SymZeroPoint,
 };
 
 /// Parameters a preset takes before its fields can be overridden.
@@ -110,8 +110,11 @@ pub fn lesson() -> Config {
             asym_zero_point: AsymZeroPoint::RoundOfShift,
             clamp_zero_point: true,
             quant_expr: QuantExpr::Divide,
+            code_clamp: CodeClamp::Range,
+            non_finite: NonFinite::ZeroPoint,
             arith: Arith::F64,
-            degenerate: Degenerate::One,
+            // The documents: "all zero or constant" is degenerate, nothing else.
+            degenerate: Degenerate::Flat,
         },
     }
 }
@@ -174,6 +177,10 @@ fn ort(bits: u8, signed: bool, opts: PresetOptions) -> Config {
             asym_zero_point: AsymZeroPoint::RoundOfShift,
             clamp_zero_point: true,
             quant_expr: QuantExpr::Divide,
+            // quantize_nparray clips to the type's full range, reduced or narrow range or not.
+            code_clamp: CodeClamp::Type,
+            // Dividing never gives a non-finite ratio: the degenerate rule keeps s normal.
+            non_finite: NonFinite::ZeroPoint,
             arith: Arith::F64,
             degenerate: Degenerate::One,
         },
@@ -198,6 +205,9 @@ fn torch(signed: bool, opts: PresetOptions) -> Config {
         conventions: Conventions {
             asym_zero_point: AsymZeroPoint::ShiftOfRound,
             quant_expr: QuantExpr::Reciprocal,
+            code_clamp: CodeClamp::Range,
+            // The epsilon floor keeps the reciprocal finite.
+            non_finite: NonFinite::ZeroPoint,
             arith: Arith::F32,
             degenerate: Degenerate::Epsilon,
             ..ort(8, signed, opts).conventions
@@ -250,6 +260,9 @@ fn gguf_symmetric(bits: u8, opts: PresetOptions) -> Config {
             } else {
                 QuantExpr::ReciprocalAddZero
             },
+            code_clamp: CodeClamp::Range,
+            // A subnormal f32 d (blocks of values below about 1e-37) has an infinite 1/d.
+            non_finite: NonFinite::Zero,
             arith: Arith::F32,
             degenerate: Degenerate::Zero,
         },
@@ -287,6 +300,9 @@ fn int4_g128(opts: PresetOptions) -> Config {
             asym_zero_point: AsymZeroPoint::RoundOfShift,
             clamp_zero_point: true,
             quant_expr: QuantExpr::ReciprocalAddZero,
+            code_clamp: CodeClamp::Range,
+            // A subnormal scale (blocks of values below about 1e-37) has an infinite 1/s.
+            non_finite: NonFinite::NanToZero,
             arith: Arith::F32,
             degenerate: Degenerate::Zero,
         },
@@ -371,6 +387,24 @@ mod tests {
             preset("torch-qint8", reduced).unwrap().code_range(),
             (-64, 63)
         );
+        // quantize_nparray clips to the type whatever range formed the scale.
+        assert_eq!(
+            preset("ort-int8", reduced).unwrap().clamp_range(),
+            (-128, 127)
+        );
+        assert_eq!(preset("ort-int8", sym).unwrap().clamp_range(), (-128, 127));
+        let reduced_asym = PresetOptions {
+            scheme: Some(Scheme::Asymmetric),
+            reduce_range: true,
+        };
+        assert_eq!(
+            preset("ort-uint4", reduced_asym).unwrap().clamp_range(),
+            (0, 15)
+        );
+        assert_eq!(
+            preset("torch-qint8", reduced).unwrap().clamp_range(),
+            (-64, 63)
+        );
     }
 
     #[test]
@@ -430,6 +464,10 @@ pub struct Overrides {
     pub clamp_zero_point: Option<bool>,
     /// Value-to-code expression.
     pub quant_expr: Option<QuantExpr>,
+    /// Where codes are clamped.
+    pub code_clamp: Option<CodeClamp>,
+    /// The code of a non-finite ratio.
+    pub non_finite: Option<NonFinite>,
     /// Scale arithmetic precision.
     pub arith: Option<Arith>,
     /// Degenerate-block policy.
@@ -471,6 +509,8 @@ impl Overrides {
             asym_zero_point,
             clamp_zero_point,
             quant_expr,
+            code_clamp,
+            non_finite,
             arith,
             degenerate
         );
@@ -502,6 +542,8 @@ impl Overrides {
             asym_zero_point,
             clamp_zero_point,
             quant_expr,
+            code_clamp,
+            non_finite,
             arith,
             degenerate
         )

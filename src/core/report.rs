@@ -35,7 +35,8 @@ pub struct Block {
     pub max: f32,
     /// The real range the scale was formed from (after widening to 0 and clipping).
     pub range: (f32, f32),
-    /// Values whose code was clamped into `[qmin, qmax]`.
+    /// Values whose code was clamped (into `[qmin, qmax]`, or the range of
+    /// [`Report::clamp_range`]).
     pub clipped: usize,
     /// The computed scale was zero or tiny and the degenerate policy replaced it.
     pub degenerate: bool,
@@ -155,8 +156,12 @@ pub struct ChannelReport {
     /// Codes in `[qmin, qmax]`.
     pub levels_available: u32,
     /// `(max code − min code) / (qmax − qmin)`: the fraction of the code range the row spans.
+    /// It can exceed 1 when codes are clamped to a wider range than `[qmin, qmax]` (see
+    /// [`Report::clamp_range`]).
     pub utilization: f64,
-    /// A non-constant row whose codes are all one value.
+    /// A non-constant row whose codes are all one value, or whose blocks all store a scale
+    /// of 0 with one offset, so that it reconstructs to one value whatever its codes (a GGUF
+    /// f16 `d` that rounds to 0).
     pub collapsed: bool,
     /// All the row's values are equal.
     pub constant: bool,
@@ -235,13 +240,13 @@ pub struct Rung {
     pub overall: Metrics,
     /// Error of each row.
     pub channels: Vec<Metrics>,
-    /// Rows that collapse to one code.
+    /// Rows that collapse (see [`ChannelReport::collapsed`]).
     pub collapsed_channels: usize,
     /// This rung is the active configuration's granularity.
     pub active: bool,
 }
 
-/// Integer codes stored compactly as offsets from `qmin`.
+/// Integer codes stored compactly as offsets from the low end of [`Report::clamp_range`].
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum CodeBuf {
     /// Up to 256 levels.
@@ -316,10 +321,14 @@ impl Layout {
 pub struct Report {
     /// The configuration analysed.
     pub config: Config,
-    /// Smallest code.
+    /// Smallest code of the range the scales are formed for.
     pub qmin: i32,
-    /// Largest code.
+    /// Largest code of the range the scales are formed for.
     pub qmax: i32,
+    /// The range codes are clamped into ([`Config::clamp_range`]): `(qmin, qmax)`, or the
+    /// whole integer type under [`crate::core::config::CodeClamp::Type`], where a code can
+    /// land just outside `[qmin, qmax]`.
+    pub clamp_range: (i32, i32),
     /// `(rows, columns)`.
     pub shape: (usize, usize),
     /// Every block, in row-major block order.
@@ -328,7 +337,7 @@ pub struct Report {
     pub channels: Vec<ChannelReport>,
     /// Error over the whole matrix.
     pub overall: Metrics,
-    /// Rows that collapse to one code.
+    /// Rows that collapse (see [`ChannelReport::collapsed`]).
     pub collapsed_channels: usize,
     /// Storage cost.
     pub memory: Memory,
@@ -353,7 +362,7 @@ impl Report {
             CodeBuf::U8(v) => i32::from(v[i]),
             CodeBuf::U16(v) => i32::from(v[i]),
         };
-        self.qmin + off
+        self.clamp_range.0 + off
     }
 
     /// The reconstruction of `(row, col)`. Panics if out of bounds.
@@ -433,6 +442,11 @@ impl Report {
     }
 
     fn quantizer(&self, b: &Block) -> Quantizer {
-        Quantizer::new(&self.config, &b.params(), self.qmin, self.qmax)
+        Quantizer::new(
+            &self.config,
+            &b.params(),
+            self.clamp_range.0,
+            self.clamp_range.1,
+        )
     }
 }

@@ -19,7 +19,7 @@
 pub mod ascii;
 mod csv;
 mod doc;
-mod json;
+pub(crate) mod json;
 mod markdown;
 pub mod num;
 mod table;

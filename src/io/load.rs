@@ -9,6 +9,12 @@
 //! Extensions are matched without regard to case. Standard input (`-` on the command line)
 //! goes through [`load_reader`] and is always read as text.
 //!
+//! Channel text is read up to [`MAX_TEXT_BYTES`] (256 MiB): a larger file, or a stream that
+//! does not end (`/dev/zero`), is refused once that much has been read (a regular file's size
+//! is checked before reading it), instead of being read until memory runs out. `.npy` and
+//! `.safetensors` files are not capped: their headers say how much they hold, and are
+//! checked against the file before anything is allocated.
+//!
 //! A `.safetensors` file holds many tensors: [`load_path_tensor`] loads the one named, and
 //! [`load_path`] loads the file's only floating tensor, or says that there are several and
 //! names a few for `--tensor`. Only the header and that tensor's bytes are read.
@@ -21,6 +27,10 @@ use crate::io::npy::{NpyError, ReadNpyError, read_npy};
 use crate::io::safetensors::{Safetensors, SafetensorsError};
 use crate::io::text::{ParseError, parse_text};
 
+/// The most bytes of channel text a file or reader may hold: 256 MiB (about 20 million
+/// values as text). Larger matrices belong in `.npy` or `.safetensors` files.
+pub const MAX_TEXT_BYTES: u64 = 256 << 20;
+
 /// Why a matrix could not be loaded. Every message starts with the file's name.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -31,6 +41,15 @@ pub enum LoadError {
         name: String,
         /// What the operating system said.
         source: std::io::Error,
+    },
+    /// A text input is longer than [`MAX_TEXT_BYTES`].
+    #[error(
+        "{name} holds more than {} MiB of text, the most channel text that is read; save a matrix this large as .npy or .safetensors",
+        MAX_TEXT_BYTES >> 20
+    )]
+    TooLarge {
+        /// The path as given, or the reader's name.
+        name: String,
     },
     /// A text input is not valid UTF-8.
     #[error("{name} is not UTF-8 text: invalid byte at offset {offset}")]
@@ -141,24 +160,51 @@ pub fn load_path_tensor(path: &Path, tensor: Option<&str>) -> Result<Matrix, Loa
             ReadNpyError::Npy(source) => LoadError::Npy { name, source },
         });
     }
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(source) => return Err(LoadError::Io { name, source }),
-    };
+    let bytes = read_text_file(path)?;
     text_from_bytes(name, &bytes)
 }
 
-/// Loads a matrix from a reader (standard input, say) as channel text.
-///
-/// `name` is only used in messages: pass `"<stdin>"` or similar.
-pub fn load_reader(name: &str, mut reader: impl Read) -> Result<Matrix, LoadError> {
+/// The bytes of a text file, refused with [`LoadError::TooLarge`] beyond
+/// [`MAX_TEXT_BYTES`]: a regular file by its size, before it is read; anything else (a
+/// device, a pipe) once that much has been read.
+pub fn read_text_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|source| LoadError::Io {
+        name: name.clone(),
+        source,
+    })?;
+    if let Ok(meta) = file.metadata()
+        && meta.is_file()
+        && meta.len() > MAX_TEXT_BYTES
+    {
+        return Err(LoadError::TooLarge { name });
+    }
+    read_capped(&name, file)
+}
+
+/// Everything `reader` holds, up to [`MAX_TEXT_BYTES`].
+fn read_capped(name: &str, reader: impl Read) -> Result<Vec<u8>, LoadError> {
     let mut bytes = Vec::new();
-    if let Err(source) = reader.read_to_end(&mut bytes) {
+    if let Err(source) = reader.take(MAX_TEXT_BYTES + 1).read_to_end(&mut bytes) {
         return Err(LoadError::Io {
             name: name.to_owned(),
             source,
         });
     }
+    if bytes.len() as u64 > MAX_TEXT_BYTES {
+        return Err(LoadError::TooLarge {
+            name: name.to_owned(),
+        });
+    }
+    Ok(bytes)
+}
+
+/// Loads a matrix from a reader (standard input, say) as channel text, of at most
+/// [`MAX_TEXT_BYTES`].
+///
+/// `name` is only used in messages: pass `"<stdin>"` or similar.
+pub fn load_reader(name: &str, reader: impl Read) -> Result<Matrix, LoadError> {
+    let bytes = read_capped(name, reader)?;
     text_from_bytes(name.to_owned(), &bytes)
 }
 

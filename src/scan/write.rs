@@ -8,7 +8,9 @@
 //! | `json`     | `file`, `config` (+ `summary`), `sort`, `tensors`, `skipped`, `failed`   |
 //! | `csv`      | a header and one row per tensor, nothing else                            |
 //!
-//! In JSON, `gain_db` is `null` when it is infinite (per-channel exact, per-tensor not) and
+//! The table and Markdown escape control characters in the names they quote (a tensor name
+//! is the file's to choose). In JSON, `gain_db` is the string `"inf"` when it is infinite (per-channel exact,
+//! per-tensor not), as is any infinite error (`"inf"`, `"-inf"`: JSON has no infinity), and
 //! `sqnr_db` is `null` when the error or the signal is zero.
 
 use std::io::{self, Write};
@@ -18,8 +20,10 @@ use serde::Serialize;
 use crate::core::config::{Axis, Config};
 use crate::core::{Granularity, Metrics};
 use crate::io::export::Format;
+use crate::io::export::json::Num;
+use crate::io::printable;
 use crate::io::safetensors::format_shape;
-use crate::scan::{Failed, Scan, ScanRow, SkipReason, Skipped};
+use crate::scan::{Failed, Scan, ScanRow, Side, SkipReason, Skipped};
 
 /// What the rows are sorted by, for the header of every format.
 const SORT_KEY: &str = "gain = SQNR per channel - SQNR per tensor, in dB (= 20 log10 of RMSE per tensor / RMSE per channel), largest first";
@@ -96,7 +100,7 @@ fn footer(scan: &Scan) -> Vec<String> {
         lines.extend(
             scan.failed
                 .iter()
-                .map(|f| format!("  {}: {}", f.name, f.error)),
+                .map(|f| format!("  {}: {}", printable(&f.name), printable(&f.error))),
         );
     }
     lines
@@ -119,7 +123,7 @@ const COLUMNS: [&str; 12] = [
 
 fn cells(r: &ScanRow) -> [String; 12] {
     [
-        r.name.clone(),
+        printable(&r.name).into_owned(),
         r.dtype.to_owned(),
         format_shape(&r.shape),
         num(r.gain_db),
@@ -157,7 +161,7 @@ fn write_table(out: &mut impl Write, scan: &Scan, markdown: bool) -> io::Result<
     };
     let title = format!(
         "quantscope scan: {}; {}",
-        esc(&scan.file),
+        esc(&printable(&scan.file)),
         esc(&c.summary())
     );
     let notes = [
@@ -247,13 +251,66 @@ struct ConfigView<'a> {
     summary: String,
 }
 
+/// One granularity of a tensor, as JSON.
+#[derive(Serialize)]
+struct SideView {
+    mae: Num,
+    rmse: Num,
+    max_error: Num,
+    sqnr_db: Option<Num>,
+    collapsed_channels: usize,
+    bits_per_weight: f64,
+}
+
+impl From<&Side> for SideView {
+    fn from(s: &Side) -> Self {
+        let m = &s.metrics;
+        Self {
+            mae: Num(m.mae),
+            rmse: Num(m.rmse),
+            max_error: Num(m.max_error),
+            sqnr_db: m.sqnr_db.map(Num),
+            collapsed_channels: s.collapsed_channels,
+            bits_per_weight: s.bits_per_weight,
+        }
+    }
+}
+
+/// One analysed tensor, as JSON.
+#[derive(Serialize)]
+struct RowView<'a> {
+    name: &'a str,
+    dtype: &'static str,
+    shape: &'a [usize],
+    matrix: (usize, usize),
+    gain_db: Num,
+    tensor: SideView,
+    channel: SideView,
+    bits_per_weight: f64,
+}
+
+impl<'a> From<&'a ScanRow> for RowView<'a> {
+    fn from(r: &'a ScanRow) -> Self {
+        Self {
+            name: &r.name,
+            dtype: r.dtype,
+            shape: &r.shape,
+            matrix: r.matrix,
+            gain_db: Num(r.gain_db),
+            tensor: SideView::from(&r.tensor),
+            channel: SideView::from(&r.channel),
+            bits_per_weight: r.bits_per_weight,
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct JsonScan<'a> {
     file: &'a str,
     config: ConfigView<'a>,
     compared: [Granularity; 2],
     sort: &'static str,
-    tensors: &'a [ScanRow],
+    tensors: Vec<RowView<'a>>,
     skipped: &'a [Skipped],
     failed: &'a [Failed],
 }
@@ -266,8 +323,8 @@ fn write_json(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
             summary: scan.config.summary(),
         },
         compared: [Granularity::Tensor, Granularity::Channel],
-        sort: "gain_db, largest first: 20*log10(tensor.rmse / channel.rmse) = channel.sqnr_db - tensor.sqnr_db; null = infinite (per-channel exact)",
-        tensors: &scan.rows,
+        sort: "gain_db, largest first: 20*log10(tensor.rmse / channel.rmse) = channel.sqnr_db - tensor.sqnr_db; \"inf\" = infinite (per-channel exact)",
+        tensors: scan.rows.iter().map(RowView::from).collect(),
         skipped: &scan.skipped,
         failed: &scan.failed,
     };

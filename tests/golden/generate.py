@@ -138,6 +138,95 @@ def matrix_c() -> np.ndarray:
     return c
 
 
+def matrix_d() -> np.ndarray:
+    """10x4 for ONNX Runtime's edges (one row per case, quantized per row).
+
+    rows 0..7 : reduce_range ties. ORT forms the scale and zero point from the reduced
+                range (z in float64, from the float64 scale) and the codes from the
+                float32 scale, then clips to the type's FULL range: a value whose ratio
+                lands on a .5 tie just past the reduced range keeps the code outside it.
+      row 0   : uint8 (both schemes): +max -> 128 past [0, 127]
+      row 1   : int4 / uint4 asymmetric: +max -> 4 past [-4, 3] (8 past [0, 7])
+      row 2   : int4 asymmetric: -max -> -5 below [-4, 3]
+      row 3   : int4 / uint4 symmetric: +max on a tie -> 4 (8)
+      row 4   : int8 asymmetric: +max -> 65 past [-64, 64]
+      row 5   : int8 asymmetric: -max -> -65 below [-64, 64]
+      row 6   : the issue's uint8 example (0.5, -1, 1) and a 0
+      row 7   : the issue's int4 example (3.5, -1, 0.25) and a 0
+    row 8     : tiny values (~1e-38): ORT's scale falls below the smallest normal f32,
+                so its degenerate rule gives scale 1, zero point 0
+    row 9     : the largest f32 beside small values: the reconstruction (q - z) * s
+                overflows to infinity
+    """
+    rows = [
+        [-0.0625, 0.0625, 0.03125, -0.03125],
+        [-0.1, 0.1, 0.05, -0.05],
+        [-0.3, 0.3, 0.15, -0.15],
+        [-0.0625, 0.1, 0.05, -0.03125],
+        [-27 / 7, 25 / 3, 25 / 6, -27 / 14],
+        [-25 / 3, 27 / 7, 27 / 14, -25 / 6],
+        [0.5, -1.0, 1.0, 0.0],
+        [3.5, -1.0, 0.25, 0.0],
+        [1e-38, -2e-38, 5e-39, 0.0],
+        [float(np.finfo(np.float32).max), 1.0, -1.0, 0.0],
+    ]
+    return np.array(rows, dtype=np.float32)
+
+
+def _tiny_pattern(unit: float, n: int = 32) -> np.ndarray:
+    """-2, -1, 0, 1, 2, 3, 4 times `unit`, repeated: exact zeros among tiny values."""
+    return np.array([unit * (i % 7 - 2) for i in range(n)], dtype=np.float32)
+
+
+def matrix_e() -> np.ndarray:
+    """4x64 for MatMulNBits with groups of 32: blocks whose scale is subnormal.
+
+    A scale below the smallest normal f32 (values below about 1e-37) has an infinite
+    reciprocal, so x * (1/s) is +-inf and 0 * (1/s) is NaN, which MLAS turns into code 0.
+    row 0 : group 0 the -2..4 x 1e-44 pattern (scale 4e-45, zero point 5), group 1 x 1e-40
+    row 1 : group 0 N(0, 1e-38^2) with two exact zeros, group 1 N(0, 1) (ordinary)
+    row 2 : group 0 N(0, 1) (ordinary), group 1 zeros and one 1e-45 (the smallest subnormal)
+    row 3 : group 0 non-positive tiny values, group 1 non-negative tiny values
+    """
+    rng = np.random.default_rng(20240604)
+    e = np.zeros((4, 64), dtype=np.float32)
+    e[0, :32] = _tiny_pattern(1e-44)
+    e[0, 32:] = _tiny_pattern(1e-40)
+    e[1, :32] = (rng.standard_normal(32) * 1e-38).astype(np.float32)
+    e[1, [3, 20]] = 0.0
+    e[1, 32:] = rng.standard_normal(32).astype(np.float32)
+    e[2, :32] = rng.standard_normal(32).astype(np.float32)
+    e[2, 32 + 11] = np.float32(1e-45)
+    e[3, :32] = -np.abs(_tiny_pattern(1e-42))
+    e[3, 32:] = np.abs(_tiny_pattern(3e-39))
+    return e
+
+
+def matrix_f() -> np.ndarray:
+    """4x64 for gguf-py (two blocks of 32): blocks whose f16 d is 0.
+
+    When the f32 d is subnormal (block absmax below about 1e-37), 1/d is infinite and
+    numpy's conversion to an integer type, before the clip, turns every +-inf and NaN into
+    0: every code is 0. When the f32 d is normal but below f16's range, the codes are
+    ordinary and only the stored d is 0.
+    row 0 : both blocks the -2..4 x 1e-44 pattern
+    row 1 : block 0 the pattern x 1e-40, block 1 x 1e-9 (normal f32 d, f16 d = 0)
+    row 2 : block 0 N(0, 3e-38^2), block 1 N(0, 1) (ordinary)
+    row 3 : block 0 zeros and one 1e-45, block 1 non-positive tiny values
+    """
+    rng = np.random.default_rng(20240605)
+    f = np.zeros((4, 64), dtype=np.float32)
+    f[0, :32] = _tiny_pattern(1e-44)
+    f[0, 32:] = _tiny_pattern(1e-44)
+    f[1, :32] = _tiny_pattern(1e-40)
+    f[1, 32:] = _tiny_pattern(1e-9)
+    f[2, :32] = (rng.standard_normal(32) * 3e-38).astype(np.float32)
+    f[2, 32:] = rng.standard_normal(32).astype(np.float32)
+    f[3, 7] = np.float32(1e-45)
+    f[3, 32:] = -np.abs(_tiny_pattern(1e-42))
+    return f
+
+
 # --------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------
@@ -148,8 +237,17 @@ def f32(x) -> float:
     return float(np.float32(x))
 
 
+def json_float(v) -> float | str:
+    """A float for JSON: infinities as "inf" / "-inf" (as quantscope's own JSON writes them)."""
+    v = float(v)
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    assert not np.isnan(v), "NaN in a fixture"
+    return v
+
+
 def f32_list(arr: np.ndarray):
-    return [[float(v) for v in row] for row in np.asarray(arr, dtype=np.float32)]
+    return [[json_float(v) for v in row] for row in np.asarray(arr, dtype=np.float32)]
 
 
 def int_list(arr: np.ndarray):
@@ -225,7 +323,8 @@ def rederive(fx: dict, kind: str) -> np.ndarray:
         assert not seen[r0:r1, c0:c1].any(), "overlapping blocks"
         seen[r0:r1, c0:c1] = True
         if kind == "zp":
-            out[r0:r1, c0:c1] = (q - b["zero_point"]).astype(np.float32) * s
+            with np.errstate(over="ignore"):  # the edge fixtures reconstruct to infinity
+                out[r0:r1, c0:c1] = (q - b["zero_point"]).astype(np.float32) * s
         else:
             assert b["zero_point"] == 0
             v = s * q.astype(np.float32)
@@ -241,7 +340,35 @@ def rederive(fx: dict, kind: str) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
-def ort_cases(a: np.ndarray, cases: list):
+# preset, qtype name, symmetric, reduce_range, granularity
+ORT_SPECS_A = [
+    ("ort-int8", "INT8", True, False, "channel"),
+    ("ort-int8", "INT8", True, False, "tensor"),
+    ("ort-int8", "INT8", False, False, "channel"),
+    ("ort-int8", "INT8", False, False, "tensor"),
+    ("ort-int8", "INT8", True, True, "channel"),
+    ("ort-uint8", "UINT8", False, False, "channel"),
+    ("ort-uint8", "UINT8", False, False, "tensor"),
+    ("ort-uint8", "UINT8", True, False, "channel"),
+    ("ort-int4", "INT4", True, False, "channel"),
+    ("ort-int4", "INT4", False, False, "channel"),
+    ("ort-uint4", "UINT4", False, False, "channel"),
+    ("ort-uint4", "UINT4", True, False, "channel"),
+]
+
+# Every type and scheme with reduce_range, and each type's default scheme without it.
+ORT_SPECS_D = [
+    (preset, qtype, sym, rr, "channel")
+    for preset, qtype in (("ort-int8", "INT8"), ("ort-uint8", "UINT8"), ("ort-int4", "INT4"), ("ort-uint4", "UINT4"))
+    for sym, rr in ((True, True), (False, True), (qtype.startswith("INT"), False))
+]
+
+# The reduced ranges (ONNX_INT_TYPE_REDUCED_RANGE), to check that the edge fixtures hold
+# codes outside them.
+REDUCED = {"INT8": (-64, 64), "UINT8": (0, 127), "INT4": (-4, 3), "UINT4": (0, 7)}
+
+
+def ort_cases(a: np.ndarray, cases: list, specs: list, suffix: str = ""):
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
@@ -276,23 +403,9 @@ def ort_cases(a: np.ndarray, cases: list):
         sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
         return sess.run(None, {})[0]
 
-    specs = [
-        # preset, qtype, symmetric, reduce_range, granularity
-        ("ort-int8", TensorProto.INT8, True, False, "channel"),
-        ("ort-int8", TensorProto.INT8, True, False, "tensor"),
-        ("ort-int8", TensorProto.INT8, False, False, "channel"),
-        ("ort-int8", TensorProto.INT8, False, False, "tensor"),
-        ("ort-int8", TensorProto.INT8, True, True, "channel"),
-        ("ort-uint8", TensorProto.UINT8, False, False, "channel"),
-        ("ort-uint8", TensorProto.UINT8, False, False, "tensor"),
-        ("ort-uint8", TensorProto.UINT8, True, False, "channel"),
-        ("ort-int4", TensorProto.INT4, True, False, "channel"),
-        ("ort-int4", TensorProto.INT4, False, False, "channel"),
-        ("ort-uint4", TensorProto.UINT4, False, False, "channel"),
-        ("ort-uint4", TensorProto.UINT4, True, False, "channel"),
-    ]
     rows, cols = a.shape
-    for preset, qtype, sym, rr, gran in specs:
+    for preset, qname, sym, rr, gran in specs:
+        qtype = getattr(TensorProto, qname)
         if gran == "channel":
             slices = [(r, r + 1, a[r].flatten()) for r in range(rows)]
             how = "per row (as BaseQuantizer.quantize_weight_per_channel_impl)"
@@ -318,8 +431,17 @@ def ort_cases(a: np.ndarray, cases: list):
             "reduce_range": rr,
             "granularity": gran,
         }
-        name = f"{preset}_{'sym' if sym else 'asym'}{'_reduce' if rr else ''}_{gran}.json"
+        name = f"{preset}_{'sym' if sym else 'asym'}{'_reduce' if rr else ''}_{gran}{suffix}.json"
         fx = make_fixture(lib, call, preset, overrides, a, blocks, codes, deq)
+        if rr and suffix:
+            # The edge rows must hold codes past the reduced range (and, for signed
+            # asymmetric types, below it), or they prove nothing. int8 symmetric cannot:
+            # its scale is absmax / 64 and its zero point 0, so every ratio is within 64.
+            lo, hi = REDUCED[qname]
+            if not (qname == "INT8" and sym):
+                assert codes.max() > hi, f"{name}: no code above {hi}"
+            if qname.startswith("INT") and not sym:
+                assert codes.min() < lo, f"{name}: no code below {lo}"
         cases.append((name, fx, "zp"))
 
 
@@ -408,7 +530,7 @@ def gguf_cases(mats: list, cases: list):
 # --------------------------------------------------------------------------
 
 
-def mlas_cases(w: np.ndarray, cases: list):
+def mlas_cases(w: np.ndarray, cases: list, g: int = 128, suffix: str = ""):
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
@@ -416,7 +538,6 @@ def mlas_cases(w: np.ndarray, cases: list):
 
     lib = f"onnxruntime {ort.__version__}"
     n, k = w.shape  # our rows = N output channels, cols = K
-    g = 128
     kb = (k + g - 1) // g
     b_kn = np.ascontiguousarray(w.T)  # MatMulNBits' B is [K, N]
 
@@ -470,16 +591,16 @@ def mlas_cases(w: np.ndarray, cases: list):
         # sums +0.0 terms, so compare with zeros normalised (-0.0 + 0.0 = +0.0).
         y = np.ascontiguousarray(matmulnbits_session(packed, scales, zp, sym).T)
         assert same_bits(y, deq + np.float32(0.0)), "MatMulNBits session != (q - zp) * scale"
-        name = "int4-g128_sym.json" if sym else "int4-g128_asym.json"
+        name = f"int4-g128_{'sym' if sym else 'asym'}{suffix}.json"
         call = (
-            f"quantize_matmul_4bits(packed, W.T, scales, zero_points, block_size=128, N={n}, K={k}, "
+            f"quantize_matmul_4bits(packed, W.T, scales, zero_points, block_size={g}, N={n}, K={k}, "
             f"is_symmetric={sym}) (MLAS blockwise 4-bit, B=[K,N], blocks along K per column n); "
             f"dequantized = (q - zero_point) * scale in float32 (MLAS dequantize formula), checked equal to "
             f"onnxruntime InferenceSession com.microsoft.MatMulNBits(A=I_K, B, scales"
             f"{'' if sym else ', zero_points'}) transposed (which gives +0.0 where the formula gives -0.0)"
             + ("; symmetric: no zero_points input, implicit zero point 8" if sym else "")
         )
-        overrides = {"scheme": "symmetric" if sym else "asymmetric", "granularity": "group:128"}
+        overrides = {"scheme": "symmetric" if sym else "asymmetric", "granularity": f"group:{g}"}
         fx = make_fixture(lib, call, "int4-g128", overrides, w, blocks, q, deq)
         cases.append((name, fx, "zp"))
 
@@ -548,9 +669,11 @@ def main() -> int:
     warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated.*")
     a, b, c = matrix_a(), matrix_b(), matrix_c()
     cases: list = []
-    ort_cases(a, cases)
-    gguf_cases([("", a), ("_5x96", b)], cases)
+    ort_cases(a, cases, ORT_SPECS_A)
+    ort_cases(matrix_d(), cases, ORT_SPECS_D, "_edges")
+    gguf_cases([("", a), ("_5x96", b), ("_tiny", matrix_f())], cases)
     mlas_cases(c, cases)
+    mlas_cases(matrix_e(), cases, g=32, suffix="_g32_tiny")
     have_torch = torch_cases(a, cases)
 
     # self-check: every fixture's dequantized values follow from blocks + codes

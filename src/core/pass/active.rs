@@ -89,15 +89,16 @@ fn row<T: Code>(
     let (min_code, max_code) = (ctx.qmin + lo, ctx.qmin + hi);
     let constant = st.min == st.max;
     let s = sums(&q.lanes, None, cols);
+    let (qmin, qmax) = ctx.range;
     Ok(MainRow {
         channel: ChannelReport {
             index: r,
             label: None,
             metrics: s.metrics(),
             levels_used,
-            levels_available: (ctx.qmax - ctx.qmin + 1) as u32,
-            utilization: f64::from(max_code - min_code) / f64::from(ctx.qmax - ctx.qmin),
-            collapsed: !constant && levels_used == 1,
+            levels_available: (qmax - qmin + 1) as u32,
+            utilization: f64::from(max_code - min_code) / f64::from(qmax - qmin),
+            collapsed: !constant && (levels_used == 1 || q.flat),
             constant,
             min_code,
             max_code,

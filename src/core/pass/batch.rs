@@ -7,7 +7,7 @@
     reason = "the row loop must inline into the vectorised task body (see super::vectorised)"
 )]
 
-use super::{Ctx, Failure, Plan, RowQuant, RowSource, Scratch, needs_chunks, vectorised};
+use super::{Ctx, Failure, Flat, Plan, RowQuant, RowSource, Scratch, needs_chunks, vectorised};
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{BlockSource, Code, Consts, Kind, Lanes, consts8, run_prepared};
 use crate::core::params::{BlockStats, PARAM_LANES};
@@ -61,6 +61,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
             chunks: &scratch.chunks,
             blocks: &mut [],
             current: None,
+            flat: Flat::default(),
         },
         row,
     };
@@ -85,7 +86,12 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
         set_clipped(slot, n);
     }
     let clipped = bufs.clipped.iter().sum();
-    Some(Ok(RowQuant { lanes, clipped }))
+    let flat = prep.source.flat.is_flat();
+    Some(Ok(RowQuant {
+        lanes,
+        clipped,
+        flat,
+    }))
 }
 
 /// Every block of the row in `prep` ([`RowPrep::eights`], or [`RowPrep::each`] under
@@ -194,6 +200,8 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 let i = i0 + j;
                 if fast[j] {
                     consts.push(k8[j]);
+                    let offset = p8.float_min.then_some(p8.offset[j]);
+                    self.source.flat.add_stored(p8.scale[j], offset);
                     if let (true, Some(slot), Some(p)) = (COUNTS, blocks.get_mut(i), p8.get(j)) {
                         let st = BlockStats {
                             min: lo[j],

@@ -14,7 +14,7 @@ use crate::core::report::ErrorSums;
 pub(crate) struct RungRows {
     /// Per-row error sums, in row order.
     pub sums: Vec<ErrorSums>,
-    /// Rows that collapse to one code.
+    /// Rows that collapse to one code or one value.
     pub collapsed: usize,
 }
 
@@ -93,7 +93,7 @@ pub(crate) fn ladder_pass<T: Code>(
                         Ok(q) => {
                             sums_out.push(sums(&q.lanes, Some(main_sums[r].signal), cols));
                             let (lo, hi) = code_range(&codes);
-                            *collapsed += usize::from(st.min != st.max && lo == hi);
+                            *collapsed += usize::from(st.min != st.max && (lo == hi || q.flat));
                         }
                         Err(f) => *out = Err(f),
                     }

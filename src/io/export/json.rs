@@ -2,15 +2,19 @@
 //!
 //! Floats are written at full precision: the report's `f32` values (scales, minima, maxima,
 //! dequantized values) in their shortest round-trip `f32` form (`0.042857144`), its `f64`
-//! metrics in shortest round-trip `f64` form. `null` stands for "none". Each block, channel
-//! and rung is one line, so the output can also be read with line tools.
+//! metrics in shortest round-trip `f64` form. JSON has no infinity: an infinite metric or
+//! reconstruction (a value near `f32::MAX` can reconstruct past it) is the string `"inf"` or
+//! `"-inf"` ([`Num`]), and `null` stands only for "none". Each block, channel and rung is one
+//! line, so the output can also be read with line tools.
 //!
 //! ```text
 //! {
 //!   "config":   every Config field as serde writes it (bits, signed, scheme, range,
 //!               range_source, rounding, granularity, axis, clipping, scale_dtype,
 //!               zero_point_bits, conventions), then
-//!               "summary": "int4 symmetric narrow [-7, 7], tensor", "qmin": -7, "qmax": 7
+//!               "summary": "int4 symmetric narrow [-7, 7], tensor", "qmin": -7, "qmax": 7,
+//!               "clamp": [lo, hi] the range codes are clamped into ([qmin, qmax], or the
+//!               whole integer type under code_clamp "type")
 //!   "shape":    [rows, cols]
 //!   "blocks":   [ one per block, row-major block order:
 //!               {"rows": [start, end], "cols": [start, end] (end exclusive),
@@ -24,7 +28,8 @@
 //!               {"index", "label": string or null, "mae", "rmse", "max_error",
 //!                "sqnr_db": dB or null (zero error or zero signal), "levels_used",
 //!                "levels_available", "utilization": (max code - min code) / (qmax - qmin),
-//!                "collapsed": non-constant row with one code, "constant": all values equal,
+//!                "collapsed": non-constant row with one code, or whose blocks all store
+//!                a zero scale (one reconstructed value), "constant": all values equal,
 //!                "min_code", "max_code", "clipped", "min", "max",
 //!                with values only: "codes": [int...], "dequantized": [float...]} ]
 //!   "overall":  {"mae", "rmse", "max_error", "sqnr_db", "collapsed_channels"}
@@ -42,7 +47,7 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::core::{Block, ChannelReport, Config, Memory, Metrics, Report, Rung};
 use crate::io::export::ExportOptions;
@@ -58,6 +63,7 @@ pub(super) fn write(
         summary: report.config.summary(),
         qmin: report.qmin,
         qmax: report.qmax,
+        clamp: [report.clamp_range.0, report.clamp_range.1],
     };
     out.write_all(b"{\n  \"config\": ")?;
     serde_json::to_writer(&mut *out, &config)?;
@@ -90,6 +96,37 @@ pub(super) fn write(
     out.write_all(b"\n}\n")
 }
 
+/// A float for JSON: a number when finite, else the string `"inf"`, `"-inf"` (or `"nan"`,
+/// which the core never produces). serde_json would write `null`, which the schema keeps for
+/// "none".
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Num(pub f64);
+
+impl Serialize for Num {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            x if x.is_finite() => s.serialize_f64(x),
+            x if x.is_nan() => s.serialize_str("nan"),
+            x if x > 0.0 => s.serialize_str("inf"),
+            _ => s.serialize_str("-inf"),
+        }
+    }
+}
+
+/// An `f32` for JSON, in its shortest `f32` form; as [`Num`] when not finite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Num32(pub f32);
+
+impl Serialize for Num32 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.is_finite() {
+            s.serialize_f32(self.0)
+        } else {
+            Num(f64::from(self.0)).serialize(s)
+        }
+    }
+}
+
 /// A JSON array with one element a line.
 fn array<T: Serialize>(out: &mut impl Write, items: impl Iterator<Item = T>) -> io::Result<()> {
     let mut first = true;
@@ -108,6 +145,7 @@ struct ConfigView<'a> {
     summary: String,
     qmin: i32,
     qmax: i32,
+    clamp: [i32; 2],
 }
 
 #[derive(Serialize)]
@@ -147,10 +185,10 @@ impl From<&Block> for BlockView {
 struct ChannelView<'a> {
     index: usize,
     label: Option<&'a str>,
-    mae: f64,
-    rmse: f64,
-    max_error: f64,
-    sqnr_db: Option<f64>,
+    mae: Num,
+    rmse: Num,
+    max_error: Num,
+    sqnr_db: Option<Num>,
     levels_used: u32,
     levels_available: u32,
     utilization: f64,
@@ -164,7 +202,7 @@ struct ChannelView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     codes: Option<Vec<i32>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    dequantized: Option<Vec<f32>>,
+    dequantized: Option<Vec<Num32>>,
 }
 
 impl<'a> ChannelView<'a> {
@@ -172,10 +210,10 @@ impl<'a> ChannelView<'a> {
         Self {
             index: c.index,
             label: c.label.as_deref(),
-            mae: c.metrics.mae,
-            rmse: c.metrics.rmse,
-            max_error: c.metrics.max_error,
-            sqnr_db: c.metrics.sqnr_db,
+            mae: Num(c.metrics.mae),
+            rmse: Num(c.metrics.rmse),
+            max_error: Num(c.metrics.max_error),
+            sqnr_db: c.metrics.sqnr_db.map(Num),
             levels_used: c.levels_used,
             levels_available: c.levels_available,
             utilization: c.utilization,
@@ -187,27 +225,33 @@ impl<'a> ChannelView<'a> {
             min: c.min,
             max: c.max,
             codes: values.then(|| report.row_codes(c.index)),
-            dequantized: values.then(|| report.row_dequantized(c.index)),
+            dequantized: values.then(|| {
+                report
+                    .row_dequantized(c.index)
+                    .into_iter()
+                    .map(Num32)
+                    .collect()
+            }),
         }
     }
 }
 
 #[derive(Serialize)]
 struct OverallView {
-    mae: f64,
-    rmse: f64,
-    max_error: f64,
-    sqnr_db: Option<f64>,
+    mae: Num,
+    rmse: Num,
+    max_error: Num,
+    sqnr_db: Option<Num>,
     collapsed_channels: usize,
 }
 
 impl OverallView {
     fn new(m: &Metrics, collapsed_channels: usize) -> Self {
         Self {
-            mae: m.mae,
-            rmse: m.rmse,
-            max_error: m.max_error,
-            sqnr_db: m.sqnr_db,
+            mae: Num(m.mae),
+            rmse: Num(m.rmse),
+            max_error: Num(m.max_error),
+            sqnr_db: m.sqnr_db.map(Num),
             collapsed_channels,
         }
     }
@@ -250,10 +294,10 @@ struct RungView {
     scales: u64,
     metadata_bytes: u64,
     bits_per_weight: f64,
-    mae: f64,
-    rmse: f64,
-    max_error: f64,
-    sqnr_db: Option<f64>,
+    mae: Num,
+    rmse: Num,
+    max_error: Num,
+    sqnr_db: Option<Num>,
     collapsed_channels: usize,
     active: bool,
 }
@@ -265,10 +309,10 @@ impl From<&Rung> for RungView {
             scales: r.scales,
             metadata_bytes: r.memory.metadata_bytes,
             bits_per_weight: r.memory.bits_per_weight,
-            mae: r.overall.mae,
-            rmse: r.overall.rmse,
-            max_error: r.overall.max_error,
-            sqnr_db: r.overall.sqnr_db,
+            mae: Num(r.overall.mae),
+            rmse: Num(r.overall.rmse),
+            max_error: Num(r.overall.max_error),
+            sqnr_db: r.overall.sqnr_db.map(Num),
             collapsed_channels: r.collapsed_channels,
             active: r.active,
         }

@@ -105,6 +105,7 @@ fn config_strategy() -> impl Strategy<Value = Config> {
         ],
         prop_oneof![
             Just(Degenerate::One),
+            Just(Degenerate::Flat),
             Just(Degenerate::Epsilon),
             Just(Degenerate::Zero)
         ],

@@ -104,6 +104,10 @@ impl ParamCalc {
                         true,
                     )
                 }
+                Degenerate::Flat => {
+                    let flat: [bool; BLOCKS] = from_fn(|j| raw[j] as f32 == 0.0);
+                    (from_fn(|j| if flat[j] { 1.0 } else { raw[j] }), flat, true)
+                }
                 Degenerate::Epsilon => {
                     let eps = f64::from(f32::EPSILON);
                     let small: [bool; BLOCKS] = from_fn(|j| raw[j].abs() < eps);
@@ -121,7 +125,7 @@ impl ParamCalc {
         let code_scale: [f32; BLOCKS] = from_fn(|j| scale64[j] as f32);
 
         let (zero_point, zero_ok) = self.zero8(&wlo, &code_scale, &scale64);
-        // A degenerate scale under `Degenerate::One` imposes zero point 0 (and so has no
+        // A degenerate scale under `Degenerate::One` or `Flat` imposes zero point 0 (and so has no
         // zero point problem).
         let zero_point: [i32; BLOCKS] = from_fn(|j| {
             if forced && degenerate[j] {

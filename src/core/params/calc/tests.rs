@@ -127,7 +127,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
             any::<bool>(),
             0u8..3,
             any::<bool>(),
-            0u8..3,
+            0u8..4,
         ),
         0u8..3,
         0u8..3,
@@ -176,7 +176,12 @@ fn config((i, flip, conv, rounding, dtype, source, bits): Knobs) -> Config {
         QuantExpr::ReciprocalAddZero,
     ][usize::from(conv.4)];
     k.arith = if conv.5 { Arith::F64 } else { Arith::F32 };
-    k.degenerate = [Degenerate::One, Degenerate::Epsilon, Degenerate::Zero][usize::from(conv.6)];
+    k.degenerate = [
+        Degenerate::One,
+        Degenerate::Flat,
+        Degenerate::Epsilon,
+        Degenerate::Zero,
+    ][usize::from(conv.6)];
     c.rounding = [Rounding::HalfEven, Rounding::HalfAway, Rounding::HalfUp][usize::from(rounding)];
     c.scale_dtype = [ScaleDtype::F32, ScaleDtype::F16, ScaleDtype::Bf16][usize::from(dtype)];
     c.range_source = if source {

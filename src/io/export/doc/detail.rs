@@ -146,7 +146,10 @@ pub(super) fn channels(report: &Report) -> Section {
                 "utilization: the share of the code range [qmin, qmax] the channel spans."
                     .to_string(),
             ),
-            Part::Text("COLLAPSED: the channel's values differ but all got one code.".to_string()),
+            Part::Text(
+                "COLLAPSED: the channel's values differ but all got one code, or every scale it has is stored as 0."
+                    .to_string(),
+            ),
             Part::Grid(grid),
         ],
     }

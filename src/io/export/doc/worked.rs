@@ -37,8 +37,12 @@ pub(super) fn section(explanations: &[ChannelExplanation]) -> Section {
             .label
             .as_deref()
             .map_or_else(String::new, |l| format!(" ({l})"));
+        let clamp = match e.clamp_range {
+            (lo, hi) if (lo, hi) != (e.qmin, e.qmax) => format!(" clamped to [{lo}, {hi}]"),
+            _ => String::new(),
+        };
         parts.push(Part::Text(format!(
-            "Channel {}{label}: granularity {}, codes [{}, {}], {} block{}.",
+            "Channel {}{label}: granularity {}, codes [{}, {}]{clamp}, {} block{}.",
             e.row,
             e.granularity,
             e.qmin,
@@ -143,6 +147,7 @@ fn degenerate(policy: Degenerate, b: &BlockExplanation) -> String {
         Degenerate::One => {
             "the scale is zero or tiny; policy one uses scale 1 and zero point 0".into()
         }
+        Degenerate::Flat => "the scale is 0; policy flat uses scale 1 and zero point 0".into(),
         Degenerate::Epsilon => format!(
             "the scale is below 2^-23; policy epsilon raises it to {}",
             value(b.computed_scale)
