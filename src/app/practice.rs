@@ -117,7 +117,12 @@ impl Practice {
     /// them.
     #[must_use]
     pub fn total_score(&self) -> (u32, u32) {
-        let sessions = self.kept.iter().flatten().map(|k| &k.0).chain([&self.session]);
+        let sessions = self
+            .kept
+            .iter()
+            .flatten()
+            .map(|k| &k.0)
+            .chain([&self.session]);
         sessions.fold((0, 0), |(s, m), x| (s + x.score(), m + x.max_score()))
     }
 
