@@ -24,7 +24,7 @@ use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
 use crate::io::export::write_tensor_list;
 use crate::io::export::{ExportOptions, Format, write_report_explained};
-use crate::io::load::{load_path_tensor, load_reader};
+use crate::io::load::{load_path_noted, load_reader_noted};
 use crate::io::safetensors::list_tensors;
 
 /// quantscope: see what integer quantization does to a weight matrix.
@@ -463,10 +463,32 @@ pub fn list_scenarios(ascii: bool) -> ExitCode {
     write_stdout(out.as_bytes(), ascii)
 }
 
+/// Loads the matrix to report, and prints the notes on a text input's values (values that
+/// underflow `f32`, a skipped header row) on standard error: they are worth knowing but
+/// not errors.
 fn load(file: Option<&PathBuf>, tensor: Option<&str>) -> Result<Matrix, String> {
+    let (matrix, notes) = load_noted(file, tensor)?;
+    for note in &notes.list {
+        eprintln!("note: {}", crate::io::printable(&note.to_string()));
+    }
+    if notes.count > notes.list.len() {
+        eprintln!(
+            "note: and {} more like these",
+            notes.count - notes.list.len()
+        );
+    }
+    Ok(matrix)
+}
+
+fn load_noted(
+    file: Option<&PathBuf>,
+    tensor: Option<&str>,
+) -> Result<(Matrix, crate::io::text::Notes), String> {
     match file {
         None if tensor.is_some() => Err("--tensor needs a .safetensors FILE to load from".into()),
-        None => crate::io::text::parse_text(BUILTIN_EXAMPLE).map_err(|e| e.to_string()),
+        None => crate::io::text::parse_text(BUILTIN_EXAMPLE)
+            .map(|m| (m, crate::io::text::Notes::default()))
+            .map_err(|e| e.to_string()),
         Some(p) if p.as_os_str() == "-" && tensor.is_some() => Err(
             "standard input is read as text; --tensor needs a .safetensors FILE to load from"
                 .into(),
@@ -479,9 +501,9 @@ fn load(file: Option<&PathBuf>, tensor: Option<&str>) -> Result<Matrix, String> 
                         .into(),
                 );
             }
-            load_reader("<stdin>", stdin.lock()).map_err(|e| e.to_string())
+            load_reader_noted("<stdin>", stdin.lock()).map_err(|e| e.to_string())
         }
-        Some(p) => load_path_tensor(p, tensor).map_err(|e| e.to_string()),
+        Some(p) => load_path_noted(p, tensor).map_err(|e| e.to_string()),
     }
 }
 

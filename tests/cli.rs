@@ -357,3 +357,22 @@ fn counts_of_one_are_singular() {
     let err = stderr(&o);
     assert!(err.contains("channel 2 has 1 value but"), "{err}");
 }
+
+#[test]
+fn values_that_underflow_f32_are_noted_on_stderr() {
+    let o = quantscope(
+        &["report", "-", "--no-ladder"],
+        Some("a: 1e-50, 1, 2\nb: 2e-40, 3, 4\n"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("note: line 1, col 4: 1e-50 is too small for f32 and reads as 0"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: line 2, col 4: 2e-40 is subnormal"),
+        "{err}"
+    );
+    assert!(!stdout(&o).contains("note:"));
+}

@@ -25,7 +25,7 @@ use std::path::Path;
 use crate::core::Matrix;
 use crate::io::npy::{NpyError, ReadNpyError, read_npy};
 use crate::io::safetensors::{Safetensors, SafetensorsError};
-use crate::io::text::{ParseError, parse_text};
+use crate::io::text::{Notes, ParseError, parse_text_with_notes};
 
 /// The most bytes of channel text a file or reader may hold: 256 MiB (about 20 million
 /// values as text). Larger matrices belong in `.npy` or `.safetensors` files.
@@ -131,15 +131,22 @@ pub fn load_path(path: &Path) -> Result<Matrix, LoadError> {
 /// Loads a matrix from a file like [`load_path`], or, with `tensor`, the tensor of that
 /// name from a `.safetensors` file (a name given for any other format is an error).
 pub fn load_path_tensor(path: &Path, tensor: Option<&str>) -> Result<Matrix, LoadError> {
+    load_path_noted(path, tensor).map(|(m, _)| m)
+}
+
+/// [`load_path_tensor`], with the notes on a text file's values (values that underflow
+/// `f32`, a skipped header row; none for binary files).
+pub fn load_path_noted(path: &Path, tensor: Option<&str>) -> Result<(Matrix, Notes), LoadError> {
     let name = path.display().to_string();
     let format = Format::of(path);
     match (format, tensor) {
         (Format::Safetensors, tensor) => {
             let file = Safetensors::open(path)?;
-            return Ok(match tensor {
+            let matrix = match tensor {
                 Some(tensor) => file.load(tensor)?,
                 None => file.load_only()?,
-            });
+            };
+            return Ok((matrix, Notes::default()));
         }
         (_, Some(tensor)) => {
             return Err(LoadError::NotSafetensors {
@@ -155,7 +162,7 @@ pub fn load_path_tensor(path: &Path, tensor: Option<&str>) -> Result<Matrix, Loa
         let read = std::fs::File::open(path)
             .map_err(ReadNpyError::Io)
             .and_then(|mut file| read_npy(&mut file));
-        return read.map_err(|e| match e {
+        return read.map(|m| (m, Notes::default())).map_err(|e| match e {
             ReadNpyError::Io(source) => LoadError::Io { name, source },
             ReadNpyError::Npy(source) => LoadError::Npy { name, source },
         });
@@ -204,11 +211,16 @@ fn read_capped(name: &str, reader: impl Read) -> Result<Vec<u8>, LoadError> {
 ///
 /// `name` is only used in messages: pass `"<stdin>"` or similar.
 pub fn load_reader(name: &str, reader: impl Read) -> Result<Matrix, LoadError> {
+    load_reader_noted(name, reader).map(|(m, _)| m)
+}
+
+/// [`load_reader`], with the notes on the text's values.
+pub fn load_reader_noted(name: &str, reader: impl Read) -> Result<(Matrix, Notes), LoadError> {
     let bytes = read_capped(name, reader)?;
     text_from_bytes(name.to_owned(), &bytes)
 }
 
-fn text_from_bytes(name: String, bytes: &[u8]) -> Result<Matrix, LoadError> {
+fn text_from_bytes(name: String, bytes: &[u8]) -> Result<(Matrix, Notes), LoadError> {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
@@ -218,5 +230,7 @@ fn text_from_bytes(name: String, bytes: &[u8]) -> Result<Matrix, LoadError> {
             });
         }
     };
-    parse_text(text).map_err(|source| LoadError::Text { name, source })
+    parse_text_with_notes(text, usize::MAX)
+        .map(|p| (p.matrix, p.notes))
+        .map_err(|source| LoadError::Text { name, source })
 }
