@@ -465,7 +465,10 @@ fn the_scenario_picker_loads_text_and_suggested_settings_and_asks_before_replaci
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     assert!(m.overlay.is_none());
     let scenario = quantscope::io::assets::scenario("outlier").unwrap();
-    assert_eq!(m.text(), scenario.text.trim_end_matches('\n'));
+    assert_eq!(m.text().trim_end(), scenario.text.trim_end());
+    // The cursor waits on a line of its own after the data.
+    assert_eq!(m.editor.cursor().row, m.editor.lines().len() - 1);
+    assert!(m.editor.line(m.editor.cursor().row).is_empty());
     assert_eq!(m.config, scenario.config().unwrap());
     assert!(
         m.caption

@@ -3,23 +3,49 @@
 //! fail with a message saying so.
 
 use std::process::Command;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 mod common;
 
-/// Held by the tests that time the app and by the one that loads it most (a 4096 x 4096
-/// tensor in a debug build), so that a timing is not taken while the other runs.
-static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// Every test holds it while its app runs: shared by the ordinary tests, which run side
+/// by side, and alone by the tests that time the app (and by the one that loads a
+/// 4096 x 4096 tensor), so that a timing is not taken while other apps compete for the
+/// machine's cores.
+static MACHINE: RwLock<()> = RwLock::new(());
+
+/// The machine, held shared or alone.
+enum Hold {
+    Shared(#[allow(dead_code, reason = "held, not read")] RwLockReadGuard<'static, ()>),
+    Alone(#[allow(dead_code, reason = "held, not read")] RwLockWriteGuard<'static, ()>),
+}
 
 /// A tmux server of our own (its own socket), so tests never touch a user's sessions.
 struct Tmux {
     socket: String,
+    /// Dropped after the server is killed (fields drop after `Drop::drop`).
+    _hold: Hold,
 }
 
 impl Tmux {
+    /// Starts `command` in a tmux window of `width` x `height`, beside other tests.
     fn start(name: &str, command: &str, width: u16, height: u16) -> Self {
+        let hold = Hold::Shared(MACHINE.read().unwrap_or_else(PoisonError::into_inner));
+        Self::start_holding(name, command, width, height, hold)
+    }
+
+    /// Starts `command` like [`Tmux::start`], with no other test's app running.
+    fn start_alone(name: &str, command: &str, width: u16, height: u16) -> Self {
+        let hold = Hold::Alone(MACHINE.write().unwrap_or_else(PoisonError::into_inner));
+        Self::start_holding(name, command, width, height, hold)
+    }
+
+    fn start_holding(name: &str, command: &str, width: u16, height: u16, hold: Hold) -> Self {
         let socket = format!("quantscope-e2e-{name}-{}", std::process::id());
-        let t = Self { socket };
+        let t = Self {
+            socket,
+            _hold: hold,
+        };
         let status = Command::new("tmux")
             .args([
                 "-L",
@@ -129,8 +155,9 @@ fn line_with<'a>(screen: &'a str, label: &str) -> &'a str {
 #[test]
 fn the_explorer_shows_collapse_rescues_it_reports_errors_and_quits_cleanly() {
     let t = Tmux::start("main", &app_command(""), 80, 24);
+    // The caption speaks of COLLAPSED too: wait for the Utilization pane's mark.
     let s = t.wait_for("the built-in example", |s| {
-        s.contains("quantscope") && s.contains("COLLAPSED")
+        s.contains("quantscope") && line_with(s, "quiet").contains("COLLAPSED")
     });
     assert!(s.contains("tensor"), "{s}");
     let collapsed_line = line_with(&s, "quiet").to_string();
@@ -207,9 +234,6 @@ fn fifty_by_sixty_four() -> String {
 /// Pastes 50x64 values into an empty file and checks that the last line and the parsed
 /// shape are on screen within 2 s.
 fn paste_arrives_whole(bracketed: bool) {
-    let _heavy = HEAVY
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = std::env::temp_dir().join(format!(
         "quantscope-e2e-paste-{bracketed}-{}",
         std::process::id()
@@ -218,7 +242,7 @@ fn paste_arrives_whole(bracketed: bool) {
     let path = dir.join("empty.txt");
     std::fs::write(&path, "").unwrap();
     let name = if bracketed { "paste-p" } else { "paste" };
-    let t = Tmux::start(name, &app_command(path.to_str().unwrap()), 80, 24);
+    let t = Tmux::start_alone(name, &app_command(path.to_str().unwrap()), 80, 24);
     t.wait_for("the empty file", |s| s.contains("Type or paste channels"));
     let start = Instant::now();
     t.paste(&fifty_by_sixty_four(), bracketed);
@@ -362,14 +386,11 @@ fn write_big_npy(path: &std::path::Path, rows: usize, cols: usize) {
 
 #[test]
 fn a_4096_square_tensor_stays_responsive_and_the_worst_channel_is_one_key_away() {
-    let _heavy = HEAVY
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = std::env::temp_dir().join(format!("quantscope-e2e-big-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("big.npy");
     write_big_npy(&path, 4096, 4096);
-    let t = Tmux::start("big", &app_command(path.to_str().unwrap()), 100, 30);
+    let t = Tmux::start_alone("big", &app_command(path.to_str().unwrap()), 100, 30);
     t.wait_for("the tensor to open", |s| {
         s.contains("big.npy") && s.contains("4096 channels")
     });
@@ -448,6 +469,49 @@ fn the_demo_steps_forward_and_back() {
         s.contains("step 1 of") && caption(s) == expected
     });
     // The first step focuses the editor, so quit with Ctrl-Q rather than q.
+    t.keys(&["C-q"]);
+    t.wait_for("exit", |s| s.contains("exit status 0"));
+}
+
+#[test]
+fn every_demo_step_is_readable_in_full_at_80x24() {
+    let script = quantscope::io::demo::demo_script("quiet-row").unwrap();
+    let n = script.steps.len();
+    let t = Tmux::start("demo-all", &app_command("demo"), 80, 24);
+    // The caption: the words in the rows between the last pane border and the hint line.
+    let caption = |s: &str| -> Vec<String> {
+        let lines: Vec<&str> = s.lines().collect();
+        let Some(last_border) = lines
+            .iter()
+            .rposition(|l| l.starts_with('└') || l.starts_with('┗'))
+        else {
+            return Vec::new();
+        };
+        let hint = lines
+            .iter()
+            .rposition(|l| !l.trim().is_empty())
+            .unwrap_or(0);
+        lines[last_border + 1..hint.max(last_border + 1)]
+            .iter()
+            .flat_map(|l| l.split_whitespace())
+            .map(str::to_string)
+            .collect()
+    };
+    for (i, step) in script.steps.iter().enumerate() {
+        let header = format!("step {} of {n}", i + 1);
+        let want: Vec<String> = step
+            .caption
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        // Waiting for the whole caption also waits for the frame to be drawn whole.
+        t.wait_for(&format!("{header} with its whole caption"), |s| {
+            s.lines().next().unwrap_or("").contains(&header) && caption(s) == want
+        });
+        t.keys(&["Space"]);
+    }
     t.keys(&["C-q"]);
     t.wait_for("exit", |s| s.contains("exit status 0"));
 }

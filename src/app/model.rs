@@ -542,9 +542,11 @@ impl Model {
                 return;
             }
         };
-        self.editor = new_editor(scenario.text.trim_end());
-        // The cursor goes to the end of the text, where typing cannot break a row by
-        // accident, and the view follows it onto the data rows.
+        // The cursor goes to the end of the text, on a line of its own after the data, where
+        // typing cannot break a row by accident; the view follows it onto the last rows.
+        let mut text = scenario.text.trim_end().to_string();
+        text.push('\n');
+        self.editor = new_editor(&text);
         self.editor.move_to_end();
         self.source = Source::Text { path: None };
         self.preset = scenario.preset;
