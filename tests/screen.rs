@@ -247,3 +247,49 @@ fn clamped_values_are_marked_in_utilization_and_errors() {
     // codes.
     assert!(s.contains("narrow (no effect)"), "{s}");
 }
+
+#[test]
+fn at_80x24_collapse_is_defined_and_nothing_important_ends_in_an_ellipsis() {
+    let m = first_run(80, 24);
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("✗ = every value on one code"), "{s}");
+    let ladder_formula = s.lines().find(|l| l.contains("bits/weight =")).unwrap();
+    assert!(!ladder_formula.contains('…'), "{ladder_formula}");
+    // Many channels: the Utilization summary takes its short form rather than being cut.
+    let mut many = String::new();
+    for r in 0..40 {
+        let scale = 10f32.powf(-(r as f32) / 10.0);
+        many.push_str(&format!(
+            "{}, {}, {}, {}\n",
+            scale,
+            -0.5 * scale,
+            0.25 * scale,
+            -scale
+        ));
+    }
+    let mut m = Model::with_text(&many, None);
+    update(&mut m, Message::Resized(80, 24));
+    settle(&mut m);
+    let s = screen(&m, 80, 24);
+    let summary = s.lines().find(|l| l.contains("utilization min")).unwrap();
+    assert!(!summary.contains('…'), "{s}");
+    assert!(summary.contains("max"), "{s}");
+    // The help defines the word too.
+    update(&mut m, Message::Action(Action::Help));
+    let s = screen(&m, 80, 24);
+    assert!(
+        s.contains("COLLAPSED") && s.contains("a channel whose values differ"),
+        "{s}"
+    );
+}
+
+#[test]
+fn with_the_collapsed_only_filter_and_nothing_collapsed_both_panes_list_nothing() {
+    let mut m = model();
+    update(&mut m, Message::Action(Action::CycleGranularity));
+    settle(&mut m);
+    assert_eq!(m.report.as_ref().unwrap().collapsed_channels, 0);
+    update(&mut m, Message::Action(Action::ToggleCollapsedOnly));
+    let s = screen(&m, 80, 24);
+    assert_eq!(s.matches("no channel to list").count(), 2, "{s}");
+}
