@@ -1,5 +1,7 @@
 //! Snapshots of the whole screen, drawn by `ui::draw` into ratatui's `TestBackend`.
 
+use std::fmt::Write as _;
+
 use quantscope::app::keymap::Action;
 use quantscope::app::{Message, Model, settle, update};
 use quantscope::cli::BUILTIN_EXAMPLE;
@@ -259,13 +261,14 @@ fn at_80x24_collapse_is_defined_and_nothing_important_ends_in_an_ellipsis() {
     let mut many = String::new();
     for r in 0..40 {
         let scale = 10f32.powf(-(r as f32) / 10.0);
-        many.push_str(&format!(
-            "{}, {}, {}, {}\n",
+        let _ = writeln!(
+            many,
+            "{}, {}, {}, {}",
             scale,
             -0.5 * scale,
             0.25 * scale,
             -scale
-        ));
+        );
     }
     let mut m = Model::with_text(&many, None);
     update(&mut m, Message::Resized(80, 24));
