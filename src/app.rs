@@ -8,10 +8,12 @@ pub mod editor;
 pub mod keymap;
 pub mod model;
 pub mod practice;
+pub mod setting;
 pub mod update;
 pub mod worker;
 
-pub use model::{Effect, ErrorMetric, Focus, Model, Overlay, Setting, Source};
+pub use model::{Effect, ErrorMetric, Focus, Model, Overlay, Source};
+pub use setting::{Direction, SETTINGS, Setting};
 pub use update::{Message, translate, update};
 
 /// A tensor loaded from a file, for the explorer.

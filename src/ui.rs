@@ -192,6 +192,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
         &settings::SettingsPane {
             config: &model.config,
             preset: model.preset,
+            overrides: model.overrides,
             modified: model.changed_from_preset(),
             group_size: model.group_size,
             selected: model.selected_setting,

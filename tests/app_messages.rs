@@ -1,8 +1,8 @@
 //! Message-level tests of the explorer: sequences of messages through `update`, no terminal.
 
 use quantscope::app::keymap::Action;
-use quantscope::app::model::SETTINGS;
-use quantscope::app::{Effect, Focus, Message, Model, Overlay, Setting, settle, translate, update};
+use quantscope::app::{Direction, SETTINGS, Setting};
+use quantscope::app::{Effect, Focus, Message, Model, Overlay, settle, translate, update};
 use quantscope::cli::BUILTIN_EXAMPLE;
 use quantscope::core::config::{Granularity, Scheme};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -101,16 +101,16 @@ fn a_bad_value_keeps_the_last_results_marked_stale_until_fixed() {
 fn toggles_change_the_configuration_and_recompute() {
     let mut m = model();
     let g0 = m.generation;
-    act(&mut m, Action::BitsUp);
+    act(&mut m, Action::Change(Setting::Bits, Direction::Forward));
     assert_eq!(m.config.bits, 5);
     assert_eq!(m.report.as_ref().unwrap().config.bits, 5);
     assert!(m.generation > g0);
-    act(&mut m, Action::ToggleScheme);
+    act(&mut m, Action::Change(Setting::Scheme, Direction::Forward));
     assert_eq!(m.config.scheme, Scheme::Asymmetric);
-    act(&mut m, Action::ToggleSigned);
+    act(&mut m, Action::Change(Setting::Signed, Direction::Forward));
     assert!(!m.config.signed);
     for _ in 0..20 {
-        act(&mut m, Action::BitsDown);
+        act(&mut m, Action::Change(Setting::Bits, Direction::Back));
     }
     assert_eq!(m.config.bits, 1, "bits stop at 1");
     assert_eq!(m.config.code_range(), (0, 1), "unsigned 1-bit");
@@ -127,13 +127,16 @@ fn toggles_change_the_configuration_and_recompute() {
 #[test]
 fn presets_cycle_and_clear_overrides() {
     let mut m = model();
-    act(&mut m, Action::CycleGranularity);
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
     assert!(!m.overrides.is_empty());
-    act(&mut m, Action::NextPreset);
+    act(&mut m, Action::Change(Setting::Preset, Direction::Forward));
     assert_eq!(m.preset, "calculator");
     assert!(m.overrides.is_empty());
     for _ in 0..7 {
-        act(&mut m, Action::NextPreset);
+        act(&mut m, Action::Change(Setting::Preset, Direction::Forward));
     }
     assert_eq!(m.preset, "q8_0");
     assert_eq!(m.config.granularity, Granularity::Group(32));
@@ -202,7 +205,10 @@ fn worst_channel_means_collapsed_first_then_the_lowest_sqnr() {
     act(&mut m, Action::WorstChannel);
     assert_eq!(m.selected_channel, 1, "collapsed comes before a larger MAE");
     // Per channel nothing collapses: the lowest SQNR wins.
-    act(&mut m, Action::CycleGranularity);
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
     act(&mut m, Action::WorstChannel);
     let r = m.report.as_ref().unwrap();
     let sqnr = |i: usize| r.channels[i].metrics.sqnr_db.unwrap();
@@ -308,8 +314,11 @@ fn a_paste_goes_into_the_editor_and_is_analysed() {
 #[test]
 fn results_of_older_requests_are_ignored() {
     let mut m = model();
-    act(&mut m, Action::BitsUp);
-    update(&mut m, Message::Action(Action::BitsUp));
+    act(&mut m, Action::Change(Setting::Bits, Direction::Forward));
+    update(
+        &mut m,
+        Message::Action(Action::Change(Setting::Bits, Direction::Forward)),
+    );
     assert!(m.effects.iter().any(|e| matches!(e, Effect::Analyse)));
     // A stale generation's result must not replace the newer configuration's.
     let mut old = m.job();
@@ -384,7 +393,10 @@ fn many_channels_sort_filter_and_jump_to_the_worst() {
     act(&mut m, Action::WorstChannel);
     assert_eq!(Some(m.selected_channel), r.worst_channel());
     // A new report (per channel) keeps the chosen order and refreshes it.
-    act(&mut m, Action::CycleGranularity);
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
     let r = m.report.clone().unwrap();
     assert!(
         m.order
@@ -510,7 +522,10 @@ fn the_worked_arithmetic_follows_the_selected_channel() {
     act(&mut m, Action::FocusNext);
     act(&mut m, Action::Down);
     assert_eq!(m.explanation.as_ref().unwrap().row, 1);
-    act(&mut m, Action::CycleGranularity);
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
     assert_eq!(m.explanation.as_ref().unwrap().blocks.len(), 1);
     act(&mut m, Action::Up);
     assert_eq!(
@@ -800,8 +815,11 @@ fn settings_are_kept_in_the_text_on_request_and_read_back_from_it() {
     let text = "# my rows\nq: 0.05, -0.08, 0.12, -0.15\nl: 2.21, -3.10, 1.77, -2.66\n";
     let mut m = Model::with_text(text, None);
     settle(&mut m);
-    act(&mut m, Action::CycleGranularity);
-    act(&mut m, Action::BitsUp);
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
+    act(&mut m, Action::Change(Setting::Bits, Direction::Forward));
     act(&mut m, Action::KeepSettings);
     let kept = m.text();
     assert!(kept.starts_with("#! preset: lesson\n"), "{kept}");
@@ -810,7 +828,7 @@ fn settings_are_kept_in_the_text_on_request_and_read_back_from_it() {
     assert!(kept.ends_with(text), "the data lines are untouched: {kept}");
     assert!(m.dirty());
     // Keeping again replaces the lines rather than adding more.
-    act(&mut m, Action::BitsDown);
+    act(&mut m, Action::Change(Setting::Bits, Direction::Back));
     act(&mut m, Action::KeepSettings);
     assert_eq!(m.text().matches("#! preset").count(), 1);
     assert!(m.text().contains("#! bits: 4\n"), "{}", m.text());

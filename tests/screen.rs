@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use quantscope::app::keymap::Action;
+use quantscope::app::{Direction, Setting};
 use quantscope::app::{Message, Model, settle, update};
 use quantscope::cli::BUILTIN_EXAMPLE;
 use quantscope::ui::{self, Theme};
@@ -109,7 +110,10 @@ fn scenario_picker_and_worked_arithmetic_screens() {
     assert!(s.contains("quiet-loud") && s.contains("gaussian-16"), "{s}");
     insta::assert_snapshot!("screen_scenarios", s);
     update(&mut m, Message::Action(Action::Close));
-    update(&mut m, Message::Action(Action::CycleGranularity));
+    update(
+        &mut m,
+        Message::Action(Action::Change(Setting::Granularity, Direction::Forward)),
+    );
     settle(&mut m);
     update(&mut m, Message::Action(Action::ToggleExplain));
     let s = screen(&m, 80, 24);
@@ -222,7 +226,10 @@ fn print_first_run() {
 fn clamped_values_are_marked_in_utilization_and_errors() {
     let mut m = model();
     // Unsigned codes under the symmetric scheme: every negative value clamps to code 0.
-    update(&mut m, Message::Action(Action::ToggleSigned));
+    update(
+        &mut m,
+        Message::Action(Action::Change(Setting::Signed, Direction::Forward)),
+    );
     settle(&mut m);
     let r = m.report.as_ref().unwrap();
     assert!(r.channels.iter().all(|c| c.clipped > 0));
@@ -289,7 +296,10 @@ fn at_80x24_collapse_is_defined_and_nothing_important_ends_in_an_ellipsis() {
 #[test]
 fn with_the_collapsed_only_filter_and_nothing_collapsed_both_panes_list_nothing() {
     let mut m = model();
-    update(&mut m, Message::Action(Action::CycleGranularity));
+    update(
+        &mut m,
+        Message::Action(Action::Change(Setting::Granularity, Direction::Forward)),
+    );
     settle(&mut m);
     assert_eq!(m.report.as_ref().unwrap().collapsed_channels, 0);
     update(&mut m, Message::Action(Action::ToggleCollapsedOnly));

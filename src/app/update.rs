@@ -7,13 +7,9 @@ use ratatui_textarea::{CursorMove, Input};
 
 use crate::app::editor::{EditAction, Editor};
 use crate::app::keymap::{Action, Mode, lookup};
-use crate::app::model::{Effect, Focus, Model, Overlay, SETTINGS, Setting, Source};
+use crate::app::model::{Effect, Focus, Model, Overlay, Source};
+use crate::app::setting::{Current, Direction, SETTINGS, Setting};
 use crate::app::worker::{JobResult, Outcome};
-use crate::core::LADDER_GROUPS;
-use crate::core::config::{
-    Axis, Clipping, Granularity, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
-};
-use crate::core::presets::{Overrides, PRESETS};
 
 /// Pastes larger than this are refused (the text stays as it was).
 pub const MAX_PASTE_BYTES: usize = 64 * 1024 * 1024;
@@ -322,19 +318,7 @@ fn act(model: &mut Model, action: Action) {
             model.help_scroll = 0;
         }
         Action::Close | Action::No => close(model),
-        Action::BitsDown
-        | Action::BitsUp
-        | Action::ToggleSigned
-        | Action::ToggleScheme
-        | Action::ToggleRange
-        | Action::ToggleRangeSource
-        | Action::CycleRounding
-        | Action::CycleGranularity
-        | Action::CycleGroupSize
-        | Action::ToggleAxis
-        | Action::CycleClipping
-        | Action::CycleScaleDtype
-        | Action::NextPreset => toggle(model, action),
+        Action::Change(setting, dir) => change_setting(model, setting, dir),
         Action::Practice => {
             // Back to where the learner left practice mode, progress and score kept.
             if let Some(kept) = model.practice_kept.take() {
@@ -439,7 +423,12 @@ fn act(model: &mut Model, action: Action) {
         Action::PageDown => step_selection(model, 10),
         Action::Left | Action::Right if model.focus == Focus::Settings => {
             let setting = SETTINGS[model.selected_setting.min(SETTINGS.len() - 1)];
-            change_setting(model, setting, action == Action::Right);
+            let dir = if action == Action::Right {
+                Direction::Forward
+            } else {
+                Direction::Back
+            };
+            change_setting(model, setting, dir);
         }
         Action::Left | Action::Right => {
             if action == Action::Right && matches!(model.focus, Focus::Utilization | Focus::Errors)
@@ -655,26 +644,6 @@ fn copy_to_editor(model: &mut Model) {
     model.request_analysis();
 }
 
-/// The toggles: each changes one setting through [`change_setting`].
-fn toggle(model: &mut Model, action: Action) {
-    match action {
-        Action::BitsDown => change_setting(model, Setting::Bits, false),
-        Action::BitsUp => change_setting(model, Setting::Bits, true),
-        Action::ToggleSigned => change_setting(model, Setting::Signed, true),
-        Action::ToggleScheme => change_setting(model, Setting::Scheme, true),
-        Action::ToggleRange => change_setting(model, Setting::Range, true),
-        Action::ToggleRangeSource => change_setting(model, Setting::RangeSource, true),
-        Action::CycleRounding => change_setting(model, Setting::Rounding, true),
-        Action::CycleGranularity => change_setting(model, Setting::Granularity, true),
-        Action::CycleGroupSize => change_setting(model, Setting::GroupSize, true),
-        Action::ToggleAxis => change_setting(model, Setting::Axis, true),
-        Action::CycleClipping => change_setting(model, Setting::Clipping, true),
-        Action::CycleScaleDtype => change_setting(model, Setting::ScaleDtype, true),
-        Action::NextPreset => change_setting(model, Setting::Preset, true),
-        _ => {}
-    }
-}
-
 fn yes(model: &mut Model) {
     match model.overlay.take() {
         Some(Overlay::Scenarios { selected }) => {
@@ -833,98 +802,21 @@ fn step_selection(model: &mut Model, delta: isize) {
     }
 }
 
-fn cycle<T: Copy + PartialEq>(values: &[T], current: T, forward: bool) -> T {
-    let n = values.len();
-    let i = values.iter().position(|v| *v == current).unwrap_or(n - 1);
-    values[if forward {
-        (i + 1) % n
-    } else {
-        (i + n - 1) % n
-    }]
-}
-
-/// Clipping methods the explorer cycles through.
-pub const CLIPPINGS: [Clipping; 4] = [
-    Clipping::None,
-    Clipping::Percentile(99.9),
-    Clipping::Percentile(99.0),
-    Clipping::Mse,
-];
-
-fn change_setting(model: &mut Model, setting: Setting, forward: bool) {
+/// Moves `setting` one step `dir` (see [`Setting::step`]), and says when the change did
+/// nothing under the rest of the configuration.
+fn change_setting(model: &mut Model, setting: Setting, dir: Direction) {
     let c = model.config;
-    let mut o: Overrides = model.overrides;
-    let mut preset = model.preset;
-    match setting {
-        Setting::Preset => {
-            let names: Vec<&'static str> = PRESETS.iter().map(|p| p.name).collect();
-            preset = cycle(&names, preset, forward);
-            o = Overrides::default();
-        }
-        Setting::Bits => {
-            let bits = if forward {
-                c.bits.saturating_add(1).min(16)
-            } else {
-                c.bits.saturating_sub(1).max(1)
-            };
-            o.bits = Some(bits);
-        }
-        Setting::Signed => o.signed = Some(!c.signed),
-        Setting::Scheme => {
-            o.scheme = Some(if c.scheme == Scheme::Symmetric {
-                Scheme::Asymmetric
-            } else {
-                Scheme::Symmetric
-            });
-            // The preset's own range follows the scheme (ONNX Runtime narrows only symmetric int8).
-            o.range = None;
-        }
-        Setting::Range => {
-            o.range = Some(if c.range == RangeKind::Narrow {
-                RangeKind::Full
-            } else {
-                RangeKind::Narrow
-            });
-        }
-        Setting::RangeSource => {
-            o.range_source = Some(cycle(
-                &[RangeSource::Tight, RangeSource::IncludeZero],
-                c.range_source,
-                forward,
-            ));
-        }
-        Setting::Rounding => {
-            o.rounding = Some(cycle(
-                &[Rounding::HalfEven, Rounding::HalfAway, Rounding::HalfUp],
-                c.rounding,
-                forward,
-            ));
-        }
-        Setting::Granularity => {
-            let g = model.compared_group();
-            o.granularity = Some(cycle(
-                &[Granularity::Tensor, Granularity::Channel, g],
-                c.granularity,
-                forward,
-            ));
-        }
-        Setting::GroupSize => {
-            let g = cycle(&LADDER_GROUPS, model.group_size, forward);
-            if let Granularity::Group(_) = c.granularity {
-                o.granularity = Some(Granularity::Group(g));
-            }
-            model.group_size = g;
-        }
-        Setting::Axis => o.axis = Some(cycle(&[Axis::Rows, Axis::Columns], c.axis, forward)),
-        Setting::Clipping => o.clipping = Some(cycle(&CLIPPINGS, c.clipping, forward)),
-        Setting::ScaleDtype => {
-            o.scale_dtype = Some(cycle(
-                &[ScaleDtype::F32, ScaleDtype::F16, ScaleDtype::Bf16],
-                c.scale_dtype,
-                forward,
-            ));
-        }
-    }
+    let changed = setting.step(
+        &Current {
+            config: &c,
+            preset: model.preset,
+            overrides: model.overrides,
+            group_size: model.group_size,
+        },
+        dir,
+    );
+    model.group_size = changed.group_size;
+    let (preset, o) = (changed.preset, changed.overrides);
     if let Err(e) = model.apply_settings(preset, o) {
         model.status = Some(format!("not changed: {e}"));
     } else if let Some(n) = crate::core::effect::ineffective(&model.config)
