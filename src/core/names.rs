@@ -115,7 +115,19 @@ fn normal(s: &str) -> String {
     s.trim().to_ascii_lowercase()
 }
 
-/// `FromStr`, `Display`, `name()` and `ALL` for an enum without data, from one table.
+/// An enum without data whose values have names: what the command line, scenario headers
+/// and the explorer list and parse ([`FromStr`] accepts the name and the aliases).
+pub trait Named: Sized + Copy + 'static {
+    /// Every value, in the order the command line lists them.
+    const VALUES: &'static [Self];
+    /// The value's name.
+    fn name(self) -> &'static str;
+    /// Other spellings [`FromStr`] accepts for it.
+    fn aliases(self) -> &'static [&'static str];
+}
+
+/// `FromStr`, `Display`, `name()`, `ALL` and [`Named`] for an enum without data, from one
+/// table.
 macro_rules! names {
     ($ty:ident, $key:literal, [$($variant:ident => $name:literal $(| $alias:literal)*),+ $(,)?]) => {
         impl $ty {
@@ -127,6 +139,20 @@ macro_rules! names {
             pub fn name(self) -> &'static str {
                 match self {
                     $(Self::$variant => $name),+
+                }
+            }
+        }
+
+        impl Named for $ty {
+            const VALUES: &'static [Self] = Self::ALL;
+
+            fn name(self) -> &'static str {
+                $ty::name(self)
+            }
+
+            fn aliases(self) -> &'static [&'static str] {
+                match self {
+                    $(Self::$variant => &[$($alias),*]),+
                 }
             }
         }
@@ -202,6 +228,18 @@ names!(Degenerate, "degenerate", [
 impl ScaleDtype {
     /// Every storage type.
     pub const ALL: &'static [Self] = &[Self::F32, Self::F16, Self::Bf16];
+}
+
+impl Named for ScaleDtype {
+    const VALUES: &'static [Self] = Self::ALL;
+
+    fn name(self) -> &'static str {
+        ScaleDtype::name(self)
+    }
+
+    fn aliases(self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 impl fmt::Display for ScaleDtype {
