@@ -39,6 +39,7 @@ pub mod app;
 pub mod cli;
 pub mod core;
 pub mod io;
+pub mod runtime;
 pub mod scan;
 pub mod tui;
 pub mod ui;

@@ -2,9 +2,10 @@
 
 use quantscope::app::keymap::Action;
 use quantscope::app::{Direction, SETTINGS, Setting};
-use quantscope::app::{Effect, Focus, Message, Model, Overlay, settle, translate, update};
+use quantscope::app::{Effect, Focus, Message, Model, Overlay, translate, update};
 use quantscope::cli::BUILTIN_EXAMPLE;
 use quantscope::core::config::{Granularity, Scheme};
+use quantscope::runtime::settle;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 fn model() -> Model {
@@ -274,7 +275,7 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     let save = m.effects.iter().find_map(|e| match e {
         Effect::Save { path, text } => Some((path.clone(), text.clone())),
-        Effect::Analyse | Effect::LoadTensor { .. } => None,
+        Effect::Analyse | Effect::LoadTensor { .. } | Effect::ListTensors { .. } => None,
     });
     let (path, text) = save.expect("a save effect");
     assert_eq!(path.to_string_lossy(), "channels.txtu");
@@ -986,4 +987,42 @@ fn the_picker_lists_integer_tensors_greyed_and_a_loaded_f16_tensor_says_so() {
         quantscope::app::Source::Text { .. } => panic!("not loaded: {:?}", m.status),
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn only_the_newest_tensor_load_is_shown_and_the_picker_reopens_through_the_runtime() {
+    let path = two_tensor_file();
+    let mut m = Model::with_text("", None);
+    // Two loads asked for; the older one's result arrives last and is dropped.
+    m.load_request = 2;
+    let older = quantscope::runtime::files::load_tensor(&path, "attn.q.weight").unwrap();
+    let newer = quantscope::runtime::files::load_tensor(&path, "mlp.up.weight").unwrap();
+    update(
+        &mut m,
+        Message::TensorLoaded {
+            request: 2,
+            result: Ok(newer),
+        },
+    );
+    update(
+        &mut m,
+        Message::TensorLoaded {
+            request: 1,
+            result: Ok(older),
+        },
+    );
+    assert!(
+        matches!(&m.source, quantscope::app::Source::Tensor { name, .. } if name.ends_with("mlp.up.weight"))
+    );
+    // The picker is reopened by a listing the runtime makes, not by update reading the file.
+    m.tensor_file = Some(path.clone());
+    update(&mut m, Message::Action(Action::Tensors));
+    assert!(m.overlay.is_none(), "update itself reads nothing");
+    assert!(
+        m.effects
+            .iter()
+            .any(|e| matches!(e, Effect::ListTensors { .. }))
+    );
+    settle(&mut m);
+    assert!(matches!(m.overlay, Some(Overlay::Tensors(_))));
 }

@@ -4,8 +4,9 @@ use std::fmt::Write as _;
 
 use quantscope::app::keymap::Action;
 use quantscope::app::{Direction, Setting};
-use quantscope::app::{Message, Model, settle, update};
+use quantscope::app::{Message, Model, update};
 use quantscope::cli::BUILTIN_EXAMPLE;
+use quantscope::runtime::settle;
 use quantscope::ui::{self, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -163,12 +163,20 @@ pub enum Effect {
     /// what; the job is built when the runtime sends it, so that a burst of keys asks for
     /// one analysis of the text they leave).
     Analyse,
-    /// Load tensor `name` of the .safetensors file at `path`.
+    /// Load tensor `name` of the .safetensors file at `path`; `request` numbers it, so
+    /// that only the newest request's tensor is shown.
     LoadTensor {
         /// The file.
         path: PathBuf,
         /// The tensor.
         name: String,
+        /// The request's number ([`Model::load_request`] when it was made).
+        request: u64,
+    },
+    /// List the tensors of the .safetensors file at `path` (for the picker).
+    ListTensors {
+        /// The file.
+        path: PathBuf,
     },
     /// Write `text` to `path` atomically.
     Save {
@@ -257,6 +265,9 @@ pub struct Model {
     pub demo: Option<crate::app::demo::Demo>,
     /// The .safetensors file the shown tensor came from (the picker can reopen it).
     pub tensor_file: Option<PathBuf>,
+    /// The number of the newest tensor load asked for; older loads that arrive later are
+    /// dropped.
+    pub load_request: u64,
 }
 
 /// From this many columns on, the channel detail always has a column of its own.
@@ -332,6 +343,7 @@ impl Model {
             practice_kept: None,
             demo: None,
             tensor_file: None,
+            load_request: 0,
         };
         model.request_analysis();
         model

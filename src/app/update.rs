@@ -38,8 +38,21 @@ pub enum Message {
     Saved(Result<PathBuf, (PathBuf, String)>),
     /// The terminal is now this many columns and rows.
     Resized(u16, u16),
-    /// A tensor was loaded (its display name and values), or why not.
-    TensorLoaded(Result<crate::app::LoadedTensor, String>),
+    /// A tensor load finished: the tensor, or why not; `request` is the number of the load
+    /// asked for (only the newest counts).
+    TensorLoaded {
+        /// The load's number.
+        request: u64,
+        /// The tensor, or why it could not be loaded.
+        result: Result<crate::app::LoadedTensor, String>,
+    },
+    /// A file's tensors were listed (for the picker), or why not.
+    TensorsListed {
+        /// The file.
+        path: PathBuf,
+        /// Its tensors.
+        result: Result<Vec<crate::io::safetensors::TensorInfo>, String>,
+    },
 }
 
 /// The mode whose bindings apply now.
@@ -190,7 +203,10 @@ pub fn update(model: &mut Model, message: Message) {
             model.status = Some(format!("not saved: {e}; give another name (Esc cancels)"));
             model.overlay = Some(save_as_prompt(&path.display().to_string()));
         }
-        Message::TensorLoaded(Ok(tensor)) => {
+        Message::TensorLoaded { request, .. } if request != model.load_request => {}
+        Message::TensorLoaded {
+            result: Ok(tensor), ..
+        } => {
             let (rows, cols) = tensor.matrix.shape();
             let name = tensor.name.clone();
             model.source = Source::Tensor {
@@ -205,7 +221,13 @@ pub fn update(model: &mut Model, message: Message) {
             model.status = Some(format!("loaded {name}: {rows} x {cols}"));
             model.request_analysis();
         }
-        Message::TensorLoaded(Err(e)) => model.status = Some(format!("not loaded: {e}")),
+        Message::TensorLoaded { result: Err(e), .. } => {
+            model.status = Some(format!("not loaded: {e}"));
+        }
+        Message::TensorsListed { path, result } => match result {
+            Ok(tensors) => model.overlay = Some(Overlay::tensor_picker(path, tensors)),
+            Err(e) => model.status = Some(e),
+        },
         Message::Resized(width, height) => {
             model.size = (width, height);
             model.keep_focus_visible();
@@ -329,13 +351,7 @@ fn act(model: &mut Model, action: Action) {
             }
         }
         Action::Tensors => match model.tensor_file.clone() {
-            Some(path) => match crate::io::safetensors::Safetensors::open(&path) {
-                Ok(file) => {
-                    let tensors = file.tensors().to_vec();
-                    model.overlay = Some(Overlay::tensor_picker(path, tensors));
-                }
-                Err(e) => model.status = Some(e.to_string()),
-            },
+            Some(path) => model.effects.push(Effect::ListTensors { path }),
             None => {
                 model.status =
                     Some("no .safetensors file is open (quantscope FILE.safetensors)".into());
@@ -670,9 +686,11 @@ fn yes(model: &mut Model) {
                 }
                 Some(name) => {
                     model.tensor_file = Some(picker.path.clone());
+                    model.load_request += 1;
                     model.effects.push(Effect::LoadTensor {
                         path: picker.path.clone(),
                         name,
+                        request: model.load_request,
                     });
                     model.status = Some("loading…".into());
                 }
