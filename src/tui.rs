@@ -171,8 +171,8 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
     let mut last_generation = 0;
     loop {
         run_effects(&mut model, &mut runtime)?;
-        if model.generation != last_generation {
-            last_generation = model.generation;
+        if model.analysis.generation != last_generation {
+            last_generation = model.analysis.generation;
             remember_text(&model);
             #[cfg(debug_assertions)]
             injected_panic(&model);
@@ -199,7 +199,7 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
                 .wrap_err("could not draw")?;
             redraw = false;
         }
-        let event = if model.pending || runtime.loading() {
+        let event = if model.analysis.pending || runtime.loading() {
             if event::poll(RESULT_POLL).wrap_err("could not read the terminal")? {
                 Some(event::read().wrap_err("could not read the terminal")?)
             } else {

@@ -232,7 +232,7 @@ fn clamped_values_are_marked_in_utilization_and_errors() {
         Message::Action(Action::Change(Setting::Signed, Direction::Forward)),
     );
     settle(&mut m);
-    let r = m.report.as_ref().unwrap();
+    let r = m.analysis.report.as_ref().unwrap();
     assert!(r.channels.iter().all(|c| c.clipped > 0));
     let s = screen(&m, 80, 24);
     let util = s
@@ -302,7 +302,7 @@ fn with_the_collapsed_only_filter_and_nothing_collapsed_both_panes_list_nothing(
         Message::Action(Action::Change(Setting::Granularity, Direction::Forward)),
     );
     settle(&mut m);
-    assert_eq!(m.report.as_ref().unwrap().collapsed_channels, 0);
+    assert_eq!(m.analysis.report.as_ref().unwrap().collapsed_channels, 0);
     update(&mut m, Message::Action(Action::ToggleCollapsedOnly));
     let s = screen(&m, 80, 24);
     assert_eq!(s.matches("no channel to list").count(), 2, "{s}");

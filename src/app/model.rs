@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ratatui_textarea::TextArea;
 
 use crate::app::editor::Editor;
-use crate::app::worker::{Input, Job};
+use crate::app::worker::{Input, Job, JobResult, Outcome};
 use crate::core::config::{Config, Granularity};
 use crate::core::explain::{ChannelExplanation, explain_channel};
 use crate::core::presets::Overrides;
@@ -187,6 +187,69 @@ pub enum Effect {
     },
 }
 
+/// What the analysis has delivered for the newest request: the matrix and report last
+/// good, or why the newest did not give one. One writer: the request and the result.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    /// The last matrix that parsed.
+    pub matrix: Option<Arc<Matrix>>,
+    /// The last good report (for the last good matrix).
+    pub report: Option<Arc<Report>>,
+    /// The current text does not parse: the panes show the last good report, marked stale.
+    pub parse_error: Option<ParseError>,
+    /// Notes on the last text that parsed (values that underflow `f32`, a skipped header).
+    pub notes: Arc<crate::io::text::Notes>,
+    /// Another analysis failure (shown like a parse error).
+    pub failure: Option<String>,
+    /// The generation of the newest job requested.
+    pub generation: u64,
+    /// The report is older than the newest request (the ladder may still be coming).
+    pub pending: bool,
+}
+
+impl Analysis {
+    /// A new request: results of older ones are dropped from now on.
+    pub fn request(&mut self) {
+        self.generation += 1;
+        self.pending = true;
+    }
+
+    /// Takes in a job's result; returns whether it was the newest request's report (the
+    /// lists and explanation built from it then need refreshing).
+    pub fn receive(&mut self, result: JobResult) -> bool {
+        if result.generation != self.generation {
+            return false;
+        }
+        match result.outcome {
+            Outcome::Invalid(e) => {
+                self.parse_error = Some(e);
+                self.failure = None;
+                self.pending = false;
+                false
+            }
+            Outcome::Failed(e) => {
+                self.failure = Some(e);
+                self.pending = false;
+                false
+            }
+            Outcome::Report {
+                matrix,
+                notes,
+                report,
+                complete,
+            } => {
+                self.notes = notes;
+                self.parse_error = None;
+                self.failure = None;
+                self.matrix = Some(matrix);
+                self.report = Some(report);
+                self.pending = !complete;
+                true
+            }
+        }
+    }
+}
+
 /// The explorer's state.
 #[derive(Debug)]
 pub struct Model {
@@ -202,21 +265,9 @@ pub struct Model {
     pub config: Config,
     /// The group size used when the granularity is switched to groups.
     pub group_size: usize,
-    /// The last matrix that parsed.
-    pub matrix: Option<Arc<Matrix>>,
-    /// The last good report (for the last good matrix).
-    pub report: Option<Arc<Report>>,
-    /// The current text does not parse: the panes show the last good report, marked stale.
-    pub parse_error: Option<ParseError>,
-    /// Notes on the last text that parsed (values that underflow `f32`, a skipped header)
-    /// and how many there were.
-    pub notes: Arc<crate::io::text::Notes>,
-    /// Another analysis failure (shown like a parse error).
-    pub failure: Option<String>,
-    /// The generation of the newest job requested.
-    pub generation: u64,
-    /// The report is older than the newest request (the ladder may still be coming).
-    pub pending: bool,
+    /// What the analysis has delivered: written by [`Analysis::request`] and
+    /// [`Analysis::receive`] only.
+    pub analysis: Analysis,
     /// Which pane has focus.
     pub focus: Focus,
     /// Selected channel (utilization, errors, detail).
@@ -312,13 +363,7 @@ impl Model {
             overrides: Overrides::default(),
             config,
             group_size: 32,
-            matrix: None,
-            report: None,
-            parse_error: None,
-            notes: Arc::default(),
-            failure: None,
-            generation: 0,
-            pending: false,
+            analysis: Analysis::default(),
             focus: Focus::Editor,
             selected_channel: 0,
             selected_setting: 0,
@@ -365,7 +410,7 @@ impl Model {
     /// does not parse, or the analysis failed.
     #[must_use]
     pub fn stale(&self) -> bool {
-        self.parse_error.is_some() || self.failure.is_some()
+        self.analysis.parse_error.is_some() || self.analysis.failure.is_some()
     }
 
     /// The file the text is saved to.
@@ -454,7 +499,7 @@ impl Model {
     /// Recomputes the list order after a new report or a change of sort or filter, keeping
     /// the selected channel when it is still listed.
     pub fn refresh_order(&mut self) {
-        self.order = match &self.report {
+        self.order = match &self.analysis.report {
             Some(r) => channel_order(r, self.sort, self.collapsed_only),
             None => Vec::new(),
         };
@@ -465,7 +510,7 @@ impl Model {
 
     /// Recomputes the worked arithmetic of the selected channel, when it is shown.
     pub fn refresh_explanation(&mut self) {
-        self.explanation = match (&self.matrix, &self.report) {
+        self.explanation = match (&self.analysis.matrix, &self.analysis.report) {
             (Some(m), Some(r))
                 if self.show_explain
                     && m.shape() == r.shape
@@ -544,8 +589,7 @@ impl Model {
 
     /// Queues an analysis of the current data and configuration.
     pub fn request_analysis(&mut self) {
-        self.generation += 1;
-        self.pending = true;
+        self.analysis.request();
         if !self.effects.iter().any(|e| matches!(e, Effect::Analyse)) {
             self.effects.push(Effect::Analyse);
         }
@@ -560,7 +604,7 @@ impl Model {
             Source::Tensor { matrix, .. } => Input::Matrix(Arc::clone(matrix)),
         };
         Job {
-            generation: self.generation,
+            generation: self.analysis.generation,
             input,
             config: self.config,
         }

@@ -9,7 +9,7 @@ use crate::app::editor::{EditAction, Editor};
 use crate::app::keymap::{Action, Mode, lookup};
 use crate::app::model::{Effect, Focus, Model, Overlay, Source};
 use crate::app::setting::{Current, Direction, SETTINGS, Setting};
-use crate::app::worker::{JobResult, Outcome};
+use crate::app::worker::JobResult;
 
 /// Pastes larger than this are refused (the text stays as it was).
 pub const MAX_PASTE_BYTES: usize = 64 * 1024 * 1024;
@@ -283,36 +283,11 @@ fn paste(model: &mut Model, text: &str) {
 }
 
 fn analysed(model: &mut Model, result: JobResult) {
-    if result.generation != model.generation {
-        return;
-    }
-    match result.outcome {
-        Outcome::Invalid(e) => {
-            model.parse_error = Some(e);
-            model.failure = None;
-            model.pending = false;
-        }
-        Outcome::Failed(e) => {
-            model.failure = Some(e);
-            model.pending = false;
-        }
-        Outcome::Report {
-            matrix,
-            notes,
-            report,
-            complete,
-        } => {
-            model.notes = notes;
-            let rows = report.shape.0;
-            model.parse_error = None;
-            model.failure = None;
-            model.matrix = Some(matrix);
-            model.report = Some(report);
-            model.pending = !complete;
-            model.selected_channel = model.selected_channel.min(rows.saturating_sub(1));
-            model.refresh_order();
-            model.refresh_explanation();
-        }
+    if model.analysis.receive(result) {
+        let rows = model.analysis.report.as_ref().map_or(0, |r| r.shape.0);
+        model.selected_channel = model.selected_channel.min(rows.saturating_sub(1));
+        model.refresh_order();
+        model.refresh_explanation();
     }
 }
 
@@ -462,7 +437,7 @@ fn act(model: &mut Model, action: Action) {
             model.keep_focus_visible();
         }
         Action::WorstChannel => {
-            let Some(report) = model.report.as_ref() else {
+            let Some(report) = model.analysis.report.as_ref() else {
                 return;
             };
             // The worst of the channels listed (the collapsed ones when filtered).
@@ -520,7 +495,7 @@ fn close(model: &mut Model) {
 
 /// Opens practice mode on exercise `index`.
 pub fn start_practice(model: &mut Model, index: usize) {
-    match crate::app::practice::Practice::start(index, model.matrix.as_deref()) {
+    match crate::app::practice::Practice::start(index, model.analysis.matrix.as_deref()) {
         Ok(p) => {
             model.practice = Some(Box::new(p));
             model.overlay = None;
@@ -584,7 +559,7 @@ fn practice_action(model: &mut Model, action: Action) {
         }
         Action::NextExercise => {
             let next = (p.index + 1) % p.exercises.len().max(1);
-            if let Err(e) = p.switch_to(next, model.matrix.as_deref()) {
+            if let Err(e) = p.switch_to(next, model.analysis.matrix.as_deref()) {
                 model.status = Some(format!("practice: {e}"));
             }
         }
@@ -796,11 +771,11 @@ fn step_selection(model: &mut Model, delta: isize) {
             .saturating_add_signed(delta.clamp(-100, 100) as i16);
         return;
     }
-    let channels = model.report.as_ref().map_or(0, |r| r.shape.0);
+    let channels = model.analysis.report.as_ref().map_or(0, |r| r.shape.0);
     match model.focus {
         Focus::Settings => model.selected_setting = moved(model.selected_setting, SETTINGS.len()),
         Focus::Ladder => {
-            let rungs = model.report.as_ref().map_or(0, |r| r.ladder.len());
+            let rungs = model.analysis.report.as_ref().map_or(0, |r| r.ladder.len());
             model.selected_rung = moved(model.selected_rung, rungs);
         }
         Focus::Utilization | Focus::Errors | Focus::Detail => {
