@@ -20,7 +20,6 @@
 mod analyse;
 pub mod config;
 pub mod effect;
-pub mod exercise;
 pub mod explain;
 pub mod kernel;
 mod matrix;

@@ -41,5 +41,6 @@ pub mod core;
 pub mod io;
 pub mod runtime;
 pub mod scan;
+pub mod teach;
 pub mod tui;
 pub mod ui;

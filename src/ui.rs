@@ -315,7 +315,7 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             area,
         ),
         Some(Overlay::Scenarios { selected }) => {
-            let entries: Vec<(String, String, String)> = crate::io::assets::scenarios()
+            let entries: Vec<(String, String, String)> = crate::teach::assets::scenarios()
                 .into_iter()
                 .map(|s| (s.name, s.title, s.look.join(" ")))
                 .collect();

@@ -474,7 +474,7 @@ fn the_scenario_picker_loads_text_and_suggested_settings_and_asks_before_replaci
         m.overlay,
         Some(Overlay::Scenarios { selected: 0 })
     ));
-    let names = quantscope::io::assets::scenario_names();
+    let names = quantscope::teach::assets::scenario_names();
     let outlier = names
         .iter()
         .position(|n| *n == "outlier")
@@ -484,7 +484,7 @@ fn the_scenario_picker_loads_text_and_suggested_settings_and_asks_before_replaci
     }
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     assert!(m.overlay.is_none());
-    let scenario = quantscope::io::assets::scenario("outlier").unwrap();
+    let scenario = quantscope::teach::assets::scenario("outlier").unwrap();
     assert_eq!(m.text().trim_end(), scenario.text.trim_end());
     // The cursor waits on a line of its own after the data.
     assert_eq!(m.editor.cursor().row, m.editor.lines().len() - 1);
@@ -557,7 +557,7 @@ fn answer(m: &mut Model, text: &str) {
 
 #[test]
 fn practice_plays_the_apply_now_exercise_through() {
-    use quantscope::core::exercise::{Expected, Outcome};
+    use quantscope::teach::exercise::{Expected, Outcome};
     let mut m = model();
     key(&mut m, KeyCode::Char('m'), KeyModifiers::ALT);
     let p = m.practice.as_ref().expect("practice mode");
@@ -629,7 +629,7 @@ fn practice_reveal_and_the_recall_cards() {
     let p = m.practice.as_ref().unwrap();
     assert_eq!(
         p.session.progress().outcome,
-        quantscope::core::exercise::Outcome::Revealed
+        quantscope::teach::exercise::Outcome::Revealed
     );
     assert_eq!(p.session.score(), 0);
     key(&mut m, KeyCode::F(7), KeyModifiers::NONE);
@@ -670,7 +670,7 @@ fn practice_uses_the_learners_own_rows_when_the_exercise_asks_for_them() {
 
 #[test]
 fn the_demo_steps_forward_and_back_and_replays_the_same_screens() {
-    let script = quantscope::io::demo::demo_script("quiet-row").unwrap();
+    let script = quantscope::teach::script::demo_script("quiet-row").unwrap();
     let n = script.steps.len();
     let mut m = Model::with_text("", None);
     m.demo = Some(quantscope::app::demo::Demo::new(script));

@@ -143,7 +143,7 @@ fn practice_step_after_a_miss_and_a_recall_card() {
 /// The model the explorer starts with: the built-in example with its scenario's caption.
 fn first_run(width: u16, height: u16) -> Model {
     let mut m = Model::with_text("", None);
-    let scenario = quantscope::io::assets::scenario("quiet-loud").unwrap();
+    let scenario = quantscope::teach::assets::scenario("quiet-loud").unwrap();
     m.load_scenario(&scenario);
     update(&mut m, Message::Resized(width, height));
     settle(&mut m);
@@ -204,7 +204,7 @@ fn the_first_run_shows_the_instruction_at_80x24_and_every_word_over_its_pages() 
 #[test]
 fn the_title_keeps_the_demo_step_and_the_shape_at_80_columns() {
     let mut m = Model::with_text("", None);
-    let script = quantscope::io::demo::demo_script("quiet-row").unwrap();
+    let script = quantscope::teach::script::demo_script("quiet-row").unwrap();
     m.demo = Some(quantscope::app::demo::Demo::new(script));
     update(&mut m, Message::Resized(80, 24));
     quantscope::app::demo::go_to(&mut m, 10);

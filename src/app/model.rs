@@ -524,7 +524,7 @@ impl Model {
 
     /// Replaces the text and configuration with a scenario's (the caller has made sure
     /// nothing unsaved is lost).
-    pub fn load_scenario(&mut self, scenario: &crate::io::assets::Scenario) {
+    pub fn load_scenario(&mut self, scenario: &crate::teach::assets::Scenario) {
         let config = match scenario.config() {
             Ok(c) => c,
             Err(e) => {
@@ -562,10 +562,10 @@ impl Model {
     /// the text in messages.
     pub fn apply_text_header(&mut self, name: &str) {
         let text = self.text();
-        if !crate::io::assets::Header::has_settings(&text) {
+        if !crate::teach::assets::Header::has_settings(&text) {
             return;
         }
-        match crate::io::assets::parse_header(name, &text) {
+        match crate::teach::assets::parse_header(name, &text) {
             Ok(h) => {
                 if let Err(e) = self.apply_settings(h.preset, h.overrides) {
                     self.status = Some(format!("{name}: the #! settings are not valid: {e}"));

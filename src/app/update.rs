@@ -533,7 +533,7 @@ fn practice_action(model: &mut Model, action: Action) {
             let verdict = p.session.answer(&text);
             // A malformed answer stays to be corrected; a judged one is cleared and shown
             // beside its verdict.
-            if !matches!(verdict, crate::core::exercise::Verdict::Malformed { .. }) {
+            if !matches!(verdict, crate::teach::exercise::Verdict::Malformed { .. }) {
                 p.clear_input();
                 p.last_answer = Some(text.trim().to_string());
             }
@@ -569,7 +569,7 @@ fn practice_action(model: &mut Model, action: Action) {
 }
 
 fn load_builtin_scenario(model: &mut Model, index: usize) {
-    if let Some(scenario) = crate::io::assets::scenarios().get(index) {
+    if let Some(scenario) = crate::teach::assets::scenarios().get(index) {
         model.load_scenario(scenario);
     }
 }
@@ -757,7 +757,7 @@ fn step_selection(model: &mut Model, delta: isize) {
         i.saturating_add_signed(delta).min(n - 1)
     };
     if let Some(Overlay::Scenarios { selected }) = &mut model.overlay {
-        *selected = moved(*selected, crate::io::assets::scenario_names().len());
+        *selected = moved(*selected, crate::teach::assets::scenario_names().len());
         return;
     }
     if let Some(Overlay::Tensors(picker)) = &mut model.overlay {
