@@ -21,6 +21,7 @@ mod analyse;
 pub mod config;
 pub mod effect;
 pub mod explain;
+pub mod format;
 pub mod kernel;
 mod matrix;
 pub mod names;
