@@ -18,6 +18,7 @@
 //! Results do not depend on the number of threads.
 
 mod analyse;
+pub mod compare;
 pub mod config;
 pub mod effect;
 pub mod explain;

@@ -187,6 +187,15 @@ pub enum Effect {
     },
 }
 
+/// A configuration pinned as A: how it was made, to say what differs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pinned {
+    /// Its preset.
+    pub preset: &'static str,
+    /// Its resolved configuration.
+    pub config: Config,
+}
+
 /// What the analysis has delivered for the newest request: the matrix and report last
 /// good, or why the newest did not give one. One writer: the request and the result.
 #[derive(Debug, Clone, Default)]
@@ -205,6 +214,10 @@ pub struct Analysis {
     pub generation: u64,
     /// The report is older than the newest request (the ladder may still be coming).
     pub pending: bool,
+    /// The pinned configuration A's report on the same data, when one is pinned.
+    pub pinned: Option<Arc<Report>>,
+    /// A (pinned) and B (the active configuration) side by side, once both have arrived.
+    pub comparison: Option<Arc<crate::core::compare::Comparison>>,
 }
 
 impl Analysis {
@@ -232,6 +245,15 @@ impl Analysis {
                 self.pending = false;
                 false
             }
+            Outcome::Pinned(report) => {
+                self.comparison = self
+                    .report
+                    .as_ref()
+                    .and_then(|b| crate::core::compare::compare(&report, b).ok())
+                    .map(Arc::new);
+                self.pinned = Some(report);
+                false
+            }
             Outcome::Report {
                 matrix,
                 notes,
@@ -241,6 +263,10 @@ impl Analysis {
                 self.notes = notes;
                 self.parse_error = None;
                 self.failure = None;
+                // The comparison waits for the pinned report of this request.
+                if !complete {
+                    self.comparison = None;
+                }
                 self.matrix = Some(matrix);
                 self.report = Some(report);
                 self.pending = !complete;
@@ -314,6 +340,8 @@ pub struct Model {
     pub practice_kept: Option<Box<crate::app::practice::Practice>>,
     /// The demo being played, if any.
     pub demo: Option<crate::app::demo::Demo>,
+    /// The configuration pinned as A for comparison with the active one (B), if any.
+    pub pinned: Option<Pinned>,
     /// The .safetensors file the shown tensor came from (the picker can reopen it).
     pub tensor_file: Option<PathBuf>,
     /// The number of the newest tensor load asked for; older loads that arrive later are
@@ -387,6 +415,7 @@ impl Model {
             practice: None,
             practice_kept: None,
             demo: None,
+            pinned: None,
             tensor_file: None,
             load_request: 0,
         };
@@ -607,6 +636,7 @@ impl Model {
             generation: self.analysis.generation,
             input,
             config: self.config,
+            pinned: self.pinned.map(|p| p.config),
         }
     }
 }

@@ -299,6 +299,23 @@ fn act(model: &mut Model, action: Action) {
     match action {
         Action::CaptionMore => model.caption_page = model.caption_page.wrapping_add(1),
         Action::KeepSettings => keep_settings(model),
+        Action::Pin => {
+            if model.pinned.take().is_some() {
+                model.analysis.pinned = None;
+                model.analysis.comparison = None;
+                model.status = Some("unpinned: the panes show one configuration again".into());
+            } else {
+                model.pinned = Some(crate::app::model::Pinned {
+                    preset: model.preset,
+                    config: model.config,
+                });
+                model.status = Some(format!(
+                    "pinned as A: {}; change settings to compare B with it (Alt-p unpins)",
+                    model.config.summary()
+                ));
+                model.request_analysis();
+            }
+        }
         Action::ToggleErrorMetric => {
             model.error_metric = model.error_metric.other();
             model.status = Some(format!(
