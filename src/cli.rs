@@ -20,11 +20,12 @@ use crate::core::config::{
     NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale,
     SymZeroPoint,
 };
+use crate::core::lineup::{FORMATS, Selection};
 use crate::core::names::Named;
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
 use crate::io::export::write_tensor_list;
-use crate::io::export::{ExportOptions, Format, write_report_explained};
+use crate::io::export::{ExportOptions, Extras, Format, write_report_with};
 use crate::io::load::{load_path_noted, load_reader_noted};
 use crate::io::safetensors::list_tensors;
 
@@ -114,10 +115,15 @@ pub struct ReportArgs {
     /// Skip the granularity ladder (times one configuration alone).
     #[arg(long)]
     pub no_ladder: bool,
+    /// Add the format ladder: every preset and format (k-quants, MXFP4, NVFP4, NF4, FP8) on
+    /// the same matrix, by bits per weight, the Pareto front marked. LIST: names from
+    /// --list-presets, or all (the default), formats, presets.
+    #[arg(long, value_name = "LIST", num_args = 0..=1, default_missing_value = "all", value_parser = parsed::<Selection>)]
+    pub formats: Option<Selection>,
     /// Print how long loading, analysing and writing took, on standard error.
     #[arg(long)]
     pub timings: bool,
-    /// List the presets with one line each, and exit.
+    /// List the presets and formats with one line each, and exit.
     #[arg(long)]
     pub list_presets: bool,
     /// Report a scenario's data with its suggested settings (flags still override them).
@@ -445,16 +451,34 @@ const EXIT_USAGE: u8 = 2;
 /// Exit code for a scan that analysed some tensors while others failed.
 const EXIT_PARTIAL: u8 = 1;
 
+/// `report --list-presets`: the presets, then the formats of the format ladder.
+fn list_presets(ascii: bool) -> ExitCode {
+    let width = PRESETS
+        .iter()
+        .map(|p| p.name)
+        .chain(FORMATS.iter().map(|f| f.name))
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for p in PRESETS {
+        let _ = writeln!(out, "{:width$}  {}", p.name, p.about);
+    }
+    let _ = writeln!(
+        out,
+        "\nFormats (in --formats, scan --budget and the explorer's format ladder):"
+    );
+    for f in FORMATS {
+        let _ = writeln!(out, "{:width$}  {}", f.name, f.about);
+    }
+    write_stdout(out.as_bytes(), ascii)
+}
+
 /// Runs `quantscope report`; returns the process exit code.
 #[must_use]
 pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     if args.list_presets {
-        let width = PRESETS.iter().map(|p| p.name.len()).max().unwrap_or(0);
-        let mut out = String::new();
-        for p in PRESETS {
-            let _ = writeln!(out, "{:width$}  {}", p.name, p.about);
-        }
-        return write_stdout(out.as_bytes(), ascii);
+        return list_presets(ascii);
     }
     if args.list_tensors {
         let format = args.format.parse::<Format>().unwrap_or(Format::Table);
@@ -502,6 +526,10 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
+    let lineup = args.formats.as_ref().map(|selection| {
+        let preset = args.config.preset.as_deref().unwrap_or("lesson");
+        crate::core::lineup::lineup(&matrix, selection, Some((preset, &config)))
+    });
     let analysed = t.elapsed();
     let format = args.format.parse::<Format>().unwrap_or(Format::Table);
     let options = ExportOptions {
@@ -518,7 +546,11 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     } else {
         Vec::new()
     };
-    if let Err(e) = write_report_explained(&mut buf, &report, format, &options, &explanations) {
+    let extras = Extras {
+        explain: &explanations,
+        lineup: lineup.as_ref(),
+    };
+    if let Err(e) = write_report_with(&mut buf, &report, format, &options, &extras) {
         return fail(&format!("could not format the report: {e}"));
     }
     let code = write_stdout(&buf, ascii);

@@ -24,6 +24,7 @@ pub mod effect;
 pub mod explain;
 pub mod format;
 pub mod kernel;
+pub mod lineup;
 mod matrix;
 pub mod names;
 mod pages;

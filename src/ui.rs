@@ -27,6 +27,7 @@ pub mod detail;
 pub mod editor;
 pub mod errors;
 pub mod explain;
+pub mod formats;
 pub mod help;
 pub mod ladder;
 pub mod practice;
@@ -347,6 +348,15 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             );
             frame.render_widget(&help::FilterLine { filter: &picker.filter, theme }, area);
         }
+        Some(Overlay::Formats { selected }) => frame.render_widget(
+            &formats::FormatsOverlay {
+                lineup: model.analysis.lineup.as_deref(),
+                progress: model.analysis.lineup_progress,
+                selected: *selected,
+                theme,
+            },
+            area,
+        ),
         Some(Overlay::ConfirmScenario(_)) => frame.render_widget(
             &help::Question {
                 title: "Unsaved changes",

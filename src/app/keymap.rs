@@ -24,6 +24,8 @@ pub enum Action {
     KeepSettings,
     /// Pin the active configuration as A, to compare with what follows (or unpin).
     Pin,
+    /// Show every preset and format on the data, by bits per weight (or close it).
+    Formats,
     /// Quit (asks first when there are unsaved changes).
     Quit,
     /// Save the text to its file, or ask for a name.
@@ -101,6 +103,9 @@ impl Action {
         match self {
             Self::Help => "show or hide this help",
             Self::CaptionMore => "the caption's next page, when it has more than fit",
+            Self::Formats => {
+                "the format ladder: every preset and format (k-quants, MXFP4, NVFP4, NF4, FP8) on the data, by bits per weight"
+            }
             Self::Pin => {
                 "pin the configuration as A, then change settings to compare B with it side by side (again: unpin)"
             }
@@ -160,6 +165,7 @@ impl Action {
             Self::ToggleErrorMetric => "MAE/RMSE",
             Self::KeepSettings => "keep settings",
             Self::Pin => "pin A",
+            Self::Formats => "formats",
             Self::Quit => "quit",
             Self::Save => "save",
             Self::SaveAs => "save as",
@@ -412,6 +418,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, ToggleErrorMetric, [(Char('v'), ALT)]),
     bind!(Global, KeepSettings, [(Char('k'), ALT)]),
     bind!(Global, Pin, [(Char('p'), ALT)]),
+    bind!(Global, Formats, [(Char('F'), ALT)]),
     bind!(Global, Tensors, [(Char('j'), ALT)]),
     edit!(Undo, [(Char('z'), CTRL), (Char('u'), CTRL)]),
     edit!(Redo, [(Char('r'), CTRL)]),
@@ -465,6 +472,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, CycleSort, [(Char('n'), NONE)]),
     bind!(Panes, CopyToEditor, [(Char('y'), NONE)]),
     bind!(Panes, Scenarios, [(Char('b'), NONE)]),
+    bind!(Panes, Formats, [(Char('F'), NONE)]),
     bind!(Panes, ToggleExplain, [(Char('i'), NONE)]),
     bind!(Panes, Practice, [(Char('m'), NONE)]),
     bind!(Panes, Tensors, [(Char('t'), NONE)]),

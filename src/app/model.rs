@@ -114,6 +114,11 @@ pub enum Overlay {
     ConfirmScenario(usize),
     /// The tensors of a .safetensors file to pick from, filtered by the typed text.
     Tensors(Box<TensorPicker>),
+    /// The format ladder: every preset and format on the data, with the selected line.
+    Formats {
+        /// Selected line.
+        selected: usize,
+    },
 }
 
 /// The tensor picker's state.
@@ -218,6 +223,10 @@ pub struct Analysis {
     pub pinned: Option<Arc<Report>>,
     /// A (pinned) and B (the active configuration) side by side, once both have arrived.
     pub comparison: Option<Arc<crate::core::compare::Comparison>>,
+    /// The format ladder of the last request that asked for one (the formats overlay).
+    pub lineup: Option<Arc<crate::core::lineup::Lineup>>,
+    /// Entries of the format ladder computed so far, of all, while it is coming.
+    pub lineup_progress: Option<(usize, usize)>,
 }
 
 impl Analysis {
@@ -243,6 +252,15 @@ impl Analysis {
             Outcome::Failed(e) => {
                 self.failure = Some(e);
                 self.pending = false;
+                false
+            }
+            Outcome::LineupProgress(done, total) => {
+                self.lineup_progress = (done < total).then_some((done, total));
+                false
+            }
+            Outcome::Lineup(lineup) => {
+                self.lineup = Some(lineup);
+                self.lineup_progress = None;
                 false
             }
             Outcome::Pinned(report) => {
@@ -637,6 +655,7 @@ impl Model {
             input,
             config: self.config,
             pinned: self.pinned.map(|p| p.config),
+            formats: matches!(self.overlay, Some(Overlay::Formats { .. })).then_some(self.preset),
         }
     }
 }

@@ -62,7 +62,7 @@ pub fn mode(model: &Model) -> Mode {
         Some(Overlay::Help) => Mode::Help,
         Some(Overlay::ConfirmQuit | Overlay::ConfirmScenario(_)) => Mode::Confirm,
         Some(Overlay::SaveAs(_)) => Mode::Prompt,
-        Some(Overlay::Scenarios { .. }) => Mode::Picker,
+        Some(Overlay::Scenarios { .. } | Overlay::Formats { .. }) => Mode::Picker,
         Some(Overlay::Tensors(_)) => Mode::TensorPicker,
         None => match &model.practice {
             Some(p) if p.deck.is_some() => Mode::Cards,
@@ -151,7 +151,7 @@ pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action),
         Mode::Picker => lookup(Mode::Picker, key)
-            .or(global.filter(|a| *a == Action::Quit))
+            .or(global.filter(|a| matches!(a, Action::Quit | Action::Formats)))
             .map(Message::Action),
         Mode::Prompt => lookup(Mode::Prompt, key)
             .or(global.filter(|a| *a == Action::Quit))
@@ -423,6 +423,14 @@ fn act(model: &mut Model, action: Action) {
         }
         Action::CopyToEditor => copy_to_editor(model),
         Action::Scenarios => model.overlay = Some(Overlay::Scenarios { selected: 0 }),
+        Action::Formats => {
+            if matches!(model.overlay, Some(Overlay::Formats { .. })) {
+                model.overlay = None;
+            } else {
+                model.overlay = Some(Overlay::Formats { selected: 0 });
+                model.request_analysis();
+            }
+        }
         Action::First => step_selection(model, isize::MIN / 2),
         Action::Last => step_selection(model, isize::MAX / 2),
         Action::Up => step_selection(model, -1),
@@ -662,6 +670,7 @@ fn yes(model: &mut Model) {
             }
         }
         Some(Overlay::ConfirmScenario(selected)) => load_builtin_scenario(model, selected),
+        Some(Overlay::Formats { selected }) => choose_format(model, selected),
         Some(Overlay::Tensors(picker)) => {
             let chosen = picker
                 .visible()
@@ -777,6 +786,15 @@ fn step_selection(model: &mut Model, delta: isize) {
         *selected = moved(*selected, crate::teach::assets::scenario_names().len());
         return;
     }
+    if let Some(Overlay::Formats { selected }) = &mut model.overlay {
+        let n = model
+            .analysis
+            .lineup
+            .as_ref()
+            .map_or(0, |l| l.entries.len());
+        *selected = moved(*selected, n);
+        return;
+    }
     if let Some(Overlay::Tensors(picker)) = &mut model.overlay {
         let n = picker.visible().len();
         picker.selected = moved(picker.selected, n);
@@ -836,5 +854,39 @@ fn change_setting(model: &mut Model, setting: Setting, dir: Direction) {
     {
         // Pointless before or after the change: either way the change did nothing.
         model.status = Some(format!("{}: no effect here ({})", n.key, n.why));
+    }
+}
+
+/// Enter in the formats overlay: an integer preset becomes the active configuration; a
+/// format is only compared there (the panes show integer presets).
+fn choose_format(model: &mut Model, selected: usize) {
+    let entry = model
+        .analysis
+        .lineup
+        .as_ref()
+        .and_then(|l| l.entries.get(selected))
+        .map(|e| (e.name.clone(), e.integer));
+    let preset = entry.as_ref().and_then(|(name, integer)| {
+        integer
+            .then(|| crate::core::PRESETS.iter().find(|p| p.name == name))
+            .flatten()
+    });
+    match (entry, preset) {
+        (Some(_), Some(p)) => {
+            match model.apply_settings(p.name, crate::core::presets::Overrides::default()) {
+                Ok(()) => model.status = Some(format!("preset {}", p.name)),
+                Err(e) => model.status = Some(format!("{}: {e}", p.name)),
+            }
+        }
+        (Some((name, true)), None) => {
+            model.status = Some(format!("{name} is the active configuration already"));
+        }
+        (Some((name, false)), _) => {
+            model.status = Some(format!(
+                "{name} is compared in the format ladder; the panes show the integer presets"
+            ));
+            model.overlay = Some(Overlay::Formats { selected });
+        }
+        (None, _) => model.overlay = Some(Overlay::Formats { selected }),
     }
 }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::core::lineup::{Lineup, Selection, lineup_with_progress};
 use crate::core::{Config, Matrix, Options, Report, analyse_with};
 use crate::io::text::{LineCache, Notes, ParseError};
 
@@ -30,6 +31,9 @@ pub struct Job {
     pub config: Config,
     /// The configuration pinned as A, analysed after the active one (B) for a comparison.
     pub pinned: Option<Config>,
+    /// The formats overlay is open: run the format ladder last, marking the active
+    /// configuration (from this preset).
+    pub formats: Option<&'static str>,
 }
 
 /// What a job produced.
@@ -41,6 +45,10 @@ pub enum Outcome {
     Failed(String),
     /// The pinned configuration's report (with its ladder), after the active one's.
     Pinned(Arc<Report>),
+    /// Entries of the format ladder done so far, of all.
+    LineupProgress(usize, usize),
+    /// The format ladder, last.
+    Lineup(Arc<Lineup>),
     /// A report: `complete` is false for the first one, which has no ladder yet.
     Report {
         /// The parsed matrix.
@@ -150,9 +158,30 @@ fn analyse_job(
             Ok(report) => Outcome::Pinned(Arc::new(report)),
             Err(e) => Outcome::Failed(format!("the pinned configuration A: {e}")),
         };
-        emit(JobResult {
+        if !emit(JobResult {
             generation,
             outcome,
-        });
+        }) {
+            return;
+        }
+    }
+    if let Some(preset) = job.formats {
+        let lineup = lineup_with_progress(
+            &matrix,
+            &Selection::all(),
+            Some((preset, &job.config)),
+            &mut |done, total| {
+                emit(JobResult {
+                    generation,
+                    outcome: Outcome::LineupProgress(done, total),
+                })
+            },
+        );
+        if let Some(lineup) = lineup {
+            emit(JobResult {
+                generation,
+                outcome: Outcome::Lineup(Arc::new(lineup)),
+            });
+        }
     }
 }

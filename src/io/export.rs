@@ -31,6 +31,7 @@ use std::str::FromStr;
 
 use crate::core::Report;
 use crate::core::explain::ChannelExplanation;
+use crate::core::lineup::Lineup;
 
 pub use doc::worked::lines as worked_arithmetic;
 pub use tensors::write_tensor_list;
@@ -112,6 +113,16 @@ impl Default for ExportOptions {
     }
 }
 
+/// What a report is written with besides its own sections.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras<'a> {
+    /// Channels whose arithmetic the table and Markdown formats show ("Worked arithmetic").
+    pub explain: &'a [ChannelExplanation],
+    /// The format ladder of the same matrix: a "Formats" section (table, Markdown), the
+    /// `formats` key (JSON), `mae_<format>` and `rmse_<format>` columns (CSV).
+    pub lineup: Option<&'a Lineup>,
+}
+
 /// Writes `report` in `format` to `out`.
 ///
 /// Output is buffered internally and flushed before returning, so `out` can be an
@@ -137,12 +148,32 @@ pub fn write_report_explained(
     options: &ExportOptions,
     explain: &[ChannelExplanation],
 ) -> std::io::Result<()> {
+    write_report_with(
+        out,
+        report,
+        format,
+        options,
+        &Extras {
+            explain,
+            ..Extras::default()
+        },
+    )
+}
+
+/// Writes `report` like [`write_report`], with the [`Extras`] given.
+pub fn write_report_with(
+    out: &mut (impl Write + ?Sized),
+    report: &Report,
+    format: Format,
+    options: &ExportOptions,
+    extras: &Extras<'_>,
+) -> std::io::Result<()> {
     let mut out = BufWriter::new(out);
     match format {
-        Format::Table => table::write(&mut out, &doc::build(report, *options, explain))?,
-        Format::Markdown => markdown::write(&mut out, &doc::build(report, *options, explain))?,
-        Format::Json => json::write(&mut out, report, *options)?,
-        Format::Csv => csv::write(&mut out, report, *options)?,
+        Format::Table => table::write(&mut out, &doc::build(report, *options, extras))?,
+        Format::Markdown => markdown::write(&mut out, &doc::build(report, *options, extras))?,
+        Format::Json => json::write(&mut out, report, *options, extras.lineup)?,
+        Format::Csv => csv::write(&mut out, report, *options, extras.lineup)?,
     }
     out.flush()
 }

@@ -29,7 +29,7 @@ use crate::teach::exercise::{
 };
 
 /// Built-in scenarios, in the order a picker lists them.
-const SCENARIOS: [(&str, &str); 7] = [
+const SCENARIOS: [(&str, &str); 8] = [
     (
         "quiet-loud",
         include_str!("../../assets/scenarios/quiet-loud.txt"),
@@ -57,6 +57,10 @@ const SCENARIOS: [(&str, &str); 7] = [
     (
         "gaussian-16",
         include_str!("../../assets/scenarios/gaussian-16.txt"),
+    ),
+    (
+        "formats",
+        include_str!("../../assets/scenarios/formats.txt"),
     ),
 ];
 

@@ -5,6 +5,8 @@
 //!   collapsed,clipped
 //!   then, with the ladder, mae_<granularity>,rmse_<granularity> for each rung
 //!   (mae_tensor,rmse_tensor,mae_channel,rmse_channel,mae_group:32,...)
+//!   then, with the format ladder, mae_<name>,rmse_<name> for each measured entry
+//!   (mae_q4_k,rmse_q4_k,mae_mxfp4,...)
 //!   then, with values, codes (the row's codes separated by spaces, in one quoted cell)
 //! ```
 //!
@@ -15,6 +17,7 @@
 use std::io::{self, Write};
 
 use crate::core::Report;
+use crate::core::lineup::Lineup;
 use crate::io::export::ExportOptions;
 
 /// Writes one row per channel of `report`.
@@ -22,7 +25,16 @@ pub(super) fn write(
     out: &mut impl Write,
     report: &Report,
     options: ExportOptions,
+    lineup: Option<&Lineup>,
 ) -> io::Result<()> {
+    let entries: Vec<(&str, &[crate::core::Metrics])> = lineup
+        .iter()
+        .flat_map(|l| &l.entries)
+        .filter_map(|e| {
+            e.measured()
+                .map(|m| (e.name.as_str(), m.channels.as_slice()))
+        })
+        .collect();
     let rungs = if options.ladder {
         report.ladder.as_slice()
     } else {
@@ -47,6 +59,10 @@ pub(super) fn write(
         header.push(format!("mae_{}", r.granularity));
         header.push(format!("rmse_{}", r.granularity));
     }
+    for (name, _) in &entries {
+        header.push(format!("mae_{name}"));
+        header.push(format!("rmse_{name}"));
+    }
     if options.values {
         header.push("codes".to_string());
     }
@@ -68,6 +84,11 @@ pub(super) fn write(
         ];
         for r in rungs {
             let m = r.channels.get(c.index);
+            row.push(m.map(|m| float(m.mae)).unwrap_or_default());
+            row.push(m.map(|m| float(m.rmse)).unwrap_or_default());
+        }
+        for (_, channels) in &entries {
+            let m = channels.get(c.index);
             row.push(m.map(|m| float(m.mae)).unwrap_or_default());
             row.push(m.map(|m| float(m.rmse)).unwrap_or_default());
         }

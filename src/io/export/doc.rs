@@ -8,6 +8,7 @@
 //! Overall   errors over the matrix, collapsed channels
 //! Memory    bytes, bits per weight and its arithmetic, ratios to f32 and f16
 //! Ladder    (with options.ladder) one row per granularity, then MAE per channel per rung
+//! Formats   (with a lineup) every preset and format by bits per weight, Pareto front marked
 //! Values    (with options.values) codes and dequantized values per channel
 //! Worked arithmetic  (with explanations) scale, zero point and every value's arithmetic
 //! ```
@@ -16,12 +17,12 @@
 //! `worked` builds Worked arithmetic.
 
 mod detail;
+mod lineup;
 mod totals;
 pub(super) mod worked;
 
-use crate::core::explain::ChannelExplanation;
 use crate::core::{ChannelReport, Report};
-use crate::io::export::ExportOptions;
+use crate::io::export::{ExportOptions, Extras};
 
 /// Blocks listed before the rest are counted instead.
 const MAX_BLOCKS: usize = 16;
@@ -110,11 +111,7 @@ impl Grid {
 }
 
 /// Builds the shared content of `report`, with the worked arithmetic of `explain` last.
-pub(super) fn build(
-    report: &Report,
-    options: ExportOptions,
-    explain: &[ChannelExplanation],
-) -> Doc {
+pub(super) fn build(report: &Report, options: ExportOptions, extras: &Extras<'_>) -> Doc {
     let (rows, cols) = report.shape;
     let mut sections = vec![
         detail::blocks(report),
@@ -125,11 +122,14 @@ pub(super) fn build(
     if options.ladder && !report.ladder.is_empty() {
         sections.push(totals::ladder(report));
     }
+    if let Some(l) = extras.lineup {
+        sections.push(lineup::section(l));
+    }
     if options.values {
         sections.push(detail::values(report));
     }
-    if !explain.is_empty() {
-        sections.push(worked::section(explain));
+    if !extras.explain.is_empty() {
+        sections.push(worked::section(extras.explain));
     }
     Doc {
         header: format!(

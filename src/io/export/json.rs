@@ -40,6 +40,12 @@
 //!               {"granularity": "tensor" | "channel" | "group:G", "scales",
 //!                "metadata_bytes", "bits_per_weight", "mae", "rmse", "max_error", "sqnr_db",
 //!                "collapsed_channels", "active": the configuration's own granularity} ]
+//!   "formats":  [ the format ladder (`report --formats`), by bits per weight; [] without:
+//!               {"name", "integer": an integer preset (else a format), "about",
+//!                "bits_per_weight", "total_bytes", "parts": [{"name", "bits_per_weight"}],
+//!                "mae", "rmse", "max_error", "sqnr_db", "collapsed_channels" (all null
+//!                when not measured), "skipped": why it was not measured, or null,
+//!                "pareto": on the front, "active": the configuration reported above} ]
 //! }
 //! ```
 //!
@@ -49,6 +55,7 @@ use std::io::{self, Write};
 
 use serde::{Serialize, Serializer};
 
+use crate::core::lineup::{CostPart, Entry, Lineup};
 use crate::core::{Block, ChannelReport, Config, Memory, Metrics, Report, Rung};
 use crate::io::export::ExportOptions;
 
@@ -57,6 +64,7 @@ pub(super) fn write(
     out: &mut impl Write,
     report: &Report,
     options: ExportOptions,
+    lineup: Option<&Lineup>,
 ) -> io::Result<()> {
     let config = ConfigView {
         config: &report.config,
@@ -93,6 +101,11 @@ pub(super) fn write(
         &[]
     };
     array(out, rungs.iter().map(RungView::from))?;
+    out.write_all(b",\n  \"formats\": ")?;
+    array(
+        out,
+        lineup.iter().flat_map(|l| &l.entries).map(EntryView::from),
+    )?;
     out.write_all(b"\n}\n")
 }
 
@@ -315,6 +328,46 @@ impl From<&Rung> for RungView {
             sqnr_db: r.overall.sqnr_db.map(Num),
             collapsed_channels: r.collapsed_channels,
             active: r.active,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct EntryView<'a> {
+    name: &'a str,
+    integer: bool,
+    about: &'a str,
+    bits_per_weight: f64,
+    total_bytes: u64,
+    parts: &'a [CostPart],
+    mae: Option<Num>,
+    rmse: Option<Num>,
+    max_error: Option<Num>,
+    sqnr_db: Option<Num>,
+    collapsed_channels: Option<usize>,
+    skipped: Option<&'a str>,
+    pareto: bool,
+    active: bool,
+}
+
+impl<'a> From<&'a Entry> for EntryView<'a> {
+    fn from(e: &'a Entry) -> Self {
+        let m = e.measured();
+        Self {
+            name: &e.name,
+            integer: e.integer,
+            about: &e.about,
+            bits_per_weight: e.bits_per_weight,
+            total_bytes: e.total_bytes,
+            parts: &e.parts,
+            mae: m.map(|m| Num(m.overall.mae)),
+            rmse: m.map(|m| Num(m.overall.rmse)),
+            max_error: m.map(|m| Num(m.overall.max_error)),
+            sqnr_db: m.and_then(|m| m.overall.sqnr_db).map(Num),
+            collapsed_channels: m.map(|m| m.collapsed_channels),
+            skipped: e.result.as_ref().err().map(String::as_str),
+            pareto: e.pareto,
+            active: e.active,
         }
     }
 }

@@ -1,0 +1,726 @@
+//! The format ladder: every preset and every format of [`crate::core::format`] on the same
+//! matrix, sorted by bits per weight, with each one's errors, collapsed channels and whether
+//! it is on the Pareto front (no other entry is both smaller and more accurate).
+//!
+//! Integer presets run through [`analyse_with`] at their own granularity; the formats
+//! (k-quants, MXFP4, NVFP4, NF4 with and without double quantization, FP8) run their exact
+//! encoders row by row. A format whose blocks do not divide the rows is listed with the
+//! reason, not measured: llama.cpp and the others refuse such rows too.
+//!
+//! ```
+//! use quantscope::core::{Matrix, lineup};
+//!
+//! let rows: Vec<Vec<f32>> = (0..4)
+//!     .map(|r| (0..256).map(|i| ((i * (r + 3)) as f32 * 0.1).sin()).collect())
+//!     .collect();
+//! let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
+//! let m = Matrix::from_rows(&refs).unwrap();
+//! let l = lineup::lineup(&m, &lineup::Selection::all(), None);
+//! let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
+//! assert_eq!(q4k.bits_per_weight, 4.5);
+//! assert!(q4k.measured().is_some());
+//! ```
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::core::analyse::{Options, analyse_with};
+use crate::core::config::Config;
+use crate::core::format::nf4::{self, DoubleQuant};
+use crate::core::format::{Encoded, Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, Meta};
+use crate::core::matrix::Matrix;
+use crate::core::presets::{PRESETS, PresetOptions, preset};
+use crate::core::report::{ErrorSums, Metrics};
+
+/// A format of the ladder that is not an integer preset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coded {
+    /// A row format of [`crate::core::format`].
+    Row(Format),
+    /// NF4 with double-quantized absmax values (bitsandbytes' `compress_statistics`).
+    Nf4Dq,
+    /// FP8 under one of its scale layouts and formulas.
+    Fp8(Fp8Scheme),
+}
+
+/// One format the ladder can hold, with its name and the reference it follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatInfo {
+    /// The name scripts use (`q4_k`, `mxfp4`, `fp8-e4m3`).
+    pub name: &'static str,
+    /// What it is and whose implementation it reproduces.
+    pub about: &'static str,
+    /// How it encodes.
+    pub coded: Coded,
+}
+
+const fn fp8(kind: Fp8Kind, formula: Fp8Formula, layout: Fp8Layout) -> Coded {
+    Coded::Fp8(Fp8Scheme {
+        kind,
+        formula,
+        layout,
+    })
+}
+
+/// The formats beyond the integer presets, by bits per weight.
+pub const FORMATS: &[FormatInfo] = &[
+    FormatInfo {
+        name: "q2_k",
+        about: "llama.cpp Q2_K (quantize_row_q2_K_ref): super-blocks of 256, 2-bit codes, 4-bit sub-block scales and mins, f16 d and dmin",
+        coded: Coded::Row(Format::Q2K),
+    },
+    FormatInfo {
+        name: "q3_k",
+        about: "llama.cpp Q3_K (quantize_row_q3_K_ref): super-blocks of 256, 3-bit codes, 6-bit sub-block scales, f16 d",
+        coded: Coded::Row(Format::Q3K),
+    },
+    FormatInfo {
+        name: "nf4-dq",
+        about: "bitsandbytes NF4 with double quantization: blocks of 64, absmax as 8-bit codes per 256 blocks under an f32 scale",
+        coded: Coded::Nf4Dq,
+    },
+    FormatInfo {
+        name: "mxfp4",
+        about: "OCP MXFP4 as ggml and gguf-py quantize it: 32 E2M1 values under one E8M0 exponent",
+        coded: Coded::Row(Format::Mxfp4),
+    },
+    FormatInfo {
+        name: "q4_k",
+        about: "llama.cpp Q4_K (quantize_row_q4_K_ref): super-blocks of 256, 4-bit codes, 6-bit sub-block scales and mins, f16 d and dmin",
+        coded: Coded::Row(Format::Q4K),
+    },
+    FormatInfo {
+        name: "nvfp4",
+        about: "NVFP4 as ggml's quantize_row_nvfp4_ref: 16 E2M1 values under one UE4M3 scale",
+        coded: Coded::Row(Format::Nvfp4),
+    },
+    FormatInfo {
+        name: "nf4",
+        about: "bitsandbytes NF4: blocks of 64 under an f32 absmax, the 16 NF4 values, nearest by midpoints",
+        coded: Coded::Row(Format::Nf4),
+    },
+    FormatInfo {
+        name: "q5_k",
+        about: "llama.cpp Q5_K (quantize_row_q5_K_ref): super-blocks of 256, 5-bit codes, 6-bit sub-block scales and mins, f16 d and dmin",
+        coded: Coded::Row(Format::Q5K),
+    },
+    FormatInfo {
+        name: "q6_k",
+        about: "llama.cpp Q6_K (quantize_row_q6_K_ref): super-blocks of 256, 6-bit codes, 8-bit sub-block scales, f16 d",
+        coded: Coded::Row(Format::Q6K),
+    },
+    FormatInfo {
+        name: "fp8-e4m3-tensor",
+        about: "FP8 E4M3, one f32 scale per tensor, Transformer Engine's formula (scale = 448 / amax, codes x * scale)",
+        coded: fp8(Fp8Kind::E4M3, Fp8Formula::InverseScale, Fp8Layout::Tensor),
+    },
+    FormatInfo {
+        name: "fp8-e4m3-b128",
+        about: "FP8 E4M3 in 128x128 tiles with f32 scales, DeepSeek-V3's formula (s = amax / 448, codes x / s)",
+        coded: fp8(
+            Fp8Kind::E4M3,
+            Fp8Formula::Divide,
+            Fp8Layout::Tiles {
+                rows: 128,
+                cols: 128,
+            },
+        ),
+    },
+    FormatInfo {
+        name: "fp8-e4m3",
+        about: "FP8 E4M3, one f32 scale per channel, vLLM's formula (s = amax / 448, codes x * (1 / s))",
+        coded: fp8(Fp8Kind::E4M3, Fp8Formula::Reciprocal, Fp8Layout::Channel),
+    },
+    FormatInfo {
+        name: "fp8-e5m2",
+        about: "FP8 E5M2, one f32 scale per channel, vLLM's formula (s = amax / 57344, codes x * (1 / s))",
+        coded: fp8(Fp8Kind::E5M2, Fp8Formula::Reciprocal, Fp8Layout::Channel),
+    },
+];
+
+/// The format named `name`.
+#[must_use]
+pub fn format_info(name: &str) -> Option<&'static FormatInfo> {
+    FORMATS.iter().find(|f| f.name == name)
+}
+
+/// Which entries a ladder holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// Names of presets and formats, in any order.
+    pub names: Vec<&'static str>,
+}
+
+impl Selection {
+    /// Every preset and every format.
+    #[must_use]
+    pub fn all() -> Self {
+        Self {
+            names: PRESETS
+                .iter()
+                .map(|p| p.name)
+                .chain(FORMATS.iter().map(|f| f.name))
+                .collect(),
+        }
+    }
+
+    /// The formats only (no integer preset).
+    #[must_use]
+    pub fn formats() -> Self {
+        Self {
+            names: FORMATS.iter().map(|f| f.name).collect(),
+        }
+    }
+
+    /// A comma-separated list of names, or `all` / `formats` / `presets`.
+    pub fn parse(list: &str) -> Result<Self, UnknownName> {
+        let mut names = Vec::new();
+        for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let group: Vec<&'static str> = match part {
+                "all" => Self::all().names,
+                "formats" => Self::formats().names,
+                "presets" => PRESETS.iter().map(|p| p.name).collect(),
+                name => vec![known(name).ok_or_else(|| UnknownName(name.to_string()))?],
+            };
+            for n in group {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        if names.is_empty() {
+            return Err(UnknownName(list.to_string()));
+        }
+        Ok(Self { names })
+    }
+}
+
+impl std::str::FromStr for Selection {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+fn known(name: &str) -> Option<&'static str> {
+    PRESETS
+        .iter()
+        .map(|p| p.name)
+        .chain(FORMATS.iter().map(|f| f.name))
+        .find(|&n| n == name)
+}
+
+/// A name that is neither a preset nor a format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format or preset {0:?}: use all, formats, presets, or names from --list-presets")]
+pub struct UnknownName(pub String);
+
+/// What an entry measured on the matrix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measured {
+    /// Errors over the whole matrix.
+    pub overall: Metrics,
+    /// Each channel's errors, in row order.
+    pub channels: Vec<Metrics>,
+    /// Rows that are not constant but reconstruct to one value.
+    pub collapsed_channels: usize,
+}
+
+/// One preset or format on the matrix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry {
+    /// Its name (a preset's, a format's, or `active` for a configuration no preset gives).
+    pub name: String,
+    /// An integer preset (true) or a format with quantized or non-uniform metadata (false).
+    pub integer: bool,
+    /// What it is: the configuration summary of an integer preset, the reference of a format.
+    pub about: String,
+    /// Bits per weight of this matrix: payload plus every level of metadata.
+    pub bits_per_weight: f64,
+    /// Bytes of this matrix in the format.
+    pub total_bytes: u64,
+    /// What the bits per weight are made of, payload first, then each level of metadata
+    /// (their sum is `bits_per_weight`, up to rounding).
+    pub parts: Vec<CostPart>,
+    /// The measurement, or why there is none (rows that its blocks do not divide, a
+    /// configuration that cannot represent a block).
+    pub result: Result<Measured, String>,
+    /// No other measured entry has fewer (or equal) bits per weight and a lower (or equal)
+    /// RMSE with one of the two strictly better.
+    pub pareto: bool,
+    /// The active configuration of the explorer or `report`.
+    pub active: bool,
+}
+
+impl Entry {
+    /// The measurement, if the entry could be measured.
+    #[must_use]
+    pub fn measured(&self) -> Option<&Measured> {
+        self.result.as_ref().ok()
+    }
+}
+
+/// One part of an entry's storage, in bits per weight.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostPart {
+    /// What it is (`payload: 4-bit codes`, `super-block d and dmin: f16 x 2`).
+    pub name: String,
+    /// Its bits per weight on this matrix.
+    pub bits_per_weight: f64,
+}
+
+/// Every selected entry on one matrix, by bits per weight (then RMSE).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lineup {
+    /// The matrix's shape.
+    pub shape: (usize, usize),
+    /// The entries.
+    pub entries: Vec<Entry>,
+}
+
+impl Lineup {
+    /// The most accurate measured entry (lowest RMSE, then fewest bits) within `budget`
+    /// bits per weight, if any.
+    #[must_use]
+    pub fn best_within(&self, budget: f64) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .filter(|e| e.bits_per_weight <= budget)
+            .filter_map(|e| e.measured().map(|m| (e, m.overall.rmse)))
+            .min_by(|(a, ra), (b, rb)| {
+                ra.total_cmp(rb)
+                    .then(a.bits_per_weight.total_cmp(&b.bits_per_weight))
+            })
+            .map(|(e, _)| e)
+    }
+}
+
+/// Runs every entry of `selection` on `matrix`; `active` (a preset name and the active
+/// configuration) marks the preset it equals, or adds an `active` entry when it equals none.
+#[must_use]
+pub fn lineup(matrix: &Matrix, selection: &Selection, active: Option<(&str, &Config)>) -> Lineup {
+    let done = lineup_with_progress(matrix, selection, active, &mut |_, _| true);
+    done.unwrap_or_else(|| Lineup {
+        shape: matrix.shape(),
+        entries: Vec::new(),
+    })
+}
+
+/// [`lineup`], calling `progress(done, total)` after each entry; it returns false to stop
+/// (the result is then `None`).
+pub fn lineup_with_progress(
+    matrix: &Matrix,
+    selection: &Selection,
+    active: Option<(&str, &Config)>,
+    progress: &mut dyn FnMut(usize, usize) -> bool,
+) -> Option<Lineup> {
+    let (rows, cols) = matrix.shape();
+    let presets: Vec<(&'static str, Config)> = selection
+        .names
+        .iter()
+        .filter_map(|&n| preset(n, PresetOptions::default()).ok().map(|c| (n, c)))
+        .collect();
+    let active_extra = active.filter(|(_, c)| !presets.iter().any(|(_, p)| p == *c));
+    let total = selection.names.len() + usize::from(active_extra.is_some());
+    let mut entries = Vec::with_capacity(total);
+    for (name, config) in &presets {
+        let is_active = active.is_some_and(|(_, c)| c == config);
+        entries.push(integer_entry(matrix, name, config, is_active));
+        if !progress(entries.len(), total) {
+            return None;
+        }
+    }
+    if let Some((name, config)) = active_extra {
+        let mut e = integer_entry(matrix, "active", config, true);
+        e.about = format!(
+            "the active configuration (from {name}): {}",
+            config.summary()
+        );
+        entries.push(e);
+        if !progress(entries.len(), total) {
+            return None;
+        }
+    }
+    for info in FORMATS.iter().filter(|f| selection.names.contains(&f.name)) {
+        entries.push(format_entry(matrix, info));
+        if !progress(entries.len(), total) {
+            return None;
+        }
+    }
+    mark_pareto(&mut entries);
+    entries.sort_by(|a, b| {
+        a.bits_per_weight
+            .total_cmp(&b.bits_per_weight)
+            .then_with(|| {
+                let r = |e: &Entry| e.measured().map_or(f64::INFINITY, |m| m.overall.rmse);
+                r(a).total_cmp(&r(b))
+            })
+    });
+    Some(Lineup {
+        shape: (rows, cols),
+        entries,
+    })
+}
+
+fn integer_parts(config: &Config, n: usize, blocks: usize) -> Vec<CostPart> {
+    vec![
+        CostPart {
+            name: format!("payload: {}-bit codes", config.bits),
+            bits_per_weight: f64::from(config.bits),
+        },
+        CostPart {
+            name: format!(
+                "block metadata: {} bits x {blocks} block{}",
+                config.metadata_bits_per_block(),
+                if blocks == 1 { "" } else { "s" }
+            ),
+            bits_per_weight: blocks as f64 * config.metadata_bits_per_block() as f64
+                / n.max(1) as f64,
+        },
+    ]
+}
+
+fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> Entry {
+    let (rows, cols) = matrix.shape();
+    match analyse_with(matrix, config, Options { ladder: false }) {
+        Ok(r) => Entry {
+            name: name.to_string(),
+            integer: true,
+            about: config.summary(),
+            bits_per_weight: r.memory.bits_per_weight,
+            total_bytes: r.memory.total_bytes,
+            parts: integer_parts(config, rows * cols, r.memory.blocks as usize),
+            result: Ok(Measured {
+                overall: r.overall,
+                channels: r.channels.iter().map(|c| c.metrics).collect(),
+                collapsed_channels: r.collapsed_channels,
+            }),
+            pareto: false,
+            active,
+        },
+        Err(e) => {
+            // The cost without a measurement: codes plus one block's metadata per block.
+            let n = (rows * cols) as f64;
+            let blocks = crate::core::report::Layout::new(config.granularity, config.axis, cols)
+                .block_count(rows, cols);
+            let bits = n * f64::from(config.bits)
+                + blocks as f64 * config.metadata_bits_per_block() as f64;
+            Entry {
+                name: name.to_string(),
+                integer: true,
+                about: config.summary(),
+                bits_per_weight: bits / n,
+                total_bytes: (bits / 8.0).ceil() as u64,
+                parts: integer_parts(config, rows * cols, blocks),
+                result: Err(e.to_string()),
+                pareto: false,
+                active,
+            }
+        }
+    }
+}
+
+/// Errors of each row and whether it collapsed, from the input and its reconstruction.
+fn row_outcome(x: &[f32], y: &[f32]) -> (ErrorSums, bool) {
+    let mut s = ErrorSums::default();
+    for (&a, &b) in x.iter().zip(y) {
+        s.push(a, b);
+    }
+    let first = x.first().copied().unwrap_or(0.0);
+    let constant = x.iter().all(|&v| v == first);
+    let y0 = y.first().copied().unwrap_or(0.0);
+    (s, !constant && y.iter().all(|&v| v == y0))
+}
+
+fn measured(rows: &[(ErrorSums, bool)]) -> Measured {
+    let mut total = ErrorSums::default();
+    for (s, _) in rows {
+        total.merge(s);
+    }
+    Measured {
+        overall: total.metrics(),
+        channels: rows.iter().map(|(s, _)| s.metrics()).collect(),
+        collapsed_channels: rows.iter().filter(|(_, c)| *c).count(),
+    }
+}
+
+/// The bits of a `rows x cols` matrix in a format, part by part (their names, total bits).
+fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String, f64)> {
+    let n = rows * cols;
+    match coded {
+        Coded::Row(f) => {
+            let l = f.layout();
+            let blocks = (rows * cols.div_ceil(l.block_len)) as f64;
+            l.parts
+                .iter()
+                .map(|p| (p.name.to_string(), blocks * f64::from(p.bits)))
+                .collect()
+        }
+        Coded::Nf4Dq => {
+            let blocks = n.div_ceil(nf4::BLOCK);
+            let scales = blocks.div_ceil(nf4::DQ_BLOCK);
+            vec![
+                ("payload: NF4 codes".to_string(), (4 * n) as f64),
+                (
+                    format!("block absmax: 8-bit codes x {blocks}"),
+                    (8 * blocks) as f64,
+                ),
+                (
+                    format!("second-level scales: f32 x {scales}, offset: f32"),
+                    (32 * scales) as f64 + f64::from(nf4::dq_layout().per_tensor_bits),
+                ),
+            ]
+        }
+        Coded::Fp8(s) => {
+            let (th, tw) = s.tile(rows, cols);
+            let regions = rows.div_ceil(th) * cols.div_ceil(tw);
+            vec![
+                ("payload: FP8 codes".to_string(), (8 * n) as f64),
+                (format!("scales: f32 x {regions}"), (32 * regions) as f64),
+            ]
+        }
+    }
+}
+
+fn format_entry(matrix: &Matrix, info: &FormatInfo) -> Entry {
+    let (rows, cols) = matrix.shape();
+    let n = (rows * cols).max(1) as f64;
+    let parts = format_bits(info.coded, rows, cols);
+    let bits: f64 = parts.iter().map(|(_, b)| b).sum();
+    let values = matrix.values();
+    let owned;
+    let x: &[f32] = if let Some(s) = values.as_slice() {
+        s
+    } else {
+        owned = values.iter().copied().collect::<Vec<f32>>();
+        &owned
+    };
+    let result = match info.coded {
+        Coded::Row(f) => row_format(f, x, cols),
+        Coded::Nf4Dq => nf4_dq(x, cols),
+        Coded::Fp8(s) => {
+            let mut y = vec![0.0f32; x.len()];
+            let _ = s.encode(&values, Some(&mut y));
+            let per_row: Vec<(ErrorSums, bool)> = x
+                .par_chunks(cols)
+                .zip(y.par_chunks(cols))
+                .map(|(a, b)| row_outcome(a, b))
+                .collect();
+            Ok(measured(&per_row))
+        }
+    };
+    Entry {
+        name: info.name.to_string(),
+        integer: false,
+        about: info.about.to_string(),
+        bits_per_weight: bits / n,
+        total_bytes: (bits / 8.0).ceil() as u64,
+        parts: parts
+            .into_iter()
+            .map(|(name, b)| CostPart {
+                name,
+                bits_per_weight: b / n,
+            })
+            .collect(),
+        result,
+        pareto: false,
+        active: false,
+    }
+}
+
+fn row_format(f: Format, x: &[f32], cols: usize) -> Result<Measured, String> {
+    f.check_len(cols).map_err(|e| e.to_string())?;
+    let per_row: Result<Vec<(ErrorSums, bool)>, String> = x
+        .par_chunks(cols)
+        .map_init(
+            || (Encoded::default(), vec![0.0f32; cols]),
+            |(enc, y), row| {
+                f.encode_row_into(row, enc, y).map_err(|e| e.to_string())?;
+                Ok(row_outcome(row, y))
+            },
+        )
+        .collect();
+    per_row.map(|r| measured(&r))
+}
+
+/// NF4 per row, then the absmax values of every block (in row order, as bitsandbytes
+/// flattens the tensor) double-quantized, and the rows reconstructed with those.
+fn nf4_dq(x: &[f32], cols: usize) -> Result<Measured, String> {
+    Format::Nf4.check_len(cols).map_err(|e| e.to_string())?;
+    let per_row = cols / nf4::BLOCK;
+    let encoded: Vec<(Vec<u8>, Vec<f32>)> = x
+        .par_chunks(cols)
+        .map_init(
+            || (Encoded::default(), vec![0.0f32; cols]),
+            |(enc, y), row| {
+                // The row is whole blocks, checked above, so encoding cannot fail.
+                let _ = Format::Nf4.encode_row_into(row, enc, y);
+                let absmax = match &enc.meta {
+                    Meta::Nf4(a) => a.clone(),
+                    _ => Vec::new(),
+                };
+                (enc.codes.clone(), absmax)
+            },
+        )
+        .collect();
+    let absmax: Vec<f32> = encoded
+        .iter()
+        .flat_map(|(_, a)| a.iter().copied())
+        .collect();
+    let dq = DoubleQuant::new(&absmax);
+    let rows: Vec<(ErrorSums, bool)> = x
+        .par_chunks(cols)
+        .zip(encoded.par_iter())
+        .enumerate()
+        .map(|(r, (row, (codes, _)))| {
+            let mut y = vec![0.0f32; cols];
+            for (b, (cs, ys)) in codes
+                .chunks(nf4::BLOCK)
+                .zip(y.chunks_mut(nf4::BLOCK))
+                .enumerate()
+            {
+                nf4::decode_block(dq.absmax(r * per_row + b), cs, ys);
+            }
+            row_outcome(row, &y)
+        })
+        .collect();
+    Ok(measured(&rows))
+}
+
+fn mark_pareto(entries: &mut [Entry]) {
+    let points: Vec<Option<(f64, f64)>> = entries
+        .iter()
+        .map(|e| e.measured().map(|m| (e.bits_per_weight, m.overall.rmse)))
+        .collect();
+    for (i, e) in entries.iter_mut().enumerate() {
+        let Some((b, r)) = points[i] else { continue };
+        e.pareto = !points.iter().enumerate().any(|(j, p)| {
+            j != i && p.is_some_and(|(ob, or)| ob <= b && or <= r && (ob < b || or < r))
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matrix(rows: usize, cols: usize) -> Matrix {
+        let data: Vec<Vec<f32>> = (0..rows)
+            .map(|r| {
+                let spread = 10f32.powi(r as i32 % 4 - 2);
+                (0..cols)
+                    .map(|c| ((r * 31 + c * 7) as f32 * 0.173).sin() * spread)
+                    .collect()
+            })
+            .collect();
+        let refs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
+        Matrix::from_rows(&refs).unwrap()
+    }
+
+    #[test]
+    fn formats_take_their_layouts_bits() {
+        let l = lineup(&matrix(4, 512), &Selection::formats(), None);
+        let bpw = |n: &str| {
+            l.entries
+                .iter()
+                .find(|e| e.name == n)
+                .unwrap()
+                .bits_per_weight
+        };
+        assert_eq!(bpw("q2_k"), 2.625);
+        assert_eq!(bpw("q3_k"), 3.4375);
+        assert_eq!(bpw("q4_k"), 4.5);
+        assert_eq!(bpw("q5_k"), 5.5);
+        assert_eq!(bpw("q6_k"), 6.5625);
+        assert_eq!(bpw("mxfp4"), 4.25);
+        assert_eq!(bpw("nvfp4"), 4.5);
+        assert_eq!(bpw("nf4"), 4.5);
+        // 2048 values: 32 blocks, one absmax scale, one offset.
+        assert_eq!(bpw("nf4-dq"), (4.0 * 2048.0 + 8.0 * 32.0 + 64.0) / 2048.0);
+        assert_eq!(bpw("fp8-e4m3"), 8.0 + 4.0 * 32.0 / 2048.0);
+        assert_eq!(bpw("fp8-e4m3-tensor"), 8.0 + 32.0 / 2048.0);
+        assert!(
+            l.entries
+                .windows(2)
+                .all(|w| w[0].bits_per_weight <= w[1].bits_per_weight)
+        );
+        for e in &l.entries {
+            let sum: f64 = e.parts.iter().map(|p| p.bits_per_weight).sum();
+            assert!((sum - e.bits_per_weight).abs() < 1e-12, "{}", e.name);
+        }
+        let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
+        let parts: Vec<f64> = q4k.parts.iter().map(|p| p.bits_per_weight).collect();
+        assert_eq!(parts, [4.0, 0.375, 0.125]);
+    }
+
+    #[test]
+    fn rows_that_blocks_do_not_divide_are_listed_with_the_reason() {
+        let l = lineup(&matrix(3, 96), &Selection::formats(), None);
+        let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
+        assert!(q4k.result.as_ref().unwrap_err().contains("multiple of 256"));
+        assert!(!q4k.pareto);
+        let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
+        assert!(mx.measured().is_some());
+    }
+
+    #[test]
+    fn the_front_has_no_entry_beaten_on_both_counts() {
+        let l = lineup(&matrix(8, 256), &Selection::all(), None);
+        let measured: Vec<(&Entry, f64)> = l
+            .entries
+            .iter()
+            .filter_map(|e| e.measured().map(|m| (e, m.overall.rmse)))
+            .collect();
+        assert!(measured.iter().any(|(e, _)| e.pareto));
+        for (e, r) in &measured {
+            let beaten = measured.iter().any(|(o, or)| {
+                o.bits_per_weight <= e.bits_per_weight
+                    && or <= r
+                    && (o.bits_per_weight < e.bits_per_weight || or < r)
+            });
+            assert_eq!(e.pareto, !beaten, "{}", e.name);
+        }
+    }
+
+    #[test]
+    fn a_quiet_row_collapses_under_a_per_tensor_scale_only() {
+        let loud: Vec<f32> = (0..256).map(|i| (i as f32 * 0.37).sin() * 1000.0).collect();
+        let quiet: Vec<f32> = (0..256).map(|i| (i as f32 * 0.53).cos() * 1e-3).collect();
+        let m = Matrix::from_rows(&[&loud, &quiet]).unwrap();
+        let l = lineup(&m, &Selection::parse("lesson,q4_k,fp8-e4m3").unwrap(), None);
+        let get = |n: &str| l.entries.iter().find(|e| e.name == n).unwrap();
+        assert_eq!(get("lesson").measured().unwrap().collapsed_channels, 1);
+        assert_eq!(get("q4_k").measured().unwrap().collapsed_channels, 0);
+        assert_eq!(get("fp8-e4m3").measured().unwrap().collapsed_channels, 0);
+    }
+
+    #[test]
+    fn the_active_configuration_marks_its_preset_or_joins_the_ladder() {
+        let m = matrix(2, 64);
+        let sel = Selection::parse("ort-int8,mxfp4").unwrap();
+        let ort = preset("ort-int8", PresetOptions::default()).unwrap();
+        let l = lineup(&m, &sel, Some(("ort-int8", &ort)));
+        assert_eq!(l.entries.len(), 2);
+        assert!(l.entries.iter().any(|e| e.name == "ort-int8" && e.active));
+        let mut other = ort;
+        other.bits = 6;
+        let l = lineup(&m, &sel, Some(("ort-int8", &other)));
+        assert_eq!(l.entries.len(), 3);
+        let a = l.entries.iter().find(|e| e.name == "active").unwrap();
+        assert!(a.active && a.about.contains("int6"));
+    }
+
+    #[test]
+    fn selections_parse_groups_and_refuse_unknown_names() {
+        assert_eq!(Selection::parse("formats").unwrap(), Selection::formats());
+        let s = Selection::parse("q4_k, q4_0,q4_k").unwrap();
+        assert_eq!(s.names, vec!["q4_k", "q4_0"]);
+        assert!(
+            Selection::parse("q9_k")
+                .unwrap_err()
+                .to_string()
+                .contains("q9_k")
+        );
+        assert!(Selection::parse(" , ").is_err());
+    }
+}

@@ -1,0 +1,243 @@
+//! The format ladder (every preset and format on the same data) in the explorer, in `report`
+//! and in the exporters; and pinning a configuration as A to compare B with it.
+
+use std::process::Command;
+
+use quantscope::app::keymap::Action;
+use quantscope::app::{Direction, Message, Model, Overlay, Setting, translate, update};
+use quantscope::core::config::Granularity;
+use quantscope::runtime::settle;
+use quantscope::ui::{self, Theme};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+fn scenario_model(name: &str) -> Model {
+    let s = quantscope::teach::assets::scenario(name).unwrap();
+    let mut m = Model::with_text(&s.text, None);
+    m.apply_text_header("scenario");
+    settle(&mut m);
+    m
+}
+
+fn act(m: &mut Model, action: Action) {
+    update(m, Message::Action(action));
+    settle(m);
+}
+
+fn key(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
+    let msg = translate(m, &KeyEvent::new(code, modifiers)).expect("a bound key");
+    update(m, msg);
+    settle(m);
+}
+
+fn screen(model: &Model, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let theme = Theme::new(false, false);
+    terminal
+        .draw(|frame| ui::draw(frame, model, &theme))
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buffer.area.height {
+        let mut line = String::new();
+        for x in 0..buffer.area.width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn alt_shift_f_opens_the_format_ladder_with_the_active_preset_marked() {
+    let mut m = scenario_model("formats");
+    assert_eq!(m.preset, "lesson");
+    key(&mut m, KeyCode::Char('F'), KeyModifiers::ALT);
+    assert!(matches!(m.overlay, Some(Overlay::Formats { selected: 0 })));
+    let lineup = m.analysis.lineup.clone().expect("the ladder arrives");
+    assert!(m.analysis.lineup_progress.is_none());
+    let lesson = lineup.entries.iter().find(|e| e.name == "lesson").unwrap();
+    assert!(lesson.active);
+    assert_eq!(lesson.measured().unwrap().collapsed_channels, 5);
+    let q4k = lineup.entries.iter().find(|e| e.name == "q4_k").unwrap();
+    assert_eq!(q4k.bits_per_weight, 4.5);
+    assert_eq!(q4k.measured().unwrap().collapsed_channels, 0);
+    assert!(q4k.pareto);
+    let nvfp4 = lineup.entries.iter().find(|e| e.name == "nvfp4").unwrap();
+    assert_eq!(nvfp4.measured().unwrap().collapsed_channels, 1);
+    // The same key closes it.
+    key(&mut m, KeyCode::Char('F'), KeyModifiers::ALT);
+    assert!(m.overlay.is_none());
+}
+
+#[test]
+fn enter_on_an_integer_preset_uses_it_and_on_a_format_explains() {
+    let mut m = scenario_model("formats");
+    act(&mut m, Action::Formats);
+    let entries = m.analysis.lineup.clone().unwrap().entries.clone();
+    let q4k = entries.iter().position(|e| e.name == "q4_k").unwrap();
+    for _ in 0..q4k {
+        key(&mut m, KeyCode::Down, KeyModifiers::NONE);
+    }
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(matches!(m.overlay, Some(Overlay::Formats { .. })));
+    assert!(m.status.as_deref().unwrap().contains("format ladder"));
+    assert_eq!(m.preset, "lesson");
+    let q4_0 = entries.iter().position(|e| e.name == "q4_0").unwrap();
+    for _ in q4k..q4_0 {
+        key(&mut m, KeyCode::Down, KeyModifiers::NONE);
+    }
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(m.overlay.is_none());
+    assert_eq!(m.preset, "q4_0");
+    assert_eq!(m.config.granularity, Granularity::Group(32));
+}
+
+#[test]
+fn the_overlay_fits_80x24_and_names_the_selected_entrys_arithmetic() {
+    let mut m = scenario_model("formats");
+    m.size = (80, 24);
+    act(&mut m, Action::Formats);
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("bits/w"), "{s}");
+    assert!(s.contains("q2_k"), "{s}");
+    assert!(s.contains("2.625"), "{s}");
+    // The first entry is selected: its bits per weight, part by part.
+    assert!(s.contains("bits/weight = 2 (payload: 2-bit codes)"), "{s}");
+    insta::assert_snapshot!("formats_80x24", s);
+    let wide = screen(&m, 120, 40);
+    assert!(wide.contains("SQNR dB") && wide.contains("MAE"), "{wide}");
+}
+
+#[test]
+fn formats_whose_blocks_do_not_divide_the_rows_say_why() {
+    // The built-in example has rows of four values.
+    let mut m = Model::with_text(quantscope::cli::BUILTIN_EXAMPLE, None);
+    settle(&mut m);
+    act(&mut m, Action::Formats);
+    let lineup = m.analysis.lineup.clone().unwrap();
+    let q4k = lineup.entries.iter().find(|e| e.name == "q4_k").unwrap();
+    assert!(
+        q4k.result
+            .as_ref()
+            .unwrap_err()
+            .contains("multiple of 256 values, got 4")
+    );
+    let fp8 = lineup
+        .entries
+        .iter()
+        .find(|e| e.name == "fp8-e4m3")
+        .unwrap();
+    assert!(fp8.measured().is_some());
+}
+
+#[test]
+fn a_settings_change_while_open_recomputes_the_ladder() {
+    let mut m = scenario_model("formats");
+    act(&mut m, Action::Formats);
+    let before = m.analysis.lineup.clone().unwrap();
+    update(&mut m, Message::Action(Action::Close));
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
+    act(&mut m, Action::Formats);
+    let after = m.analysis.lineup.clone().unwrap();
+    // lesson per channel is no preset: it joins the ladder as "active".
+    assert!(!before.entries.iter().any(|e| e.name == "active"));
+    let active = after.entries.iter().find(|e| e.name == "active").unwrap();
+    assert!(active.about.contains("channel"));
+    assert!(!after.entries.iter().any(|e| e.name == "lesson" && e.active));
+}
+
+#[test]
+fn pinning_a_configuration_compares_the_next_one_with_it() {
+    let mut m = scenario_model("formats");
+    act(&mut m, Action::Pin);
+    assert!(m.pinned.is_some());
+    assert!(m.status.as_deref().unwrap().contains("pinned as A"));
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
+    let c = m.analysis.comparison.clone().expect("a comparison");
+    assert_eq!(c.differences.len(), 1);
+    assert_eq!(c.differences[0].key, "granularity");
+    assert_eq!(c.differences[0].a, "tensor");
+    assert_eq!(c.differences[0].b, "channel");
+    assert_eq!(c.collapsed, (5, 0));
+    assert!(c.channels.iter().all(|p| p.mae_change <= 0.0));
+    act(&mut m, Action::Pin);
+    assert!(m.pinned.is_none());
+    assert!(m.analysis.comparison.is_none());
+}
+
+fn quantscope(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn report_formats_writes_the_ladder_in_every_format() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenarios/formats.txt");
+    let o = quantscope(&[
+        "report",
+        file,
+        "--formats",
+        "q4_k,mxfp4,lesson",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = v["formats"].as_array().unwrap();
+    let names: Vec<&str> = f.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["lesson", "mxfp4", "q4_k"]);
+    assert_eq!(f[2]["bits_per_weight"], 4.5);
+    assert_eq!(f[0]["active"], true);
+    assert_eq!(f[0]["collapsed_channels"], 5);
+    assert_eq!(f[2]["parts"][1]["bits_per_weight"], 0.375);
+    assert!(f[2]["skipped"].is_null());
+
+    let table = quantscope(&["report", file, "--formats", "q4_k", "--no-ladder"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("Formats"), "{text}");
+    assert!(
+        text.contains("+ 0.125 (super-block d, dmin: f16 x 2) = 4.5"),
+        "{text}"
+    );
+
+    let csv = quantscope(&["report", file, "--formats", "q4_k", "--format", "csv"]);
+    let text = String::from_utf8_lossy(&csv.stdout);
+    let header = text.lines().next().unwrap();
+    assert!(header.ends_with("mae_q4_k,rmse_q4_k"), "{header}");
+
+    // Without --formats the JSON key is there, empty.
+    let plain = quantscope(&["report", file, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+    assert_eq!(v["formats"], serde_json::json!([]));
+}
+
+#[test]
+fn report_formats_refuses_an_unknown_name_and_lists_the_formats() {
+    let o = quantscope(&["report", "--formats", "q9_k"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("q9_k"));
+    let o = quantscope(&["report", "--list-presets"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for name in [
+        "q2_k",
+        "q6_k",
+        "mxfp4",
+        "nvfp4",
+        "nf4",
+        "nf4-dq",
+        "fp8-e4m3-b128",
+    ] {
+        assert!(text.contains(&format!("\n{name} ")), "{name}: {text}");
+    }
+}
