@@ -12,12 +12,13 @@
 
 use ndarray::Array2;
 use proptest::prelude::*;
+use quantscope::core::clip::clipped_params;
 use quantscope::core::config::{
     Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Degenerate, NonFinite, QuantExpr,
     RangeKind, RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint,
 };
 use quantscope::core::kernel::Quantizer;
-use quantscope::core::params::{BlockParams, BlockStats, block_params, clipped_params};
+use quantscope::core::params::{BlockParams, BlockStats, block_params};
 use quantscope::core::{
     AnalyseError, Granularity, Matrix, Options, PRESETS, PresetOptions, Report, Scheme,
     analyse_with, ladder_granularities, preset,

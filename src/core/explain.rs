@@ -13,6 +13,7 @@ use crate::core::config::{
     AsymZeroPoint, Clipping, Config, Degenerate, Granularity, QuantExpr, RangeSource, Rounding,
     ScaleDtype, Scheme, SymScale, SymZeroPoint,
 };
+use crate::core::round::Round;
 use crate::core::{Block, Matrix, Metrics, Report};
 
 /// The worked arithmetic of one channel (matrix row) under a report's configuration.
@@ -397,14 +398,6 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
     }
 }
 
-fn round(x: f64, rounding: Rounding) -> f64 {
-    match rounding {
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => (x + 0.5).floor(),
-    }
-}
-
 /// The intermediates of an asymmetric zero point; the value itself is the block's.
 fn asymmetric_zero_point(config: &Config, b: &Block, qmin: i32, qmax: i32) -> ZeroPointFormula {
     let lo = b.range.0;
@@ -413,7 +406,7 @@ fn asymmetric_zero_point(config: &Config, b: &Block, qmin: i32, qmax: i32) -> Ze
     let clamp = config.conventions.clamp_zero_point;
     if config.conventions.asym_zero_point == AsymZeroPoint::ShiftOfRound {
         let ratio = f64::from(lo) / s;
-        let rounded = f64::from(qmin) - round(ratio, config.rounding);
+        let rounded = f64::from(qmin) - ratio.round_by(config.rounding);
         ZeroPointFormula::ShiftOfRound {
             lo,
             ratio,
@@ -423,7 +416,7 @@ fn asymmetric_zero_point(config: &Config, b: &Block, qmin: i32, qmax: i32) -> Ze
         }
     } else {
         let unrounded = f64::from(qmin) - f64::from(lo) / s;
-        let rounded = round(unrounded, config.rounding);
+        let rounded = unrounded.round_by(config.rounding);
         ZeroPointFormula::RoundOfShift {
             lo,
             unrounded,

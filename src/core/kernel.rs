@@ -7,6 +7,7 @@
 
 use crate::core::config::{Config, NonFinite, QuantExpr, Rounding};
 use crate::core::params::BlockParams;
+use crate::core::round::Round;
 
 pub(crate) mod segment;
 
@@ -46,16 +47,6 @@ pub struct Step {
     pub dequantized: f32,
 }
 
-/// `x` rounded as `rounding` says (inline instructions where SSE4.1 is enabled).
-#[inline]
-pub(crate) fn round(x: f32, rounding: Rounding) -> f32 {
-    match rounding {
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => (x + 0.5).floor(),
-    }
-}
-
 impl Quantizer {
     /// Prepares `params` for `[qmin, qmax]` under `config`.
     #[must_use]
@@ -92,11 +83,11 @@ impl Quantizer {
                     return (0.0, self.zero_f);
                 }
                 let t = x / self.code_scale;
-                (t, round(t, self.rounding) + self.zero_f)
+                (t, t.round_by(self.rounding) + self.zero_f)
             }
             QuantExpr::Reciprocal => {
                 let t = x * self.recip;
-                (t, round(t, self.rounding) + self.zero_f)
+                (t, t.round_by(self.rounding) + self.zero_f)
             }
             QuantExpr::ReciprocalAddZero => {
                 let t = x * self.recip;
@@ -105,7 +96,7 @@ impl Quantizer {
                     Rounding::HalfUp => (t + self.zero_f, (t + (self.zero_f + 0.5)).floor()),
                     r => {
                         let y = t + self.zero_f;
-                        (y, round(y, r))
+                        (y, y.round_by(r))
                     }
                 }
             }

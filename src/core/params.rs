@@ -4,13 +4,10 @@
 use crate::core::config::{Arith, Config, Degenerate, RangeSource, Scheme};
 
 mod calc;
-mod clip;
 mod reference;
 
 pub use calc::ParamCalc;
 pub(crate) use calc::{BLOCKS as PARAM_LANES, Params8};
-pub use clip::clipped_params;
-pub(crate) use clip::params as clipped;
 pub use reference::block_params;
 
 /// What the statistics pass records of one block.

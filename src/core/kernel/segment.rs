@@ -4,17 +4,9 @@
 //! Every code, clamp flag and reconstruction is bit-for-bit what [`Quantizer::code`] and
 //! [`Quantizer::dequantize`] give for the same value. Two things make that possible:
 //!
-//! - Rounding uses `f32`'s own methods, which compile to one rounding instruction
-//!   (`roundps` with SSE4.1, so in every vectorised instance on x86-64, and `frint*` on
-//!   aarch64), exact by definition. Baseline x86-64 without SSE4.1 calls libm for them, which
-//!   is slower but gives the same codes. [`rint`], [`round_away`] and [`floor`] are the same
-//!   roundings by an exact add-and-subtract trick that needs no such instruction, for
-//!   per-block arithmetic outside the loop: `(t + 1.5·2^23) − 1.5·2^23` in f32 is
-//!   `t.round_ties_even()` for every `|t| < 2^22` under the default rounding mode: the sum
-//!   lands in `[2^23, 2^24)`, where the f32 spacing is exactly 1, so the addition itself
-//!   rounds `t` to an integer, ties to even (`1.5·2^23` is even, so the parity of the result
-//!   is the parity of the rounded `t`), and the subtraction is exact. A unit test checks all
-//!   three against std for every f32 below `2^22`.
+//! - Rounding is [`crate::core::round`]'s, the same rule the reference uses, chosen at
+//!   compile time: one rounding instruction in every vectorised instance on x86-64
+//!   (`roundps`, SSE4.1) and aarch64 (`frint*`).
 //! - [`Prepared::new`] bounds, before the loop, every ratio a block can produce from its own
 //!   min and max (f32 subtraction and multiplication are monotone, so the largest magnitude
 //!   bounds every other ratio). Only blocks whose bound is below `2^21` use the specialised
@@ -35,43 +27,16 @@
 use crate::core::config::{AsymZeroPoint, Config, QuantExpr, Rounding, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, Params8};
+use crate::core::round;
 
 mod simd;
 
 /// Partial sums per accumulator: the value in column `c` goes to lane `c % LANES`.
 pub(crate) const LANES: usize = 8;
 
-/// `1.5 · 2^23`: adding and subtracting it rounds an f32 to an integer, ties to even.
-const MAGIC: f32 = 12_582_912.0;
-
-/// Below this magnitude [`rint`] is exact.
+/// `2^22`: ratios below half of this are exact small integers once rounded (see
+/// [`ratios_are_small`]).
 const SMALL: f32 = 4_194_304.0;
-
-/// Round half to even, exact for `|t| < 2^22`.
-#[inline(always)]
-pub(crate) fn rint(t: f32) -> f32 {
-    (t + MAGIC) - MAGIC
-}
-
-/// Floor, exact for `|y| < 2^22`.
-#[inline(always)]
-pub(crate) fn floor(y: f32) -> f32 {
-    let r = rint(y);
-    if r > y { r - 1.0 } else { r }
-}
-
-/// Round half away from zero (`f32::round`), exact for `|t| < 2^22` (up to the sign of a
-/// zero result, which no code can see).
-#[inline(always)]
-pub(crate) fn round_away(t: f32) -> f32 {
-    let r = rint(t);
-    // `t - r` is exact: `r` is the integer nearest `t`.
-    if (t - r).abs() == 0.5 {
-        t + 0.5f32.copysign(t)
-    } else {
-        r
-    }
-}
 
 /// A code type of [`crate::core::report::CodeBuf`]: offsets from `qmin`.
 pub(crate) trait Code: bytemuck::Pod + Default + Ord + Send + Sync {
@@ -440,58 +405,58 @@ macro_rules! dispatch {
         let kind: Kind = $kind;
         match (kind.expr, kind.rounding, kind.offset) {
             (QuantExpr::Divide, Rounding::HalfEven, false) => {
-                simd::$f::<{ simd::DIV }, { simd::EVEN }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::EVEN }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfEven, true) => {
-                simd::$f::<{ simd::DIV }, { simd::EVEN }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::EVEN }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfAway, false) => {
-                simd::$f::<{ simd::DIV }, { simd::AWAY }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::AWAY }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfAway, true) => {
-                simd::$f::<{ simd::DIV }, { simd::AWAY }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::AWAY }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfUp, false) => {
-                simd::$f::<{ simd::DIV }, { simd::UP }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::UP }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfUp, true) => {
-                simd::$f::<{ simd::DIV }, { simd::UP }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::UP }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfEven, false) => {
-                simd::$f::<{ simd::MUL }, { simd::EVEN }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::EVEN }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfEven, true) => {
-                simd::$f::<{ simd::MUL }, { simd::EVEN }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::EVEN }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfAway, false) => {
-                simd::$f::<{ simd::MUL }, { simd::AWAY }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::AWAY }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfAway, true) => {
-                simd::$f::<{ simd::MUL }, { simd::AWAY }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::AWAY }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfUp, false) => {
-                simd::$f::<{ simd::MUL }, { simd::UP }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::UP }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfUp, true) => {
-                simd::$f::<{ simd::MUL }, { simd::UP }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::UP }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, false) => {
-                simd::$f::<{ simd::ADD }, { simd::EVEN }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::EVEN }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, true) => {
-                simd::$f::<{ simd::ADD }, { simd::EVEN }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::EVEN }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, false) => {
-                simd::$f::<{ simd::ADD }, { simd::AWAY }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::AWAY }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, true) => {
-                simd::$f::<{ simd::ADD }, { simd::AWAY }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::AWAY }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, false) => {
-                simd::$f::<{ simd::ADD }, { simd::UP }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::UP }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, true) => {
-                simd::$f::<{ simd::ADD }, { simd::UP }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::UP }, true $(, $t)*>($($arg),*)
             },
         }
     }};

@@ -2,72 +2,12 @@
 //! configuration computed once, for the millions of blocks a ladder of small groups has.
 //!
 //! The arithmetic per block is [`super::block_params`]'s, operation for operation; only the
-//! constants are hoisted, and rounding avoids libm's `rint`/`round`/`floor` (calls on
-//! baseline x86-64) with the exact add-and-subtract trick of
-//! [`crate::core::kernel::segment::rint`], falling back to the std methods beyond its range.
+//! constants are hoisted.
 
-#![expect(
-    clippy::inline_always,
-    reason = "the rounding helpers are a few instructions, called per block of every rung"
-)]
-
-use crate::core::config::{Arith, AsymZeroPoint, Config, Rounding, Scheme, SymScale, SymZeroPoint};
-use crate::core::kernel::segment;
+use crate::core::config::{Arith, AsymZeroPoint, Config, Scheme, SymScale, SymZeroPoint};
+use crate::core::round::Round;
 
 use super::{BlockParams, RealRange, assemble, degenerate_policy, integer_zero_point, widened};
-
-/// `1.5 · 2^52`: adding and subtracting it rounds an f64 to an integer, ties to even, for
-/// `|x| < 2^51`.
-const MAGIC64: f64 = 6_755_399_441_055_744.0;
-const SMALL64: f64 = 2_251_799_813_685_248.0;
-const SMALL32: f32 = 4_194_304.0;
-
-/// `x.round_ties_even()`, `x.round()` or `(x + 0.5).floor()` in f64.
-#[inline(always)]
-fn round_f64(x: f64, rounding: Rounding) -> f64 {
-    let rint = |x: f64| (x + MAGIC64) - MAGIC64;
-    match rounding {
-        Rounding::HalfEven if x.abs() < SMALL64 => rint(x),
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway if x.abs() < SMALL64 => {
-            let r = rint(x);
-            if (x - r).abs() == 0.5 {
-                x + 0.5f64.copysign(x)
-            } else {
-                r
-            }
-        }
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => {
-            let y = x + 0.5;
-            if y.abs() < SMALL64 {
-                let r = rint(y);
-                if r > y { r - 1.0 } else { r }
-            } else {
-                y.floor()
-            }
-        }
-    }
-}
-
-/// `x.round_ties_even()`, `x.round()` or `(x + 0.5).floor()` in f32.
-#[inline(always)]
-fn round_f32(x: f32, rounding: Rounding) -> f32 {
-    match rounding {
-        Rounding::HalfEven if x.abs() < SMALL32 => segment::rint(x),
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway if x.abs() < SMALL32 => segment::round_away(x),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => {
-            let y = x + 0.5;
-            if y.abs() < SMALL32 {
-                segment::floor(y)
-            } else {
-                y.floor()
-            }
-        }
-    }
-}
 
 /// [`super::block_params`] for one configuration and code range, prepared.
 #[derive(Debug, Clone, Copy)]
@@ -189,20 +129,20 @@ impl ParamCalc {
                     let r = config.rounding;
                     let z = if code_scale == 0.0 {
                         // MLAS: zero_point_fp = min when the scale is 0.
-                        f64::from(round_f32(lo, r))
+                        f64::from((lo).round_by(r))
                     } else {
                         match (conv.asym_zero_point, conv.arith) {
                             (AsymZeroPoint::ShiftOfRound, Arith::F32) => {
-                                f64::from(qmin) - f64::from(round_f32(lo / code_scale, r))
+                                f64::from(qmin) - f64::from((lo / code_scale).round_by(r))
                             }
                             (AsymZeroPoint::ShiftOfRound, Arith::F64) => {
-                                f64::from(qmin) - round_f64(f64::from(lo) / scale64, r)
+                                f64::from(qmin) - (f64::from(lo) / scale64).round_by(r)
                             }
                             (_, Arith::F32) => {
-                                f64::from(round_f32(qmin as f32 - lo / code_scale, r))
+                                f64::from((qmin as f32 - lo / code_scale).round_by(r))
                             }
                             (_, Arith::F64) => {
-                                round_f64(f64::from(qmin) - f64::from(lo) / scale64, r)
+                                (f64::from(qmin) - f64::from(lo) / scale64).round_by(r)
                             }
                         }
                     };

@@ -1,26 +1,11 @@
 //! [`block_params`]: the block-parameter formulas as each library writes them.
 
-use crate::core::config::{Arith, AsymZeroPoint, Config, Rounding, Scheme, SymScale, SymZeroPoint};
+use crate::core::config::{Arith, AsymZeroPoint, Config, Scheme, SymScale, SymZeroPoint};
+use crate::core::round::Round;
 
 #[cfg(doc)]
 use super::ParamCalc;
 use super::{BlockParams, RealRange, assemble, degenerate_policy, integer_zero_point, widened};
-
-fn round_f64(x: f64, rounding: Rounding) -> f64 {
-    match rounding {
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => (x + 0.5).floor(),
-    }
-}
-
-fn round_f32(x: f32, rounding: Rounding) -> f32 {
-    match rounding {
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => (x + 0.5).floor(),
-    }
-}
 
 /// Forms the block parameters for `range` under `config`, whose code range is `[qmin, qmax]`.
 ///
@@ -99,20 +84,20 @@ pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> 
             Scheme::Asymmetric => {
                 let z = if code_scale == 0.0 {
                     // MLAS: zero_point_fp = min when the scale is 0.
-                    f64::from(round_f32(lo, config.rounding))
+                    f64::from((lo).round_by(config.rounding))
                 } else {
                     match (conv.asym_zero_point, conv.arith) {
                         (AsymZeroPoint::ShiftOfRound, Arith::F32) => {
-                            f64::from(qmin) - f64::from(round_f32(lo / code_scale, config.rounding))
+                            f64::from(qmin) - f64::from((lo / code_scale).round_by(config.rounding))
                         }
                         (AsymZeroPoint::ShiftOfRound, Arith::F64) => {
-                            f64::from(qmin) - round_f64(f64::from(lo) / scale64, config.rounding)
+                            f64::from(qmin) - (f64::from(lo) / scale64).round_by(config.rounding)
                         }
                         (_, Arith::F32) => {
-                            f64::from(round_f32(qmin as f32 - lo / code_scale, config.rounding))
+                            f64::from((qmin as f32 - lo / code_scale).round_by(config.rounding))
                         }
                         (_, Arith::F64) => {
-                            round_f64(f64::from(qmin) - f64::from(lo) / scale64, config.rounding)
+                            (f64::from(qmin) - f64::from(lo) / scale64).round_by(config.rounding)
                         }
                     }
                 };

@@ -16,10 +16,8 @@ use std::array::from_fn;
 
 use super::super::{widens, with_zero};
 use super::ParamCalc;
-use crate::core::config::{
-    Arith, AsymZeroPoint, Degenerate, Rounding, ScaleDtype, Scheme, SymScale,
-};
-use crate::core::kernel::round as round32;
+use crate::core::config::{Arith, AsymZeroPoint, Degenerate, ScaleDtype, Scheme, SymScale};
+use crate::core::round::Round;
 
 /// Blocks per call.
 pub(crate) const BLOCKS: usize = 8;
@@ -45,17 +43,6 @@ pub(crate) struct Params8 {
     pub ok: [bool; BLOCKS],
     /// The parameters carry a float offset (`code_offset` is `lo`, `offset` is `offset`).
     pub float_min: bool,
-}
-
-/// `x.round_ties_even()`, `x.round()` or `(x + 0.5).floor()` in f64 (as
-/// [`crate::core::kernel::round`] in f32).
-#[inline(always)]
-fn round64(x: f64, rounding: Rounding) -> f64 {
-    match rounding {
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => (x + 0.5).floor(),
-    }
 }
 
 /// `xs` rounded to `dtype` and back, lane by lane ([`ScaleDtype::round`]), with f32's
@@ -242,22 +229,22 @@ impl ParamCalc {
                     let q64 = f64::from(qmin);
                     let z: [f64; BLOCKS] = match (conv.asym_zero_point, conv.arith) {
                         (AsymZeroPoint::ShiftOfRound, Arith::F32) => {
-                            from_fn(|j| q64 - f64::from(round32(wlo[j] / code_scale[j], r)))
+                            from_fn(|j| q64 - f64::from((wlo[j] / code_scale[j]).round_by(r)))
                         }
                         (AsymZeroPoint::ShiftOfRound, Arith::F64) => {
-                            from_fn(|j| q64 - round64(f64::from(wlo[j]) / scale64[j], r))
+                            from_fn(|j| q64 - (f64::from(wlo[j]) / scale64[j]).round_by(r))
                         }
                         (_, Arith::F32) => {
-                            from_fn(|j| f64::from(round32(q32 - wlo[j] / code_scale[j], r)))
+                            from_fn(|j| f64::from((q32 - wlo[j] / code_scale[j]).round_by(r)))
                         }
                         (_, Arith::F64) => {
-                            from_fn(|j| round64(q64 - f64::from(wlo[j]) / scale64[j], r))
+                            from_fn(|j| (q64 - f64::from(wlo[j]) / scale64[j]).round_by(r))
                         }
                     };
                     // MLAS: the zero point is the rounded minimum when the scale is 0.
                     Some(from_fn(|j| {
                         if code_scale[j] == 0.0 {
-                            f64::from(round32(wlo[j], r))
+                            f64::from((wlo[j]).round_by(r))
                         } else {
                             z[j]
                         }
