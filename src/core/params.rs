@@ -3,11 +3,11 @@
 
 use crate::core::config::{Arith, Config, Degenerate, RangeSource, Scheme};
 
-mod calc;
+mod formula;
 mod reference;
 
-pub use calc::ParamCalc;
-pub(crate) use calc::{BLOCKS as PARAM_LANES, Params8};
+pub(crate) use formula::{BLOCKS as PARAM_LANES, Params8};
+pub use formula::{ParamCalc, ScaleRule, symmetric_zero_point};
 pub use reference::block_params;
 
 /// What the statistics pass records of one block.

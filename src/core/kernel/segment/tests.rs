@@ -185,7 +185,7 @@ proptest! {
         let ex: [f32; PARAM_LANES] = std::array::from_fn(|j| {
             if ranges[j].2 { lo[j] } else { hi[j] }
         });
-        let p8 = calc.params8(&lo, &hi, &ex);
+        let p8 = calc.lanes::<8>(&lo, &hi, &ex);
         let (k8, fast) = consts8(Kind::of(&config), &p8, &lo, &hi, qmin, qmax);
         for j in 0..PARAM_LANES {
             let Some(p) = p8.get(j) else {

@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::core::config::{Degenerate, RangeSource, Rounding};
-use crate::core::params::block_params;
+use crate::core::params::{BlockParams, RealRange, block_params};
 use crate::core::presets::{PRESETS, PresetOptions, preset};
 
 fn same(a: &BlockParams, b: &BlockParams) -> bool {
@@ -68,7 +68,7 @@ proptest! {
         let ex = ranges.map(|r| r.extreme);
         let got = pulp::Arch::new().dispatch(
             #[inline(always)]
-            || calc.params8(&lo, &hi, &ex),
+            || calc.lanes::<8>(&lo, &hi, &ex),
         );
         for (j, range) in ranges.iter().enumerate() {
             let want = calc.params(*range);
