@@ -59,7 +59,7 @@ fn values(m: &Matrix, rect: Rect) -> Vec<f32> {
     out
 }
 
-/// The clipped parameters of a block with the reference formulas: the scale is formed for
+/// The clipped parameters of a block, one block at a time: the scale is formed for
 /// the code range, the MSE search's codes are clamped into the clamp range.
 fn choose(c: &Config, xs: &[f32], st: &BlockStats) -> BlockParams {
     let (qmin, qmax) = c.code_range();
