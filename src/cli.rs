@@ -20,6 +20,7 @@ use crate::core::config::{
     NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale,
     SymZeroPoint,
 };
+use crate::core::names::Named;
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
 use crate::io::export::write_tensor_list;
@@ -134,7 +135,9 @@ pub struct ReportArgs {
     pub config: ConfigArgs,
 }
 
-/// Flags that build a [`Config`]: a preset, then overrides of its fields.
+/// Flags that build a [`Config`]: a preset, then overrides of its fields. Each flag's
+/// values are parsed by the type's own `FromStr` (`core::names`), and the named ones list
+/// their values in `--help` from the same table.
 #[derive(Debug, Args, Default, Clone)]
 pub struct ConfigArgs {
     /// Start from a preset (see `quantscope report --list-presets`; default lesson); the
@@ -150,113 +153,113 @@ pub struct ConfigArgs {
     /// Unsigned codes.
     #[arg(long)]
     pub unsigned: bool,
-    /// symmetric or asymmetric.
-    #[arg(long, value_parser = ["symmetric", "asymmetric", "sym", "asym"])]
-    pub scheme: Option<String>,
+    /// Symmetric (zero maps to a fixed code) or asymmetric (affine).
+    #[arg(long, value_enum)]
+    pub scheme: Option<Scheme>,
     /// ONNX Runtime's / PyTorch's reduced code range (presets that name those libraries).
     #[arg(long)]
     pub reduce_range: bool,
     /// full (int4: -8..7) or narrow (int4: -7..7); or a custom range `QMIN..QMAX`
     /// (`--range -3..5` works).
-    #[arg(long, allow_hyphen_values = true)]
-    pub range: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_parser = parsed::<RangeKind>)]
+    pub range: Option<RangeKind>,
     /// tight (the block's min and max) or include-zero (widened to contain 0).
-    #[arg(long, value_parser = ["tight", "include-zero"])]
-    pub range_source: Option<String>,
-    /// half-even, half-away or half-up.
-    #[arg(long, value_parser = ["half-even", "half-away", "half-up"])]
-    pub rounding: Option<String>,
+    #[arg(long, value_enum)]
+    pub range_source: Option<RangeSource>,
+    /// Rounding of ratios to codes.
+    #[arg(long, value_enum)]
+    pub rounding: Option<Rounding>,
     /// tensor, channel or group:G.
-    #[arg(long, short)]
-    pub granularity: Option<String>,
+    #[arg(long, short, value_parser = parsed::<Granularity>)]
+    pub granularity: Option<Granularity>,
     /// Channel axis for per-channel: 0 (rows, output channels) or 1 (columns).
-    #[arg(long, value_parser = ["0", "1"])]
-    pub axis: Option<String>,
+    #[arg(long, value_enum)]
+    pub axis: Option<Axis>,
     /// none, percentile:P (keep the central P percent) or mse.
-    #[arg(long)]
-    pub clip: Option<String>,
-    /// Storage of scales: f32, f16 or bf16.
-    #[arg(long, value_parser = ["f32", "f16", "bf16"])]
-    pub scale_dtype: Option<String>,
+    #[arg(long, value_parser = parsed::<Clipping>)]
+    pub clip: Option<Clipping>,
+    /// Storage of scales.
+    #[arg(long, value_enum)]
+    pub scale_dtype: Option<ScaleDtype>,
     /// Bits of one stored zero point (0 when implied).
     #[arg(long)]
     pub zero_point_bits: Option<u8>,
-    /// Symmetric scale: max-code, half-span, signed-extreme or signed-min-max.
-    #[arg(long, value_parser = ["max-code", "half-span", "signed-extreme", "signed-min-max"])]
-    pub sym_scale: Option<String>,
-    /// Symmetric zero point: zero, mid-half-even or mid-floor.
-    #[arg(long, value_parser = ["zero", "mid-half-even", "mid-floor"])]
-    pub sym_zero_point: Option<String>,
-    /// Asymmetric zero point: round-of-shift, shift-of-round or float-min.
-    #[arg(long, value_parser = ["round-of-shift", "shift-of-round", "float-min"])]
-    pub asym_zero_point: Option<String>,
+    /// Symmetric scale formula.
+    #[arg(long, value_enum)]
+    pub sym_scale: Option<SymScale>,
+    /// Symmetric zero point.
+    #[arg(long, value_enum)]
+    pub sym_zero_point: Option<SymZeroPoint>,
+    /// Asymmetric zero point.
+    #[arg(long, value_enum)]
+    pub asym_zero_point: Option<AsymZeroPoint>,
     /// Clamp the asymmetric zero point into the code range: true or false.
     #[arg(long)]
     pub clamp_zero_point: Option<bool>,
-    /// Value to code: divide, reciprocal or reciprocal-add-zero.
-    #[arg(long, value_parser = ["divide", "reciprocal", "reciprocal-add-zero"])]
-    pub quant_expr: Option<String>,
+    /// Value to code: x / s, x × (1/s), or x × (1/s) + z rounded together.
+    #[arg(long, value_enum)]
+    pub quant_expr: Option<QuantExpr>,
     /// Where codes are clamped: range ([qmin, qmax]) or type (the whole integer type, as
     /// ONNX Runtime does even with a reduced range).
-    #[arg(long, value_parser = ["range", "type"])]
-    pub code_clamp: Option<String>,
+    #[arg(long, value_enum)]
+    pub code_clamp: Option<CodeClamp>,
     /// The code of a value whose ratio x/s is not a number (a subnormal scale): zero-point
     /// (NaN gets the zero point, infinities clamp), nan-to-zero (NaN gets code 0, as MLAS) or
     /// zero (every one gets code 0, as gguf-py).
-    #[arg(long, value_parser = ["zero-point", "nan-to-zero", "zero"])]
-    pub non_finite: Option<String>,
-    /// Precision of scale arithmetic: f64 or f32.
-    #[arg(long, value_parser = ["f64", "f32"])]
-    pub arith: Option<String>,
+    #[arg(long, value_enum)]
+    pub non_finite: Option<NonFinite>,
+    /// Precision of scale arithmetic.
+    #[arg(long, value_enum)]
+    pub arith: Option<Arith>,
     /// Which blocks are degenerate, and what they get: one (ONNX Runtime: a scale below the
     /// smallest normal f32, so tiny values too, gets scale 1 and zero point 0), flat (lesson,
     /// calculator: only a scale of exactly 0, an all-zero block, gets scale 1 and zero point
     /// 0; a tight constant block is widened to include 0 first), epsilon (PyTorch: the scale
     /// is raised to 2^-23) or zero (GGUF, MLAS: d = 0 is kept and reconstructs to 0).
-    #[arg(long, value_parser = ["one", "flat", "epsilon", "zero"])]
-    pub degenerate: Option<String>,
+    #[arg(long, value_enum)]
+    pub degenerate: Option<Degenerate>,
 }
 
-fn pick<T: Copy>(value: &str, table: &[(&str, T)]) -> T {
-    // clap's value_parser already restricted the value to the table's names.
-    table
-        .iter()
-        .find(|(name, _)| *name == value)
-        .map_or(table[0].1, |(_, v)| *v)
+/// A flag value parsed by the type's `FromStr` (its message names the accepted values).
+fn parsed<T>(s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    s.parse::<T>().map_err(|e| e.to_string())
 }
 
-/// Parses `none`, `mse` or `percentile:P`.
-pub fn parse_clipping(s: &str) -> Result<Clipping, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "none" | "minmax" | "min-max" => Ok(Clipping::None),
-        "mse" => Ok(Clipping::Mse),
-        t => t
-            .strip_prefix("percentile:")
-            .and_then(|p| p.parse::<f64>().ok())
-            .filter(|p| *p > 0.0 && *p <= 100.0)
-            .map(Clipping::Percentile)
-            .ok_or_else(|| {
-                format!("clipping must be none, mse or percentile:P with 0 < P <= 100, not {s:?}")
-            }),
-    }
+/// The configuration enums as clap value enums: the values and their aliases come from
+/// `core::names` (one table per type).
+macro_rules! value_enums {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl clap::ValueEnum for $ty {
+            fn value_variants<'a>() -> &'a [Self] {
+                <$ty as Named>::VALUES
+            }
+
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(clap::builder::PossibleValue::new(Named::name(*self)).aliases(self.aliases()))
+            }
+        }
+    )+};
 }
 
-/// Parses `full`, `narrow` or `QMIN..QMAX`.
-pub fn parse_range(s: &str) -> Result<RangeKind, String> {
-    match s.trim() {
-        "full" => Ok(RangeKind::Full),
-        "narrow" => Ok(RangeKind::Narrow),
-        t => t
-            .split_once("..")
-            .and_then(|(a, b)| {
-                Some(RangeKind::Custom {
-                    qmin: a.trim().parse().ok()?,
-                    qmax: b.trim().parse().ok()?,
-                })
-            })
-            .ok_or_else(|| format!("range must be full, narrow or QMIN..QMAX, not {s:?}")),
-    }
-}
+value_enums!(
+    Scheme,
+    RangeSource,
+    Rounding,
+    Axis,
+    ScaleDtype,
+    SymScale,
+    SymZeroPoint,
+    AsymZeroPoint,
+    QuantExpr,
+    CodeClamp,
+    NonFinite,
+    Arith,
+    Degenerate,
+);
 
 /// Why the flags do not make a configuration.
 #[derive(Debug, thiserror::Error)]
@@ -264,159 +267,38 @@ pub enum FlagError {
     /// A core validation error.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// A malformed flag value.
-    #[error("{0}")]
-    Value(String),
 }
 
 impl ConfigArgs {
     /// The overrides these flags describe.
-    #[expect(clippy::too_many_lines, reason = "one short statement per flag")]
     pub fn to_overrides(&self) -> Result<Overrides, FlagError> {
-        let mut o = Overrides {
+        Ok(Overrides {
+            scheme: self.scheme,
             reduce_range: self.reduce_range,
-            ..Overrides::default()
-        };
-        o.scheme = self.scheme.as_deref().map(|s| {
-            pick(
-                s,
-                &[
-                    ("symmetric", Scheme::Symmetric),
-                    ("sym", Scheme::Symmetric),
-                    ("asymmetric", Scheme::Asymmetric),
-                    ("asym", Scheme::Asymmetric),
-                ],
-            )
-        });
-        o.bits = self.bits;
-        o.signed = match (self.signed, self.unsigned) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => None,
-        };
-        o.range = self
-            .range
-            .as_deref()
-            .map(parse_range)
-            .transpose()
-            .map_err(FlagError::Value)?;
-        o.range_source = self.range_source.as_deref().map(|s| {
-            pick(
-                s,
-                &[
-                    ("tight", RangeSource::Tight),
-                    ("include-zero", RangeSource::IncludeZero),
-                ],
-            )
-        });
-        o.rounding = self.rounding.as_deref().map(|s| {
-            pick(
-                s,
-                &[
-                    ("half-even", Rounding::HalfEven),
-                    ("half-away", Rounding::HalfAway),
-                    ("half-up", Rounding::HalfUp),
-                ],
-            )
-        });
-        o.granularity = self
-            .granularity
-            .as_deref()
-            .map(str::parse::<Granularity>)
-            .transpose()?;
-        o.axis = self
-            .axis
-            .as_deref()
-            .map(|a| pick(a, &[("0", Axis::Rows), ("1", Axis::Columns)]));
-        o.clipping = self
-            .clip
-            .as_deref()
-            .map(parse_clipping)
-            .transpose()
-            .map_err(FlagError::Value)?;
-        o.scale_dtype = self.scale_dtype.as_deref().map(|s| {
-            pick(
-                s,
-                &[
-                    ("f32", ScaleDtype::F32),
-                    ("f16", ScaleDtype::F16),
-                    ("bf16", ScaleDtype::Bf16),
-                ],
-            )
-        });
-        o.zero_point_bits = self.zero_point_bits;
-        o.sym_scale = self.sym_scale.as_deref().map(|s| {
-            pick(
-                s,
-                &[
-                    ("max-code", SymScale::MaxCode),
-                    ("half-span", SymScale::HalfSpan),
-                    ("signed-extreme", SymScale::SignedExtreme),
-                    ("signed-min-max", SymScale::SignedMinMax),
-                ],
-            )
-        });
-        o.sym_zero_point = self.sym_zero_point.as_deref().map(|s| {
-            pick(
-                s,
-                &[
-                    ("zero", SymZeroPoint::Zero),
-                    ("mid-half-even", SymZeroPoint::MidHalfEven),
-                    ("mid-floor", SymZeroPoint::MidFloor),
-                ],
-            )
-        });
-        o.asym_zero_point = self.asym_zero_point.as_deref().map(|s| {
-            pick(
-                s,
-                &[
-                    ("round-of-shift", AsymZeroPoint::RoundOfShift),
-                    ("shift-of-round", AsymZeroPoint::ShiftOfRound),
-                    ("float-min", AsymZeroPoint::FloatMin),
-                ],
-            )
-        });
-        o.clamp_zero_point = self.clamp_zero_point;
-        o.quant_expr = self.quant_expr.as_deref().map(|s| {
-            pick(
-                s,
-                &[
-                    ("divide", QuantExpr::Divide),
-                    ("reciprocal", QuantExpr::Reciprocal),
-                    ("reciprocal-add-zero", QuantExpr::ReciprocalAddZero),
-                ],
-            )
-        });
-        o.code_clamp = self
-            .code_clamp
-            .as_deref()
-            .map(|s| pick(s, &[("range", CodeClamp::Range), ("type", CodeClamp::Type)]));
-        o.non_finite = self.non_finite.as_deref().map(|s| {
-            pick(
-                s,
-                &[
-                    ("zero-point", NonFinite::ZeroPoint),
-                    ("nan-to-zero", NonFinite::NanToZero),
-                    ("zero", NonFinite::Zero),
-                ],
-            )
-        });
-        o.arith = self
-            .arith
-            .as_deref()
-            .map(|s| pick(s, &[("f64", Arith::F64), ("f32", Arith::F32)]));
-        o.degenerate = self.degenerate.as_deref().map(|s| {
-            pick(
-                s,
-                &[
-                    ("one", Degenerate::One),
-                    ("flat", Degenerate::Flat),
-                    ("epsilon", Degenerate::Epsilon),
-                    ("zero", Degenerate::Zero),
-                ],
-            )
-        });
-        Ok(o)
+            bits: self.bits,
+            signed: match (self.signed, self.unsigned) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            range: self.range,
+            range_source: self.range_source,
+            rounding: self.rounding,
+            granularity: self.granularity,
+            axis: self.axis,
+            clipping: self.clip,
+            scale_dtype: self.scale_dtype,
+            zero_point_bits: self.zero_point_bits,
+            sym_scale: self.sym_scale,
+            sym_zero_point: self.sym_zero_point,
+            asym_zero_point: self.asym_zero_point,
+            clamp_zero_point: self.clamp_zero_point,
+            quant_expr: self.quant_expr,
+            code_clamp: self.code_clamp,
+            non_finite: self.non_finite,
+            arith: self.arith,
+            degenerate: self.degenerate,
+        })
     }
 
     /// The configuration these flags describe: the preset, then each override.
@@ -443,18 +325,18 @@ impl ConfigArgs {
 pub const BUILTIN_EXAMPLE: &str = include_str!("../assets/scenarios/quiet-loud.txt");
 
 /// A scenario by built-in name, or from a file when `name` is a path to one.
-pub fn find_scenario(name: &str) -> Result<crate::io::assets::Scenario, String> {
+pub fn find_scenario(name: &str) -> Result<crate::teach::assets::Scenario, String> {
     let path = std::path::Path::new(name);
     if path.is_file() {
-        return crate::io::assets::read_scenario(path).map_err(|e| e.to_string());
+        return crate::teach::assets::read_scenario(path).map_err(|e| e.to_string());
     }
-    crate::io::assets::scenario(name).map_err(|e| format!("{e} (see --list-scenarios)"))
+    crate::teach::assets::scenario(name).map_err(|e| format!("{e} (see --list-scenarios)"))
 }
 
 /// `--list-scenarios`: one line per built-in scenario.
 #[must_use]
 pub fn list_scenarios(ascii: bool) -> ExitCode {
-    let scenarios = crate::io::assets::scenarios();
+    let scenarios = crate::teach::assets::scenarios();
     let width = scenarios.iter().map(|s| s.name.len()).max().unwrap_or(0);
     let mut out = String::new();
     for s in &scenarios {

@@ -19,10 +19,11 @@
 
 mod analyse;
 pub mod clip;
+pub mod compare;
 pub mod config;
 pub mod effect;
-pub mod exercise;
 pub mod explain;
+pub mod format;
 pub mod kernel;
 mod matrix;
 pub mod names;

@@ -1,7 +1,5 @@
 //! Input and output: the text parser, file loaders and the report exporters.
 
-pub mod assets;
-pub mod demo;
 pub mod export;
 pub mod load;
 pub mod npy;

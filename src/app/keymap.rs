@@ -9,6 +9,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::app::editor::EditAction;
+use crate::app::setting::{Direction, Setting};
 
 /// What a key does, independent of which key it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,6 +22,8 @@ pub enum Action {
     ToggleErrorMetric,
     /// Write the settings into the text's `#!` header lines.
     KeepSettings,
+    /// Pin the active configuration as A, to compare with what follows (or unpin).
+    Pin,
     /// Quit (asks first when there are unsaved changes).
     Quit,
     /// Save the text to its file, or ask for a name.
@@ -29,6 +32,8 @@ pub enum Action {
     SaveAs,
     /// An editing key in the editor.
     Edit(EditAction),
+    /// Move a setting to its next or previous value.
+    Change(Setting, Direction),
     /// Focus the next pane.
     FocusNext,
     /// Focus the previous pane.
@@ -47,32 +52,6 @@ pub enum Action {
     Left,
     /// Next value of the selected setting.
     Right,
-    /// One bit fewer.
-    BitsDown,
-    /// One bit more.
-    BitsUp,
-    /// Signed or unsigned codes.
-    ToggleSigned,
-    /// Symmetric or asymmetric.
-    ToggleScheme,
-    /// Full or narrow code range.
-    ToggleRange,
-    /// Tight range or range widened to include 0.
-    ToggleRangeSource,
-    /// Next rounding mode.
-    CycleRounding,
-    /// Tensor, channel, group.
-    CycleGranularity,
-    /// Next group size (256 … 8).
-    CycleGroupSize,
-    /// Channel axis rows or columns.
-    ToggleAxis,
-    /// Next clipping method.
-    CycleClipping,
-    /// Next scale storage type.
-    CycleScaleDtype,
-    /// Next preset.
-    NextPreset,
     /// Show or hide the channel detail pane.
     ToggleDetail,
     /// Select the channel with the largest error.
@@ -122,6 +101,9 @@ impl Action {
         match self {
             Self::Help => "show or hide this help",
             Self::CaptionMore => "the caption's next page, when it has more than fit",
+            Self::Pin => {
+                "pin the configuration as A, then change settings to compare B with it side by side (again: unpin)"
+            }
             Self::KeepSettings => {
                 "write the preset and settings into the text as #! lines (Ctrl-S then saves them with the data)"
             }
@@ -132,6 +114,7 @@ impl Action {
             Self::Save => "save the text to its file (asks for a name if it has none)",
             Self::SaveAs => "save the text under another name",
             Self::Edit(e) => e.describe(),
+            Self::Change(setting, dir) => setting.help(dir),
             Self::FocusNext => "focus the next pane",
             Self::FocusPrev => "focus the previous pane",
             Self::Close => "close the overlay or cancel; clear the caption",
@@ -141,19 +124,6 @@ impl Action {
             Self::PageDown => "move the selection a page down",
             Self::Left => "previous value of the selected setting",
             Self::Right => "next value of the selected setting",
-            Self::BitsDown => "one bit fewer",
-            Self::BitsUp => "one bit more",
-            Self::ToggleSigned => "signed or unsigned codes",
-            Self::ToggleScheme => "symmetric or asymmetric",
-            Self::ToggleRange => "full or narrow code range",
-            Self::ToggleRangeSource => "tight min/max or range widened to include 0",
-            Self::CycleRounding => "rounding: half-even, half-away, half-up",
-            Self::CycleGranularity => "granularity: tensor, channel, group",
-            Self::CycleGroupSize => "group size: 256, 128, 64, 32, 16, 8",
-            Self::ToggleAxis => "per-channel along rows (axis 0) or columns (axis 1)",
-            Self::CycleClipping => "clipping: none, percentile 99.9, 99, MSE search",
-            Self::CycleScaleDtype => "scale storage: f32, f16, bf16",
-            Self::NextPreset => "next preset (a library's or a document's conventions)",
             Self::ToggleDetail => "show or hide the selected channel's detail",
             Self::WorstChannel => {
                 "select the worst channel for its size: a collapsed one first, then the lowest SQNR"
@@ -189,29 +159,18 @@ impl Action {
             Self::CaptionMore => "caption",
             Self::ToggleErrorMetric => "MAE/RMSE",
             Self::KeepSettings => "keep settings",
+            Self::Pin => "pin A",
             Self::Quit => "quit",
             Self::Save => "save",
             Self::SaveAs => "save as",
             Self::Edit(_) => "edit",
+            Self::Change(setting, dir) => setting.short(dir),
             Self::FocusNext => "pane",
             Self::FocusPrev => "previous pane",
             Self::Close => "close",
             Self::Up | Self::Down => "select",
             Self::PageUp | Self::PageDown => "page",
             Self::Left | Self::Right => "change",
-            Self::BitsDown => "bits-",
-            Self::BitsUp => "bits+",
-            Self::ToggleSigned => "sign",
-            Self::ToggleScheme => "scheme",
-            Self::ToggleRange => "range",
-            Self::ToggleRangeSource => "zero in range",
-            Self::CycleRounding => "rounding",
-            Self::CycleGranularity => "granularity",
-            Self::CycleGroupSize => "group",
-            Self::ToggleAxis => "axis",
-            Self::CycleClipping => "clip",
-            Self::CycleScaleDtype => "scale type",
-            Self::NextPreset => "preset",
             Self::ToggleDetail => "detail",
             Self::WorstChannel => "worst",
             Self::CycleSort => "sort",
@@ -396,6 +355,16 @@ use KeyCode::{
     Right, Tab, Up,
 };
 
+macro_rules! change {
+    ($mode:ident, $setting:ident, $dir:ident, [$(($code:expr, $mods:expr)),+ $(,)?]) => {
+        Binding {
+            mode: Mode::$mode,
+            action: Action::Change(Setting::$setting, Direction::$dir),
+            keys: &[$(Combo::new($code, $mods)),+],
+        }
+    };
+}
+
 macro_rules! edit {
     ($action:ident, [$(($code:expr, $mods:expr)),+ $(,)?]) => {
         Binding {
@@ -414,20 +383,25 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, SaveAs, [(Char('o'), CTRL)]),
     bind!(Global, FocusNext, [(Tab, NONE)]),
     bind!(Global, FocusPrev, [(BackTab, NONE)]),
-    bind!(Global, BitsDown, [(F(2), NONE), (Char('-'), ALT)]),
-    bind!(Global, BitsUp, [(F(3), NONE), (Char('='), ALT)]),
-    bind!(Global, ToggleSigned, [(F(4), NONE), (Char('s'), ALT)]),
-    bind!(Global, ToggleScheme, [(F(5), NONE), (Char('a'), ALT)]),
-    bind!(Global, ToggleRange, [(F(6), NONE), (Char('r'), ALT)]),
-    bind!(Global, CycleGranularity, [(F(7), NONE), (Char('g'), ALT)]),
-    bind!(Global, CycleGroupSize, [(F(8), NONE), (Char('z'), ALT)]),
-    bind!(Global, NextPreset, [(F(9), NONE), (Char('t'), ALT)]),
+    change!(Global, Bits, Back, [(F(2), NONE), (Char('-'), ALT)]),
+    change!(Global, Bits, Forward, [(F(3), NONE), (Char('='), ALT)]),
+    change!(Global, Signed, Forward, [(F(4), NONE), (Char('s'), ALT)]),
+    change!(Global, Scheme, Forward, [(F(5), NONE), (Char('a'), ALT)]),
+    change!(Global, Range, Forward, [(F(6), NONE), (Char('r'), ALT)]),
+    change!(
+        Global,
+        Granularity,
+        Forward,
+        [(F(7), NONE), (Char('g'), ALT)]
+    ),
+    change!(Global, GroupSize, Forward, [(F(8), NONE), (Char('z'), ALT)]),
+    change!(Global, Preset, Forward, [(F(9), NONE), (Char('t'), ALT)]),
     bind!(Global, ToggleDetail, [(F(10), NONE), (Char('e'), ALT)]),
-    bind!(Global, ToggleAxis, [(Char('x'), ALT)]),
-    bind!(Global, CycleClipping, [(Char('c'), ALT)]),
-    bind!(Global, CycleScaleDtype, [(Char('u'), ALT)]),
-    bind!(Global, CycleRounding, [(Char('o'), ALT)]),
-    bind!(Global, ToggleRangeSource, [(Char('0'), ALT)]),
+    change!(Global, Axis, Forward, [(Char('x'), ALT)]),
+    change!(Global, Clipping, Forward, [(Char('c'), ALT)]),
+    change!(Global, ScaleDtype, Forward, [(Char('u'), ALT)]),
+    change!(Global, Rounding, Forward, [(Char('o'), ALT)]),
+    change!(Global, RangeSource, Forward, [(Char('0'), ALT)]),
     bind!(Global, WorstChannel, [(Char('w'), ALT)]),
     bind!(Global, CopyToEditor, [(Char('y'), ALT)]),
     bind!(Global, Scenarios, [(F(11), NONE), (Char('l'), ALT)]),
@@ -437,6 +411,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, CaptionMore, [(Char('n'), ALT)]),
     bind!(Global, ToggleErrorMetric, [(Char('v'), ALT)]),
     bind!(Global, KeepSettings, [(Char('k'), ALT)]),
+    bind!(Global, Pin, [(Char('p'), ALT)]),
     bind!(Global, Tensors, [(Char('j'), ALT)]),
     edit!(Undo, [(Char('z'), CTRL), (Char('u'), CTRL)]),
     edit!(Redo, [(Char('r'), CTRL)]),
@@ -472,20 +447,20 @@ pub const BINDINGS: &[Binding] = &[
         Right,
         [(Right, NONE), (Char('l'), NONE), (Enter, NONE)]
     ),
-    bind!(Panes, BitsDown, [(Char('-'), NONE)]),
-    bind!(Panes, BitsUp, [(Char('+'), NONE), (Char('='), NONE)]),
-    bind!(Panes, ToggleSigned, [(Char('s'), NONE)]),
-    bind!(Panes, ToggleScheme, [(Char('a'), NONE)]),
-    bind!(Panes, ToggleRange, [(Char('r'), NONE)]),
-    bind!(Panes, CycleGranularity, [(Char('g'), NONE)]),
-    bind!(Panes, CycleGroupSize, [(Char('z'), NONE)]),
-    bind!(Panes, NextPreset, [(Char('p'), NONE)]),
+    change!(Panes, Bits, Back, [(Char('-'), NONE)]),
+    change!(Panes, Bits, Forward, [(Char('+'), NONE), (Char('='), NONE)]),
+    change!(Panes, Signed, Forward, [(Char('s'), NONE)]),
+    change!(Panes, Scheme, Forward, [(Char('a'), NONE)]),
+    change!(Panes, Range, Forward, [(Char('r'), NONE)]),
+    change!(Panes, Granularity, Forward, [(Char('g'), NONE)]),
+    change!(Panes, GroupSize, Forward, [(Char('z'), NONE)]),
+    change!(Panes, Preset, Forward, [(Char('p'), NONE)]),
     bind!(Panes, ToggleDetail, [(Char('e'), NONE)]),
-    bind!(Panes, ToggleAxis, [(Char('x'), NONE)]),
-    bind!(Panes, CycleClipping, [(Char('c'), NONE)]),
-    bind!(Panes, CycleScaleDtype, [(Char('d'), NONE)]),
-    bind!(Panes, CycleRounding, [(Char('o'), NONE)]),
-    bind!(Panes, ToggleRangeSource, [(Char('0'), NONE)]),
+    change!(Panes, Axis, Forward, [(Char('x'), NONE)]),
+    change!(Panes, Clipping, Forward, [(Char('c'), NONE)]),
+    change!(Panes, ScaleDtype, Forward, [(Char('d'), NONE)]),
+    change!(Panes, Rounding, Forward, [(Char('o'), NONE)]),
+    change!(Panes, RangeSource, Forward, [(Char('0'), NONE)]),
     bind!(Panes, WorstChannel, [(Char('w'), NONE)]),
     bind!(Panes, CycleSort, [(Char('n'), NONE)]),
     bind!(Panes, CopyToEditor, [(Char('y'), NONE)]),
@@ -683,10 +658,14 @@ mod tests {
         assert_eq!(lookup(Mode::Panes, &question), Some(Action::Help));
         assert_eq!(
             lookup(Mode::Global, &KeyEvent::new(Char('g'), ALT)),
-            Some(Action::CycleGranularity)
+            Some(Action::Change(Setting::Granularity, Direction::Forward))
         );
         assert_eq!(
-            first_key(Mode::Global, Action::CycleGranularity).as_deref(),
+            first_key(
+                Mode::Global,
+                Action::Change(Setting::Granularity, Direction::Forward)
+            )
+            .as_deref(),
             Some("F7")
         );
     }

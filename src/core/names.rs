@@ -115,7 +115,19 @@ fn normal(s: &str) -> String {
     s.trim().to_ascii_lowercase()
 }
 
-/// `FromStr`, `Display`, `name()` and `ALL` for an enum without data, from one table.
+/// An enum without data whose values have names: what the command line, scenario headers
+/// and the explorer list and parse ([`FromStr`] accepts the name and the aliases).
+pub trait Named: Sized + Copy + 'static {
+    /// Every value, in the order the command line lists them.
+    const VALUES: &'static [Self];
+    /// The value's name.
+    fn name(self) -> &'static str;
+    /// Other spellings [`FromStr`] accepts for it.
+    fn aliases(self) -> &'static [&'static str];
+}
+
+/// `FromStr`, `Display`, `name()`, `ALL` and [`Named`] for an enum without data, from one
+/// table.
 macro_rules! names {
     ($ty:ident, $key:literal, [$($variant:ident => $name:literal $(| $alias:literal)*),+ $(,)?]) => {
         impl $ty {
@@ -127,6 +139,20 @@ macro_rules! names {
             pub fn name(self) -> &'static str {
                 match self {
                     $(Self::$variant => $name),+
+                }
+            }
+        }
+
+        impl Named for $ty {
+            const VALUES: &'static [Self] = Self::ALL;
+
+            fn name(self) -> &'static str {
+                $ty::name(self)
+            }
+
+            fn aliases(self) -> &'static [&'static str] {
+                match self {
+                    $(Self::$variant => &[$($alias),*]),+
                 }
             }
         }
@@ -202,6 +228,18 @@ names!(Degenerate, "degenerate", [
 impl ScaleDtype {
     /// Every storage type.
     pub const ALL: &'static [Self] = &[Self::F32, Self::F16, Self::Bf16];
+}
+
+impl Named for ScaleDtype {
+    const VALUES: &'static [Self] = Self::ALL;
+
+    fn name(self) -> &'static str {
+        ScaleDtype::name(self)
+    }
+
+    fn aliases(self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 impl fmt::Display for ScaleDtype {
@@ -393,6 +431,37 @@ pub fn settings(overrides: &Overrides) -> Vec<(&'static str, String)> {
     all.into_iter()
         .filter_map(|(k, v)| v.map(|v| (k, v)))
         .collect()
+}
+
+/// Every setting of a configuration, as [`settings`] lists overrides: what the
+/// configuration is, whatever preset it came from.
+#[must_use]
+pub fn settings_of(config: &crate::core::Config) -> Vec<(&'static str, String)> {
+    let c = config;
+    let v = &c.conventions;
+    settings(&Overrides {
+        scheme: Some(c.scheme),
+        reduce_range: false,
+        bits: Some(c.bits),
+        signed: Some(c.signed),
+        range: Some(c.range),
+        range_source: Some(c.range_source),
+        rounding: Some(c.rounding),
+        granularity: Some(c.granularity),
+        axis: Some(c.axis),
+        clipping: Some(c.clipping),
+        scale_dtype: Some(c.scale_dtype),
+        zero_point_bits: Some(c.zero_point_bits),
+        sym_scale: Some(v.sym_scale),
+        sym_zero_point: Some(v.sym_zero_point),
+        asym_zero_point: Some(v.asym_zero_point),
+        clamp_zero_point: Some(v.clamp_zero_point),
+        quant_expr: Some(v.quant_expr),
+        code_clamp: Some(v.code_clamp),
+        non_finite: Some(v.non_finite),
+        arith: Some(v.arith),
+        degenerate: Some(v.degenerate),
+    })
 }
 
 #[cfg(test)]

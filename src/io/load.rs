@@ -3,7 +3,7 @@
 //! | extension                              | format                                   |
 //! |----------------------------------------|------------------------------------------|
 //! | `.npy`                                 | numpy array ([`read_npy`])               |
-//! | `.txt`, `.csv`, `.tsv`, none, unknown  | channel text, UTF-8 ([`parse_text`])     |
+//! | `.txt`, `.csv`, `.tsv`, none, unknown  | channel text, UTF-8 ([`parse_text`](crate::io::text::parse_text))     |
 //! | `.safetensors`                         | one tensor ([`crate::io::safetensors`])  |
 //!
 //! Extensions are matched without regard to case. Standard input (`-` on the command line)

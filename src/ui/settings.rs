@@ -7,10 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::app::keymap::{Action, Mode, bindings};
-use crate::app::model::{SETTINGS, Setting};
-use crate::core::config::{
-    Axis, Clipping, Config, Granularity, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
-};
+use crate::app::setting::{Current, SETTINGS, Setting};
+use crate::core::config::Config;
+use crate::core::presets::Overrides;
 use crate::ui::Theme;
 
 /// The Settings pane.
@@ -19,7 +18,9 @@ pub struct SettingsPane<'a> {
     /// The resolved configuration.
     pub config: &'a Config,
     /// The preset it starts from.
-    pub preset: &'a str,
+    pub preset: &'static str,
+    /// What was changed after the preset.
+    pub overrides: Overrides,
     /// Fields were changed after the preset.
     pub modified: bool,
     /// The remembered group size.
@@ -32,129 +33,15 @@ pub struct SettingsPane<'a> {
     pub theme: &'a Theme,
 }
 
-/// The action whose keys change `setting`, for the key column.
-#[must_use]
-pub fn setting_actions(setting: Setting) -> &'static [Action] {
-    match setting {
-        Setting::Preset => &[Action::NextPreset],
-        Setting::Bits => &[Action::BitsDown, Action::BitsUp],
-        Setting::Signed => &[Action::ToggleSigned],
-        Setting::Scheme => &[Action::ToggleScheme],
-        Setting::Range => &[Action::ToggleRange],
-        Setting::RangeSource => &[Action::ToggleRangeSource],
-        Setting::Rounding => &[Action::CycleRounding],
-        Setting::Granularity => &[Action::CycleGranularity],
-        Setting::GroupSize => &[Action::CycleGroupSize],
-        Setting::Axis => &[Action::ToggleAxis],
-        Setting::Clipping => &[Action::CycleClipping],
-        Setting::ScaleDtype => &[Action::CycleScaleDtype],
-    }
-}
-
-/// The keys that change `setting` while the editor has focus, e.g. `F2/F3` or `Alt-x`.
+/// The keys that change `setting` while the editor has focus, e.g. `F2/F3` or `Alt-x`
+/// (from the keymap: the first key of each of the setting's actions).
 #[must_use]
 pub fn setting_keys(setting: Setting) -> String {
-    setting_actions(setting)
-        .iter()
-        .filter_map(|a| {
-            bindings(Mode::Global)
-                .find(|b| b.action == *a)
-                .and_then(|b| b.keys.first())
-                .map(crate::app::keymap::Combo::label)
-        })
+    bindings(Mode::Global)
+        .filter(|b| matches!(b.action, Action::Change(s, _) if s == setting))
+        .filter_map(|b| b.keys.first().map(crate::app::keymap::Combo::label))
         .collect::<Vec<_>>()
         .join("/")
-}
-
-impl SettingsPane<'_> {
-    fn label_value(&self, setting: Setting) -> (&'static str, String) {
-        let c = self.config;
-        match setting {
-            Setting::Preset => (
-                "preset",
-                format!(
-                    "{}{}",
-                    self.preset,
-                    if self.modified { " (changed)" } else { "" }
-                ),
-            ),
-            Setting::Bits => {
-                let (qmin, qmax) = c.code_range();
-                ("bits", format!("{}  [{qmin}, {qmax}]", c.bits))
-            }
-            Setting::Signed => ("codes", if c.signed { "signed" } else { "unsigned" }.into()),
-            Setting::Scheme => (
-                "scheme",
-                if c.scheme == Scheme::Symmetric {
-                    "symmetric"
-                } else {
-                    "asymmetric"
-                }
-                .into(),
-            ),
-            Setting::Range => (
-                "range",
-                match c.range {
-                    RangeKind::Full => "full".into(),
-                    RangeKind::Narrow => "narrow".into(),
-                    RangeKind::Custom { qmin, qmax } => format!("custom {qmin}..{qmax}"),
-                },
-            ),
-            Setting::RangeSource => (
-                "min/max",
-                if c.range_source == RangeSource::Tight {
-                    "tight"
-                } else {
-                    "widened to include 0"
-                }
-                .into(),
-            ),
-            Setting::Rounding => (
-                "rounding",
-                match c.rounding {
-                    Rounding::HalfEven => "half to even",
-                    Rounding::HalfAway => "half away from 0",
-                    Rounding::HalfUp => "half up",
-                }
-                .into(),
-            ),
-            Setting::Granularity => (
-                "granularity",
-                match c.granularity {
-                    Granularity::Tensor => "per tensor".into(),
-                    Granularity::Channel => "per channel".into(),
-                    Granularity::Group(g) => format!("per group of {g}"),
-                },
-            ),
-            Setting::GroupSize => ("group size", self.group_size.to_string()),
-            Setting::Axis => (
-                "axis",
-                if c.axis == Axis::Rows {
-                    "0 (rows)"
-                } else {
-                    "1 (columns)"
-                }
-                .into(),
-            ),
-            Setting::Clipping => (
-                "clipping",
-                match c.clipping {
-                    Clipping::None => "none (min-max)".into(),
-                    Clipping::Percentile(p) => format!("percentile {p}"),
-                    Clipping::Mse => "MSE search".into(),
-                },
-            ),
-            Setting::ScaleDtype => (
-                "scales",
-                match c.scale_dtype {
-                    ScaleDtype::F32 => "f32",
-                    ScaleDtype::F16 => "f16",
-                    ScaleDtype::Bf16 => "bf16",
-                }
-                .into(),
-            ),
-        }
-    }
 }
 
 impl Widget for &SettingsPane<'_> {
@@ -177,7 +64,14 @@ impl Widget for &SettingsPane<'_> {
             .skip(first)
             .take(height)
             .map(|(i, &setting)| {
-                let (label, mut value) = self.label_value(setting);
+                let now = Current {
+                    config: self.config,
+                    preset: self.preset,
+                    overrides: self.overrides,
+                    group_size: self.group_size,
+                };
+                let label = setting.label();
+                let mut value = setting.describe(&now, self.modified);
                 if crate::core::effect::ineffective(self.config)
                     .iter()
                     .any(|n| n.key == setting.key())

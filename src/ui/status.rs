@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::app::keymap::{Action, Combo, Mode, bindings};
+use crate::app::setting::{Direction, Setting};
 use crate::app::update::mode;
 use crate::app::{Focus, Model};
 use crate::ui::{MIN_HEIGHT, MIN_WIDTH, Theme};
@@ -61,10 +62,10 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
     if m.changed_from_preset() {
         parts.push((" (changed)".into(), theme.text, 4));
     }
-    if let Some(r) = &m.report {
+    if let Some(r) = &m.analysis.report {
         parts.push((format!(" {sep} {}x{}", r.shape.0, r.shape.1), theme.text, 0));
     }
-    if m.pending && !m.stale() {
+    if m.analysis.pending && !m.stale() {
         parts.push((
             format!(" {sep} computing{}", theme.glyphs.ellipsis),
             theme.dim,
@@ -137,8 +138,8 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
             &[
                 Action::Help,
                 Action::FocusNext,
-                Action::CycleGranularity,
-                Action::BitsUp,
+                Action::Change(Setting::Granularity, Direction::Forward),
+                Action::Change(Setting::Bits, Direction::Forward),
                 Action::Save,
                 Action::Quit,
             ],
@@ -160,7 +161,7 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
                 Action::Down,
                 Action::WorstChannel,
                 Action::ToggleDetail,
-                Action::CycleGranularity,
+                Action::Change(Setting::Granularity, Direction::Forward),
                 Action::Quit,
             ],
         ),
@@ -184,9 +185,13 @@ pub fn hints(model: &Model) -> Vec<(String, &'static str)> {
         .iter()
         .filter_map(|&a| {
             // Bits up and down share one hint: "F2/F3 bits".
-            if a == Action::BitsUp {
+            if a == Action::Change(Setting::Bits, Direction::Forward) {
                 return Some((
-                    format!("{}/{}", key_of(Action::BitsDown)?, key_of(a)?),
+                    format!(
+                        "{}/{}",
+                        key_of(Action::Change(Setting::Bits, Direction::Back))?,
+                        key_of(a)?
+                    ),
                     "bits",
                 ));
             }
