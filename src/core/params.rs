@@ -17,7 +17,7 @@ use crate::core::config::Config;
 
 mod formula;
 
-pub(crate) use formula::{BLOCKS as PARAM_LANES, Params8, asymmetric_zero_f64};
+pub(crate) use formula::{BLOCKS as PARAM_LANES, ParamLanes, Params8, asymmetric_zero_f64};
 pub use formula::{ParamCalc, ScaleRule, symmetric_zero_point};
 
 /// What the statistics pass records of one block.

@@ -24,7 +24,7 @@ use crate::core::round::Round;
 
 mod lanes;
 
-pub(crate) use lanes::{BLOCKS, Params8};
+pub(crate) use lanes::{BLOCKS, ParamLanes, Params8};
 
 /// Which formula forms a block's raw scale (before the degenerate-scale policy), with what
 /// it divides by.

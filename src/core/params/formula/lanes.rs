@@ -254,6 +254,26 @@ impl ParamCalc {
     }
 }
 
+impl ParamLanes<1> {
+    /// One block's parameters as one lane (flagged when they have a problem).
+    #[inline(always)]
+    pub(crate) fn of(p: &BlockParams) -> Self {
+        Self {
+            code_scale: [p.code_scale],
+            scale: [p.scale],
+            zero_point: [p.zero_point],
+            lo: [p.code_offset.unwrap_or(p.range.0)],
+            hi: [p.range.1],
+            offset: [p.offset.unwrap_or(0.0)],
+            degenerate: [p.degenerate],
+            zero: [f64::from(p.zero_point)],
+            zero_ok: [true],
+            ok: [p.problem.is_none()],
+            float_min: p.code_offset.is_some(),
+        }
+    }
+}
+
 impl<const N: usize> ParamLanes<N> {
     /// Lane `j`'s parameters, whatever its problem (named by [`ParamCalc::params`]).
     #[inline(always)]
