@@ -10,7 +10,7 @@
 //! | range | the block's min and max ([`BlockStats`]), or the clipped range ([`crate::core::clip`]), widened to include 0 under `include-zero` (and, for an asymmetric single point, under the `one` and `flat` policies) |
 //! | raw scale | [`ScaleRule`]: `absmax / max(|qmin|, |qmax|)`, `2·absmax / (qmax − qmin)`, `v / (qmin − z)` or `(hi − lo) / (qmax − qmin)`, in f32 or f64 arithmetic |
 //! | degenerate scale | `one`: below the smallest normal f32, scale 1 and zero point 0; `flat`: 0 as f32, the same; `epsilon`: magnitude floored to 2^-23, sign kept; `zero`: kept |
-//! | zero point | symmetric: [`symmetric_zero_point`]; asymmetric: `round(qmin − lo / s)` or `qmin − round(lo / s)`, clamped into `[qmin, qmax]` or not; float minimum: none, `lo` is stored |
+//! | zero point | symmetric: [`SymZeroPoint::of_codes`](crate::core::config::SymZeroPoint::of_codes); asymmetric: `round(qmin − lo / s)` or `qmin − round(lo / s)`, clamped into `[qmin, qmax]` or not; float minimum: none, `lo` is stored |
 //! | storage | the scale and float minimum rounded to the scale type; a value that overflows it, or the arithmetic, is a [`ParamProblem`] |
 
 use crate::core::config::Config;
@@ -18,7 +18,7 @@ use crate::core::config::Config;
 mod formula;
 
 pub(crate) use formula::{BLOCKS as PARAM_LANES, ParamLanes, Params8, asymmetric_zero_f64};
-pub use formula::{ParamCalc, ScaleRule, symmetric_zero_point};
+pub use formula::{ParamCalc, ScaleRule};
 
 /// What the statistics pass records of one block.
 #[derive(Debug, Clone, Copy, PartialEq)]

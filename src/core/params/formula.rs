@@ -18,7 +18,7 @@
 use std::array::from_fn;
 
 use crate::core::config::{
-    Arith, AsymZeroPoint, Config, Degenerate, RangeSource, Rounding, Scheme, SymScale, SymZeroPoint,
+    Arith, AsymZeroPoint, Config, Degenerate, RangeSource, Rounding, Scheme, SymScale,
 };
 use crate::core::round::Round;
 
@@ -148,18 +148,6 @@ impl ScaleRule {
     }
 }
 
-/// The zero point of a symmetric scheme under `rule` for the code range `[qmin, qmax]`.
-#[must_use]
-pub fn symmetric_zero_point(rule: SymZeroPoint, qmin: i32, qmax: i32) -> i32 {
-    match rule {
-        SymZeroPoint::Zero => 0,
-        SymZeroPoint::MidHalfEven => {
-            f64::midpoint(f64::from(qmin), f64::from(qmax)).round_ties_even() as i32
-        }
-        SymZeroPoint::MidFloor => (qmin + qmax).div_euclid(2),
-    }
-}
-
 /// An asymmetric integer zero point in f64 arithmetic, from the low ends `lo` of widened
 /// ranges and scales `s`: the value that is rounded (`lo / s` for
 /// [`AsymZeroPoint::ShiftOfRound`], `qmin − lo / s` otherwise) and the zero point before
@@ -207,7 +195,7 @@ impl ParamCalc {
     #[must_use]
     pub fn new(config: &Config, qmin: i32, qmax: i32) -> Self {
         let conv = &config.conventions;
-        let sym_zero = symmetric_zero_point(conv.sym_zero_point, qmin, qmax);
+        let sym_zero = conv.sym_zero_point.of_codes(qmin, qmax);
         let asymmetric = config.scheme == Scheme::Asymmetric;
         let imposes_zero = matches!(conv.degenerate, Degenerate::One | Degenerate::Flat);
         Self {

@@ -8,8 +8,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::core::config::ScaleDtype;
-use crate::core::config::{Degenerate, RangeSource, Rounding};
+use crate::core::config::{Degenerate, RangeSource, Rounding, SymZeroPoint};
 use crate::core::params::{BlockParams, RealRange};
 use crate::core::presets::{PRESETS, PresetOptions, preset};
 
@@ -71,6 +70,25 @@ proptest! {
             }
         }
     }
+}
+
+/// The formulas of a valid [`config`], and a block's range whose ends and extreme are
+/// [`magnitude`]s.
+fn calc_and_range() -> impl Strategy<Value = (ParamCalc, RealRange)> {
+    (knobs(), (magnitude(), magnitude(), magnitude()))
+        .prop_map(|(k, (a, b, e))| {
+            let range = RealRange {
+                lo: a.min(b),
+                hi: a.max(b),
+                extreme: e,
+            };
+            (config(k), range)
+        })
+        .prop_filter("a valid configuration", |(c, _)| c.validate().is_ok())
+        .prop_map(|(c, range)| {
+            let (qmin, qmax) = c.code_range();
+            (ParamCalc::new(&c, qmin, qmax), range)
+        })
 }
 
 /// `a` and `b` differ by at most `rel` of the larger magnitude.
@@ -215,18 +233,11 @@ proptest! {
     /// subnormals and values near the overflow of each storage type: the parameters do what
     /// each formula is for, and the stored scale is the computed one in its storage type.
     #[test]
-    fn parameters_do_what_their_formulas_say(
-        knobs in knobs(),
-        (a, b, e) in (magnitude(), magnitude(), magnitude()),
-    ) {
-        let c = config(knobs);
-        prop_assume!(c.validate().is_ok());
-        let (qmin, qmax) = c.code_range();
-        let calc = ParamCalc::new(&c, qmin, qmax);
-        let range = RealRange { lo: a.min(b), hi: a.max(b), extreme: e };
+    fn parameters_do_what_their_formulas_say((calc, range) in calc_and_range()) {
         let p = calc.params(range);
         prop_assume!(p.problem.is_none());
-        prop_assert_eq!(p.scale.to_bits(), c.scale_dtype.round(p.code_scale).to_bits());
+        let dtype = calc.config.scale_dtype;
+        prop_assert_eq!(p.scale.to_bits(), dtype.round(p.code_scale).to_bits());
         check_range(&calc, range, &p)?;
         check_degenerate(&calc, &p)?;
         if p.degenerate && calc.imposes_zero() {
@@ -242,17 +253,11 @@ proptest! {
     /// the same zero point (away from subnormals, overflow and the degenerate policies).
     #[test]
     fn scaling_a_range_by_a_power_of_two_scales_its_scale(
-        knobs in knobs(),
-        (a, b, e) in (magnitude(), magnitude(), magnitude()),
+        (calc, range) in calc_and_range(),
         k in -20i32..20,
     ) {
-        let c = Config { scale_dtype: ScaleDtype::F32, ..config(knobs) };
-        prop_assume!(c.validate().is_ok());
-        let (qmin, qmax) = c.code_range();
-        let calc = ParamCalc::new(&c, qmin, qmax);
         let f = 2f32.powi(k);
-        let range = RealRange { lo: a.min(b), hi: a.max(b), extreme: e };
-        let scaled = RealRange { lo: range.lo * f, hi: range.hi * f, extreme: e * f };
+        let scaled = RealRange { lo: range.lo * f, hi: range.hi * f, extreme: range.extreme * f };
         let ends = |r: RealRange| [r.lo, r.hi, r.extreme];
         prop_assume!(ends(range).into_iter().chain(ends(scaled)).all(normal_or_zero));
         let (p, q) = (calc.params(range), calc.params(scaled));
@@ -267,16 +272,8 @@ proptest! {
     /// A symmetric scale depends on the magnitudes alone, except the signed-extreme rules,
     /// whose scale changes sign with the range; an asymmetric scale depends on the width.
     #[test]
-    fn negating_a_range_keeps_or_negates_its_scale(
-        knobs in knobs(),
-        (a, b, e) in (magnitude(), magnitude(), magnitude()),
-    ) {
-        let c = config(knobs);
-        prop_assume!(c.validate().is_ok());
-        let (qmin, qmax) = c.code_range();
-        let calc = ParamCalc::new(&c, qmin, qmax);
-        let range = RealRange { lo: a.min(b), hi: a.max(b), extreme: e };
-        let negated = RealRange { lo: -range.hi, hi: -range.lo, extreme: -e };
+    fn negating_a_range_keeps_or_negates_its_scale((calc, range) in calc_and_range()) {
+        let negated = RealRange { lo: -range.hi, hi: -range.lo, extreme: -range.extreme };
         let (p, q) = (calc.params(range), calc.params(negated));
         prop_assume!(p.problem.is_none() && q.problem.is_none());
         prop_assume!(!p.degenerate && !q.degenerate);
@@ -300,21 +297,21 @@ fn symmetric_zero_points_are_the_code_ranges_midpoints() {
             (-(1 << (bits - 1)), (1 << (bits - 1)) - 1),
         ] {
             let sum = qmin + qmax;
-            assert_eq!(symmetric_zero_point(SymZeroPoint::Zero, qmin, qmax), 0);
-            let floor = symmetric_zero_point(SymZeroPoint::MidFloor, qmin, qmax);
+            assert_eq!(SymZeroPoint::Zero.of_codes(qmin, qmax), 0);
+            let floor = SymZeroPoint::MidFloor.of_codes(qmin, qmax);
             assert!(
                 2 * floor <= sum && sum <= 2 * floor + 1,
                 "{qmin}..={qmax}: {floor}"
             );
-            let even = symmetric_zero_point(SymZeroPoint::MidHalfEven, qmin, qmax);
+            let even = SymZeroPoint::MidHalfEven.of_codes(qmin, qmax);
             assert!((2 * even - sum).abs() <= 1, "{qmin}..={qmax}: {even}");
             assert!(sum % 2 == 0 || even % 2 == 0, "{qmin}..={qmax}: {even}");
         }
     }
     // ONNX Runtime's uint8 and uint4, and the floor of [-8, 7].
-    assert_eq!(symmetric_zero_point(SymZeroPoint::MidHalfEven, 0, 255), 128);
-    assert_eq!(symmetric_zero_point(SymZeroPoint::MidHalfEven, 0, 15), 8);
-    assert_eq!(symmetric_zero_point(SymZeroPoint::MidFloor, -8, 7), -1);
+    assert_eq!(SymZeroPoint::MidHalfEven.of_codes(0, 255), 128);
+    assert_eq!(SymZeroPoint::MidHalfEven.of_codes(0, 15), 8);
+    assert_eq!(SymZeroPoint::MidFloor.of_codes(-8, 7), -1);
 }
 
 /// The knobs of [`config`].
