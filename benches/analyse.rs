@@ -2,7 +2,9 @@
 //!
 //! Matrices are 256², 1024² and 4096² `f32` values, normal in each row with a per-row standard
 //! deviation drawn log-uniformly from 1e-3 to 1 (like real weight rows, whose scales differ by
-//! orders of magnitude). A fixed-seed xorshift64* generator makes every run see the same data.
+//! orders of magnitude), and beside them (group `gaussian_4096x4096`) a plain 4096² standard
+//! normal matrix, every row alike. A fixed-seed xorshift64* generator makes every run see the
+//! same data.
 //!
 //! Cases per size, with throughput in matrix elements:
 //!
@@ -29,6 +31,9 @@ use quantscope::core::{Config, Matrix, Options, PresetOptions, analyse, analyse_
 
 /// Side lengths of the benchmarked matrices.
 const SIZES: [usize; 3] = [256, 1024, 4096];
+
+/// Side length of the plain gaussian matrix.
+const GAUSSIAN_SIDE: usize = 4096;
 
 /// xorshift64*: small, fast and good enough for test data.
 struct Rng(u64);
@@ -66,14 +71,41 @@ fn random_matrix(n: usize, seed: u64) -> Matrix {
     Matrix::new(values).expect("normal samples are finite")
 }
 
+/// An `n x n` matrix of standard normal values.
+fn gaussian_matrix(n: usize, seed: u64) -> Matrix {
+    let mut rng = Rng(seed);
+    let values = (0..n * n).map(|_| rng.normal() as f32).collect();
+    let values = Array2::from_shape_vec((n, n), values).expect("n * n values");
+    Matrix::new(values).expect("normal samples are finite")
+}
+
+/// Which matrix of a size a group times.
+#[derive(Clone, Copy)]
+enum Rows {
+    /// Standard deviations log-uniform in `[1e-3, 1]` ([`random_matrix`]).
+    Spread,
+    /// Standard normal ([`gaussian_matrix`]).
+    Gaussian,
+}
+
 /// The matrix of side `n`, built on first use.
-fn matrix(n: usize) -> &'static Matrix {
-    static CACHE: [OnceLock<Matrix>; SIZES.len()] = [const { OnceLock::new() }; SIZES.len()];
-    let i = SIZES
-        .iter()
-        .position(|&s| s == n)
-        .expect("a benchmarked size");
-    CACHE[i].get_or_init(|| random_matrix(n, 0x9e37_79b9_7f4a_7c15 ^ n as u64))
+fn matrix(n: usize, rows: Rows) -> &'static Matrix {
+    static SPREAD: [OnceLock<Matrix>; SIZES.len()] = [const { OnceLock::new() }; SIZES.len()];
+    static GAUSSIAN: OnceLock<Matrix> = OnceLock::new();
+    let seed = 0x9e37_79b9_7f4a_7c15 ^ n as u64;
+    match rows {
+        Rows::Spread => {
+            let i = SIZES
+                .iter()
+                .position(|&s| s == n)
+                .expect("a benchmarked size");
+            SPREAD[i].get_or_init(|| random_matrix(n, seed))
+        }
+        Rows::Gaussian => {
+            assert_eq!(n, GAUSSIAN_SIDE, "one gaussian matrix");
+            GAUSSIAN.get_or_init(|| gaussian_matrix(n, seed))
+        }
+    }
 }
 
 fn config(name: &str) -> Config {
@@ -95,26 +127,30 @@ fn tune(group: &mut BenchmarkGroup<'_, WallTime>, n: usize) {
     }
 }
 
-fn bench_size(c: &mut Criterion, n: usize) {
-    let mut group = c.benchmark_group(format!("{n}x{n}"));
+fn bench_size(c: &mut Criterion, n: usize, rows: Rows) {
+    let name = match rows {
+        Rows::Spread => format!("{n}x{n}"),
+        Rows::Gaussian => format!("gaussian_{n}x{n}"),
+    };
+    let mut group = c.benchmark_group(name);
     tune(&mut group, n);
     group.throughput(Throughput::Elements((n * n) as u64));
 
     group.bench_function("read_sum", |b| {
-        let m = matrix(n);
+        let m = matrix(n, rows);
         b.iter(|| black_box(m).values().iter().copied().sum::<f32>());
     });
     for name in ["ort-int8", "int4-g128"] {
         let cfg = config(name);
         group.bench_function(format!("{name}_ladder"), |b| {
-            let m = matrix(n);
+            let m = matrix(n, rows);
             b.iter(|| analyse(black_box(m), black_box(&cfg)).expect("valid preset"));
         });
     }
     for name in ["ort-int8", "int4-g128"] {
         let cfg = config(name);
         group.bench_function(format!("{name}_no-ladder"), |b| {
-            let m = matrix(n);
+            let m = matrix(n, rows);
             b.iter(|| {
                 analyse_with(black_box(m), black_box(&cfg), Options { ladder: false })
                     .expect("valid preset")
@@ -127,7 +163,8 @@ fn bench_size(c: &mut Criterion, n: usize) {
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     for n in SIZES {
-        bench_size(&mut c, n);
+        bench_size(&mut c, n, Rows::Spread);
     }
+    bench_size(&mut c, GAUSSIAN_SIDE, Rows::Gaussian);
     c.final_summary();
 }

@@ -18,6 +18,7 @@
 //! Results do not depend on the number of threads.
 
 mod analyse;
+pub mod clip;
 pub mod compare;
 pub mod config;
 pub mod effect;
@@ -32,6 +33,7 @@ pub mod params;
 mod pass;
 pub mod presets;
 pub mod report;
+mod round;
 mod stats;
 pub mod view;
 

@@ -12,12 +12,13 @@
 
 use ndarray::Array2;
 use proptest::prelude::*;
+use quantscope::core::clip::clipped_params;
 use quantscope::core::config::{
     Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Degenerate, NonFinite, QuantExpr,
     RangeKind, RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint,
 };
 use quantscope::core::kernel::Quantizer;
-use quantscope::core::params::{BlockParams, BlockStats, block_params, clipped_params};
+use quantscope::core::params::{BlockParams, BlockStats, block_params};
 use quantscope::core::{
     AnalyseError, Granularity, Matrix, Options, PRESETS, PresetOptions, Report, Scheme,
     analyse_with, ladder_granularities, preset,
@@ -58,7 +59,7 @@ fn values(m: &Matrix, rect: Rect) -> Vec<f32> {
     out
 }
 
-/// The clipped parameters of a block with the reference formulas: the scale is formed for
+/// The clipped parameters of a block, one block at a time: the scale is formed for
 /// the code range, the MSE search's codes are clamped into the clamp range.
 fn choose(c: &Config, xs: &[f32], st: &BlockStats) -> BlockParams {
     let (qmin, qmax) = c.code_range();

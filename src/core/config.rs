@@ -210,6 +210,20 @@ pub enum SymZeroPoint {
     MidFloor,
 }
 
+impl SymZeroPoint {
+    /// The zero point this rule gives the code range `[qmin, qmax]`.
+    #[must_use]
+    pub fn of_codes(self, qmin: i32, qmax: i32) -> i32 {
+        match self {
+            Self::Zero => 0,
+            Self::MidHalfEven => {
+                f64::midpoint(f64::from(qmin), f64::from(qmax)).round_ties_even() as i32
+            }
+            Self::MidFloor => (qmin + qmax).div_euclid(2),
+        }
+    }
+}
+
 /// How the asymmetric zero point is formed from the range minimum `lo` and scale `s`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -473,22 +487,16 @@ impl Config {
             self.conventions.sym_scale,
             SymScale::SignedExtreme | SymScale::SignedMinMax
         );
-        if self.scheme == Scheme::Symmetric && sign_carrying {
-            let z = match self.conventions.sym_zero_point {
-                SymZeroPoint::Zero => 0,
-                SymZeroPoint::MidHalfEven => {
-                    f64::midpoint(f64::from(qmin), f64::from(qmax)).round_ties_even() as i32
-                }
-                SymZeroPoint::MidFloor => (qmin + qmax).div_euclid(2),
-            };
-            if z == qmin {
-                return Err(ConfigError::Range {
-                    qmin,
-                    qmax,
-                    what: "a sign-carrying symmetric scale, which needs codes below the zero point"
-                        .into(),
-                });
-            }
+        if self.scheme == Scheme::Symmetric
+            && sign_carrying
+            && self.conventions.sym_zero_point.of_codes(qmin, qmax) == qmin
+        {
+            return Err(ConfigError::Range {
+                qmin,
+                qmax,
+                what: "a sign-carrying symmetric scale, which needs codes below the zero point"
+                    .into(),
+            });
         }
         // The other symmetric zero points are midpoints of the range, inside it.
         if self.scheme == Scheme::Symmetric

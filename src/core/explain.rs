@@ -5,14 +5,17 @@
 //! computes nothing the report does not already decide: the scale, zero point, codes and
 //! reconstructions are the report's. It adds the intermediates a person needs to follow the
 //! arithmetic (the absmax or `lo`/`hi`, the denominators, the unrounded zero point) and the
-//! error `x̂ − x`. Formatting into text is the exporters' and the panes' job.
+//! error `x̂ − x`, taking the formula and its denominator from the [`ParamCalc`] the analysis
+//! prepared rather than deciding them again. Formatting into text is the exporters' and the
+//! panes' job.
 //!
 //! [`Step`]: crate::core::kernel::Step
 
 use crate::core::config::{
-    AsymZeroPoint, Clipping, Config, Degenerate, Granularity, QuantExpr, RangeSource, Rounding,
-    ScaleDtype, Scheme, SymScale, SymZeroPoint,
+    Arith, AsymZeroPoint, Clipping, Config, Degenerate, Granularity, QuantExpr, Rounding,
+    ScaleDtype, Scheme, SymZeroPoint,
 };
+use crate::core::params::{ParamCalc, ScaleRule, asymmetric_zero_f64};
 use crate::core::{Block, Matrix, Metrics, Report};
 
 /// The worked arithmetic of one channel (matrix row) under a report's configuration.
@@ -299,64 +302,44 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
 
 fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplanation {
     let b: &Block = &report.blocks.at(index);
-    let (qmin, qmax) = (report.qmin, report.qmax);
-    let conv = &config.conventions;
+    // The choices the analysis made for this configuration, from the formulas it used.
+    let calc = ParamCalc::new(config, report.qmin, report.qmax);
     let (lo, hi) = b.range;
     let absmax = lo.abs().max(hi.abs());
-    let span = qmax - qmin;
-    let float_min =
-        config.scheme == Scheme::Asymmetric && conv.asym_zero_point == AsymZeroPoint::FloatMin;
-    let zero_imposed =
-        b.degenerate && matches!(conv.degenerate, Degenerate::One | Degenerate::Flat);
-    let sym_zero = if zero_imposed { 0 } else { b.zero_point };
-    let scale = match config.scheme {
-        Scheme::Symmetric => match conv.sym_scale {
-            SymScale::MaxCode => ScaleFormula::MaxCode {
-                absmax,
-                denominator: qmin.unsigned_abs().max(qmax.unsigned_abs()),
-            },
-            SymScale::HalfSpan => ScaleFormula::HalfSpan { absmax, span },
-            SymScale::SignedExtreme | SymScale::SignedMinMax => {
-                let denominator = qmin - sym_zero;
-                // The scale is v / (qmin − z), so v carries the sign of scale × (qmin − z).
-                let positive = (b.code_scale >= 0.0) == (denominator >= 0);
-                let extreme = if absmax == 0.0 || positive {
-                    absmax
-                } else {
-                    -absmax
-                };
-                ScaleFormula::SignedExtreme {
-                    extreme,
-                    denominator,
-                    min_max: conv.sym_scale == SymScale::SignedMinMax,
-                }
-            }
-        },
-        Scheme::Asymmetric => ScaleFormula::Asymmetric { lo, hi, span },
-    };
-    let formula_value = match scale {
-        ScaleFormula::MaxCode {
+    let zero_imposed = b.degenerate && calc.imposes_zero();
+    let scale = match calc.rule() {
+        ScaleRule::MaxCode { denominator } => ScaleFormula::MaxCode {
             absmax,
             denominator,
-        } => f64::from(absmax) / f64::from(denominator),
-        ScaleFormula::HalfSpan { absmax, span } => 2.0 * f64::from(absmax) / f64::from(span),
-        ScaleFormula::SignedExtreme {
-            extreme,
+        },
+        ScaleRule::HalfSpan { span } => ScaleFormula::HalfSpan { absmax, span },
+        ScaleRule::SignedExtreme {
             denominator,
-            ..
+            min_max,
         } => {
-            if denominator == 0 {
-                0.0
+            // The scale is v / (qmin − z), so v carries the sign of scale × (qmin − z).
+            let positive = (b.code_scale >= 0.0) == (denominator >= 0);
+            let extreme = if absmax == 0.0 || positive {
+                absmax
             } else {
-                f64::from(extreme) / f64::from(denominator)
+                -absmax
+            };
+            ScaleFormula::SignedExtreme {
+                extreme,
+                denominator,
+                min_max,
             }
         }
-        ScaleFormula::Asymmetric { lo, hi, span } => {
-            (f64::from(hi) - f64::from(lo)) / f64::from(span)
-        }
+        ScaleRule::Asymmetric { span } => ScaleFormula::Asymmetric { lo, hi, span },
     };
-    let degenerate = b.degenerate.then_some(conv.degenerate);
-    let zero_point = if float_min {
+    let v = match scale {
+        ScaleFormula::SignedExtreme { extreme, .. } => extreme,
+        _ => absmax,
+    };
+    // The formula in exact (f64) arithmetic.
+    let [formula_value] = calc.rule().scales(Arith::F64, &[v], &[lo], &[hi]);
+    let degenerate = b.degenerate.then_some(config.conventions.degenerate);
+    let zero_point = if calc.float_min() {
         ZeroPointFormula::FloatMin {
             min: lo,
             stored: b.offset.unwrap_or(lo),
@@ -367,15 +350,13 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
         }
     } else if config.scheme == Scheme::Symmetric {
         ZeroPointFormula::Fixed {
-            rule: conv.sym_zero_point,
+            rule: config.conventions.sym_zero_point,
             value: b.zero_point,
         }
     } else {
-        asymmetric_zero_point(config, b, qmin, qmax)
+        asymmetric_zero_point(config, b, report.qmin, report.qmax)
     };
-    let widens = config.range_source == RangeSource::IncludeZero
-        || (matches!(conv.degenerate, Degenerate::One | Degenerate::Flat)
-            && config.scheme == Scheme::Asymmetric);
+    let widened = (lo == 0.0 && b.min > 0.0) || (hi == 0.0 && b.max < 0.0);
     BlockExplanation {
         index,
         rows: b.rows,
@@ -383,7 +364,7 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
         min: b.min,
         max: b.max,
         range: b.range,
-        widened_to_zero: widens && ((lo == 0.0 && b.min > 0.0) || (hi == 0.0 && b.max < 0.0)),
+        widened_to_zero: calc.may_widen() && widened,
         clipping: (config.clipping != Clipping::None).then_some(config.clipping),
         scale,
         formula_value,
@@ -397,39 +378,36 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
     }
 }
 
-fn round(x: f64, rounding: Rounding) -> f64 {
-    match rounding {
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => (x + 0.5).floor(),
-    }
-}
-
-/// The intermediates of an asymmetric zero point; the value itself is the block's.
+/// The intermediates of an asymmetric zero point, by the formula the analysis uses in f64
+/// arithmetic; the value itself is the block's.
 fn asymmetric_zero_point(config: &Config, b: &Block, qmin: i32, qmax: i32) -> ZeroPointFormula {
     let lo = b.range.0;
-    let s = f64::from(b.code_scale);
-    let outside = |z: f64| z < f64::from(qmin) || z > f64::from(qmax);
-    let clamp = config.conventions.clamp_zero_point;
-    if config.conventions.asym_zero_point == AsymZeroPoint::ShiftOfRound {
-        let ratio = f64::from(lo) / s;
-        let rounded = f64::from(qmin) - round(ratio, config.rounding);
+    let rule = config.conventions.asym_zero_point;
+    let ([unrounded], [rounded]) = asymmetric_zero_f64(
+        rule,
+        config.rounding,
+        qmin,
+        &[lo],
+        &[f64::from(b.code_scale)],
+    );
+    let outside = rounded < f64::from(qmin) || rounded > f64::from(qmax);
+    let clamped = config.conventions.clamp_zero_point && outside;
+    let value = b.zero_point;
+    if rule == AsymZeroPoint::ShiftOfRound {
         ZeroPointFormula::ShiftOfRound {
             lo,
-            ratio,
+            ratio: unrounded,
             rounded,
-            clamped: clamp && outside(rounded),
-            value: b.zero_point,
+            clamped,
+            value,
         }
     } else {
-        let unrounded = f64::from(qmin) - f64::from(lo) / s;
-        let rounded = round(unrounded, config.rounding);
         ZeroPointFormula::RoundOfShift {
             lo,
             unrounded,
             rounded,
-            clamped: clamp && outside(rounded),
-            value: b.zero_point,
+            clamped,
+            value,
         }
     }
 }

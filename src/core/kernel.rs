@@ -4,9 +4,39 @@
 //! [`Quantizer`] is the reference, one value at a time. The analysis runs whole rows through
 //! a specialised loop (the private `segment` module) that gives the same codes, clamp flags
 //! and reconstructions bit for bit; `tests/kernels.rs` checks the two against each other.
+//!
+//! # Adding a convention
+//!
+//! 1. Its variant in [`crate::core::config`] (a new convention: a field of
+//!    [`Conventions`](crate::core::config::Conventions)) and its name in
+//!    [`crate::core::names`]; the command line and the explorer's Settings follow (see
+//!    `app/setting.rs`). A preset that uses it in [`crate::core::presets`].
+//! 2. Block parameters: decide what the configuration fixes in
+//!    [`ParamCalc::new`](crate::core::params::ParamCalc::new) (a [`ScaleRule`] for a scale
+//!    formula), and write the per-block step once, in `params/formula/lanes.rs`, without a
+//!    branch on the configuration inside the lanes.
+//! 3. Per value: a rounding rule is one arm in `core/round.rs`; a quantize
+//!    expression is one arm in [`Quantizer`] and one instance in `segment`'s `dispatch!`
+//!    and `simd` (`Kind` selects it).
+//! 4. [`crate::core::explain`] names a new formula (`ScaleFormula`, `ZeroPointFormula`)
+//!    from the `ParamCalc`, and `io/export/doc/worked.rs` prints it.
+//! 5. Tests: the convention among the knobs of `params/formula/tests.rs` and
+//!    `tests/core_props.rs`, and a golden fixture from the library that uses it
+//!    (`tests/golden/generate.py`).
+//!
+//! # Adding a format
+//!
+//! A format with its own block layout (k-quants, FP4, NF4, FP8) is not a convention: it is
+//! a variant of [`Format`](crate::core::format::Format) with its encoder and decoder in a
+//! module of [`crate::core::format`], its [`Layout`](crate::core::format::Layout), its
+//! `pack`/`unpack` to the bytes its files store, and golden fixtures from its reference
+//! implementation (`tests/golden/generate_formats.py`, `tests/golden_formats.rs`).
+//!
+//! [`ScaleRule`]: crate::core::params::ScaleRule
 
 use crate::core::config::{Config, NonFinite, QuantExpr, Rounding};
 use crate::core::params::BlockParams;
+use crate::core::round::Round;
 
 pub(crate) mod segment;
 
@@ -46,16 +76,6 @@ pub struct Step {
     pub dequantized: f32,
 }
 
-/// `x` rounded as `rounding` says (inline instructions where SSE4.1 is enabled).
-#[inline]
-pub(crate) fn round(x: f32, rounding: Rounding) -> f32 {
-    match rounding {
-        Rounding::HalfEven => x.round_ties_even(),
-        Rounding::HalfAway => x.round(),
-        Rounding::HalfUp => (x + 0.5).floor(),
-    }
-}
-
 impl Quantizer {
     /// Prepares `params` for `[qmin, qmax]` under `config`.
     #[must_use]
@@ -92,11 +112,11 @@ impl Quantizer {
                     return (0.0, self.zero_f);
                 }
                 let t = x / self.code_scale;
-                (t, round(t, self.rounding) + self.zero_f)
+                (t, t.round_by(self.rounding) + self.zero_f)
             }
             QuantExpr::Reciprocal => {
                 let t = x * self.recip;
-                (t, round(t, self.rounding) + self.zero_f)
+                (t, t.round_by(self.rounding) + self.zero_f)
             }
             QuantExpr::ReciprocalAddZero => {
                 let t = x * self.recip;
@@ -105,7 +125,7 @@ impl Quantizer {
                     Rounding::HalfUp => (t + self.zero_f, (t + (self.zero_f + 0.5)).floor()),
                     r => {
                         let y = t + self.zero_f;
-                        (y, round(y, r))
+                        (y, y.round_by(r))
                     }
                 }
             }

@@ -1,17 +1,24 @@
 //! From a block's statistics to its scale, zero point and (GGUF-style) float offset, in the
 //! precision and order of the chosen conventions.
+//!
+//! The formulas are stated once, in [`ParamCalc`] (`params/formula.rs` decides what the
+//! configuration fixes; `params/formula/lanes.rs` is the per-block arithmetic, over one or
+//! eight blocks side by side). For one block:
+//!
+//! | step | what it does |
+//! |---|---|
+//! | range | the block's min and max ([`BlockStats`]), or the clipped range ([`crate::core::clip`]), widened to include 0 under `include-zero` (and, for an asymmetric single point, under the `one` and `flat` policies) |
+//! | raw scale | [`ScaleRule`]: `absmax / max(|qmin|, |qmax|)`, `2·absmax / (qmax − qmin)`, `v / (qmin − z)` or `(hi − lo) / (qmax − qmin)`, in f32 or f64 arithmetic |
+//! | degenerate scale | `one`: below the smallest normal f32, scale 1 and zero point 0; `flat`: 0 as f32, the same; `epsilon`: magnitude floored to 2^-23, sign kept; `zero`: kept |
+//! | zero point | symmetric: [`SymZeroPoint::of_codes`](crate::core::config::SymZeroPoint::of_codes); asymmetric: `round(qmin − lo / s)` or `qmin − round(lo / s)`, clamped into `[qmin, qmax]` or not; float minimum: none, `lo` is stored |
+//! | storage | the scale and float minimum rounded to the scale type; a value that overflows it, or the arithmetic, is a [`ParamProblem`] |
 
-use crate::core::config::{Arith, Config, Degenerate, RangeSource, Scheme};
+use crate::core::config::Config;
 
-mod calc;
-mod clip;
-mod reference;
+mod formula;
 
-pub use calc::ParamCalc;
-pub(crate) use calc::{BLOCKS as PARAM_LANES, Params8};
-pub use clip::clipped_params;
-pub(crate) use clip::params as clipped;
-pub use reference::block_params;
+pub(crate) use formula::{BLOCKS as PARAM_LANES, ParamLanes, Params8, asymmetric_zero_f64};
+pub use formula::{ParamCalc, ScaleRule};
 
 /// What the statistics pass records of one block.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -156,124 +163,11 @@ pub struct BlockParams {
     pub problem: Option<ParamProblem>,
 }
 
-/// The range a block's scale is formed from: `range` widened to include 0 when the
-/// configuration says so (or, under [`Degenerate::One`] and [`Degenerate::Flat`], when an
-/// asymmetric range is a single point).
-#[inline]
-fn widened(config: &Config, range: RealRange) -> (f32, f32) {
-    let (lo, hi) = (range.lo, range.hi);
-    if widens(config, lo == hi) {
-        with_zero(lo, hi)
-    } else {
-        (lo, hi)
-    }
-}
-
-/// Whether [`widened`] widens a range (`point`: its ends are equal).
-#[expect(
-    clippy::inline_always,
-    reason = "inlined into params8's lanes, which must vectorise"
-)]
-#[inline(always)]
-fn widens(config: &Config, point: bool) -> bool {
-    config.range_source == RangeSource::IncludeZero
-        || (matches!(
-            config.conventions.degenerate,
-            Degenerate::One | Degenerate::Flat
-        ) && config.scheme == Scheme::Asymmetric
-            && point)
-}
-
-/// `lo..=hi` widened to include 0. Comparisons rather than `f32::min`/`max`, which may
-/// return either of `-0.0` and `0.0` (and do differ between scalar and vector code): a zero
-/// end keeps its sign.
-#[expect(
-    clippy::inline_always,
-    reason = "inlined into params8's lanes, which must vectorise"
-)]
-#[inline(always)]
-fn with_zero(lo: f32, hi: f32) -> (f32, f32) {
-    (
-        if lo > 0.0 { 0.0 } else { lo },
-        if hi < 0.0 { 0.0 } else { hi },
-    )
-}
-
-/// A raw scale after the degenerate-scale policy: the scale (f64), a zero point the policy
-/// imposes, and whether the policy changed anything.
-fn degenerate_policy(policy: Degenerate, raw: f64) -> (f64, Option<i32>, bool) {
-    match policy {
-        Degenerate::One if raw.abs() < f64::from(f32::MIN_POSITIVE) => (1.0, Some(0), true),
-        // The scale the codes would be computed with is 0.
-        Degenerate::Flat if raw as f32 == 0.0 => (1.0, Some(0), true),
-        // Only the magnitude is floored: a sign-carrying scale keeps its sign.
-        Degenerate::Epsilon if raw.abs() < f64::from(f32::EPSILON) => {
-            (f64::from(f32::EPSILON).copysign(raw), None, true)
-        }
-        Degenerate::Zero => (raw, None, raw == 0.0),
-        Degenerate::One | Degenerate::Flat | Degenerate::Epsilon => (raw, None, false),
-    }
-}
-
-/// A rounded real zero point, clamped into `[qmin, qmax]` when `clamp` is set, as an i32 (it
-/// may leave the code range when not clamped); a problem when it does not fit an i32.
-fn integer_zero_point(z: f64, clamp: bool, qmin: i32, qmax: i32) -> Result<i32, ParamProblem> {
-    let z = if clamp {
-        z.clamp(f64::from(qmin), f64::from(qmax))
-    } else {
-        z
-    };
-    if z >= f64::from(i32::MIN) && z <= f64::from(i32::MAX) {
-        Ok(z as i32)
-    } else {
-        Err(ParamProblem::ZeroPointOverflow { zero: z })
-    }
-}
-
-/// The parameters from the computed scale and zero point: the stored scale and float offset
-/// (rounded to the scale type) and the first [`ParamProblem`] that applies.
-fn assemble(
-    config: &Config,
-    code_scale: f32,
-    zero_point: i32,
-    (lo, hi): (f32, f32),
-    float_min: bool,
-    degenerate: bool,
-    problem: Option<ParamProblem>,
-) -> BlockParams {
-    let (code_offset, offset) = if float_min {
-        (Some(lo), Some(config.scale_dtype.round(lo)))
-    } else {
-        (None, None)
-    };
-    let scale = config.scale_dtype.round(code_scale);
-    let dtype = config.scale_dtype.name();
-    let problem = if !code_scale.is_finite() {
-        let arith = match config.conventions.arith {
-            Arith::F32 => "f32",
-            Arith::F64 => "f64",
-        };
-        Some(ParamProblem::RangeOverflow { lo, hi, arith })
-    } else if !scale.is_finite() {
-        Some(ParamProblem::ScaleOverflow {
-            scale: code_scale,
-            dtype,
-        })
-    } else if offset.is_some_and(|o| !o.is_finite()) {
-        Some(ParamProblem::OffsetOverflow { offset: lo, dtype })
-    } else {
-        problem
-    };
-    BlockParams {
-        code_scale,
-        scale,
-        zero_point,
-        code_offset,
-        offset,
-        range: (lo, hi),
-        degenerate,
-        problem,
-    }
+/// Forms the block parameters for `range` under `config`, whose code range is `[qmin, qmax]`
+/// (a [`ParamCalc`] prepared for one block; prepare it once for many).
+#[must_use]
+pub fn block_params(config: &Config, range: RealRange, qmin: i32, qmax: i32) -> BlockParams {
+    ParamCalc::new(config, qmin, qmax).params(range)
 }
 
 #[cfg(test)]

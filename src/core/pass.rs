@@ -23,12 +23,12 @@
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
+use crate::core::clip;
 use crate::core::config::Config;
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
     BlockSource, Code, Kind, LANES, Lanes, Prepared, run_row, scalar_value,
 };
-use crate::core::params;
 use crate::core::params::{BlockParams, BlockStats, ParamCalc, ParamProblem};
 use crate::core::report::{ErrorSums, Layout, Record, record};
 use crate::core::stats::{ChunkStats, block_stats, merge, merge_is_exact};
@@ -115,7 +115,7 @@ pub(crate) fn plan(
         }
         Layout::Tensor => {
             let st = tensor_stats(ctx, row_stats);
-            let p = params::clipped(
+            let p = clip::params(
                 &ctx.calc,
                 ctx.config,
                 ctx.view.iter().copied(),
@@ -132,7 +132,7 @@ pub(crate) fn plan(
                 .enumerate()
                 .map(|(c, st)| {
                     let column = ctx.view.column(c);
-                    params::clipped(
+                    clip::params(
                         &ctx.calc,
                         ctx.config,
                         column.iter().copied(),
@@ -314,7 +314,7 @@ impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
         } else {
             block_stats(xs)
         };
-        let p = params::clipped(
+        let p = clip::params(
             &ctx.calc,
             ctx.config,
             xs.iter().copied(),

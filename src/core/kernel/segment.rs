@@ -4,17 +4,9 @@
 //! Every code, clamp flag and reconstruction is bit-for-bit what [`Quantizer::code`] and
 //! [`Quantizer::dequantize`] give for the same value. Two things make that possible:
 //!
-//! - Rounding uses `f32`'s own methods, which compile to one rounding instruction
-//!   (`roundps` with SSE4.1, so in every vectorised instance on x86-64, and `frint*` on
-//!   aarch64), exact by definition. Baseline x86-64 without SSE4.1 calls libm for them, which
-//!   is slower but gives the same codes. [`rint`], [`round_away`] and [`floor`] are the same
-//!   roundings by an exact add-and-subtract trick that needs no such instruction, for
-//!   per-block arithmetic outside the loop: `(t + 1.5·2^23) − 1.5·2^23` in f32 is
-//!   `t.round_ties_even()` for every `|t| < 2^22` under the default rounding mode: the sum
-//!   lands in `[2^23, 2^24)`, where the f32 spacing is exactly 1, so the addition itself
-//!   rounds `t` to an integer, ties to even (`1.5·2^23` is even, so the parity of the result
-//!   is the parity of the rounded `t`), and the subtraction is exact. A unit test checks all
-//!   three against std for every f32 below `2^22`.
+//! - Rounding is [`crate::core::round`]'s, the same rule the reference uses, chosen at
+//!   compile time: one rounding instruction in every vectorised instance on x86-64
+//!   (`roundps`, SSE4.1) and aarch64 (`frint*`).
 //! - [`Prepared::new`] bounds, before the loop, every ratio a block can produce from its own
 //!   min and max (f32 subtraction and multiplication are monotone, so the largest magnitude
 //!   bounds every other ratio). Only blocks whose bound is below `2^21` use the specialised
@@ -34,44 +26,17 @@
 
 use crate::core::config::{AsymZeroPoint, Config, QuantExpr, Rounding, Scheme};
 use crate::core::kernel::Quantizer;
-use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, Params8};
+use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamLanes, Params8};
+use crate::core::round;
 
 mod simd;
 
 /// Partial sums per accumulator: the value in column `c` goes to lane `c % LANES`.
 pub(crate) const LANES: usize = 8;
 
-/// `1.5 · 2^23`: adding and subtracting it rounds an f32 to an integer, ties to even.
-const MAGIC: f32 = 12_582_912.0;
-
-/// Below this magnitude [`rint`] is exact.
+/// `2^22`: ratios below half of this are exact small integers once rounded (see
+/// [`consts_lanes`]).
 const SMALL: f32 = 4_194_304.0;
-
-/// Round half to even, exact for `|t| < 2^22`.
-#[inline(always)]
-pub(crate) fn rint(t: f32) -> f32 {
-    (t + MAGIC) - MAGIC
-}
-
-/// Floor, exact for `|y| < 2^22`.
-#[inline(always)]
-pub(crate) fn floor(y: f32) -> f32 {
-    let r = rint(y);
-    if r > y { r - 1.0 } else { r }
-}
-
-/// Round half away from zero (`f32::round`), exact for `|t| < 2^22` (up to the sign of a
-/// zero result, which no code can see).
-#[inline(always)]
-pub(crate) fn round_away(t: f32) -> f32 {
-    let r = rint(t);
-    // `t - r` is exact: `r` is the integer nearest `t`.
-    if (t - r).abs() == 0.5 {
-        t + 0.5f32.copysign(t)
-    } else {
-        r
-    }
-}
 
 /// A code type of [`crate::core::report::CodeBuf`]: offsets from `qmin`.
 pub(crate) trait Code: bytemuck::Pod + Default + Ord + Send + Sync {
@@ -189,62 +154,46 @@ pub(crate) struct Consts {
     offset: f32,
 }
 
-impl Consts {
-    /// The constants of a block with these parameters, for codes `qmin..`: the same fields,
-    /// computed the same way, as `Quantizer::new`.
-    #[inline(always)]
-    fn new(
-        code_scale: f32,
-        zero_point: i32,
-        code_offset: Option<f32>,
-        scale: f32,
-        offset: Option<f32>,
-        qmin: i32,
-        qmax: i32,
-    ) -> Self {
-        let s = code_scale;
-        let zero_f = zero_point as f32;
-        Self {
-            code_scale: s,
-            recip: if s == 0.0 { 0.0 } else { 1.0 / s },
-            zero_f,
-            zero_half: zero_f + 0.5,
-            code_offset: code_offset.unwrap_or(0.0),
-            qmin: qmin as f32,
-            qmax: qmax as f32,
-            bias: 8_388_608.0 - qmin as f32,
-            scale,
-            offset: offset.unwrap_or(0.0),
-        }
-    }
-}
-
-/// [`Prepared::new`] for the eight blocks of `p` (of `kind`), whose values lie in
-/// `min[j]..=max[j]` (none empty): each block's constants, and whether it is for the
-/// specialised loop (never for a lane with a problem). Each step is [`Consts::new`]'s,
-/// [`ratios_are_small`]'s and [`dequantize_is_exact`]'s over eight lanes, with the
-/// configuration's branches taken outside the lanes so that they vectorise.
+/// The constants of `N` blocks of `kind` with parameters `p` (lane `j` for block `j`), whose
+/// values lie in `min[j]..=max[j]`, for codes `qmin..=qmax`; and whether each block is for
+/// the specialised loop (never a lane with a problem). One block is `N = 1`
+/// ([`Prepared::new`]); eight are prepared together for rows of groups ([`consts8`]), with
+/// the configuration's branches taken outside the lanes so that they vectorise.
+///
+/// A block is for the specialised loop when:
+///
+/// - every ratio it can round is far below `2^22` in magnitude (so codes and their sums
+///   with the zero point are exact small integers), and none is NaN or infinite. f32
+///   subtraction and multiplication are monotone, so the larger of `|min|` and `|max|`
+///   (less the float offset) bounds every other ratio. The bound is taken with the
+///   reciprocal (one multiplication) against `2^21`: `1/s` and the product are each within
+///   `2^-24` relative of exact, so a bound below `2^21` leaves the true ratios, and their
+///   sums with the zero point or `0.5`, below `2^22`;
+/// - the quantize expression does not divide by a zero scale (the reference returns the
+///   zero point without dividing);
+/// - `(q − z) · s` can be formed in f32 exactly as the reference forms it in i64: `z` and
+///   every `q − z` are integers f32 holds exactly (always, with a float offset).
 #[inline(always)]
-pub(crate) fn consts8(
+fn consts_lanes<const N: usize>(
     kind: Kind,
-    p: &Params8,
-    min: &[f32; PARAM_LANES],
-    max: &[f32; PARAM_LANES],
+    p: &ParamLanes<N>,
+    min: &[f32; N],
+    max: &[f32; N],
     qmin: i32,
     qmax: i32,
-) -> ([Consts; PARAM_LANES], [bool; PARAM_LANES]) {
+) -> ([Consts; N], [bool; N]) {
     use std::array::from_fn;
     let s = &p.code_scale;
-    let recip: [f32; PARAM_LANES] = from_fn(|j| if s[j] == 0.0 { 0.0 } else { 1.0 / s[j] });
-    let zero_f: [f32; PARAM_LANES] = from_fn(|j| p.zero_point[j] as f32);
-    let zero_half: [f32; PARAM_LANES] = from_fn(|j| zero_f[j] + 0.5);
+    let recip: [f32; N] = from_fn(|j| if s[j] == 0.0 { 0.0 } else { 1.0 / s[j] });
+    let zero_f: [f32; N] = from_fn(|j| p.zero_point[j] as f32);
+    let zero_half: [f32; N] = from_fn(|j| zero_f[j] + 0.5);
     let (code_offset, offset) = if p.float_min {
         (p.lo, p.offset)
     } else {
-        ([0.0; PARAM_LANES], [0.0; PARAM_LANES])
+        ([0.0; N], [0.0; N])
     };
-    // `ratios_are_small`.
-    let a: [f32; PARAM_LANES] = if kind.offset {
+    // The largest |x − offset|, an end of the range.
+    let a: [f32; N] = if kind.offset {
         from_fn(|j| {
             (min[j] - code_offset[j])
                 .abs()
@@ -253,31 +202,28 @@ pub(crate) fn consts8(
     } else {
         from_fn(|j| min[j].abs().max(max[j].abs()))
     };
-    let c: [f32; PARAM_LANES] = match (kind.expr, kind.rounding) {
+    // What the expression adds to the ratio before rounding.
+    let c: [f32; N] = match (kind.expr, kind.rounding) {
         (QuantExpr::ReciprocalAddZero, Rounding::HalfUp) => from_fn(|j| zero_half[j].abs()),
         (QuantExpr::ReciprocalAddZero, _) => from_fn(|j| zero_f[j].abs()),
-        (_, Rounding::HalfUp) => [0.5; PARAM_LANES],
-        _ => [0.0; PARAM_LANES],
+        (_, Rounding::HalfUp) => [0.5; N],
+        _ => [0.0; N],
     };
-    let bound: [bool; PARAM_LANES] = from_fn(|j| a[j] * recip[j].abs() + c[j] + 1.0 < SMALL / 2.0);
-    // Not dividing by a zero scale (the reference returns the zero point without dividing).
-    let divides: [bool; PARAM_LANES] = if kind.expr == QuantExpr::Divide {
+    // `recip` is `1/s` (0 when `s` is 0, infinite when `s` is subnormal: NaN or infinity
+    // fails the comparison).
+    let bound: [bool; N] = from_fn(|j| a[j] * recip[j].abs() + c[j] + 1.0 < SMALL / 2.0);
+    let divides: [bool; N] = if kind.expr == QuantExpr::Divide {
         from_fn(|j| s[j] != 0.0)
     } else {
-        [true; PARAM_LANES]
+        [true; N]
     };
-    // `dequantize_is_exact` (always, with a float offset).
-    let exact: [bool; PARAM_LANES] = if kind.offset {
-        [true; PARAM_LANES]
+    let exact: [bool; N] = if kind.offset {
+        [true; N]
     } else {
         let within = |d: i64| d.abs() <= EXACT_INT;
         let (lo, hi) = (i64::from(qmin), i64::from(qmax));
-        let z: [i64; PARAM_LANES] = from_fn(|j| i64::from(p.zero_point[j]));
-        let (a, b, c): (
-            [bool; PARAM_LANES],
-            [bool; PARAM_LANES],
-            [bool; PARAM_LANES],
-        ) = (
+        let z: [i64; N] = from_fn(|j| i64::from(p.zero_point[j]));
+        let (a, b, c): ([bool; N], [bool; N], [bool; N]) = (
             from_fn(|j| within(z[j])),
             from_fn(|j| within(lo - z[j])),
             from_fn(|j| within(hi - z[j])),
@@ -298,6 +244,19 @@ pub(crate) fn consts8(
         offset: offset[j],
     });
     (k, fast)
+}
+
+/// [`consts_lanes`] for the eight blocks of `p`.
+#[inline(always)]
+pub(crate) fn consts8(
+    kind: Kind,
+    p: &Params8,
+    min: &[f32; PARAM_LANES],
+    max: &[f32; PARAM_LANES],
+    qmin: i32,
+    qmax: i32,
+) -> ([Consts; PARAM_LANES], [bool; PARAM_LANES]) {
+    consts_lanes(kind, p, min, max, qmin, qmax)
 }
 
 /// What selects the loop's instance: the same for every block of a configuration.
@@ -377,19 +336,16 @@ impl Prepared {
         qmax: i32,
         stats: &BlockStats,
     ) -> Self {
-        let k = Consts::new(
-            params.code_scale,
-            params.zero_point,
-            params.code_offset,
-            params.scale,
-            params.offset,
+        let kind = Kind::of(config);
+        let ([k], [fast]) = consts_lanes(
+            kind,
+            &ParamLanes::of(params),
+            &[stats.min],
+            &[stats.max],
             qmin,
             qmax,
         );
-        let kind = Kind::of(config);
-        let fast = stats.count > 0
-            && ratios_are_small(kind, &k, stats.min, stats.max)
-            && dequantize_is_exact(kind, params.zero_point, qmin, qmax);
+        let fast = stats.count > 0 && fast;
         let slow = (!fast).then(|| Quantizer::new(config, params, qmin, qmax));
         Self { kind, k, slow }
     }
@@ -440,58 +396,58 @@ macro_rules! dispatch {
         let kind: Kind = $kind;
         match (kind.expr, kind.rounding, kind.offset) {
             (QuantExpr::Divide, Rounding::HalfEven, false) => {
-                simd::$f::<{ simd::DIV }, { simd::EVEN }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::EVEN }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfEven, true) => {
-                simd::$f::<{ simd::DIV }, { simd::EVEN }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::EVEN }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfAway, false) => {
-                simd::$f::<{ simd::DIV }, { simd::AWAY }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::AWAY }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfAway, true) => {
-                simd::$f::<{ simd::DIV }, { simd::AWAY }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::AWAY }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfUp, false) => {
-                simd::$f::<{ simd::DIV }, { simd::UP }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::UP }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfUp, true) => {
-                simd::$f::<{ simd::DIV }, { simd::UP }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::DIV }, { round::UP }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfEven, false) => {
-                simd::$f::<{ simd::MUL }, { simd::EVEN }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::EVEN }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfEven, true) => {
-                simd::$f::<{ simd::MUL }, { simd::EVEN }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::EVEN }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfAway, false) => {
-                simd::$f::<{ simd::MUL }, { simd::AWAY }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::AWAY }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfAway, true) => {
-                simd::$f::<{ simd::MUL }, { simd::AWAY }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::AWAY }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfUp, false) => {
-                simd::$f::<{ simd::MUL }, { simd::UP }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::UP }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfUp, true) => {
-                simd::$f::<{ simd::MUL }, { simd::UP }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::MUL }, { round::UP }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, false) => {
-                simd::$f::<{ simd::ADD }, { simd::EVEN }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::EVEN }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, true) => {
-                simd::$f::<{ simd::ADD }, { simd::EVEN }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::EVEN }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, false) => {
-                simd::$f::<{ simd::ADD }, { simd::AWAY }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::AWAY }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, true) => {
-                simd::$f::<{ simd::ADD }, { simd::AWAY }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::AWAY }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, false) => {
-                simd::$f::<{ simd::ADD }, { simd::UP }, false $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::UP }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, true) => {
-                simd::$f::<{ simd::ADD }, { simd::UP }, true $(, $t)*>($($arg),*)
+                simd::$f::<{ simd::ADD }, { round::UP }, true $(, $t)*>($($arg),*)
             },
         }
     }};
@@ -568,46 +524,6 @@ pub(crate) fn run_prepared<T: Code>(
             (blocks, size, xs, codes, lanes, ahead)
         );
     }
-}
-
-/// Every ratio the block can round is far below `2^22` in magnitude (so codes and their sums with the zero point are exact small integers),
-/// and none is NaN or infinite.
-///
-/// The bound is taken with the reciprocal (one multiplication) against `2^21`: `1/s` and the
-/// product are each within `2^-24` relative of exact, so a bound below `2^21` leaves the true
-/// ratios, and their sums with the zero point or `0.5`, below `2^22`.
-#[inline(always)]
-fn ratios_are_small(kind: Kind, k: &Consts, min: f32, max: f32) -> bool {
-    // Dividing by a zero scale: the reference returns the zero point without dividing.
-    let divides_by_zero = kind.expr == QuantExpr::Divide && k.code_scale == 0.0;
-    // The largest |x − offset|: f32 subtraction is monotone, so an end of the range gives it.
-    let a = if kind.offset {
-        (min - k.code_offset).abs().max((max - k.code_offset).abs())
-    } else {
-        min.abs().max(max.abs())
-    };
-    // `recip` is `1/s` (0 when `s` is 0, infinite when `s` is subnormal: NaN or infinity
-    // fails the comparison).
-    let t = a * k.recip.abs();
-    let c = match (kind.expr, kind.rounding) {
-        (QuantExpr::ReciprocalAddZero, Rounding::HalfUp) => k.zero_half.abs(),
-        (QuantExpr::ReciprocalAddZero, _) => k.zero_f.abs(),
-        (_, Rounding::HalfUp) => 0.5,
-        _ => 0.0,
-    };
-    !divides_by_zero && t + c + 1.0 < SMALL / 2.0
-}
-
-/// `(q − z) · s` can be formed in f32 exactly as the reference forms it in i64: `z` and
-/// every `q − z` are integers f32 holds exactly.
-#[inline(always)]
-fn dequantize_is_exact(kind: Kind, zero: i32, qmin: i32, qmax: i32) -> bool {
-    if kind.offset {
-        return true;
-    }
-    let z = i64::from(zero);
-    let (lo, hi) = (i64::from(qmin), i64::from(qmax));
-    z.abs() <= EXACT_INT && (lo - z).abs() <= EXACT_INT && (hi - z).abs() <= EXACT_INT
 }
 
 /// One value through [`Quantizer`] (blocks the specialised loop does not take, and columns

@@ -12,24 +12,11 @@
 )]
 
 use super::{BlockSource, Code, Consts, LANES, Lanes, scalar_value};
+use crate::core::round::{UP, round_const};
 
 pub(super) const DIV: u8 = 0;
 pub(super) const MUL: u8 = 1;
 pub(super) const ADD: u8 = 2;
-pub(super) const EVEN: u8 = 0;
-pub(super) const AWAY: u8 = 1;
-pub(super) const UP: u8 = 2;
-
-/// Rounding `R` of `t`, `|t| < 2^22`, as [`crate::core::kernel::Quantizer`] rounds.
-#[inline(always)]
-fn round<const R: u8>(t: f32) -> f32 {
-    match R {
-        EVEN => t.round_ties_even(),
-        AWAY => t.round(),
-        // `(t + 0.5).floor()`, the sum rounded to f32 first, as the reference does.
-        _ => (t + 0.5).floor(),
-    }
-}
 
 /// The unclamped code of `x`, as the reference's `raw` forms it.
 #[inline(always)]
@@ -44,10 +31,10 @@ fn unclamped<const E: u8, const R: u8, const O: bool>(k: &Consts, x: f32) -> f32
         if R == UP {
             (t + k.zero_half).floor()
         } else {
-            round::<R>(t + k.zero_f)
+            round_const::<R, f32>(t + k.zero_f)
         }
     } else {
-        round::<R>(t) + k.zero_f
+        round_const::<R, f32>(t) + k.zero_f
     }
 }
 

@@ -1,5 +1,4 @@
-//! The specialised loop against [`Quantizer`], value by value, and the rounding helpers
-//! against `f32`'s own.
+//! The specialised loop against [`Quantizer`], value by value.
 
 use proptest::prelude::*;
 
@@ -7,81 +6,6 @@ use super::*;
 use crate::core::config::{Degenerate, ScaleDtype, SymScale};
 use crate::core::params::{RealRange, block_params};
 use crate::core::presets::{PRESETS, PresetOptions, preset};
-
-/// `rint`, `floor` and `round_away` agree with `f32`'s methods at `x` (as values: the sign of
-/// a zero result is not compared, since codes cannot see it).
-fn check_rounding(x: f32) {
-    if x.abs() >= 4_194_304.0 {
-        return;
-    }
-    assert_eq!(rint(x), x.round_ties_even(), "rint {x:e}");
-    assert_eq!(floor(x), x.floor(), "floor {x:e}");
-    assert_eq!(round_away(x), x.round(), "round_away {x:e}");
-}
-
-#[test]
-fn rounding_is_exact_at_every_half_integer_and_its_neighbours() {
-    // Ties are where the trick could go wrong: every k + 0.5 below 2^22 (and its neighbours),
-    // and every integer's neighbours.
-    let mut k = -4_194_304.0f32;
-    while k < 4_194_304.0 {
-        for x in [k, k + 0.5] {
-            check_rounding(x);
-            check_rounding(x.next_up());
-            check_rounding(x.next_down());
-        }
-        // Every 997th integer keeps the debug-build test fast; the ignored test below
-        // covers every f32.
-        k += 997.0;
-    }
-    for x in [
-        0.0,
-        -0.0,
-        0.5,
-        -0.5,
-        1.5,
-        -1.5,
-        2.5,
-        -2.5,
-        0.499_999_97,
-        -0.499_999_97,
-    ] {
-        check_rounding(x);
-    }
-    check_rounding(4_194_303.5);
-    check_rounding(-4_194_303.5);
-    check_rounding(4_194_304.0f32.next_down());
-}
-
-/// Every f32 of magnitude below 2^22: about 2.2 billion values. Run with
-/// `cargo test --release --lib exhaustive -- --ignored`.
-#[test]
-#[ignore = "exhaustive: about a minute in release"]
-fn rounding_is_exact_for_every_small_f32_exhaustive() {
-    let limit = 4_194_304.0f32.to_bits();
-    for bits in 0..limit {
-        for sign in [0, 0x8000_0000] {
-            let x = f32::from_bits(bits | sign);
-            let ok = rint(x) == x.round_ties_even()
-                && floor(x) == x.floor()
-                && round_away(x) == x.round();
-            assert!(ok, "{x:e}");
-        }
-    }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(4000))]
-
-    #[test]
-    fn rounding_matches_f32_on_random_small_values(bits in 0u32..0x4a80_0000, neg: bool) {
-        let x = f32::from_bits(bits | if neg { 0x8000_0000 } else { 0 });
-        prop_assert!(x.abs() < 4_194_304.0);
-        prop_assert_eq!(rint(x), x.round_ties_even());
-        prop_assert_eq!(floor(x), x.floor());
-        prop_assert_eq!(round_away(x), x.round());
-    }
-}
 
 /// A preset by index, with every convention field free to vary.
 fn config_strategy() -> impl Strategy<Value = Config> {
@@ -261,7 +185,7 @@ proptest! {
         let ex: [f32; PARAM_LANES] = std::array::from_fn(|j| {
             if ranges[j].2 { lo[j] } else { hi[j] }
         });
-        let p8 = calc.params8(&lo, &hi, &ex);
+        let p8 = calc.lanes::<8>(&lo, &hi, &ex);
         let (k8, fast) = consts8(Kind::of(&config), &p8, &lo, &hi, qmin, qmax);
         for j in 0..PARAM_LANES {
             let Some(p) = p8.get(j) else {

@@ -1,8 +1,12 @@
 //! A block's parameters with its clipping applied: min-max, percentile or MSE search.
+//!
+//! Clipping chooses the real range the parameters are formed from; the MSE search quantizes
+//! the block under each candidate, so this sits above both [`crate::core::params`] and
+//! [`crate::core::kernel`].
 
-use super::{BlockParams, BlockStats, ParamCalc, RealRange};
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
+use crate::core::params::{BlockParams, BlockStats, ParamCalc, RealRange};
 
 /// Linear-interpolated quantile (numpy's default) of sorted values.
 fn quantile(sorted: &[f32], q: f64) -> f32 {
@@ -15,7 +19,7 @@ fn quantile(sorted: &[f32], q: f64) -> f32 {
 
 /// The parameters of a block whose values are `values` (in row-major order) and whose
 /// statistics are `stats`, with `config`'s clipping applied; `form` turns a real range into
-/// parameters ([`block_params`](super::block_params) for `config`, or a prepared
+/// parameters ([`block_params`](crate::core::params::block_params) for `config`, or a prepared
 /// [`ParamCalc`]).
 ///
 /// Min-max uses the statistics' range; percentile clipping sorts the values (magnitudes when
