@@ -38,7 +38,7 @@ pub fn load_tensor_named(path: &std::path::Path, name: &str) -> Result<LoadedTen
     let dtype = opened
         .header()
         .tensor(name)
-        .map_or_else(String::new, |t| t.dtype.name().to_ascii_lowercase());
+        .map_or_else(String::new, |t| t.dtype.to_string().to_ascii_lowercase());
     opened
         .load(name)
         .map(|matrix| LoadedTensor {

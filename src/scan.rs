@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use crate::core::config::{Config, ConfigError, Granularity};
 use crate::core::{Metrics, Options, Report, analyse_with};
-use crate::io::safetensors::{Safetensors, SafetensorsError, TensorInfo};
+use crate::io::safetensors::{Safetensors, SafetensorsError, TensorInfo, is_loadable};
 
 pub use write::write_scan;
 
@@ -59,7 +59,7 @@ pub struct ScanRow {
     /// The tensor's name.
     pub name: String,
     /// Its dtype in the file.
-    pub dtype: &'static str,
+    pub dtype: String,
     /// Its shape in the file.
     pub shape: Vec<usize>,
     /// The matrix it was analysed as: `(rows, columns)`, trailing axes flattened.
@@ -94,7 +94,7 @@ pub struct Skipped {
     /// The tensor's name.
     pub name: String,
     /// Its dtype in the file.
-    pub dtype: &'static str,
+    pub dtype: String,
     /// Its shape in the file.
     pub shape: Vec<usize>,
     /// Why.
@@ -185,7 +185,7 @@ pub fn scan_with(
     let mut candidates = Vec::new();
     let mut skipped = Vec::new();
     for t in file.tensors() {
-        let reason = if !t.dtype.is_loadable() {
+        let reason = if !is_loadable(t.dtype) {
             Some(SkipReason::NotFloating)
         } else if t.shape.len() < 2 {
             Some(SkipReason::OneDimensional)
@@ -197,7 +197,7 @@ pub fn scan_with(
         match reason {
             Some(reason) => skipped.push(Skipped {
                 name: t.name.clone(),
-                dtype: t.dtype.name(),
+                dtype: t.dtype.to_string(),
                 shape: t.shape.clone(),
                 reason,
             }),
@@ -272,7 +272,7 @@ fn scan_one(file: &Safetensors, t: &TensorInfo, config: &Config) -> Result<ScanR
     };
     Ok(ScanRow {
         name: t.name.clone(),
-        dtype: t.dtype.name(),
+        dtype: t.dtype.to_string(),
         shape: t.shape.clone(),
         matrix: matrix.shape(),
         gain_db: gain_db(tensor.metrics.rmse, channel.metrics.rmse),

@@ -331,7 +331,7 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 .map(|t| {
                     let detail = format!(
                         "{} {}, {} bytes",
-                        t.dtype.name(),
+                        t.dtype,
                         crate::io::safetensors::format_shape(&t.shape),
                         t.bytes()
                     );

@@ -71,7 +71,7 @@ fn open(path: &Path) -> Result<Model, String> {
             let matrix = file.load(&only.name).map_err(|e| e.to_string())?;
             return Ok(Model::with_tensor(LoadedTensor {
                 name: format!("{} / {}", file_name(path), only.name),
-                dtype: only.dtype.name().to_ascii_lowercase(),
+                dtype: only.dtype.to_string().to_ascii_lowercase(),
                 matrix,
             }));
         }

@@ -3,7 +3,7 @@
 //! Supported: format versions 1.0, 2.0 and 3.0; dtypes `f2` (half), `f4` and `f8` in either
 //! byte order (`<` or `>`); C and Fortran order. The header's Python dict literal is parsed
 //! by `py_literal` and its dtype string by `npyz` (keys in any order, any whitespace, trailing
-//! commas); [`header`] says which checks stay here and why.
+//! commas); the `header` submodule says which checks stay here and why.
 //!
 //! The array becomes a [`Matrix`] with one row per index of the first axis:
 //!

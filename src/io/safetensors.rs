@@ -37,7 +37,7 @@ use std::path::Path;
 use half::{bf16, f16};
 use ndarray::Array2;
 
-pub use dtype::Dtype;
+pub use dtype::{Dtype, is_loadable};
 pub use error::{HeaderError, SafetensorsError};
 pub use header::{Header, MAX_HEADER_LEN, MAX_RANK, TensorInfo, parse_header};
 
@@ -114,7 +114,7 @@ impl Safetensors {
     pub fn loadable(&self) -> impl Iterator<Item = &TensorInfo> {
         self.tensors()
             .iter()
-            .filter(|t| t.dtype.is_loadable() && !t.shape.is_empty())
+            .filter(|t| is_loadable(t.dtype) && !t.shape.is_empty())
     }
 
     /// Loads the tensor called `name` into a matrix (see the [module documentation](self)).
@@ -128,7 +128,7 @@ impl Safetensors {
             });
         };
         let tensor = || info.name.clone();
-        if !info.dtype.is_loadable() {
+        if !is_loadable(info.dtype) {
             return Err(SafetensorsError::UnsupportedDtype {
                 file,
                 tensor: tensor(),
@@ -307,7 +307,7 @@ fn convert(bytes: &[u8], dtype: Dtype, out: &mut Vec<f32>) {
                 .iter()
                 .map(|c| f16::from_le_bytes(*c).to_f32()),
         ),
-        Dtype::Bf16 => out.extend(
+        Dtype::BF16 => out.extend(
             bytes
                 .as_chunks::<2>()
                 .0
@@ -351,7 +351,7 @@ pub fn write_tensor_list(mut out: impl Write, tensors: &[TensorInfo]) -> std::io
     let shape_w = shapes.iter().map(String::len).chain([5]).max().unwrap_or(5);
     let dtype_w = tensors
         .iter()
-        .map(|t| t.dtype.name().len())
+        .map(|t| t.dtype.to_string().len())
         .chain([5])
         .max()
         .unwrap_or(5);
@@ -371,7 +371,7 @@ pub fn write_tensor_list(mut out: impl Write, tensors: &[TensorInfo]) -> std::io
             out,
             "{:name_w$}  {:dtype_w$}  {shape:shape_w$}  {:>bytes_w$}",
             t.name,
-            t.dtype.name(),
+            t.dtype.to_string(),
             t.bytes()
         )?;
     }

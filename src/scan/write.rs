@@ -124,7 +124,7 @@ const COLUMNS: [&str; 12] = [
 fn cells(r: &ScanRow) -> [String; 12] {
     [
         printable(&r.name).into_owned(),
-        r.dtype.to_owned(),
+        r.dtype.clone(),
         format_shape(&r.shape),
         num(r.gain_db),
         num(r.tensor.metrics.mae),
@@ -280,7 +280,7 @@ impl From<&Side> for SideView {
 #[derive(Serialize)]
 struct RowView<'a> {
     name: &'a str,
-    dtype: &'static str,
+    dtype: &'a str,
     shape: &'a [usize],
     matrix: (usize, usize),
     gain_db: Num,
@@ -293,7 +293,7 @@ impl<'a> From<&'a ScanRow> for RowView<'a> {
     fn from(r: &'a ScanRow) -> Self {
         Self {
             name: &r.name,
-            dtype: r.dtype,
+            dtype: &r.dtype,
             shape: &r.shape,
             matrix: r.matrix,
             gain_db: Num(r.gain_db),
@@ -358,7 +358,7 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
         let shape: Vec<String> = r.shape.iter().map(ToString::to_string).collect();
         let mut fields = vec![
             csv_field(&r.name),
-            r.dtype.to_owned(),
+            r.dtype.clone(),
             shape.join("x"),
             r.matrix.0.to_string(),
             r.matrix.1.to_string(),

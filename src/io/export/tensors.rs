@@ -22,7 +22,7 @@ use crate::io::safetensors::{TensorInfo, format_shape, write_tensor_list as writ
 #[derive(Serialize)]
 struct Entry<'a> {
     name: &'a str,
-    dtype: &'static str,
+    dtype: String,
     shape: &'a [usize],
     bytes: u64,
     loadable: bool,
@@ -35,7 +35,7 @@ struct List<'a> {
 }
 
 fn loadable(t: &TensorInfo) -> bool {
-    t.dtype.is_loadable() && !t.shape.is_empty()
+    t.not_loadable().is_none()
 }
 
 /// Writes `tensors` in `format`.
@@ -53,7 +53,7 @@ pub fn write_tensor_list(
                     .iter()
                     .map(|t| Entry {
                         name: &t.name,
-                        dtype: t.dtype.name(),
+                        dtype: t.dtype.to_string(),
                         shape: &t.shape,
                         bytes: t.bytes(),
                         loadable: loadable(t),
@@ -72,7 +72,7 @@ pub fn write_tensor_list(
                     out,
                     "{},{},{},{},{}",
                     field(&t.name),
-                    t.dtype.name(),
+                    t.dtype,
                     shape.join("x"),
                     t.bytes(),
                     loadable(t)
@@ -88,7 +88,7 @@ pub fn write_tensor_list(
                     out,
                     "| {} | {} | {} | {} |",
                     escape(&t.name),
-                    t.dtype.name(),
+                    t.dtype,
                     format_shape(&t.shape),
                     t.bytes()
                 )?;
