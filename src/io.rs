@@ -3,6 +3,7 @@
 pub mod assets;
 pub mod demo;
 pub mod export;
+pub mod gguf;
 pub mod load;
 pub mod npy;
 pub mod safetensors;

@@ -231,22 +231,7 @@ impl Safetensors {
 
     /// A hint for a name that is not in the file: names containing it, or how to list them.
     fn hint(&self, name: &str) -> String {
-        let lower = name.to_lowercase();
-        let similar: Vec<String> = self
-            .tensors()
-            .iter()
-            .filter(|t| !lower.is_empty() && t.name.to_lowercase().contains(&lower))
-            .take(CANDIDATES_SHOWN)
-            .map(|t| format!("\"{}\"", t.name))
-            .collect();
-        if similar.is_empty() {
-            format!(
-                " (it has {}; --list-tensors lists them)",
-                crate::io::export::num::count(self.tensors().len(), "tensor")
-            )
-        } else {
-            format!("; did you mean {}?", similar.join(", "))
-        }
+        name_hint(self.tensors().iter().map(|t| t.name.as_str()), name)
     }
 
     /// The one loadable tensor, or an error saying there is none or there are several.
@@ -271,6 +256,26 @@ impl Safetensors {
                     .collect(),
             }),
         }
+    }
+}
+
+/// A hint for a tensor name that is not among `names`: up to five names containing it
+/// (ignoring case), or how many there are and how to list them.
+pub(crate) fn name_hint<'a>(names: impl Iterator<Item = &'a str> + Clone, name: &str) -> String {
+    let lower = name.to_lowercase();
+    let similar: Vec<String> = names
+        .clone()
+        .filter(|t| !lower.is_empty() && t.to_lowercase().contains(&lower))
+        .take(CANDIDATES_SHOWN)
+        .map(|t| format!("\"{t}\""))
+        .collect();
+    if similar.is_empty() {
+        format!(
+            " (it has {}; --list-tensors lists them)",
+            crate::io::export::num::count(names.count(), "tensor")
+        )
+    } else {
+        format!("; did you mean {}?", similar.join(", "))
     }
 }
 

@@ -1,0 +1,142 @@
+//! The GGUF reader on the fixtures gguf-py wrote (tests/data/gguf/generate.py): tensor
+//! infos, metadata of every value type, float tensors, and the version and alignment rules.
+
+use std::path::PathBuf;
+
+use quantscope::io::gguf::{Gguf, GgufError, ParseError, Value, ValueType, parse_header};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/gguf")
+        .join(name)
+}
+
+fn bytes(name: &str) -> Vec<u8> {
+    std::fs::read(fixture(name)).unwrap()
+}
+
+#[test]
+fn tensor_infos_match_what_gguf_py_wrote() {
+    let g = Gguf::open(&fixture("types.gguf")).unwrap();
+    let h = g.header();
+    assert_eq!(h.version, 3);
+    assert_eq!(h.alignment, 32);
+    let list: Vec<(&str, &str, Vec<usize>, u64)> = h
+        .tensors
+        .iter()
+        .map(|t| (t.name.as_str(), t.ggml_type.name, t.shape.clone(), t.bytes))
+        .collect();
+    // gguf-py's tensor.shape reversed (rows first), its n_bytes, in file order.
+    let expected: Vec<(&str, &str, Vec<usize>, u64)> = vec![
+        ("f32", "F32", vec![3, 5], 60),
+        ("f16", "F16", vec![4, 7], 56),
+        ("bf16", "BF16", vec![2, 3], 12),
+        ("f64", "F64", vec![2, 2], 32),
+        ("f32_3d", "F32", vec![2, 3, 4], 96),
+        ("norm", "F32", vec![6], 24),
+        ("q4_0", "Q4_0", vec![3, 64], 108),
+        ("q4_0.dequant", "F32", vec![3, 64], 768),
+        ("q4_1", "Q4_1", vec![3, 96], 180),
+        ("q4_1.dequant", "F32", vec![3, 96], 1152),
+        ("q5_0", "Q5_0", vec![5, 32], 110),
+        ("q5_0.dequant", "F32", vec![5, 32], 640),
+        ("q5_1", "Q5_1", vec![3, 64], 144),
+        ("q5_1.dequant", "F32", vec![3, 64], 768),
+        ("q8_0", "Q8_0", vec![4, 96], 408),
+        ("q8_0.dequant", "F32", vec![4, 96], 1536),
+        ("mxfp4", "MXFP4", vec![3, 64], 102),
+        ("mxfp4.dequant", "F32", vec![3, 64], 768),
+        ("q2_k", "Q2_K", vec![3, 256], 252),
+        ("q2_k.dequant", "F32", vec![3, 256], 3072),
+        ("q3_k", "Q3_K", vec![3, 512], 660),
+        ("q3_k.dequant", "F32", vec![3, 512], 6144),
+        ("q4_k", "Q4_K", vec![4, 256], 576),
+        ("q4_k.dequant", "F32", vec![4, 256], 4096),
+        ("q5_k", "Q5_K", vec![3, 256], 528),
+        ("q5_k.dequant", "F32", vec![3, 256], 3072),
+        ("q6_k", "Q6_K", vec![3, 512], 1260),
+        ("q6_k.dequant", "F32", vec![3, 512], 6144),
+        ("nvfp4", "NVFP4", vec![3, 128], 216),
+        ("nvfp4.dequant", "F32", vec![3, 128], 1536),
+    ];
+    assert_eq!(list, expected);
+    // gguf-py's data_offset is absolute: the first tensor's is 1568.
+    assert_eq!(h.data_start + h.tensors[0].offset, 1568);
+    assert_eq!(h.data_start + h.tensors[29].offset, 34752);
+}
+
+#[test]
+fn metadata_of_every_value_type() {
+    let g = Gguf::open(&fixture("metadata.gguf")).unwrap();
+    let h = g.header();
+    assert_eq!(h.alignment, 64);
+    let get = |k: &str| h.get(k).unwrap_or_else(|| panic!("{k}"));
+    assert_eq!(get("t.u8"), &Value::U8(200));
+    assert_eq!(get("t.i8"), &Value::I8(-100));
+    assert_eq!(get("t.u16"), &Value::U16(60000));
+    assert_eq!(get("t.i16"), &Value::I16(-30000));
+    assert_eq!(get("t.u32"), &Value::U32(4_000_000_000));
+    assert_eq!(get("t.i32"), &Value::I32(-2_000_000_000));
+    assert_eq!(get("t.f32"), &Value::F32(0.1));
+    assert_eq!(get("t.bool"), &Value::Bool(true));
+    assert_eq!(get("t.u64"), &Value::U64((1 << 63) + 5));
+    assert_eq!(get("t.i64"), &Value::I64(-(1 << 62)));
+    assert_eq!(get("t.f64"), &Value::F64(-1e300));
+    assert_eq!(get("t.string").short(80), "\"héllo \\\"world\\\"\"");
+    assert_eq!(get("t.array_f32").short(80), "[0.5, -1.5, 2.25]");
+    assert_eq!(get("t.array_f32").type_name(), "ARRAY[FLOAT32]");
+    assert_eq!(get("t.array_nested").short(80), "[[1, 2], [3, 4, 5]]");
+    let tokens = get("tokenizer.ggml.tokens");
+    let Value::Array { elem, len, head } = tokens else {
+        panic!("{tokens:?}")
+    };
+    assert_eq!((*elem, *len, head.len()), (ValueType::String, 1000, 16));
+    let short = tokens.short(60);
+    assert!(short.starts_with("[\"tok0\", \"tok1\""), "{short}");
+    assert!(short.ends_with("more)]"), "{short}");
+    assert!(short.len() < 120, "{short}");
+    // Tensors start at multiples of 64.
+    assert!(h.tensors.iter().all(|t| t.offset % 64 == 0));
+    assert_eq!(h.data_start % 64, 0);
+}
+
+#[test]
+fn float_tensors_load_as_matrices() {
+    let g = Gguf::open(&fixture("types.gguf")).unwrap();
+    for (name, shape) in [
+        ("f32", (3, 5)),
+        ("f16", (4, 7)),
+        ("bf16", (2, 3)),
+        ("f64", (2, 2)),
+        ("f32_3d", (6, 4)),
+        ("norm", (1, 6)),
+    ] {
+        let m = g.load(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(m.shape(), shape, "{name}");
+    }
+    let e = g.load("q4_k").unwrap_err();
+    assert!(matches!(e, GgufError::Unsupported { .. }), "{e}");
+    let e = g.load("nope").unwrap_err().to_string();
+    assert!(e.contains("no tensor named \"nope\""), "{e}");
+}
+
+#[test]
+fn version_two_reads_and_other_versions_are_refused() {
+    let mut b = bytes("types.gguf");
+    let len = b.len() as u64;
+    b[4] = 2;
+    assert_eq!(parse_header(&b, len).unwrap().version, 2);
+    b[4] = 1;
+    assert_eq!(
+        parse_header(&b, len).unwrap_err(),
+        ParseError::UnsupportedVersion { version: 1 }
+    );
+    // A big-endian file: the version reads byte-swapped.
+    b[4..8].copy_from_slice(&3_u32.to_be_bytes());
+    let e = parse_header(&b, len).unwrap_err();
+    assert_eq!(e, ParseError::BigEndian { version: 3 });
+    assert!(
+        e.to_string().contains("little-endian GGUF files only"),
+        "{e}"
+    );
+}
