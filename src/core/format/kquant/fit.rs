@@ -49,12 +49,10 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
             sum_x[k] += w[i][k] * v;
         }
     }
-    let mut range = [0.0f32; N];
     let mut iscale = [0.0f32; N];
     for k in 0..N {
         min[k] = if min[k] > 0.0 { 0.0 } else { min[k] };
-        range[k] = max[k] - min[k];
-        iscale[k] = nmax / range[k];
+        iscale[k] = nmax / (max[k] - min[k]);
         scale[k] = 1.0 / iscale[k];
     }
     let min0 = min;
@@ -72,8 +70,9 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
     for is in 0..=p.nstep {
         let numer = p.rmin + p.rdelta * is as f32 + nmax;
         let (mut sum_l, mut sum_l2, mut sum_xl) = ([0.0f32; N], [0.0f32; N], [0.0f32; N]);
+        // `min` moves when a step wins, and ggml's next step divides by the new range.
         for k in 0..N {
-            iscale[k] = numer / range[k];
+            iscale[k] = numer / (max[k] - min[k]);
         }
         for i in 0..M {
             for k in 0..N {
