@@ -29,12 +29,14 @@ pub mod kquant;
 mod layout;
 pub mod legacy;
 pub mod nf4;
+mod measure;
 mod row;
 
 pub use fp8::{Fp8Encoded, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme};
 pub use kquant::{KQuant, SuperBlock};
 pub use layout::{Grid, Layout, Part, Usage};
 pub use legacy::{Legacy, LegacyBlock};
+pub use measure::{RowError, Summary, run_rows};
 
 /// A format whose blocks lie along a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -8,6 +8,7 @@ pub const E2M1_DOUBLED: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, 
 
 /// ggml's `ggml_compute_fp32_to_fp16` (the FP16 library's branch-free conversion): round to
 /// nearest even, overflow to infinity, NaN to a quiet NaN of the same sign.
+#[inline]
 #[must_use]
 pub fn f32_to_f16(f: f32) -> u16 {
     let scale_to_inf = f32::from_bits(0x7780_0000); // 2^112
@@ -26,6 +27,7 @@ pub fn f32_to_f16(f: f32) -> u16 {
 }
 
 /// ggml's `ggml_compute_fp16_to_fp32`: exact.
+#[inline]
 #[must_use]
 pub fn f16_to_f32(h: u16) -> f32 {
     let w = u32::from(h) << 16;

@@ -89,6 +89,7 @@ pub fn mxfp4_exponent(amax: f32) -> u8 {
 
 /// Quantizes one MXFP4 block of 32 values: the E8M0 exponent, codes into `codes`.
 #[must_use]
+#[inline(always)]
 pub fn mxfp4_encode(x: &[f32; MXFP4_BLOCK], codes: &mut [u8; MXFP4_BLOCK]) -> u8 {
     let e = mxfp4_exponent(amax(x));
     codes_under(x, e8m0_half(e), codes);
@@ -96,6 +97,7 @@ pub fn mxfp4_encode(x: &[f32; MXFP4_BLOCK], codes: &mut [u8; MXFP4_BLOCK]) -> u8
 }
 
 /// Reconstructs one MXFP4 block.
+#[inline(always)]
 pub fn mxfp4_decode(e: u8, codes: &[u8; MXFP4_BLOCK], out: &mut [f32; MXFP4_BLOCK]) {
     let d = e8m0_half(e);
     for (o, &c) in out.iter_mut().zip(codes) {
@@ -112,6 +114,7 @@ pub fn nvfp4_scale(amax: f32) -> u8 {
 
 /// Quantizes one NVFP4 block of 64 values: four UE4M3 scales, codes into `codes`.
 #[must_use]
+#[inline(always)]
 pub fn nvfp4_encode(x: &[f32; NVFP4_BLOCK], codes: &mut [u8; NVFP4_BLOCK]) -> [u8; 4] {
     let mut scales = [0u8; 4];
     for ((s, xs), cs) in scales
@@ -126,6 +129,7 @@ pub fn nvfp4_encode(x: &[f32; NVFP4_BLOCK], codes: &mut [u8; NVFP4_BLOCK]) -> [u
 }
 
 /// Reconstructs one NVFP4 block.
+#[inline(always)]
 pub fn nvfp4_decode(scales: [u8; 4], codes: &[u8; NVFP4_BLOCK], out: &mut [f32; NVFP4_BLOCK]) {
     for ((&s, cs), os) in scales
         .iter()

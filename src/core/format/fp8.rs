@@ -14,6 +14,8 @@
 //! All arithmetic is f32. A region whose amax is 0 gets scale 0, codes 0 and reconstruction
 //! 0 (this module's choice: the libraries divide by zero there, or floor the amax).
 
+use std::sync::OnceLock;
+
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
@@ -104,6 +106,7 @@ impl Fp8Kind {
     /// Round to nearest even into the format; values beyond the largest finite one (after
     /// rounding) saturate to it, NaN gives the canonical NaN byte.
     #[must_use]
+    #[inline(always)]
     pub fn encode(self, x: f32) -> u8 {
         let sign = if x.is_sign_negative() { 0x80u8 } else { 0 };
         if x.is_nan() {
@@ -113,21 +116,32 @@ impl Fp8Kind {
             } | sign;
         }
         let a = x.abs().min(self.max());
-        if a == 0.0 {
-            return sign;
-        }
         let (mbits, bias) = (self.mbits(), self.bias());
-        let exp = (floor_log2(a)).max(1 - bias);
-        let q = (a * pow2(mbits - exp)).round_ties_even() as i32;
-        let (field, man) = if q >= (2 << mbits) {
-            (exp + 1 + bias, 0)
-        } else if q >= (1 << mbits) {
-            (exp + bias, q - (1 << mbits))
+        let code = if a < pow2(1 - bias) {
+            // Subnormal: multiples of 2^(1 - bias - mbits); rounding up to 2^mbits gives the
+            // smallest normal's code, which is that same number.
+            (a * pow2(bias - 1 + mbits)).round_ties_even() as u32
         } else {
-            (0, q)
+            // Normal: round the f32 mantissa to `mbits` bits, half to even, on the bits (a
+            // carry moves into the exponent), then rebias the exponent.
+            let b = a.to_bits();
+            let shift = (23 - mbits) as u32;
+            let r = (b + ((1 << (shift - 1)) - 1) + ((b >> shift) & 1)) >> shift;
+            r - (((127 - bias) as u32) << mbits)
         };
-        let bits = ((field << mbits) | man).min(i32::from(self.encode_max()));
-        sign | bits as u8
+        sign | (code.min(u32::from(self.encode_max())) as u8)
+    }
+
+    /// The value of every byte, computed once.
+    #[must_use]
+    pub fn table(self) -> &'static [f32; 256] {
+        static E4M3: OnceLock<[f32; 256]> = OnceLock::new();
+        static E5M2: OnceLock<[f32; 256]> = OnceLock::new();
+        let cell = match self {
+            Self::E4M3 => &E4M3,
+            Self::E5M2 => &E5M2,
+        };
+        cell.get_or_init(|| std::array::from_fn(|b| self.decode(b as u8)))
     }
 
     /// The byte of the largest finite value.
@@ -145,17 +159,6 @@ fn pow2(k: i32) -> f32 {
         f32::from_bits(((k + 127) as u32) << 23)
     } else {
         f32::from_bits(1u32 << (k + 149))
-    }
-}
-
-/// `floor(log2(a))` of a positive finite f32, exactly.
-fn floor_log2(a: f32) -> i32 {
-    let bits = a.to_bits();
-    let e = ((bits >> 23) & 0xFF) as i32;
-    if e == 0 {
-        -127 - (bits.leading_zeros() as i32 - 9)
-    } else {
-        e - 127
     }
 }
 
@@ -262,6 +265,7 @@ impl Fp8Scheme {
     ) {
         let kind = self.kind;
         let max = kind.max();
+        let table = kind.table();
         for (((xs, cs), vs), &s) in x
             .chunks(tile_cols)
             .zip(codes.chunks_mut(tile_cols))
@@ -284,7 +288,7 @@ impl Fp8Scheme {
                     _ => v * mul,
                 };
                 *c = kind.encode(t.clamp(-max, max));
-                *o = kind.decode(*c) * back;
+                *o = table[usize::from(*c)] * back;
             }
         }
     }

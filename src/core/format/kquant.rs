@@ -170,6 +170,7 @@ impl KQuant {
     /// Quantizes one super-block as ggml's reference does: codes into `codes` (the stored
     /// values, before [`Self::code_offset`] is subtracted), metadata returned.
     #[must_use]
+    #[inline(always)]
     pub fn encode_block(self, x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
         match self {
             Self::Q2K => encode::q2_k(x, codes),
@@ -181,6 +182,7 @@ impl KQuant {
     }
 
     /// Reconstructs one super-block as ggml's `dequantize_row_q*_K` does, bit for bit.
+    #[inline(always)]
     pub fn decode_block(self, sb: &SuperBlock, codes: &[u8; QK_K], out: &mut [f32; QK_K]) {
         let (d, dmin) = (sb.d(), sb.dmin());
         let len = self.sub_len();

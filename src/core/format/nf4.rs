@@ -56,6 +56,7 @@ pub fn midpoints() -> [f32; 15] {
 }
 
 /// The largest magnitude of a block (NaN propagates, as torch's `max` does).
+#[inline(always)]
 fn absmax(x: &[f32]) -> f32 {
     x.iter().fold(0.0f32, |m, &v| {
         if v.is_nan() || m.is_nan() {
@@ -69,6 +70,7 @@ fn absmax(x: &[f32]) -> f32 {
 /// Quantizes one block of at most 64 values: codes into `codes`, the absmax returned. A
 /// block shorter than [`BLOCK`] is the tensor's partial last block (divided, not multiplied
 /// by a reciprocal, as bitsandbytes does).
+#[inline(always)]
 pub fn encode_block(x: &[f32], codes: &mut [u8]) -> f32 {
     let a = absmax(x);
     let bounds = midpoints();
@@ -84,6 +86,7 @@ pub fn encode_block(x: &[f32], codes: &mut [u8]) -> f32 {
 }
 
 /// Reconstructs one block: `NF4[code] * absmax`.
+#[inline(always)]
 pub fn decode_block(absmax: f32, codes: &[u8], out: &mut [f32]) {
     for (o, &c) in out.iter_mut().zip(codes) {
         *o = NF4[usize::from(c & 15)] * absmax;

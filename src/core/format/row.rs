@@ -22,7 +22,22 @@ macro_rules! reuse {
     }};
 }
 
+/// Encodes a row, compiled for the widest vector instructions the CPU has (chosen at run
+/// time by `pulp`; every operation is IEEE-exact, so the results are the same on every path).
 pub(super) fn encode(
+    f: Format,
+    x: &[f32],
+    out: &mut Encoded,
+    values: &mut [f32],
+) -> Result<(), FormatError> {
+    pulp::Arch::new().dispatch(
+        #[inline(always)]
+        || encode_any(f, x, out, values),
+    )
+}
+
+#[inline(always)]
+fn encode_any(
     f: Format,
     x: &[f32],
     out: &mut Encoded,

@@ -60,6 +60,7 @@ fn requantize(x: &[f32], codes: &mut [u8], d: f32, dm: f32, lo: i32, hi: i32, of
 }
 
 /// `quantize_row_q2_K_ref` on one super-block.
+#[inline(always)]
 pub(super) fn q2_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
     let t = transpose::<16, 16>(x);
     let mut w = [[0.0f32; 16]; 16];
@@ -111,6 +112,7 @@ pub(super) fn q2_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
 }
 
 /// `quantize_row_q3_K_ref` on one super-block.
+#[inline(always)]
 pub(super) fn q3_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
     let t = transpose::<16, 16>(x);
     let (mut l, mut scales) = ([[0u8; 16]; 16], [0.0f32; 16]);
@@ -141,6 +143,7 @@ pub(super) fn q3_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
 
 /// `quantize_row_q4_K_ref` (`nmax` 15) and `quantize_row_q5_K_ref` (`nmax` 31) on one
 /// super-block: their only differences are the code range and the search's steps.
+#[inline(always)]
 pub(super) fn q4_q5_k(x: &[f32; QK_K], codes: &mut [u8; QK_K], five: bool) -> SuperBlock {
     let t = transpose::<8, 32>(x);
     let mut w = [[0.0f32; 8]; 32];
@@ -196,6 +199,7 @@ pub(super) fn q4_q5_k(x: &[f32; QK_K], codes: &mut [u8; QK_K], five: bool) -> Su
 }
 
 /// `quantize_row_q6_K_ref` on one super-block.
+#[inline(always)]
 pub(super) fn q6_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
     let t = transpose::<16, 16>(x);
     let (mut l, mut scales) = ([[0u8; 16]; 16], [0.0f32; 16]);

@@ -66,7 +66,7 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
             best[k] += w[i][k] * err(diff);
         }
     }
-    let mut aux = [[0u8; N]; M];
+    let mut aux = [[0.0f32; N]; M];
     for is in 0..=p.nstep {
         let numer = p.rmin + p.rdelta * is as f32 + nmax;
         let (mut sum_l, mut sum_l2, mut sum_xl) = ([0.0f32; N], [0.0f32; N], [0.0f32; N]);
@@ -76,9 +76,9 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
         }
         for i in 0..M {
             for k in 0..N {
-                let q = nearest_int(iscale[k] * (x[i][k] - min[k])).clamp(0, p.nmax);
-                aux[i][k] = q as u8;
-                let (wq, qf) = (w[i][k] * q as f32, q as f32);
+                let qf = nearest_int(iscale[k] * (x[i][k] - min[k])).clamp(0, p.nmax) as f32;
+                aux[i][k] = qf;
+                let wq = w[i][k] * qf;
                 sum_l[k] += wq;
                 sum_l2[k] += wq * qf;
                 sum_xl[k] += wq * x[i][k];
@@ -97,7 +97,7 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
         let mut cur = [0.0f32; N];
         for i in 0..M {
             for k in 0..N {
-                let diff = this_scale[k] * f32::from(aux[i][k]) + this_min[k] - x[i][k];
+                let diff = this_scale[k] * aux[i][k] + this_min[k] - x[i][k];
                 cur[k] += w[i][k] * err(diff);
             }
         }
@@ -112,7 +112,7 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
         }
         for i in 0..M {
             for k in 0..N {
-                l[i][k] = if take[k] { aux[i][k] } else { l[i][k] };
+                l[i][k] = if take[k] { aux[i][k] as u8 } else { l[i][k] };
             }
         }
     }
@@ -240,8 +240,9 @@ pub(super) fn q3_rmse<const N: usize, const M: usize>(
         }
     }
     // A lane whose pass changes nothing would change nothing in later passes either, so
-    // running all five passes on every lane gives ggml's early exit per sub-block.
+    // running a pass on every lane until none changes gives ggml's early exit per sub-block.
     for _ in 0..5 {
+        let mut changed = false;
         for i in 0..M {
             for k in 0..N {
                 let v = x[i][k];
@@ -260,7 +261,11 @@ pub(super) fn q3_rmse<const N: usize, const M: usize>(
                 l[i][k] = if take { new_l } else { l[i][k] };
                 sumlx[k] = if take { slx } else { sumlx[k] };
                 suml2[k] = if take { sl2 } else { suml2[k] };
+                changed |= take;
             }
+        }
+        if !changed {
+            break;
         }
     }
     for k in 0..N {
