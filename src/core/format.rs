@@ -28,8 +28,8 @@ pub mod fp8;
 pub mod kquant;
 mod layout;
 pub mod legacy;
-pub mod nf4;
 mod measure;
+pub mod nf4;
 mod row;
 
 pub use fp8::{Fp8Encoded, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme};

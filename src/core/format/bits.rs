@@ -23,7 +23,12 @@ pub fn f32_to_f16(f: f32) -> u16 {
     let exp_bits = (bits >> 13) & 0x0000_7C00;
     let mantissa_bits = bits & 0x0000_0FFF;
     let nonsign = exp_bits + mantissa_bits;
-    ((sign >> 16) | if shl1_w > 0xFF00_0000 { 0x7E00 } else { nonsign }) as u16
+    ((sign >> 16)
+        | if shl1_w > 0xFF00_0000 {
+            0x7E00
+        } else {
+            nonsign
+        }) as u16
 }
 
 /// ggml's `ggml_compute_fp16_to_fp32`: exact.
@@ -140,7 +145,9 @@ mod tests {
             }
             assert_eq!(f16_to_f32(h).to_bits(), want.to_bits(), "{h:#x}");
         }
-        for x in [0.0f32, -0.0, 1.0, 65504.0, 65520.0, 1e-8, 3e-8, 6.1e-5, 0.1, -2.5e-6] {
+        for x in [
+            0.0f32, -0.0, 1.0, 65504.0, 65520.0, 1e-8, 3e-8, 6.1e-5, 0.1, -2.5e-6,
+        ] {
             assert_eq!(f32_to_f16(x), half::f16::from_f32(x).to_bits(), "{x}");
         }
     }

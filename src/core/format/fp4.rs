@@ -203,7 +203,11 @@ mod tests {
             for &k in &E2M1_DOUBLED {
                 for m in [0.5f32, 1.5, 2.5, 3.5, 5.0, 7.0, 10.0, 13.0, 20.0] {
                     let v = m * d;
-                    for x in [v, f32::from_bits(v.to_bits() + 1), f32::from_bits(v.to_bits().saturating_sub(1))] {
+                    for x in [
+                        v,
+                        f32::from_bits(v.to_bits() + 1),
+                        f32::from_bits(v.to_bits().saturating_sub(1)),
+                    ] {
                         xs.push(x);
                         xs.push(-x);
                     }

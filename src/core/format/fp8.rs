@@ -92,7 +92,13 @@ impl Fp8Kind {
         let top = (1 << (7 - mbits)) - 1;
         match self {
             Self::E4M3 if e == top && m == 7 => return f32::NAN,
-            Self::E5M2 if e == top => return if m == 0 { sign * f32::INFINITY } else { f32::NAN },
+            Self::E5M2 if e == top => {
+                return if m == 0 {
+                    sign * f32::INFINITY
+                } else {
+                    f32::NAN
+                };
+            }
             _ => {}
         }
         let mag = if e == 0 {

@@ -187,7 +187,11 @@ impl KQuant {
         let (d, dmin) = (sb.d(), sb.dmin());
         let len = self.sub_len();
         let offset = self.code_offset();
-        for (j, (c, o)) in codes.chunks_exact(len).zip(out.chunks_exact_mut(len)).enumerate() {
+        for (j, (c, o)) in codes
+            .chunks_exact(len)
+            .zip(out.chunks_exact_mut(len))
+            .enumerate()
+        {
             let dl = d * f32::from(sb.scales[j]);
             let ml = dmin * f32::from(sb.mins[j]);
             for (o, &q) in o.iter_mut().zip(c) {

@@ -81,7 +81,12 @@ impl Grid {
     /// Distinct finite values.
     #[must_use]
     pub fn levels(&self) -> usize {
-        let mut v: Vec<f32> = self.values.iter().copied().filter(|x| x.is_finite()).collect();
+        let mut v: Vec<f32> = self
+            .values
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .collect();
         v.sort_by(f32::total_cmp);
         v.dedup_by(|a, b| a == b);
         v.len()

@@ -24,6 +24,8 @@ mod dynamic;
 
 pub use dynamic::DYNAMIC_MAP;
 
+use super::{Layout, Part};
+
 /// Values per NF4 block (bitsandbytes' default `blocksize`).
 pub const BLOCK: usize = 64;
 /// Absmax values per double-quantization block.
@@ -48,6 +50,31 @@ pub const NF4: [f32; 16] = [
     0.722_956_836_223_602_3,
     1.0,
 ];
+
+/// NF4 with double-quantized absmax values, per 256 NF4 blocks (16 384 values): the 4-bit
+/// codes, an 8-bit code per absmax, one f32 second-level scale; plus the f32 offset once
+/// per tensor. About 4.127 bits per weight.
+#[must_use]
+pub fn dq_layout() -> Layout {
+    Layout {
+        block_len: BLOCK * DQ_BLOCK,
+        parts: vec![
+            Part {
+                name: "payload: NF4 codes",
+                bits: 4 * (BLOCK * DQ_BLOCK) as u32,
+            },
+            Part {
+                name: "block absmax: 8-bit codes x 256",
+                bits: 8 * DQ_BLOCK as u32,
+            },
+            Part {
+                name: "second-level scale: f32",
+                bits: 32,
+            },
+        ],
+        per_tensor_bits: 32,
+    }
+}
 
 /// The 15 midpoints `(NF4[i] + NF4[i + 1]) / 2`, in f32.
 #[must_use]

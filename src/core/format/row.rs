@@ -30,10 +30,25 @@ pub(super) fn encode(
     out: &mut Encoded,
     values: &mut [f32],
 ) -> Result<(), FormatError> {
-    pulp::Arch::new().dispatch(
-        #[inline(always)]
-        || encode_any(f, x, out, values),
-    )
+    pulp::Arch::new().dispatch(EncodeOp { f, x, out, values })
+}
+
+/// [`encode_any`] as a `pulp` operation, so that it is compiled with the chosen target
+/// features (the closure form leaves the body outside the feature-enabled function).
+struct EncodeOp<'a> {
+    f: Format,
+    x: &'a [f32],
+    out: &'a mut Encoded,
+    values: &'a mut [f32],
+}
+
+impl pulp::WithSimd for EncodeOp<'_> {
+    type Output = Result<(), FormatError>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
+        encode_any(self.f, self.x, self.out, self.values)
+    }
 }
 
 #[inline(always)]
@@ -149,7 +164,11 @@ pub(super) fn pack(f: Format, e: &Encoded) -> Vec<u8> {
     match (&e.meta, f) {
         (Meta::K(blocks), Format::K(k)) => {
             let (cs, _) = e.codes.as_chunks::<QK_K>();
-            for ((sb, cb), ob) in blocks.iter().zip(cs).zip(out.chunks_exact_mut(k.block_bytes())) {
+            for ((sb, cb), ob) in blocks
+                .iter()
+                .zip(cs)
+                .zip(out.chunks_exact_mut(k.block_bytes()))
+            {
                 k.pack(sb, cb, ob);
             }
         }
@@ -196,12 +215,22 @@ pub(super) fn unpack(f: Format, bytes: &[u8], n: usize) -> Encoded {
         Format::Mxfp4 => {
             let (cs, _) = codes.as_chunks_mut::<{ fp4::MXFP4_BLOCK }>();
             let (bs, _) = bytes.as_chunks::<{ fp4::MXFP4_BYTES }>();
-            Meta::Mxfp4(cs.iter_mut().zip(bs).map(|(cb, b)| fp4::mxfp4_unpack(b, cb)).collect())
+            Meta::Mxfp4(
+                cs.iter_mut()
+                    .zip(bs)
+                    .map(|(cb, b)| fp4::mxfp4_unpack(b, cb))
+                    .collect(),
+            )
         }
         Format::Nvfp4 => {
             let (cs, _) = codes.as_chunks_mut::<{ fp4::NVFP4_BLOCK }>();
             let (bs, _) = bytes.as_chunks::<{ fp4::NVFP4_BYTES }>();
-            Meta::Nvfp4(cs.iter_mut().zip(bs).map(|(cb, b)| fp4::nvfp4_unpack(b, cb)).collect())
+            Meta::Nvfp4(
+                cs.iter_mut()
+                    .zip(bs)
+                    .map(|(cb, b)| fp4::nvfp4_unpack(b, cb))
+                    .collect(),
+            )
         }
         Format::Nf4 => {
             let (packed, scales) = bytes.split_at(n / 2);

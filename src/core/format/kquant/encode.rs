@@ -178,7 +178,11 @@ pub(super) fn q4_q5_k(x: &[f32; QK_K], codes: &mut [u8; QK_K], five: bool) -> Su
     fit::qkx2(&p, &t, &w, &mut l, &mut scales, &mut mins);
     untranspose(&l, codes);
     let (max_scale, max_min) = (positive_max(&scales), positive_max(&mins));
-    let inv_scale = if max_scale > 0.0 { 63.0 / max_scale } else { 0.0 };
+    let inv_scale = if max_scale > 0.0 {
+        63.0 / max_scale
+    } else {
+        0.0
+    };
     let inv_min = if max_min > 0.0 { 63.0 / max_min } else { 0.0 };
     let mut sb = SuperBlock {
         d: f32_to_f16(max_scale / 63.0),
@@ -218,7 +222,15 @@ pub(super) fn q6_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
         let sc = nearest_int(iscale * s).min(127) as i8;
         sb.scales[j] = sc;
         let r = 16 * j..16 * j + 16;
-        requantize(&x[r.clone()], &mut codes[r], d * f32::from(sc), 0.0, -32, 31, 32);
+        requantize(
+            &x[r.clone()],
+            &mut codes[r],
+            d * f32::from(sc),
+            0.0,
+            -32,
+            31,
+            32,
+        );
     }
     sb
 }

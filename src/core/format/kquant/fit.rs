@@ -58,11 +58,13 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
     let min0 = min;
     let err = |diff: f32| if p.use_mad { diff.abs() } else { diff * diff };
     let mut best = [0.0f32; N];
+    // Codes are kept as f32 (small integers, exact) so that every update is a vector select.
+    let mut lf = [[0.0f32; N]; M];
     for i in 0..M {
         for k in 0..N {
-            let q = nearest_int(iscale[k] * (x[i][k] - min[k])).clamp(0, p.nmax);
-            l[i][k] = q as u8;
-            let diff = scale[k] * q as f32 + min[k] - x[i][k];
+            let q = nearest_int(iscale[k] * (x[i][k] - min[k])).clamp(0, p.nmax) as f32;
+            lf[i][k] = q;
+            let diff = scale[k] * q + min[k] - x[i][k];
             best[k] += w[i][k] * err(diff);
         }
     }
@@ -103,7 +105,7 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
         }
         let mut take = [false; N];
         for k in 0..N {
-            take[k] = ok[k] && cur[k] < best[k];
+            take[k] = ok[k] & (cur[k] < best[k]);
             if take[k] {
                 best[k] = cur[k];
                 scale[k] = this_scale[k];
@@ -112,7 +114,7 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
         }
         for i in 0..M {
             for k in 0..N {
-                l[i][k] = if take[k] { aux[i][k] as u8 } else { l[i][k] };
+                lf[i][k] = if take[k] { aux[i][k] } else { lf[i][k] };
             }
         }
     }
@@ -122,8 +124,8 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
         let dead = max[k] == min0[k];
         the_min[k] = if dead { -min0[k] } else { -min[k] };
         scale[k] = if dead { 0.0 } else { scale[k] };
-        for row in l.iter_mut() {
-            row[k] = if dead { 0 } else { row[k] };
+        for (row, q) in l.iter_mut().zip(&lf) {
+            row[k] = if dead { 0 } else { q[k] as u8 };
         }
     }
 }
@@ -154,13 +156,13 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
 ) {
     let (max, amax) = signed_absmax(x);
     let nmaxf = nmax as f32;
-    let pass = |iscale: &[f32; N], aux: &mut [[u8; N]; M]| {
+    let pass = |iscale: &[f32; N], aux: &mut [[f32; N]; M]| {
         let (mut sumlx, mut suml2) = ([0.0f32; N], [0.0f32; N]);
         for i in 0..M {
             for k in 0..N {
                 let v = x[i][k];
                 let q = nearest_int(iscale[k] * v).clamp(-nmax, nmax - 1);
-                aux[i][k] = (q + nmax) as u8;
+                aux[i][k] = (q + nmax) as f32;
                 let w = v * v;
                 let qf = q as f32;
                 sumlx[k] += w * v * qf;
@@ -173,13 +175,18 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
     for k in 0..N {
         iscale[k] = -nmaxf / max[k];
     }
-    let (sumlx, suml2) = pass(&iscale, l_out);
+    let mut lf = [[0.0f32; N]; M];
+    let (sumlx, suml2) = pass(&iscale, &mut lf);
     let mut best = [0.0f32; N];
     for k in 0..N {
-        scale[k] = if suml2[k] == 0.0 { 0.0 } else { sumlx[k] / suml2[k] };
+        scale[k] = if suml2[k] == 0.0 {
+            0.0
+        } else {
+            sumlx[k] / suml2[k]
+        };
         best[k] = scale[k] * sumlx[k];
     }
-    let mut aux = [[0u8; N]; M];
+    let mut aux = [[0.0f32; N]; M];
     for is in -9i32..=9 {
         if is == 0 {
             continue;
@@ -191,7 +198,7 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
         let (sumlx, suml2) = pass(&iscale, &mut aux);
         let mut take = [false; N];
         for k in 0..N {
-            take[k] = suml2[k] > 0.0 && sumlx[k] * sumlx[k] > best[k] * suml2[k];
+            take[k] = (suml2[k] > 0.0) & (sumlx[k] * sumlx[k] > best[k] * suml2[k]);
             if take[k] {
                 scale[k] = sumlx[k] / suml2[k];
                 best[k] = scale[k] * sumlx[k];
@@ -199,16 +206,15 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
         }
         for i in 0..M {
             for k in 0..N {
-                l_out[i][k] = if take[k] { aux[i][k] } else { l_out[i][k] };
+                lf[i][k] = if take[k] { aux[i][k] } else { lf[i][k] };
             }
         }
     }
     for k in 0..N {
-        if amax[k] < GROUP_MAX_EPS {
-            scale[k] = 0.0;
-            for row in l_out.iter_mut() {
-                row[k] = 0;
-            }
+        let dead = amax[k] < GROUP_MAX_EPS;
+        scale[k] = if dead { 0.0 } else { scale[k] };
+        for (row, q) in l_out.iter_mut().zip(&lf) {
+            row[k] = if dead { 0 } else { q[k] as u8 };
         }
     }
 }
@@ -254,10 +260,12 @@ pub(super) fn q3_rmse<const N: usize, const M: usize>(
                 let nf = new_l as f32;
                 let slx = slx0 + w * v * nf;
                 let sl2 = sl20 + w * nf * nf;
-                let take = slx0 > 0.0
-                    && new_l != l[i][k]
-                    && sl2 > 0.0
-                    && slx * slx * suml2[k] > sumlx[k] * sumlx[k] * sl2;
+                // `&` rather than `&&`: every lane evaluates every test, which keeps the
+                // loop branch-free (the result is the same).
+                let take = (slx0 > 0.0)
+                    & (new_l != l[i][k])
+                    & (sl2 > 0.0)
+                    & (slx * slx * suml2[k] > sumlx[k] * sumlx[k] * sl2);
                 l[i][k] = if take { new_l } else { l[i][k] };
                 sumlx[k] = if take { slx } else { sumlx[k] };
                 suml2[k] = if take { sl2 } else { suml2[k] };

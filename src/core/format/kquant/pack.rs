@@ -135,8 +135,10 @@ pub(super) fn pack(kind: KQuant, sb: &SuperBlock, codes: &[u8; QK_K], out: &mut 
                     let c = |o: usize| codes[128 * g + l + o] & 63;
                     ql[64 * g + l] = (c(0) & 0xF) | ((c(64) & 0xF) << 4);
                     ql[64 * g + l + 32] = (c(32) & 0xF) | ((c(96) & 0xF) << 4);
-                    qh[32 * g + l] =
-                        (c(0) >> 4) | ((c(32) >> 4) << 2) | ((c(64) >> 4) << 4) | ((c(96) >> 4) << 6);
+                    qh[32 * g + l] = (c(0) >> 4)
+                        | ((c(32) >> 4) << 2)
+                        | ((c(64) >> 4) << 4)
+                        | ((c(96) >> 4) << 6);
                 }
             }
             for j in 0..16 {
