@@ -104,7 +104,11 @@ fn main() {
                 cols: 128,
             },
         ),
-        ("FP8-E4M3 channel reciprocal", Fp8Formula::Reciprocal, Fp8Layout::Channel),
+        (
+            "FP8-E4M3 channel reciprocal",
+            Fp8Formula::Reciprocal,
+            Fp8Layout::Channel,
+        ),
     ] {
         let scheme = Fp8Scheme {
             kind: Fp8Kind::E4M3,

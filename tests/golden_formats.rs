@@ -44,7 +44,11 @@ fn bytes_of(hex: &str) -> Vec<u8> {
 fn assert_bits(got: &[f32], want: &[f32], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert_eq!(g.to_bits(), w.to_bits(), "{what}: value {i}: {g:e} vs {w:e}");
+        assert_eq!(
+            g.to_bits(),
+            w.to_bits(),
+            "{what}: value {i}: {g:e} vs {w:e}"
+        );
     }
 }
 
@@ -73,8 +77,16 @@ fn check_meta(e: &Encoded, blocks: &Value, what: &str) {
         Meta::K(sbs) => {
             assert_eq!(sbs.len(), blocks.len(), "{what}: blocks");
             for (b, (sb, want)) in sbs.iter().zip(blocks).enumerate() {
-                assert_eq!(i64::from(sb.d), want["d"].as_i64().unwrap(), "{what}: block {b} d");
-                assert_eq!(i64::from(sb.dmin), want["dmin"].as_i64().unwrap(), "{what}: block {b} dmin");
+                assert_eq!(
+                    i64::from(sb.d),
+                    want["d"].as_i64().unwrap(),
+                    "{what}: block {b} d"
+                );
+                assert_eq!(
+                    i64::from(sb.dmin),
+                    want["dmin"].as_i64().unwrap(),
+                    "{what}: block {b} dmin"
+                );
                 let scales: Vec<i64> = sb.scales.iter().map(|&s| i64::from(s)).collect();
                 let mins: Vec<i64> = sb.mins.iter().map(|&s| i64::from(s)).collect();
                 assert_eq!(scales, ints(&want["scales"]), "{what}: block {b} scales");
@@ -94,8 +106,16 @@ fn check_meta(e: &Encoded, blocks: &Value, what: &str) {
         }
         Meta::Legacy(ls) => {
             for (b, (l, want)) in ls.iter().zip(blocks).enumerate() {
-                assert_eq!(i64::from(l.d), want["d"].as_i64().unwrap(), "{what}: block {b} d");
-                assert_eq!(l.m.map(i64::from), want["m"].as_i64(), "{what}: block {b} m");
+                assert_eq!(
+                    i64::from(l.d),
+                    want["d"].as_i64().unwrap(),
+                    "{what}: block {b} d"
+                );
+                assert_eq!(
+                    l.m.map(i64::from),
+                    want["m"].as_i64(),
+                    "{what}: block {b} m"
+                );
             }
         }
         Meta::Nf4(_) => panic!("{what}: NF4 has its own fixture"),
@@ -239,10 +259,20 @@ fn check_fp8(name: &str, kind: Fp8Kind) {
             .flat_map(|row| f32s(row))
             .collect();
         assert_bits(&enc.scales, &want_scales, &format!("{what}: scales"));
-        let want_codes: Vec<i64> = case["codes"].as_array().unwrap().iter().flat_map(ints).collect();
+        let want_codes: Vec<i64> = case["codes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(ints)
+            .collect();
         let got: Vec<i64> = enc.codes.iter().map(|&b| i64::from(b)).collect();
         assert_eq!(got, want_codes, "{what}: codes");
-        let want: Vec<f32> = case["dequantized"].as_array().unwrap().iter().flat_map(f32s).collect();
+        let want: Vec<f32> = case["dequantized"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(f32s)
+            .collect();
         assert_bits(&values, &want, &format!("{what}: dequantized"));
         assert_bits(&scheme.decode(&enc), &want, &format!("{what}: decode"));
     }
@@ -282,18 +312,31 @@ fn bitsandbytes_nf4() {
     assert_bits(&nf4::DYNAMIC_MAP, &f32s(&fx["dynamic_map"]), "dynamic map");
     for case in fx["cases"].as_array().unwrap() {
         let what = format!("nf4 {}", case["matrix"].as_str().unwrap());
-        let flat: Vec<f32> = case["input"].as_array().unwrap().iter().flat_map(f32s).collect();
+        let flat: Vec<f32> = case["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(f32s)
+            .collect();
         let (codes, absmax, values) = nf4_encode(&flat);
         let got: Vec<i64> = codes.iter().map(|&c| i64::from(c)).collect();
         assert_eq!(got, ints(&case["codes"]), "{what}: codes");
         assert_bits(&absmax, &f32s(&case["absmax"]), &format!("{what}: absmax"));
-        assert_bits(&values, &f32s(&case["dequantized"]), &format!("{what}: dequantized"));
+        assert_bits(
+            &values,
+            &f32s(&case["dequantized"]),
+            &format!("{what}: dequantized"),
+        );
 
         let offset = case["offset"].as_f64().unwrap() as f32;
         let dq = nf4::DoubleQuant::with_offset(&absmax, offset);
         let got: Vec<i64> = dq.codes.iter().map(|&c| i64::from(c)).collect();
         assert_eq!(got, ints(&case["dq_codes"]), "{what}: absmax codes");
-        assert_bits(&dq.scales, &f32s(&case["dq_scales"]), &format!("{what}: absmax scales"));
+        assert_bits(
+            &dq.scales,
+            &f32s(&case["dq_scales"]),
+            &format!("{what}: absmax scales"),
+        );
         let mut dq_values = vec![0.0f32; flat.len()];
         for (i, (c, v)) in codes
             .chunks(nf4::BLOCK)
@@ -302,9 +345,17 @@ fn bitsandbytes_nf4() {
         {
             nf4::decode_block(dq.absmax(i), c, v);
         }
-        assert_bits(&dq_values, &f32s(&case["dq_dequantized"]), &format!("{what}: dq values"));
+        assert_bits(
+            &dq_values,
+            &f32s(&case["dq_dequantized"]),
+            &format!("{what}: dq values"),
+        );
         if case["offset_equals_f64_mean"].as_bool().unwrap() {
-            assert_eq!(nf4::DoubleQuant::new(&absmax), dq, "{what}: offset from the mean");
+            assert_eq!(
+                nf4::DoubleQuant::new(&absmax),
+                dq,
+                "{what}: offset from the mean"
+            );
         }
     }
 }
@@ -360,7 +411,11 @@ fn bulk_hashes() {
     let shape = ints(&fx["shape"]);
     let (rows, cols) = (shape[0] as usize, shape[1] as usize);
     let x = bulk_matrix(rows, cols);
-    assert_eq!(fnv1a(f32_bytes(&x)), fx["input"].as_str().unwrap(), "bulk input");
+    assert_eq!(
+        fnv1a(f32_bytes(&x)),
+        fx["input"].as_str().unwrap(),
+        "bulk input"
+    );
     let formats = &fx["formats"];
     for (name, format) in [
         ("Q2_K", Format::Q2K),
@@ -377,7 +432,11 @@ fn bulk_hashes() {
             bytes.extend(format.pack(&e));
             values.extend(e.decode());
         }
-        assert_eq!(fnv1a(bytes), formats[name]["bytes"].as_str().unwrap(), "{name} bytes");
+        assert_eq!(
+            fnv1a(bytes),
+            formats[name]["bytes"].as_str().unwrap(),
+            "{name} bytes"
+        );
         assert_eq!(
             fnv1a(f32_bytes(&values)),
             formats[name]["dequantized"].as_str().unwrap(),
@@ -388,18 +447,40 @@ fn bulk_hashes() {
         return;
     }
     let (codes, absmax, values) = nf4_encode(&x);
-    assert_eq!(fnv1a(codes.iter().copied()), formats["NF4"]["codes"].as_str().unwrap());
-    assert_eq!(fnv1a(f32_bytes(&absmax)), formats["NF4"]["absmax"].as_str().unwrap());
-    assert_eq!(fnv1a(f32_bytes(&values)), formats["NF4"]["dequantized"].as_str().unwrap());
+    assert_eq!(
+        fnv1a(codes.iter().copied()),
+        formats["NF4"]["codes"].as_str().unwrap()
+    );
+    assert_eq!(
+        fnv1a(f32_bytes(&absmax)),
+        formats["NF4"]["absmax"].as_str().unwrap()
+    );
+    assert_eq!(
+        fnv1a(f32_bytes(&values)),
+        formats["NF4"]["dequantized"].as_str().unwrap()
+    );
     let dqf = &formats["NF4-dq"];
     let dq = nf4::DoubleQuant::with_offset(&absmax, dqf["offset"].as_f64().unwrap() as f32);
-    assert_eq!(fnv1a(dq.codes.iter().copied()), dqf["dq_codes"].as_str().unwrap());
-    assert_eq!(fnv1a(f32_bytes(&dq.scales)), dqf["dq_scales"].as_str().unwrap());
+    assert_eq!(
+        fnv1a(dq.codes.iter().copied()),
+        dqf["dq_codes"].as_str().unwrap()
+    );
+    assert_eq!(
+        fnv1a(f32_bytes(&dq.scales)),
+        dqf["dq_scales"].as_str().unwrap()
+    );
     let mut dq_values = vec![0.0f32; x.len()];
-    for (i, (c, v)) in codes.chunks(nf4::BLOCK).zip(dq_values.chunks_mut(nf4::BLOCK)).enumerate() {
+    for (i, (c, v)) in codes
+        .chunks(nf4::BLOCK)
+        .zip(dq_values.chunks_mut(nf4::BLOCK))
+        .enumerate()
+    {
         nf4::decode_block(dq.absmax(i), c, v);
     }
-    assert_eq!(fnv1a(f32_bytes(&dq_values)), dqf["dequantized"].as_str().unwrap());
+    assert_eq!(
+        fnv1a(f32_bytes(&dq_values)),
+        dqf["dequantized"].as_str().unwrap()
+    );
 }
 
 #[test]
