@@ -19,7 +19,7 @@ of each), so a slow spell of a shared machine falls on all of them alike; each c
 median over the rounds.
 
 Usage: python3 benches/compare_formats.py [--n 4096] [--reps 5] [--dir /tmp/quantscope-compare]
-       [--ggml-src DIR]
+       [--ggml-src DIR] [--no-build]
 Needs: numpy, gcc, pip (to download ggml-python's sdist), cargo.
 """
 
@@ -80,10 +80,12 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/quantscope-compare"))
     ap.add_argument("--ggml-src")
+    ap.add_argument("--no-build", action="store_true", help="use the example as built")
     a = ap.parse_args()
 
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "format_timing"],
-                   cwd=ROOT, check=True)
+    if not a.no_build:
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "format_timing"],
+                       cwd=ROOT, check=True)
     exe = ROOT / "target" / "release" / "examples" / "format_timing"
     a.dir.mkdir(parents=True, exist_ok=True)
     m = matrix(a.n)

@@ -256,7 +256,7 @@ fn check_fp8(name: &str, kind: Fp8Kind) {
             .as_array()
             .unwrap()
             .iter()
-            .flat_map(|row| f32s(row))
+            .flat_map(f32s)
             .collect();
         assert_bits(&enc.scales, &want_scales, &format!("{what}: scales"));
         let want_codes: Vec<i64> = case["codes"]
@@ -486,8 +486,7 @@ fn bulk_hashes() {
 #[test]
 fn every_kquant_has_a_fixture() {
     for k in KQuant::ALL {
-        let name = format!("ggml_{}.json", k.name().replace("_K", "_K"));
-        let name = name.replace("Q", "q");
+        let name = format!("ggml_{}.json", k.name().replace('Q', "q"));
         assert!(
             PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/golden/formats")

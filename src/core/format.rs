@@ -127,7 +127,7 @@ impl Format {
 
     /// Checks that a row of `len` values is made of whole blocks.
     pub fn check_len(self, len: usize) -> Result<(), FormatError> {
-        if len % self.block_len() == 0 {
+        if len.is_multiple_of(self.block_len()) {
             Ok(())
         } else {
             Err(FormatError::RowLength {

@@ -2,6 +2,11 @@
 //! ggml's software fp16 conversion, its `nearest_int`, the E8M0 and UE4M3 scale encodings,
 //! and the E2M1 grid.
 
+#![expect(
+    clippy::inline_always,
+    reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
 /// ggml's `kvalues_mxfp4`: the 16 E2M1 values doubled (so they are integers), indexed by the
 /// stored 4-bit code. Codes 0 and 8 are both zero.
 pub const E2M1_DOUBLED: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
@@ -108,7 +113,7 @@ pub fn f32_to_ue4m3(x: f32) -> u8 {
     let mut exp = fp32_exp + 7;
     if exp <= 0 {
         let man = (x * 512.0 + 0.5) as i32;
-        return man.min(7).max(0) as u8;
+        return man.clamp(0, 7) as u8;
     }
     if exp >= 15 {
         return 0x7E;

@@ -15,6 +15,11 @@
 //! (neighbours are within a factor of two), so the search's winner is the exact nearest
 //! value, and on an exact tie the smaller magnitude, which has the smaller index.
 
+#![expect(
+    clippy::inline_always,
+    reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
 use crate::core::format::bits::{E2M1_DOUBLED, e8m0_half, f32_to_ue4m3, ue4m3_half};
 
 pub use crate::core::format::bits::E2M1_DOUBLED as GRID_DOUBLED;

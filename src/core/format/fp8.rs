@@ -14,6 +14,11 @@
 //! All arithmetic is f32. A region whose amax is 0 gets scale 0, codes 0 and reconstruction
 //! 0 (this module's choice: the libraries divide by zero there, or floor the amax).
 
+#![expect(
+    clippy::inline_always,
+    reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
 use std::sync::OnceLock;
 
 use ndarray::ArrayView2;
@@ -299,8 +304,8 @@ impl Fp8Scheme {
         }
     }
 
-    /// Encodes a matrix: scales first, then every row in parallel. `values` (if given, one
-    /// per element, row-major) receives the reconstruction.
+    /// Encodes a matrix: scales first, then every row in parallel. `values` (if given with
+    /// one slot per element, row-major) receives the reconstruction.
     #[must_use]
     pub fn encode(&self, x: &ArrayView2<'_, f32>, values: Option<&mut [f32]>) -> Fp8Encoded {
         let (rows, cols) = x.dim();
@@ -308,13 +313,12 @@ impl Fp8Scheme {
         let scales = self.scales(x);
         let per_row = cols.div_ceil(tile.1);
         let mut codes = vec![0u8; rows * cols];
-        let mut own;
-        let values = match values {
-            Some(v) => v,
-            None => {
-                own = vec![0.0f32; rows * cols];
-                &mut own[..]
-            }
+        let mut own = Vec::new();
+        let values = if let Some(v) = values.filter(|v| v.len() == rows * cols) {
+            v
+        } else {
+            own.resize(rows * cols, 0.0f32);
+            &mut own[..]
         };
         codes
             .par_chunks_mut(cols.max(1))

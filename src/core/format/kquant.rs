@@ -17,6 +17,11 @@
 //! | Q5_K | 8 x 32 | 0..31 | 6 bit | 6 bit | `d`, `dmin` | 176 |
 //! | Q6_K | 16 x 16 | 0..63 (32) | int8 | - | `d` | 210 |
 
+#![expect(
+    clippy::inline_always,
+    reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
 mod encode;
 mod fit;
 mod pack;

@@ -112,7 +112,7 @@ pub fn run_rows(
     values: &mut [f32],
 ) -> Result<Summary, FormatError> {
     format.check_len(cols)?;
-    if values.len() != x.len() || cols == 0 || x.len() % cols != 0 {
+    if values.len() != x.len() || cols == 0 || !x.len().is_multiple_of(cols) {
         return Err(FormatError::BufferLength {
             want: x.len(),
             got: values.len(),

@@ -20,6 +20,11 @@
 //! value that lies within about 1e-4 (relative) of a midpoint on either side, so its codes
 //! can differ from these there; the rule here is the exact one its Python backend states.
 
+#![expect(
+    clippy::inline_always,
+    reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
 mod dynamic;
 
 pub use dynamic::DYNAMIC_MAP;
@@ -32,6 +37,7 @@ pub const BLOCK: usize = 64;
 pub const DQ_BLOCK: usize = 256;
 
 /// bitsandbytes' NF4 levels (`get_4bit_type("nf4")`), as f32, indexed by the 4-bit code.
+#[expect(clippy::excessive_precision, reason = "the digits bitsandbytes lists")]
 pub const NF4: [f32; 16] = [
     -1.0,
     -0.696_192_800_998_687_7,
@@ -79,7 +85,12 @@ pub fn dq_layout() -> Layout {
 /// The 15 midpoints `(NF4[i] + NF4[i + 1]) / 2`, in f32.
 #[must_use]
 pub fn midpoints() -> [f32; 15] {
-    std::array::from_fn(|i| (NF4[i] + NF4[i + 1]) / 2.0)
+    #[expect(
+        clippy::manual_midpoint,
+        reason = "torch's `(a + b) / 2` in f32, as bitsandbytes computes it"
+    )]
+    let mid = |a: f32, b: f32| (a + b) / 2.0;
+    std::array::from_fn(|i| mid(NF4[i], NF4[i + 1]))
 }
 
 /// The largest magnitude of a block (NaN propagates, as torch's `max` does).
@@ -189,7 +200,12 @@ impl DoubleQuant {
 /// The 255 midpoints of [`DYNAMIC_MAP`], in f32.
 #[must_use]
 pub fn dynamic_midpoints() -> [f32; 255] {
-    std::array::from_fn(|i| (DYNAMIC_MAP[i] + DYNAMIC_MAP[i + 1]) / 2.0)
+    #[expect(
+        clippy::manual_midpoint,
+        reason = "torch's `(a + b) / 2` in f32, as bitsandbytes computes it"
+    )]
+    let mid = |a: f32, b: f32| (a + b) / 2.0;
+    std::array::from_fn(|i| mid(DYNAMIC_MAP[i], DYNAMIC_MAP[i + 1]))
 }
 
 /// `torch.bucketize(v, bounds)`: how many bounds lie strictly below `v`.

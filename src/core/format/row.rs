@@ -1,6 +1,11 @@
 //! [`Format`]'s work on one row, block by block: encoding, decoding, ggml's bytes, the
 //! layout table and the grids.
 
+#![expect(
+    clippy::inline_always,
+    reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
 use super::bits::{E2M1_DOUBLED, e8m0_half, ue4m3_half};
 use super::kquant::{KQuant, QK_K};
 use super::legacy::{self, Legacy};

@@ -2,6 +2,11 @@
 //! sub-block search (`fit`), the quantization of the sub-block scales and mins under the
 //! f16 super-block scales, and the final codes from the stored (quantized) scales.
 
+#![expect(
+    clippy::inline_always,
+    reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
 use super::fit::{self, GROUP_MAX_EPS, Qkx2};
 use super::{QK_K, SuperBlock};
 use crate::core::format::bits::{f16_to_f32, f32_to_f16, nearest_int};

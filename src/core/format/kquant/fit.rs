@@ -7,6 +7,15 @@
 //! every step is one vertical operation over the lanes, which the compiler turns into
 //! vector instructions without changing any result.
 
+#![expect(
+    clippy::needless_bitwise_bool,
+    reason = "every lane evaluates every test, so the lane loops stay branch-free"
+)]
+#![expect(
+    clippy::inline_always,
+    reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
 use crate::core::format::bits::nearest_int;
 
 /// ggml's `GROUP_MAX_EPS`: sub-blocks whose largest magnitude is below it are all zero.

@@ -8,6 +8,11 @@
 //! | Q5_K | `d` @0, `dmin` @2, `scales[12]` @4, `qh[32]` @16, `qs[128]` @48 |
 //! | Q6_K | `ql[128]` @0, `qh[64]` @128, `scales[16]` (int8) @192, `d` @208 |
 
+#![expect(
+    clippy::needless_range_loop,
+    reason = "the loops follow ggml's index arithmetic of the block layouts"
+)]
+
 use super::{KQuant, QK_K, SuperBlock};
 
 fn f16_at(b: &[u8], at: usize) -> u16 {

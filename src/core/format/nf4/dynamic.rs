@@ -3,6 +3,7 @@
 
 /// `create_dynamic_map(signed=True)`: 256 levels in [-0.99297, 1], sorted.
 #[rustfmt::skip]
+#[expect(clippy::unreadable_literal, reason = "f32 bit patterns, one per line")]
 pub const DYNAMIC_MAP: [f32; 256] = [
     f32::from_bits(0xbf7e3333), // -0.992968738079071
     f32::from_bits(0xbf7a999a), // -0.9789062738418579
