@@ -48,7 +48,8 @@ fn check_nearest(format: Format, x: &[f32], e: &Encoded) -> Result<(), TestCaseE
         for i in sb.start..sb.start + sb.len {
             let err = (x[i] - values[i]).abs();
             let best = nearest_distance(x[i], &grid, sb.step, sb.min);
-            let tol = 1e-5 * (x[i].abs() + sb.min.abs() + sb.step) + 1e-30;
+            // The reference divides by the step in f32, so a near-tie may round either way.
+            let tol = 1e-5 * (x[i].abs() + sb.min.abs() + sb.step.abs()) + 1e-30;
             prop_assert!(
                 err <= best + tol,
                 "{}: value {i} = {:e} -> {:e}, nearest point is {best:e} away",
@@ -103,7 +104,8 @@ proptest! {
         }
     }
 
-    /// FP8 re-encodes its own reconstruction to the same values, per tensor and per tile.
+    /// FP8 re-encodes its own reconstruction to the same codes, per tensor, channel and tile
+    /// (the values may move by an ulp: the scale of the reconstruction is recomputed).
     #[test]
     fn fp8_is_idempotent(x in row(), e5 in any::<bool>(), formula in 0usize..3) {
         let kind = if e5 { Fp8Kind::E5M2 } else { Fp8Kind::E4M3 };
@@ -113,8 +115,8 @@ proptest! {
             let m = ndarray::Array2::from_shape_vec((8, 64), x.clone()).unwrap();
             let e = scheme.encode(&m.view(), None);
             let y = ndarray::Array2::from_shape_vec((8, 64), scheme.decode(&e)).unwrap();
-            let again = scheme.decode(&scheme.encode(&y.view(), None));
-            prop_assert_eq!(again, y.into_raw_vec_and_offset().0, "{:?} {:?}", formula, layout);
+            let again = scheme.encode(&y.view(), None);
+            prop_assert_eq!(again.codes, e.codes, "{:?} {:?}", formula, layout);
         }
     }
 }
@@ -171,10 +173,12 @@ fn grids_count_distinct_levels() {
     let e = Format::Mxfp4.encode_row(&[0.0f32; 32]).unwrap();
     let u = Format::Mxfp4.grid().usage(&e.codes);
     assert_eq!((u.levels, u.used, u.span), (15, 1, Some((0.0, 0.0))));
+    // amax 16 gives the shared exponent 2^(4 - 2) = 4 (E2M1 step 0.5 times 4 = 2): -16 is
+    // E2M1 -4, and 15 (7.5 steps, past the midpoint 7 between 6 and 8) is E2M1 4.
     let x: Vec<f32> = (0..32).map(|i| i as f32 - 16.0).collect();
     let e = Format::Mxfp4.encode_row(&x).unwrap();
     let u = Format::Mxfp4.grid().usage(&e.codes);
-    assert_eq!(u.span, Some((-6.0, 6.0)));
+    assert_eq!(u.span, Some((-4.0, 4.0)));
 }
 
 #[test]

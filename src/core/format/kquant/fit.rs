@@ -115,11 +115,9 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
         let mut take = [false; N];
         for k in 0..N {
             take[k] = ok[k] & (cur[k] < best[k]);
-            if take[k] {
-                best[k] = cur[k];
-                scale[k] = this_scale[k];
-                min[k] = this_min[k];
-            }
+            best[k] = if take[k] { cur[k] } else { best[k] };
+            scale[k] = if take[k] { this_scale[k] } else { scale[k] };
+            min[k] = if take[k] { this_min[k] } else { min[k] };
         }
         for i in 0..M {
             for k in 0..N {
@@ -208,10 +206,9 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
         let mut take = [false; N];
         for k in 0..N {
             take[k] = (suml2[k] > 0.0) & (sumlx[k] * sumlx[k] > best[k] * suml2[k]);
-            if take[k] {
-                scale[k] = sumlx[k] / suml2[k];
-                best[k] = scale[k] * sumlx[k];
-            }
+            let s = sumlx[k] / suml2[k];
+            scale[k] = if take[k] { s } else { scale[k] };
+            best[k] = if take[k] { s * sumlx[k] } else { best[k] };
         }
         for i in 0..M {
             for k in 0..N {
