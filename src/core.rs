@@ -22,6 +22,7 @@ pub mod config;
 pub mod effect;
 pub mod exercise;
 pub mod explain;
+pub mod format;
 pub mod kernel;
 mod matrix;
 pub mod names;

@@ -1,0 +1,303 @@
+//! The formats models ship in, encoded and decoded exactly as their reference
+//! implementations do: llama.cpp's k-quants (Q2_K..Q6_K), MXFP4 and NVFP4 (ggml), NF4
+//! (bitsandbytes, with double quantization in [`nf4::DoubleQuant`]), FP8 E4M3/E5M2 ([`fp8`],
+//! per tensor, channel or 2-D tile), and readers for ggml's legacy Q4_0..Q8_0 blocks.
+//!
+//! A row format ([`Format`]) works on one row at a time, so a caller can run rows in
+//! parallel: [`Format::encode_row_into`] fills reusable buffers with the codes (one byte per
+//! value), the block metadata ([`Meta`]) and the reconstruction, without allocating after
+//! the first row. [`Format::pack`] and [`Format::unpack`] convert to and from ggml's bytes
+//! (what a GGUF file stores). [`Format::layout`] gives bits per weight from the block layout,
+//! and [`Format::grid`] the values the codes stand for.
+//!
+//! ```
+//! use quantscope::core::format::{Encoded, Format};
+//!
+//! let row: Vec<f32> = (0..256).map(|i| ((i as f32) * 0.37).sin()).collect();
+//! let mut enc = Encoded::default();
+//! let mut values = vec![0.0f32; row.len()];
+//! Format::Q4K.encode_row_into(&row, &mut enc, &mut values).unwrap();
+//! assert_eq!(enc.codes.len(), 256);
+//! assert_eq!(Format::Q4K.layout().bits_per_weight(), 4.5);
+//! assert_eq!(enc.decode(), values);
+//! ```
+
+pub mod bits;
+pub mod fp4;
+pub mod fp8;
+pub mod kquant;
+mod layout;
+pub mod legacy;
+mod measure;
+pub mod nf4;
+mod row;
+
+pub use fp8::{Fp8Encoded, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme};
+pub use kquant::{KQuant, SuperBlock};
+pub use layout::{Grid, Layout, Part, Usage};
+pub use legacy::{Legacy, LegacyBlock};
+pub use measure::{RowError, Summary, run_rows};
+
+/// A format whose blocks lie along a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// A llama.cpp k-quant.
+    K(KQuant),
+    /// ggml's MXFP4: 32 E2M1 values under one E8M0 exponent.
+    Mxfp4,
+    /// ggml's NVFP4: 16 E2M1 values under one UE4M3 scale, 64 per block.
+    Nvfp4,
+    /// bitsandbytes' NF4: 64 values under one f32 absmax (see [`nf4`] for double
+    /// quantization of the absmax values).
+    Nf4,
+    /// A legacy ggml block type: decode only ([`Format::unpack`]), since the core's presets
+    /// encode these.
+    Legacy(Legacy),
+}
+
+impl Format {
+    /// Q2_K.
+    pub const Q2K: Self = Self::K(KQuant::Q2K);
+    /// Q3_K.
+    pub const Q3K: Self = Self::K(KQuant::Q3K);
+    /// Q4_K.
+    pub const Q4K: Self = Self::K(KQuant::Q4K);
+    /// Q5_K.
+    pub const Q5K: Self = Self::K(KQuant::Q5K);
+    /// Q6_K.
+    pub const Q6K: Self = Self::K(KQuant::Q6K);
+
+    /// Every format that encodes, by bits per weight.
+    pub const ENCODERS: [Self; 8] = [
+        Self::Q2K,
+        Self::Q3K,
+        Self::Mxfp4,
+        Self::Q4K,
+        Self::Nvfp4,
+        Self::Nf4,
+        Self::Q5K,
+        Self::Q6K,
+    ];
+
+    /// The format's usual name (`"Q4_K"`, `"MXFP4"`, `"NF4"`).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::K(k) => k.name(),
+            Self::Mxfp4 => "MXFP4",
+            Self::Nvfp4 => "NVFP4",
+            Self::Nf4 => "NF4",
+            Self::Legacy(l) => l.name(),
+        }
+    }
+
+    /// Values per block: a row's length must be a multiple of it.
+    #[must_use]
+    pub const fn block_len(self) -> usize {
+        match self {
+            Self::K(_) => kquant::QK_K,
+            Self::Mxfp4 | Self::Legacy(_) => 32,
+            Self::Nvfp4 | Self::Nf4 => 64,
+        }
+    }
+
+    /// Bytes per block in the stored layout (NF4: 32 bytes of codes and the f32 absmax).
+    #[must_use]
+    pub const fn block_bytes(self) -> usize {
+        match self {
+            Self::K(k) => k.block_bytes(),
+            Self::Mxfp4 => fp4::MXFP4_BYTES,
+            Self::Nvfp4 => fp4::NVFP4_BYTES,
+            Self::Nf4 => 36,
+            Self::Legacy(l) => l.block_bytes(),
+        }
+    }
+
+    /// The block layout and its bits per weight.
+    #[must_use]
+    pub fn layout(self) -> Layout {
+        row::layout(self)
+    }
+
+    /// The values the codes stand for.
+    #[must_use]
+    pub fn grid(self) -> Grid {
+        row::grid(self)
+    }
+
+    /// Checks that a row of `len` values is made of whole blocks.
+    pub fn check_len(self, len: usize) -> Result<(), FormatError> {
+        if len.is_multiple_of(self.block_len()) {
+            Ok(())
+        } else {
+            Err(FormatError::RowLength {
+                format: self.name(),
+                len,
+                block: self.block_len(),
+            })
+        }
+    }
+
+    /// Encodes a row into `out` (its buffers are reused) and its reconstruction into
+    /// `values` (one per value of `x`).
+    pub fn encode_row_into(
+        self,
+        x: &[f32],
+        out: &mut Encoded,
+        values: &mut [f32],
+    ) -> Result<(), FormatError> {
+        self.check_len(x.len())?;
+        if values.len() != x.len() {
+            return Err(FormatError::BufferLength {
+                want: x.len(),
+                got: values.len(),
+            });
+        }
+        row::encode(self, x, out, values)
+    }
+
+    /// Encodes a row.
+    pub fn encode_row(self, x: &[f32]) -> Result<Encoded, FormatError> {
+        let mut out = Encoded::default();
+        let mut values = vec![0.0f32; x.len()];
+        self.encode_row_into(x, &mut out, &mut values)?;
+        Ok(out)
+    }
+
+    /// ggml's bytes of an encoded row (NF4: bitsandbytes' nibbles, high nibble first, then
+    /// the f32 absmax values; see [`nf4`]).
+    #[must_use]
+    pub fn pack(self, e: &Encoded) -> Vec<u8> {
+        row::pack(self, e)
+    }
+
+    /// Reads a row of `n` values from ggml's bytes.
+    pub fn unpack(self, bytes: &[u8], n: usize) -> Result<Encoded, FormatError> {
+        self.check_len(n)?;
+        let want = n / self.block_len() * self.block_bytes();
+        if bytes.len() != want {
+            return Err(FormatError::ByteLength {
+                format: self.name(),
+                want,
+                got: bytes.len(),
+            });
+        }
+        Ok(row::unpack(self, bytes, n))
+    }
+}
+
+/// Per-block metadata of an encoded row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Meta {
+    /// k-quant super-blocks.
+    K(Vec<SuperBlock>),
+    /// MXFP4: one E8M0 exponent byte per 32 values.
+    Mxfp4(Vec<u8>),
+    /// NVFP4: four UE4M3 scale bytes per 64 values.
+    Nvfp4(Vec<[u8; 4]>),
+    /// NF4: one f32 absmax per 64 values.
+    Nf4(Vec<f32>),
+    /// Legacy ggml blocks.
+    Legacy(Vec<LegacyBlock>),
+}
+
+impl Default for Meta {
+    fn default() -> Self {
+        Self::Nf4(Vec::new())
+    }
+}
+
+/// An encoded row: the format, one code per value and the blocks' metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoded {
+    /// The format the row is in.
+    pub format: Format,
+    /// One stored code per value: k-quants and legacy types the unsigned stored code
+    /// (subtract the type's code offset for the signed level; Q8_0 the int8's byte), E2M1
+    /// and NF4 the 4-bit index.
+    pub codes: Vec<u8>,
+    /// The blocks' metadata.
+    pub meta: Meta,
+}
+
+impl Default for Encoded {
+    fn default() -> Self {
+        Self {
+            format: Format::Nf4,
+            codes: Vec::new(),
+            meta: Meta::default(),
+        }
+    }
+}
+
+impl Encoded {
+    /// Reconstructs the row into `out` (one per code), bit for bit as the reference.
+    pub fn decode_into(&self, out: &mut [f32]) {
+        row::decode(self, out);
+    }
+
+    /// Reconstructs the row.
+    #[must_use]
+    pub fn decode(&self) -> Vec<f32> {
+        let mut out = vec![0.0f32; self.codes.len()];
+        self.decode_into(&mut out);
+        out
+    }
+
+    /// Per sub-block (the values that share one effective scale): the first value's index,
+    /// the count, the step that multiplies a grid value, and the minimum subtracted.
+    #[must_use]
+    pub fn sub_blocks(&self) -> Vec<SubBlock> {
+        row::sub_blocks(self)
+    }
+}
+
+/// The effective scale of a run of values: `value = grid[code] * step - min`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SubBlock {
+    /// Index of the first value in the row.
+    pub start: usize,
+    /// Number of values.
+    pub len: usize,
+    /// What a grid value is multiplied by (k-quants: `d * scale`; E2M1: the decoded E8M0
+    /// or UE4M3 scale; NF4: the absmax).
+    pub step: f32,
+    /// What is subtracted after (k-quants with mins: `dmin * min`; Q4_1/Q5_1: minus `m`).
+    pub min: f32,
+}
+
+/// Why a row could not be encoded or read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    /// The row is not made of whole blocks.
+    #[error("{format} needs rows of a multiple of {block} values, got {len}")]
+    RowLength {
+        /// The format.
+        format: &'static str,
+        /// The row's length.
+        len: usize,
+        /// Values per block.
+        block: usize,
+    },
+    /// The output buffer has the wrong length.
+    #[error("output buffer holds {got} values, the row has {want}")]
+    BufferLength {
+        /// Values in the row.
+        want: usize,
+        /// Values the buffer holds.
+        got: usize,
+    },
+    /// The byte slice does not hold the row's blocks exactly.
+    #[error("{format}: expected {want} bytes, got {got}")]
+    ByteLength {
+        /// The format.
+        format: &'static str,
+        /// Bytes the row's blocks take.
+        want: usize,
+        /// Bytes given.
+        got: usize,
+    },
+    /// The format has no encoder here.
+    #[error("{0} is decode-only here")]
+    DecodeOnly(&'static str),
+}

@@ -1,0 +1,298 @@
+//! ggml's scale searches for k-quants (`make_qkx2_quants`, `make_qx_quants` with
+//! `rmse_type = 1`, `make_q3_quants` with `do_rmse`), run on `N` sub-blocks at once.
+//!
+//! Each lane `k` carries one sub-block through exactly the scalar operations of
+//! `ggml-quants.c`, in the same order and in `f32`; a branch of the reference becomes a
+//! per-lane select. Values arrive transposed (`x[i][k]` is value `i` of sub-block `k`), so
+//! every step is one vertical operation over the lanes, which the compiler turns into
+//! vector instructions without changing any result.
+
+#![expect(
+    clippy::needless_bitwise_bool,
+    reason = "every lane evaluates every test, so the lane loops stay branch-free"
+)]
+#![expect(
+    clippy::inline_always,
+    reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
+use crate::core::format::bits::nearest_int;
+
+/// ggml's `GROUP_MAX_EPS`: sub-blocks whose largest magnitude is below it are all zero.
+pub(super) const GROUP_MAX_EPS: f32 = 1e-15;
+
+/// The parameters of one `make_qkx2_quants` call.
+pub(super) struct Qkx2 {
+    pub nmax: i32,
+    pub rmin: f32,
+    pub rdelta: f32,
+    pub nstep: i32,
+    pub use_mad: bool,
+}
+
+/// `make_qkx2_quants` on `N` sub-blocks of `M` values with weights `w`: the codes into `l`,
+/// the scales into `scale` and the (negated, non-negative) minimums into `the_min`.
+#[inline(always)]
+pub(super) fn qkx2<const N: usize, const M: usize>(
+    p: &Qkx2,
+    x: &[[f32; N]; M],
+    w: &[[f32; N]; M],
+    l: &mut [[u8; N]; M],
+    scale: &mut [f32; N],
+    the_min: &mut [f32; N],
+) {
+    let nmax = p.nmax as f32;
+    let mut min = x[0];
+    let mut max = x[0];
+    let mut sum_w = w[0];
+    let mut sum_x = [0.0f32; N];
+    for k in 0..N {
+        sum_x[k] = sum_w[k] * x[0][k];
+    }
+    for i in 1..M {
+        for k in 0..N {
+            let v = x[i][k];
+            min[k] = if v < min[k] { v } else { min[k] };
+            max[k] = if v > max[k] { v } else { max[k] };
+            sum_w[k] += w[i][k];
+            sum_x[k] += w[i][k] * v;
+        }
+    }
+    let mut iscale = [0.0f32; N];
+    for k in 0..N {
+        min[k] = if min[k] > 0.0 { 0.0 } else { min[k] };
+        iscale[k] = nmax / (max[k] - min[k]);
+        scale[k] = 1.0 / iscale[k];
+    }
+    let min0 = min;
+    let err = |diff: f32| if p.use_mad { diff.abs() } else { diff * diff };
+    let mut best = [0.0f32; N];
+    // Codes are kept as f32 (small integers, exact) so that every update is a vector select.
+    let mut lf = [[0.0f32; N]; M];
+    for i in 0..M {
+        for k in 0..N {
+            let q = nearest_int(iscale[k] * (x[i][k] - min[k])).clamp(0, p.nmax) as f32;
+            lf[i][k] = q;
+            let diff = scale[k] * q + min[k] - x[i][k];
+            best[k] += w[i][k] * err(diff);
+        }
+    }
+    let mut aux = [[0.0f32; N]; M];
+    for is in 0..=p.nstep {
+        let numer = p.rmin + p.rdelta * is as f32 + nmax;
+        let (mut sum_l, mut sum_l2, mut sum_xl) = ([0.0f32; N], [0.0f32; N], [0.0f32; N]);
+        // `min` moves when a step wins, and ggml's next step divides by the new range.
+        for k in 0..N {
+            iscale[k] = numer / (max[k] - min[k]);
+        }
+        for i in 0..M {
+            for k in 0..N {
+                let qf = nearest_int(iscale[k] * (x[i][k] - min[k])).clamp(0, p.nmax) as f32;
+                aux[i][k] = qf;
+                let wq = w[i][k] * qf;
+                sum_l[k] += wq;
+                sum_l2[k] += wq * qf;
+                sum_xl[k] += wq * x[i][k];
+            }
+        }
+        let (mut this_scale, mut this_min, mut ok) = ([0.0f32; N], [0.0f32; N], [false; N]);
+        for k in 0..N {
+            let d = sum_w[k] * sum_l2[k] - sum_l[k] * sum_l[k];
+            ok[k] = d > 0.0;
+            let s = (sum_w[k] * sum_xl[k] - sum_x[k] * sum_l[k]) / d;
+            let m = (sum_l2[k] * sum_x[k] - sum_l[k] * sum_xl[k]) / d;
+            let clamp = m > 0.0;
+            this_min[k] = if clamp { 0.0 } else { m };
+            this_scale[k] = if clamp { sum_xl[k] / sum_l2[k] } else { s };
+        }
+        let mut cur = [0.0f32; N];
+        for i in 0..M {
+            for k in 0..N {
+                let diff = this_scale[k] * aux[i][k] + this_min[k] - x[i][k];
+                cur[k] += w[i][k] * err(diff);
+            }
+        }
+        let mut take = [false; N];
+        for k in 0..N {
+            take[k] = ok[k] & (cur[k] < best[k]);
+            best[k] = if take[k] { cur[k] } else { best[k] };
+            scale[k] = if take[k] { this_scale[k] } else { scale[k] };
+            min[k] = if take[k] { this_min[k] } else { min[k] };
+        }
+        for i in 0..M {
+            for k in 0..N {
+                lf[i][k] = if take[k] { aux[i][k] } else { lf[i][k] };
+            }
+        }
+    }
+    for k in 0..N {
+        // A sub-block whose maximum equals its (zero-clamped) minimum returns before the
+        // search with every code 0.
+        let dead = max[k] == min0[k];
+        the_min[k] = if dead { -min0[k] } else { -min[k] };
+        scale[k] = if dead { 0.0 } else { scale[k] };
+        for (row, q) in l.iter_mut().zip(&lf) {
+            row[k] = if dead { 0 } else { q[k] as u8 };
+        }
+    }
+}
+
+/// The value of largest magnitude in each lane (the first one on ties) and that magnitude.
+#[inline(always)]
+fn signed_absmax<const N: usize, const M: usize>(x: &[[f32; N]; M]) -> ([f32; N], [f32; N]) {
+    let (mut max, mut amax) = ([0.0f32; N], [0.0f32; N]);
+    for row in x {
+        for k in 0..N {
+            let ax = row[k].abs();
+            let take = ax > amax[k];
+            amax[k] = if take { ax } else { amax[k] };
+            max[k] = if take { row[k] } else { max[k] };
+        }
+    }
+    (max, amax)
+}
+
+/// `make_qx_quants(n, nmax, x, L, rmse_type = 1, qw = NULL)` (Q6_K's sub-block search):
+/// codes `l + nmax` into `l_out`, the returned scales into `scale`.
+#[inline(always)]
+pub(super) fn qx_rmse1<const N: usize, const M: usize>(
+    nmax: i32,
+    x: &[[f32; N]; M],
+    l_out: &mut [[u8; N]; M],
+    scale: &mut [f32; N],
+) {
+    let (max, amax) = signed_absmax(x);
+    let nmaxf = nmax as f32;
+    let pass = |iscale: &[f32; N], aux: &mut [[f32; N]; M]| {
+        let (mut sumlx, mut suml2) = ([0.0f32; N], [0.0f32; N]);
+        for i in 0..M {
+            for k in 0..N {
+                let v = x[i][k];
+                let q = nearest_int(iscale[k] * v).clamp(-nmax, nmax - 1);
+                aux[i][k] = (q + nmax) as f32;
+                let w = v * v;
+                let qf = q as f32;
+                sumlx[k] += w * v * qf;
+                suml2[k] += w * qf * qf;
+            }
+        }
+        (sumlx, suml2)
+    };
+    let mut iscale = [0.0f32; N];
+    for k in 0..N {
+        iscale[k] = -nmaxf / max[k];
+    }
+    let mut lf = [[0.0f32; N]; M];
+    let (sumlx, suml2) = pass(&iscale, &mut lf);
+    let mut best = [0.0f32; N];
+    for k in 0..N {
+        scale[k] = if suml2[k] == 0.0 {
+            0.0
+        } else {
+            sumlx[k] / suml2[k]
+        };
+        best[k] = scale[k] * sumlx[k];
+    }
+    let mut aux = [[0.0f32; N]; M];
+    for is in -9i32..=9 {
+        if is == 0 {
+            continue;
+        }
+        let numer = nmaxf + 0.1 * is as f32;
+        for k in 0..N {
+            iscale[k] = -numer / max[k];
+        }
+        let (sumlx, suml2) = pass(&iscale, &mut aux);
+        let mut take = [false; N];
+        for k in 0..N {
+            take[k] = (suml2[k] > 0.0) & (sumlx[k] * sumlx[k] > best[k] * suml2[k]);
+            let s = sumlx[k] / suml2[k];
+            scale[k] = if take[k] { s } else { scale[k] };
+            best[k] = if take[k] { s * sumlx[k] } else { best[k] };
+        }
+        for i in 0..M {
+            for k in 0..N {
+                lf[i][k] = if take[k] { aux[i][k] } else { lf[i][k] };
+            }
+        }
+    }
+    for k in 0..N {
+        let dead = amax[k] < GROUP_MAX_EPS;
+        scale[k] = if dead { 0.0 } else { scale[k] };
+        for (row, q) in l_out.iter_mut().zip(&lf) {
+            row[k] = if dead { 0 } else { q[k] as u8 };
+        }
+    }
+}
+
+/// `make_q3_quants(n, nmax, x, L, do_rmse = true)` (Q3_K's sub-block search): codes
+/// `l + nmax` into `l_out`, the returned scales into `scale`.
+#[inline(always)]
+pub(super) fn q3_rmse<const N: usize, const M: usize>(
+    nmax: i32,
+    x: &[[f32; N]; M],
+    l_out: &mut [[u8; N]; M],
+    scale: &mut [f32; N],
+) {
+    let (max, amax) = signed_absmax(x);
+    let mut l = [[0i32; N]; M];
+    let (mut sumlx, mut suml2) = ([0.0f32; N], [0.0f32; N]);
+    let mut iscale = [0.0f32; N];
+    for k in 0..N {
+        iscale[k] = -(nmax as f32) / max[k];
+    }
+    for i in 0..M {
+        for k in 0..N {
+            let v = x[i][k];
+            let q = nearest_int(iscale[k] * v).clamp(-nmax, nmax - 1);
+            l[i][k] = q;
+            let w = v * v;
+            sumlx[k] += w * v * q as f32;
+            suml2[k] += w * q as f32 * q as f32;
+        }
+    }
+    // A lane whose pass changes nothing would change nothing in later passes either, so
+    // running a pass on every lane until none changes gives ggml's early exit per sub-block.
+    for _ in 0..5 {
+        let mut changed = false;
+        for i in 0..M {
+            for k in 0..N {
+                let v = x[i][k];
+                let w = v * v;
+                let li = l[i][k] as f32;
+                let slx0 = sumlx[k] - w * v * li;
+                let sl20 = suml2[k] - w * li * li;
+                let new_l = nearest_int(v * sl20 / slx0).clamp(-nmax, nmax - 1);
+                let nf = new_l as f32;
+                let slx = slx0 + w * v * nf;
+                let sl2 = sl20 + w * nf * nf;
+                // `&` rather than `&&`: every lane evaluates every test, which keeps the
+                // loop branch-free (the result is the same).
+                let take = (slx0 > 0.0)
+                    & (new_l != l[i][k])
+                    & (sl2 > 0.0)
+                    & (slx * slx * suml2[k] > sumlx[k] * sumlx[k] * sl2);
+                l[i][k] = if take { new_l } else { l[i][k] };
+                sumlx[k] = if take { slx } else { sumlx[k] };
+                suml2[k] = if take { sl2 } else { suml2[k] };
+                changed |= take;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for k in 0..N {
+        let dead = amax[k] < GROUP_MAX_EPS;
+        scale[k] = if dead {
+            0.0
+        } else if suml2[k] > 0.0 {
+            sumlx[k] / suml2[k]
+        } else {
+            0.0
+        };
+        for i in 0..M {
+            l_out[i][k] = if dead { 0 } else { (l[i][k] + nmax) as u8 };
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! [`Format`]'s work on one row, block by block: encoding, decoding, ggml's bytes, the
+//! layout table and the grids.
+
+#![expect(
+    clippy::inline_always,
+    reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
+use super::bits::{E2M1_DOUBLED, e8m0_half, ue4m3_half};
+use super::kquant::{KQuant, QK_K};
+use super::legacy::{self, Legacy};
+use super::{Encoded, Format, FormatError, Grid, Layout, Meta, Part, SubBlock, fp4, nf4};
+
+/// The vector inside `meta` if it is the variant `$v`, else a fresh one put there.
+macro_rules! reuse {
+    ($meta:expr, $v:ident) => {{
+        if !matches!($meta, Meta::$v(_)) {
+            *$meta = Meta::$v(Vec::new());
+        }
+        match $meta {
+            Meta::$v(v) => {
+                v.clear();
+                v
+            }
+            _ => unreachable!("the variant was just set"),
+        }
+    }};
+}
+
+/// Encodes a row, compiled for the widest vector instructions the CPU has (chosen at run
+/// time by `pulp`; every operation is IEEE-exact, so the results are the same on every path).
+pub(super) fn encode(
+    f: Format,
+    x: &[f32],
+    out: &mut Encoded,
+    values: &mut [f32],
+) -> Result<(), FormatError> {
+    pulp::Arch::new().dispatch(EncodeOp { f, x, out, values })
+}
+
+/// [`encode_any`] as a `pulp` operation, so that it is compiled with the chosen target
+/// features (the closure form leaves the body outside the feature-enabled function).
+struct EncodeOp<'a> {
+    f: Format,
+    x: &'a [f32],
+    out: &'a mut Encoded,
+    values: &'a mut [f32],
+}
+
+impl pulp::WithSimd for EncodeOp<'_> {
+    type Output = Result<(), FormatError>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
+        encode_any(self.f, self.x, self.out, self.values)
+    }
+}
+
+#[inline(always)]
+fn encode_any(
+    f: Format,
+    x: &[f32],
+    out: &mut Encoded,
+    values: &mut [f32],
+) -> Result<(), FormatError> {
+    out.format = f;
+    out.codes.clear();
+    out.codes.resize(x.len(), 0);
+    let codes = &mut out.codes;
+    match f {
+        Format::K(k) => {
+            let blocks = reuse!(&mut out.meta, K);
+            let (xs, _) = x.as_chunks::<QK_K>();
+            let (cs, _) = codes.as_chunks_mut::<QK_K>();
+            let (vs, _) = values.as_chunks_mut::<QK_K>();
+            for ((xb, cb), vb) in xs.iter().zip(cs).zip(vs) {
+                let sb = k.encode_block(xb, cb);
+                k.decode_block(&sb, cb, vb);
+                blocks.push(sb);
+            }
+        }
+        Format::Mxfp4 => {
+            let blocks = reuse!(&mut out.meta, Mxfp4);
+            let (xs, _) = x.as_chunks::<{ fp4::MXFP4_BLOCK }>();
+            let (cs, _) = codes.as_chunks_mut::<{ fp4::MXFP4_BLOCK }>();
+            let (vs, _) = values.as_chunks_mut::<{ fp4::MXFP4_BLOCK }>();
+            for ((xb, cb), vb) in xs.iter().zip(cs).zip(vs) {
+                let e = fp4::mxfp4_encode(xb, cb);
+                fp4::mxfp4_decode(e, cb, vb);
+                blocks.push(e);
+            }
+        }
+        Format::Nvfp4 => {
+            let blocks = reuse!(&mut out.meta, Nvfp4);
+            let (xs, _) = x.as_chunks::<{ fp4::NVFP4_BLOCK }>();
+            let (cs, _) = codes.as_chunks_mut::<{ fp4::NVFP4_BLOCK }>();
+            let (vs, _) = values.as_chunks_mut::<{ fp4::NVFP4_BLOCK }>();
+            for ((xb, cb), vb) in xs.iter().zip(cs).zip(vs) {
+                let s = fp4::nvfp4_encode(xb, cb);
+                fp4::nvfp4_decode(s, cb, vb);
+                blocks.push(s);
+            }
+        }
+        Format::Nf4 => {
+            let blocks = reuse!(&mut out.meta, Nf4);
+            for ((xb, cb), vb) in x
+                .chunks_exact(nf4::BLOCK)
+                .zip(codes.chunks_exact_mut(nf4::BLOCK))
+                .zip(values.chunks_exact_mut(nf4::BLOCK))
+            {
+                let a = nf4::encode_block(xb, cb);
+                nf4::decode_block(a, cb, vb);
+                blocks.push(a);
+            }
+        }
+        Format::Legacy(l) => return Err(FormatError::DecodeOnly(l.name())),
+    }
+    Ok(())
+}
+
+pub(super) fn decode(e: &Encoded, out: &mut [f32]) {
+    let codes = &e.codes;
+    match &e.meta {
+        Meta::K(blocks) => {
+            let Format::K(k) = e.format else { return };
+            let (cs, _) = codes.as_chunks::<QK_K>();
+            let (os, _) = out.as_chunks_mut::<QK_K>();
+            for ((sb, cb), ob) in blocks.iter().zip(cs).zip(os) {
+                k.decode_block(sb, cb, ob);
+            }
+        }
+        Meta::Mxfp4(blocks) => {
+            let (cs, _) = codes.as_chunks::<{ fp4::MXFP4_BLOCK }>();
+            let (os, _) = out.as_chunks_mut::<{ fp4::MXFP4_BLOCK }>();
+            for ((&b, cb), ob) in blocks.iter().zip(cs).zip(os) {
+                fp4::mxfp4_decode(b, cb, ob);
+            }
+        }
+        Meta::Nvfp4(blocks) => {
+            let (cs, _) = codes.as_chunks::<{ fp4::NVFP4_BLOCK }>();
+            let (os, _) = out.as_chunks_mut::<{ fp4::NVFP4_BLOCK }>();
+            for ((&b, cb), ob) in blocks.iter().zip(cs).zip(os) {
+                fp4::nvfp4_decode(b, cb, ob);
+            }
+        }
+        Meta::Nf4(blocks) => {
+            for ((&a, cb), ob) in blocks
+                .iter()
+                .zip(codes.chunks(nf4::BLOCK))
+                .zip(out.chunks_mut(nf4::BLOCK))
+            {
+                nf4::decode_block(a, cb, ob);
+            }
+        }
+        Meta::Legacy(blocks) => {
+            let Format::Legacy(l) = e.format else { return };
+            let (cs, _) = codes.as_chunks::<{ legacy::BLOCK }>();
+            let (os, _) = out.as_chunks_mut::<{ legacy::BLOCK }>();
+            for ((b, cb), ob) in blocks.iter().zip(cs).zip(os) {
+                l.decode(b, cb, ob);
+            }
+        }
+    }
+}
+
+pub(super) fn pack(f: Format, e: &Encoded) -> Vec<u8> {
+    let n_blocks = e.codes.len() / f.block_len();
+    let mut out = vec![0u8; n_blocks * f.block_bytes()];
+    match (&e.meta, f) {
+        (Meta::K(blocks), Format::K(k)) => {
+            let (cs, _) = e.codes.as_chunks::<QK_K>();
+            for ((sb, cb), ob) in blocks
+                .iter()
+                .zip(cs)
+                .zip(out.chunks_exact_mut(k.block_bytes()))
+            {
+                k.pack(sb, cb, ob);
+            }
+        }
+        (Meta::Mxfp4(blocks), Format::Mxfp4) => {
+            let (cs, _) = e.codes.as_chunks::<{ fp4::MXFP4_BLOCK }>();
+            let (os, _) = out.as_chunks_mut::<{ fp4::MXFP4_BYTES }>();
+            for ((&b, cb), ob) in blocks.iter().zip(cs).zip(os) {
+                fp4::mxfp4_pack(b, cb, ob);
+            }
+        }
+        (Meta::Nvfp4(blocks), Format::Nvfp4) => {
+            let (cs, _) = e.codes.as_chunks::<{ fp4::NVFP4_BLOCK }>();
+            let (os, _) = out.as_chunks_mut::<{ fp4::NVFP4_BYTES }>();
+            for ((&b, cb), ob) in blocks.iter().zip(cs).zip(os) {
+                fp4::nvfp4_pack(b, cb, ob);
+            }
+        }
+        (Meta::Nf4(blocks), Format::Nf4) => {
+            let (codes, scales) = out.split_at_mut(e.codes.len() / 2);
+            for (b, pair) in codes.iter_mut().zip(e.codes.chunks_exact(2)) {
+                *b = (pair[0] << 4) | (pair[1] & 15);
+            }
+            for (o, a) in scales.chunks_exact_mut(4).zip(blocks) {
+                o.copy_from_slice(&a.to_le_bytes());
+            }
+        }
+        _ => out.clear(),
+    }
+    out
+}
+
+pub(super) fn unpack(f: Format, bytes: &[u8], n: usize) -> Encoded {
+    let mut codes = vec![0u8; n];
+    let meta = match f {
+        Format::K(k) => {
+            let (cs, _) = codes.as_chunks_mut::<QK_K>();
+            Meta::K(
+                cs.iter_mut()
+                    .zip(bytes.chunks_exact(k.block_bytes()))
+                    .map(|(cb, b)| k.unpack(b, cb))
+                    .collect(),
+            )
+        }
+        Format::Mxfp4 => {
+            let (cs, _) = codes.as_chunks_mut::<{ fp4::MXFP4_BLOCK }>();
+            let (bs, _) = bytes.as_chunks::<{ fp4::MXFP4_BYTES }>();
+            Meta::Mxfp4(
+                cs.iter_mut()
+                    .zip(bs)
+                    .map(|(cb, b)| fp4::mxfp4_unpack(b, cb))
+                    .collect(),
+            )
+        }
+        Format::Nvfp4 => {
+            let (cs, _) = codes.as_chunks_mut::<{ fp4::NVFP4_BLOCK }>();
+            let (bs, _) = bytes.as_chunks::<{ fp4::NVFP4_BYTES }>();
+            Meta::Nvfp4(
+                cs.iter_mut()
+                    .zip(bs)
+                    .map(|(cb, b)| fp4::nvfp4_unpack(b, cb))
+                    .collect(),
+            )
+        }
+        Format::Nf4 => {
+            let (packed, scales) = bytes.split_at(n / 2);
+            for (pair, &b) in codes.chunks_exact_mut(2).zip(packed) {
+                pair[0] = b >> 4;
+                pair[1] = b & 15;
+            }
+            Meta::Nf4(
+                scales
+                    .chunks_exact(4)
+                    .map(|s| f32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+                    .collect(),
+            )
+        }
+        Format::Legacy(l) => {
+            let (cs, _) = codes.as_chunks_mut::<{ legacy::BLOCK }>();
+            Meta::Legacy(
+                cs.iter_mut()
+                    .zip(bytes.chunks_exact(l.block_bytes()))
+                    .map(|(cb, b)| l.unpack(b, cb))
+                    .collect(),
+            )
+        }
+    };
+    Encoded {
+        format: f,
+        codes,
+        meta,
+    }
+}
+
+pub(super) fn sub_blocks(e: &Encoded) -> Vec<SubBlock> {
+    let mut out = Vec::new();
+    match (&e.meta, e.format) {
+        (Meta::K(blocks), Format::K(k)) => {
+            let len = k.sub_len();
+            for (b, sb) in blocks.iter().enumerate() {
+                for j in 0..k.sub_blocks() {
+                    out.push(SubBlock {
+                        start: b * QK_K + j * len,
+                        len,
+                        step: sb.step(j),
+                        min: sb.min(j),
+                    });
+                }
+            }
+        }
+        (Meta::Mxfp4(blocks), _) => {
+            for (b, &x) in blocks.iter().enumerate() {
+                out.push(SubBlock {
+                    start: b * fp4::MXFP4_BLOCK,
+                    len: fp4::MXFP4_BLOCK,
+                    step: 2.0 * e8m0_half(x),
+                    min: 0.0,
+                });
+            }
+        }
+        (Meta::Nvfp4(blocks), _) => {
+            for (b, s) in blocks.iter().enumerate() {
+                for (j, &x) in s.iter().enumerate() {
+                    out.push(SubBlock {
+                        start: b * fp4::NVFP4_BLOCK + j * fp4::NVFP4_SUB,
+                        len: fp4::NVFP4_SUB,
+                        step: 2.0 * ue4m3_half(x),
+                        min: 0.0,
+                    });
+                }
+            }
+        }
+        (Meta::Nf4(blocks), _) => {
+            for (b, &a) in blocks.iter().enumerate() {
+                let start = b * nf4::BLOCK;
+                out.push(SubBlock {
+                    start,
+                    len: nf4::BLOCK.min(e.codes.len().saturating_sub(start)),
+                    step: a,
+                    min: 0.0,
+                });
+            }
+        }
+        (Meta::Legacy(blocks), _) => {
+            for (b, lb) in blocks.iter().enumerate() {
+                out.push(SubBlock {
+                    start: b * legacy::BLOCK,
+                    len: legacy::BLOCK,
+                    step: super::bits::f16_to_f32(lb.d),
+                    min: -lb.m.map_or(0.0, super::bits::f16_to_f32),
+                });
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+const fn part(name: &'static str, bits: u32) -> Part {
+    Part { name, bits }
+}
+
+pub(super) fn layout(f: Format) -> Layout {
+    let parts = match f {
+        Format::K(k) => {
+            let payload = match k {
+                KQuant::Q2K => "payload: 2-bit codes",
+                KQuant::Q3K => "payload: 3-bit codes",
+                KQuant::Q4K => "payload: 4-bit codes",
+                KQuant::Q5K => "payload: 5-bit codes",
+                KQuant::Q6K => "payload: 6-bit codes",
+            };
+            let sub = match k {
+                KQuant::Q2K => "sub-block scales and mins: 4+4 bit x 16",
+                KQuant::Q3K => "sub-block scales: 6 bit x 16",
+                KQuant::Q4K | KQuant::Q5K => "sub-block scales and mins: 6+6 bit x 8",
+                KQuant::Q6K => "sub-block scales: int8 x 16",
+            };
+            let sup = if k.has_mins() {
+                "super-block d, dmin: f16 x 2"
+            } else {
+                "super-block d: f16"
+            };
+            vec![
+                part(payload, k.code_bits() * QK_K as u32),
+                part(sub, k.sub_scale_bits()),
+                part(sup, k.super_scale_bits()),
+            ]
+        }
+        Format::Mxfp4 => vec![
+            part("payload: E2M1 codes", 4 * 32),
+            part("shared exponent: E8M0", 8),
+        ],
+        Format::Nvfp4 => vec![
+            part("payload: E2M1 codes", 4 * 64),
+            part("scales: UE4M3 x 4", 32),
+        ],
+        Format::Nf4 => vec![part("payload: NF4 codes", 4 * 64), part("absmax: f32", 32)],
+        Format::Legacy(l) => {
+            let meta = if matches!(l, Legacy::Q4_1 | Legacy::Q5_1) {
+                part("d, m: f16 x 2", 32)
+            } else {
+                part("d: f16", 16)
+            };
+            let payload = match l.code_bits() {
+                4 => "payload: 4-bit codes",
+                5 => "payload: 5-bit codes",
+                _ => "payload: 8-bit codes",
+            };
+            vec![part(payload, l.code_bits() * 32), meta]
+        }
+    };
+    Layout {
+        block_len: f.block_len(),
+        parts,
+        per_tensor_bits: 0,
+    }
+}
+
+pub(super) fn grid(f: Format) -> Grid {
+    let (values, uniform): (Vec<f32>, bool) = match f {
+        Format::K(k) => (
+            (0..1i32 << k.code_bits())
+                .map(|c| (c - k.code_offset()) as f32)
+                .collect(),
+            true,
+        ),
+        Format::Mxfp4 | Format::Nvfp4 => (
+            E2M1_DOUBLED.iter().map(|&v| f32::from(v) / 2.0).collect(),
+            false,
+        ),
+        Format::Nf4 => (nf4::NF4.to_vec(), false),
+        Format::Legacy(Legacy::Q8_0) => ((0u8..=255).map(|c| f32::from(c as i8)).collect(), true),
+        Format::Legacy(l) => (
+            (0..1i32 << l.code_bits())
+                .map(|c| (c - l.code_offset()) as f32)
+                .collect(),
+            true,
+        ),
+    };
+    Grid { values, uniform }
+}
