@@ -1,6 +1,7 @@
 //! Input and output: the text parser, file loaders and the report exporters.
 
 pub mod assets;
+pub mod checkpoint;
 pub mod demo;
 pub mod export;
 pub mod gguf;
@@ -8,6 +9,8 @@ pub mod load;
 pub mod npy;
 pub mod safetensors;
 pub mod save;
+pub mod sharded;
+pub mod stored;
 pub mod text;
 
 pub use load::{LoadError, load_path, load_path_tensor, load_reader};

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use quantscope::io::gguf::{Gguf, GgufError, ParseError, Value, ValueType, parse_header};
+use quantscope::io::stored;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -139,4 +140,52 @@ fn version_two_reads_and_other_versions_are_refused() {
         e.to_string().contains("little-endian GGUF files only"),
         "{e}"
     );
+}
+
+#[test]
+fn quantized_tensors_decode_bit_exact_with_gguf_py() {
+    let g = Gguf::open(&fixture("types.gguf")).unwrap();
+    for name in [
+        "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "mxfp4", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k",
+        "nvfp4",
+    ] {
+        let t = g.info(name).unwrap();
+        let ours = stored::dequantize(&g, t).unwrap();
+        let theirs = g.load(&format!("{name}.dequant")).unwrap();
+        assert_eq!(ours.shape(), theirs.shape(), "{name}");
+        let bits = |m: &quantscope::core::Matrix| -> Vec<u32> {
+            m.values().iter().map(|v| v.to_bits()).collect()
+        };
+        assert_eq!(bits(&ours), bits(&theirs), "{name}");
+    }
+}
+
+#[test]
+fn stored_codes_show_use_collapse_and_layout() {
+    let g = Gguf::open(&fixture("types.gguf")).unwrap();
+    for (name, levels, bpw) in [
+        ("q4_0", 16, 4.5),
+        ("q8_0", 256, 8.5),
+        ("q4_k", 16, 4.5),
+        ("q6_k", 64, 6.5625),
+        ("mxfp4", 15, 4.25),
+    ] {
+        let s = stored::inspect(&g, g.info(name).unwrap()).unwrap();
+        assert_eq!(s.levels, levels, "{name}");
+        assert_eq!(s.bits_per_weight, bpw, "{name}");
+        // Row 1 is all zeros: collapsed, every block of it too.
+        assert!(s.rows[1].collapsed, "{name}");
+        assert_eq!(
+            s.rows[1].collapsed_blocks,
+            s.shape.1 / s.block_len,
+            "{name}"
+        );
+        assert_eq!(s.collapsed_rows, 1, "{name}: {:?}", s.rows);
+        assert!(s.rows[0].used > 1 && s.rows[0].used <= levels, "{name}");
+        assert!(s.scales.quantiles.is_some(), "{name}");
+        // gguf-py stores d = 0 for an all-zero block; MXFP4's exponent byte is never 0.
+        assert_eq!(s.scales.zero > 0, name != "mxfp4", "{name}");
+        let parts: f64 = s.layout.iter().map(|p| p.bits_per_weight).sum();
+        assert!((parts - bpw).abs() < 1e-12, "{name}");
+    }
 }

@@ -189,6 +189,20 @@ pub fn read_text_file(path: &Path) -> Result<Vec<u8>, LoadError> {
     read_capped(&name, file)
 }
 
+/// The bytes of the file at `path`, refused (as `InvalidData`) beyond `max` bytes.
+pub fn read_capped_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the file is larger than {max} bytes"),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Everything `reader` holds, up to [`MAX_TEXT_BYTES`].
 fn read_capped(name: &str, reader: impl Read) -> Result<Vec<u8>, LoadError> {
     let mut bytes = Vec::new();

@@ -98,6 +98,12 @@ impl Safetensors {
         })
     }
 
+    /// The file's path.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The validated header.
     #[must_use]
     pub fn header(&self) -> &Header {
