@@ -31,7 +31,7 @@ mod error;
 pub mod header;
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use half::{bf16, f16};
@@ -348,50 +348,6 @@ pub fn list_tensors(path: &Path) -> Result<Vec<TensorInfo>, SafetensorsError> {
 /// header and that tensor's bytes.
 pub fn load_tensor(path: &Path, name: &str) -> Result<Matrix, SafetensorsError> {
     Safetensors::open(path)?.load(name)
-}
-
-/// Writes `tensors` as an aligned table: name, dtype, shape, bytes.
-pub fn write_tensor_list(mut out: impl Write, tensors: &[TensorInfo]) -> std::io::Result<()> {
-    let shapes: Vec<String> = tensors.iter().map(|t| format_shape(&t.shape)).collect();
-    let name_w = tensors
-        .iter()
-        .map(|t| t.name.len())
-        .chain([4])
-        .max()
-        .unwrap_or(4);
-    let shape_w = shapes.iter().map(String::len).chain([5]).max().unwrap_or(5);
-    let dtype_w = tensors
-        .iter()
-        .map(|t| t.dtype.to_string().len())
-        .chain([5])
-        .max()
-        .unwrap_or(5);
-    let bytes_w = tensors
-        .iter()
-        .map(|t| t.bytes().to_string().len())
-        .chain([5])
-        .max()
-        .unwrap_or(5);
-    writeln!(
-        out,
-        "{:name_w$}  {:dtype_w$}  {:shape_w$}  {:>bytes_w$}",
-        "name", "dtype", "shape", "bytes"
-    )?;
-    for (t, shape) in tensors.iter().zip(&shapes) {
-        writeln!(
-            out,
-            "{:name_w$}  {:dtype_w$}  {shape:shape_w$}  {:>bytes_w$}",
-            t.name,
-            t.dtype.to_string(),
-            t.bytes()
-        )?;
-    }
-    let total: u64 = tensors.iter().map(TensorInfo::bytes).sum();
-    writeln!(
-        out,
-        "{}, {total} bytes",
-        crate::io::export::num::count(tensors.len(), "tensor")
-    )
 }
 
 /// A shape as `[384, 1536]`.

@@ -5,8 +5,12 @@
 //! |------------|--------------------------------------------------------------------------|
 //! | `table`    | title, the sort key and legend, one aligned row per tensor, footer lines |
 //! | `markdown` | the same as a GitHub table                                               |
-//! | `json`     | `file`, `config` (+ `summary`), `sort`, `tensors`, `skipped`, `failed`   |
+//! | `json`     | `file`, `config` (+ `summary`), `sort`, `tensors`, `stored`, `skipped`, `failed` |
 //! | `csv`      | a header and one row per tensor, nothing else                            |
+//!
+//! A GGUF scan's quantized tensors, inspected as stored, follow as a second table (table,
+//! Markdown), a `stored` array (JSON), or, in CSV, rows whose `stored_*` columns (added only
+//! when there are such tensors) are filled and whose error columns are empty.
 //!
 //! The table and Markdown escape control characters in the names they quote (a tensor name
 //! is the file's to choose). In JSON, `gain_db` is the string `"inf"` when it is infinite (per-channel exact,
@@ -80,7 +84,7 @@ fn axis_words(config: &Config) -> &'static str {
 fn footer(scan: &Scan) -> Vec<String> {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut lines = Vec::new();
-    if scan.rows.is_empty() {
+    if scan.rows.is_empty() && scan.stored.is_empty() {
         lines.push("no floating tensor with 2 or more dimensions was analysed".to_owned());
     }
     let n = scan.skipped_count(&[SkipReason::OneDimensional, SkipReason::NotFloating]);
@@ -194,6 +198,7 @@ fn write_table(out: &mut impl Write, scan: &Scan, markdown: bool) -> io::Result<
             let row: Vec<String> = row.iter().map(|s| esc(s)).collect();
             writeln!(out, "| {} |", row.join(" | "))?;
         }
+        super::stored::write_section(out, &scan.stored, true, &esc)?;
         for line in footer(scan) {
             writeln!(out, "\n{}", esc(&line))?;
         }
@@ -233,6 +238,7 @@ fn write_table(out: &mut impl Write, scan: &Scan, markdown: bool) -> io::Result<
         let refs: Vec<&str> = row.iter().map(String::as_str).collect();
         writeln!(out, "{}", line(&refs))?;
     }
+    super::stored::write_section(out, &scan.stored, false, &esc)?;
     let footer = footer(scan);
     if !footer.is_empty() {
         writeln!(out)?;
@@ -311,6 +317,8 @@ struct JsonScan<'a> {
     compared: [Granularity; 2],
     sort: &'static str,
     tensors: Vec<RowView<'a>>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stored: &'a [super::StoredRow],
     skipped: &'a [Skipped],
     failed: &'a [Failed],
 }
@@ -325,6 +333,7 @@ fn write_json(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
         compared: [Granularity::Tensor, Granularity::Channel],
         sort: "gain_db, largest first: 20*log10(tensor.rmse / channel.rmse) = channel.sqnr_db - tensor.sqnr_db; \"inf\" = infinite (per-channel exact)",
         tensors: scan.rows.iter().map(RowView::from).collect(),
+        stored: &scan.stored,
         skipped: &scan.skipped,
         failed: &scan.failed,
     };
@@ -347,12 +356,18 @@ fn csv_num(x: Option<f64>) -> String {
 }
 
 fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
+    let stored = !scan.stored.is_empty();
     writeln!(
         out,
         "name,dtype,shape,rows,cols,gain_db,\
          tensor_mae,tensor_rmse,tensor_max_error,tensor_sqnr_db,tensor_collapsed,tensor_bits_per_weight,\
          channel_mae,channel_rmse,channel_max_error,channel_sqnr_db,channel_collapsed,channel_bits_per_weight,\
-         bits_per_weight"
+         bits_per_weight{}",
+        if stored {
+            format!(",{}", super::stored::CSV_COLUMNS)
+        } else {
+            String::new()
+        }
     )?;
     for r in &scan.rows {
         let shape: Vec<String> = r.shape.iter().map(ToString::to_string).collect();
@@ -376,6 +391,26 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
             ]);
         }
         fields.push(csv_num(Some(r.bits_per_weight)));
+        if stored {
+            fields.extend(std::iter::repeat_n(String::new(), 8));
+        }
+        writeln!(out, "{}", fields.join(","))?;
+    }
+    for r in &scan.stored {
+        let shape: Vec<String> = r.shape.iter().map(ToString::to_string).collect();
+        let (rows, cols) = (
+            r.shape.iter().rev().skip(1).product::<usize>(),
+            r.shape.last().copied().unwrap_or(0),
+        );
+        let mut fields = vec![
+            csv_field(&r.name),
+            r.dtype.clone(),
+            shape.join("x"),
+            rows.to_string(),
+            cols.to_string(),
+        ];
+        fields.extend(std::iter::repeat_n(String::new(), 14));
+        fields.extend(super::stored::csv_fields(r));
         writeln!(out, "{}", fields.join(","))?;
     }
     Ok(())

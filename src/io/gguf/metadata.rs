@@ -99,11 +99,11 @@ impl Value {
             Self::I16(v) => write!(out, "{v}"),
             Self::U32(v) => write!(out, "{v}"),
             Self::I32(v) => write!(out, "{v}"),
-            Self::F32(v) => write!(out, "{v}"),
+            Self::F32(v) => write!(out, "{}", float(f64::from(*v))),
             Self::Bool(v) => write!(out, "{v}"),
             Self::U64(v) => write!(out, "{v}"),
             Self::I64(v) => write!(out, "{v}"),
-            Self::F64(v) => write!(out, "{v}"),
+            Self::F64(v) => write!(out, "{}", float(*v)),
             Self::String { text, len } => {
                 let chars = text.chars().count();
                 if chars <= max && *len == text.len() as u64 {
@@ -144,6 +144,15 @@ impl Value {
                 Ok(())
             }
         };
+    }
+}
+
+/// A float as Python prints it: in full between 1e-4 and 1e16, else with an exponent.
+fn float(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-4..1e16).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
     }
 }
 
