@@ -28,17 +28,28 @@ pub struct LoadedTensor {
     pub matrix: crate::core::Matrix,
 }
 
-/// Loads tensor `name` of a .safetensors file, named for display as `file / tensor`.
+/// Loads tensor `name` of a checkpoint (a .safetensors or .gguf file, or a sharded one),
+/// named for display as `file / tensor`; a quantized GGUF tensor as its dequantized values.
 pub fn load_tensor_named(path: &std::path::Path, name: &str) -> Result<LoadedTensor, String> {
+    let opened = crate::io::checkpoint::Checkpoint::open(path).map_err(|e| e.to_string())?;
+    load_tensor_of(&opened, name)
+}
+
+/// Loads tensor `name` of an opened checkpoint, named for display as `file / tensor`.
+pub fn load_tensor_of(
+    opened: &crate::io::checkpoint::Checkpoint,
+    name: &str,
+) -> Result<LoadedTensor, String> {
+    let path = opened.path();
     let file = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().to_string(),
     );
-    let opened = crate::io::safetensors::Safetensors::open(path).map_err(|e| e.to_string())?;
     let dtype = opened
-        .header()
-        .tensor(name)
-        .map_or_else(String::new, |t| t.dtype.to_string().to_ascii_lowercase());
+        .entries()
+        .into_iter()
+        .find(|t| t.name == name)
+        .map_or_else(String::new, |t| t.dtype.to_ascii_lowercase());
     opened
         .load(name)
         .map(|matrix| LoadedTensor {

@@ -189,3 +189,20 @@ fn stored_codes_show_use_collapse_and_layout() {
         assert!((parts - bpw).abs() < 1e-12, "{name}");
     }
 }
+
+#[test]
+fn the_explorer_opens_gguf_tensors_through_the_checkpoint_loader() {
+    use quantscope::io::checkpoint::{Checkpoint, Kind};
+    let path = fixture("types.gguf");
+    let c = Checkpoint::open(&path).unwrap();
+    let entries = c.entries();
+    let kind = |n: &str| entries.iter().find(|e| e.name == n).map(|e| e.kind);
+    assert_eq!(kind("f16"), Some(Kind::Float));
+    assert_eq!(kind("q6_k"), Some(Kind::Quantized));
+    // What the picker shows: the type of each tensor; all of these open.
+    assert!(entries.iter().all(|e| e.not_loadable().is_none()));
+    let t = quantscope::app::load_tensor_named(&path, "q6_k").unwrap();
+    assert_eq!(t.dtype, "q6_k");
+    assert_eq!(t.name, "types.gguf / q6_k");
+    assert_eq!(t.matrix, Gguf::open(&path).unwrap().load("q6_k.dequant").unwrap());
+}

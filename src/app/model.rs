@@ -122,7 +122,7 @@ pub struct TensorPicker {
     /// The file.
     pub path: PathBuf,
     /// Its tensors; those that cannot be opened are listed greyed with the reason.
-    pub tensors: Vec<crate::io::safetensors::TensorInfo>,
+    pub tensors: Vec<crate::io::checkpoint::Entry>,
     /// The filter being typed.
     pub filter: TextArea<'static>,
     /// Selected line of the filtered list.
@@ -132,7 +132,7 @@ pub struct TensorPicker {
 impl TensorPicker {
     /// The tensors whose name contains the filter (ignoring case), in order.
     #[must_use]
-    pub fn visible(&self) -> Vec<&crate::io::safetensors::TensorInfo> {
+    pub fn visible(&self) -> Vec<&crate::io::checkpoint::Entry> {
         let filter = self.filter.lines().join("").to_lowercase();
         self.tensors
             .iter()
@@ -144,7 +144,7 @@ impl TensorPicker {
 impl Overlay {
     /// A tensor picker over `tensors` of the file at `path`.
     #[must_use]
-    pub fn tensor_picker(path: PathBuf, tensors: Vec<crate::io::safetensors::TensorInfo>) -> Self {
+    pub fn tensor_picker(path: PathBuf, tensors: Vec<crate::io::checkpoint::Entry>) -> Self {
         let mut filter = TextArea::default();
         filter.set_placeholder_text("type to filter by name");
         Self::Tensors(Box::new(TensorPicker {

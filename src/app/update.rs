@@ -329,16 +329,16 @@ fn act(model: &mut Model, action: Action) {
             }
         }
         Action::Tensors => match model.tensor_file.clone() {
-            Some(path) => match crate::io::safetensors::Safetensors::open(&path) {
+            Some(path) => match crate::io::checkpoint::Checkpoint::open(&path) {
                 Ok(file) => {
-                    let tensors = file.tensors().to_vec();
+                    let tensors = file.entries();
                     model.overlay = Some(Overlay::tensor_picker(path, tensors));
                 }
                 Err(e) => model.status = Some(e.to_string()),
             },
             None => {
                 model.status =
-                    Some("no .safetensors file is open (quantscope FILE.safetensors)".into());
+                    Some("no checkpoint is open (quantscope FILE.safetensors or FILE.gguf)".into());
             }
         },
         Action::Submit | Action::Hint | Action::Reveal | Action::NextExercise | Action::Cards => {
