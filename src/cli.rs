@@ -330,18 +330,18 @@ impl ConfigArgs {
 pub const BUILTIN_EXAMPLE: &str = include_str!("../assets/scenarios/quiet-loud.txt");
 
 /// A scenario by built-in name, or from a file when `name` is a path to one.
-pub fn find_scenario(name: &str) -> Result<crate::io::assets::Scenario, String> {
+pub fn find_scenario(name: &str) -> Result<crate::teach::assets::Scenario, String> {
     let path = std::path::Path::new(name);
     if path.is_file() {
-        return crate::io::assets::read_scenario(path).map_err(|e| e.to_string());
+        return crate::teach::assets::read_scenario(path).map_err(|e| e.to_string());
     }
-    crate::io::assets::scenario(name).map_err(|e| format!("{e} (see --list-scenarios)"))
+    crate::teach::assets::scenario(name).map_err(|e| format!("{e} (see --list-scenarios)"))
 }
 
 /// `--list-scenarios`: one line per built-in scenario.
 #[must_use]
 pub fn list_scenarios(ascii: bool) -> ExitCode {
-    let scenarios = crate::io::assets::scenarios();
+    let scenarios = crate::teach::assets::scenarios();
     let width = scenarios.iter().map(|s| s.name.len()).max().unwrap_or(0);
     let mut out = String::new();
     for s in &scenarios {

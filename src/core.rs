@@ -18,9 +18,9 @@
 //! Results do not depend on the number of threads.
 
 mod analyse;
+pub mod compare;
 pub mod config;
 pub mod effect;
-pub mod exercise;
 pub mod explain;
 pub mod format;
 pub mod kernel;

@@ -1,8 +1,6 @@
 //! Input and output: the text parser, file loaders and the report exporters.
 
-pub mod assets;
 pub mod checkpoint;
-pub mod demo;
 pub mod export;
 pub mod gguf;
 pub mod load;

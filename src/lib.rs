@@ -39,6 +39,8 @@ pub mod app;
 pub mod cli;
 pub mod core;
 pub mod io;
+pub mod runtime;
 pub mod scan;
+pub mod teach;
 pub mod tui;
 pub mod ui;

@@ -1,7 +1,7 @@
 //! The event loop: read keys, translate them through the keymap, update the model, run the
 //! effects it asks for (analysis on a worker thread, saving), draw.
 //!
-//! The loop blocks on input; only while an analysis or a tensor load (`loader`) is under
+//! The loop blocks on input; only while an analysis or a tensor load ([`Runtime`]) is under
 //! way does it wake every few milliseconds to collect results. It never spins. Drawing
 //! happens after input, a resize or a new result, and nowhere else.
 //!
@@ -12,10 +12,9 @@
 //! progress.
 
 use std::io::stdout;
-use std::panic::{self, AssertUnwindSafe};
+use std::panic;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -24,14 +23,10 @@ use ratatui::DefaultTerminal;
 use ratatui::crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event};
 use ratatui::crossterm::execute;
 
-use crate::app::worker::{Job, JobResult, Outcome, Worker};
 use crate::app::{Effect, Message, Model, translate, update};
 use crate::io::save::write_atomic;
+use crate::runtime::Runtime;
 use crate::ui::{self, Theme};
-
-mod loader;
-
-use loader::Loader;
 
 /// How to draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,70 +128,6 @@ pub fn run(model: Model, options: Options) -> Result<()> {
     result
 }
 
-fn spawn_worker() -> Result<(Sender<Job>, Receiver<JobResult>)> {
-    let (job_tx, job_rx) = mpsc::channel::<Job>();
-    let (result_tx, result_rx) = mpsc::channel::<JobResult>();
-    thread::Builder::new()
-        .name("analysis".into())
-        .spawn(move || worker_loop(&job_rx, &result_tx))
-        .wrap_err("could not start the analysis thread")?;
-    Ok((job_tx, result_rx))
-}
-
-/// Runs the newest job, dropping older ones; between the first result and the ladder, a
-/// newer job wins.
-fn worker_loop(jobs: &Receiver<Job>, results: &Sender<JobResult>) {
-    let mut worker = Worker::default();
-    let mut next: Option<Job> = None;
-    loop {
-        let mut job = match next.take() {
-            Some(j) => j,
-            None => match jobs.recv() {
-                Ok(j) => j,
-                Err(_) => return,
-            },
-        };
-        loop {
-            match jobs.try_recv() {
-                Ok(newer) => job = newer,
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => return,
-            }
-        }
-        let generation = job.generation;
-        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-            worker.run(&job, |result| {
-                if results.send(result).is_err() {
-                    return false;
-                }
-                match jobs.try_recv() {
-                    Ok(newer) => {
-                        next = Some(newer);
-                        false
-                    }
-                    Err(_) => true,
-                }
-            });
-        }));
-        if let Err(payload) = outcome {
-            // What the worker kept may be half-updated: start afresh.
-            worker = Worker::default();
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(ToString::to_string)
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown".into());
-            let failed = JobResult {
-                generation,
-                outcome: Outcome::Failed(format!("internal error in the analysis: {what}")),
-            };
-            if results.send(failed).is_err() {
-                return;
-            }
-        }
-    }
-}
-
 /// Debug builds only (release builds have no such hook): with `QUANTSCOPE_TEST_PANIC` set
 /// to a word, the explorer panics on its main thread once the editor's text contains that
 /// word, so that the end-to-end tests can check that the text is saved.
@@ -218,23 +149,13 @@ fn remember_text(model: &Model) {
     }
 }
 
-fn run_effects(model: &mut Model, jobs: &Sender<Job>, loader: &mut Loader) -> Result<()> {
-    while !model.effects.is_empty() {
-        let effects: Vec<Effect> = model.effects.drain(..).collect();
-        for effect in effects {
-            match effect {
-                Effect::Analyse => jobs
-                    .send(model.job())
-                    .wrap_err("the analysis thread stopped")?,
-                Effect::LoadTensor { path, name } => loader.request(path, name),
-                Effect::Save { path, text } => {
-                    let result = write_atomic(&path, &text)
-                        .map(|()| path.clone())
-                        .map_err(|e| (path.clone(), format!("{}: {e}", path.display())));
-                    update(model, Message::Saved(result));
-                }
-            }
-        }
+/// Hands every effect the model asked for to the runtime.
+fn run_effects(model: &mut Model, runtime: &mut Runtime) -> Result<()> {
+    let effects: Vec<Effect> = model.effects.drain(..).collect();
+    for effect in effects {
+        runtime
+            .perform(model, effect)
+            .map_err(|e| color_eyre::eyre::eyre!(e))?;
     }
     Ok(())
 }
@@ -242,17 +163,16 @@ fn run_effects(model: &mut Model, jobs: &Sender<Job>, loader: &mut Loader) -> Re
 fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options) -> Result<()> {
     let theme = Theme::new(options.color, options.ascii);
     model.ascii = options.ascii;
-    let (jobs, results) = spawn_worker()?;
-    let mut loader = Loader::new();
+    let mut runtime = Runtime::start().wrap_err("could not start the analysis thread")?;
     if let Ok(size) = terminal.size() {
         update(&mut model, Message::Resized(size.width, size.height));
     }
     let mut redraw = true;
     let mut last_generation = 0;
     loop {
-        run_effects(&mut model, &jobs, &mut loader)?;
-        if model.generation != last_generation {
-            last_generation = model.generation;
+        run_effects(&mut model, &mut runtime)?;
+        if model.analysis.generation != last_generation {
+            last_generation = model.analysis.generation;
             remember_text(&model);
             #[cfg(debug_assertions)]
             injected_panic(&model);
@@ -260,15 +180,18 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
         if model.quit {
             return Ok(());
         }
-        while let Ok(result) = results.try_recv() {
-            update(&mut model, Message::Analysed(result));
-            redraw = true;
+        // Every result that has arrived; what they ask for next (a loaded tensor's
+        // analysis) is handed over at the top of the loop.
+        let mut arrived = false;
+        while let Some(message) = runtime.arrived() {
+            update(&mut model, message);
+            arrived = true;
         }
-        if let Some(loaded) = loader.poll() {
-            update(&mut model, Message::TensorLoaded(loaded));
+        if arrived {
             redraw = true;
-            // The loaded tensor asks for its analysis.
-            continue;
+            if !model.effects.is_empty() {
+                continue;
+            }
         }
         if redraw {
             terminal
@@ -276,7 +199,7 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
                 .wrap_err("could not draw")?;
             redraw = false;
         }
-        let event = if model.pending || loader.busy() {
+        let event = if model.analysis.pending || runtime.loading() {
             if event::poll(RESULT_POLL).wrap_err("could not read the terminal")? {
                 Some(event::read().wrap_err("could not read the terminal")?)
             } else {

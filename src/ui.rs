@@ -154,7 +154,7 @@ pub fn max_caption_rows(height: u16) -> u16 {
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     let area = frame.area();
-    let report = model.report.as_deref();
+    let report = model.analysis.report.as_deref();
     let ladder_rows = report.map_or(2, |r| r.ladder.len().max(2));
     let show_detail = model.show_detail || detail_has_room(area.width);
     let caption_rows = model.caption.as_ref().map_or(0, |c| {
@@ -224,7 +224,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
 
 /// Draws the panes that show results: utilization, errors, ladder, and the detail area.
 fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) {
-    let report = model.report.as_deref();
+    let report = model.analysis.report.as_deref();
     let stale = model.stale();
     if !areas.utilization.is_empty() {
         frame.render_widget(
@@ -260,7 +260,7 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
                 selected: model.selected_rung,
                 focused: model.focus == Focus::Ladder,
                 stale,
-                pending: model.pending,
+                pending: model.analysis.pending,
                 theme,
             },
             areas.ladder,
@@ -280,7 +280,7 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
         frame.render_widget(
             &detail::DetailPane {
                 report,
-                matrix: model.matrix.as_deref(),
+                matrix: model.analysis.matrix.as_deref(),
                 channel: model.selected_channel,
                 focused: model.focus == Focus::Detail,
                 stale,
@@ -315,7 +315,7 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             area,
         ),
         Some(Overlay::Scenarios { selected }) => {
-            let entries: Vec<(String, String, String)> = crate::io::assets::scenarios()
+            let entries: Vec<(String, String, String)> = crate::teach::assets::scenarios()
                 .into_iter()
                 .map(|s| (s.name, s.title, s.look.join(" ")))
                 .collect();

@@ -2,9 +2,10 @@
 
 use quantscope::app::keymap::Action;
 use quantscope::app::{Direction, SETTINGS, Setting};
-use quantscope::app::{Effect, Focus, Message, Model, Overlay, settle, translate, update};
+use quantscope::app::{Effect, Focus, Message, Model, Overlay, translate, update};
 use quantscope::cli::BUILTIN_EXAMPLE;
 use quantscope::core::config::{Granularity, Scheme};
+use quantscope::runtime::settle;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 fn model() -> Model {
@@ -43,21 +44,21 @@ fn type_text(m: &mut Model, text: &str) {
 #[test]
 fn the_builtin_example_shows_a_collapsed_quiet_row_under_per_tensor() {
     let m = model();
-    let r = m.report.as_ref().expect("a report");
+    let r = m.analysis.report.as_ref().expect("a report");
     assert_eq!(r.config.granularity, Granularity::Tensor);
     assert!(r.channels[0].collapsed);
     assert_eq!(r.channels[0].label.as_deref(), Some("quiet"));
     assert!(!m.stale());
-    assert!(!m.pending, "the ladder arrived");
+    assert!(!m.analysis.pending, "the ladder arrived");
     assert!(!r.ladder.is_empty());
 }
 
 #[test]
 fn switching_to_per_channel_rescues_the_quiet_row() {
     let mut m = model();
-    let before = m.report.as_ref().unwrap().channels[0].metrics.mae;
+    let before = m.analysis.report.as_ref().unwrap().channels[0].metrics.mae;
     key(&mut m, KeyCode::F(7), KeyModifiers::NONE);
-    let r = m.report.as_ref().unwrap();
+    let r = m.analysis.report.as_ref().unwrap();
     assert_eq!(r.config.granularity, Granularity::Channel);
     assert!(!r.channels[0].collapsed);
     assert!(r.channels[0].metrics.mae < before / 10.0);
@@ -71,19 +72,19 @@ fn switching_to_per_channel_rescues_the_quiet_row() {
 #[test]
 fn a_bad_value_keeps_the_last_results_marked_stale_until_fixed() {
     let mut m = model();
-    let good = m.report.clone().unwrap();
+    let good = m.analysis.report.clone().unwrap();
     // Move to the end of the text and type a bad value on a new line.
     key(&mut m, KeyCode::End, KeyModifiers::CONTROL);
     key(&mut m, KeyCode::End, KeyModifiers::NONE);
     type_text(&mut m, "\nthird: 0.1, 0.4x, 0.2, 0.3");
-    let err = m.parse_error.clone().expect("a parse error");
+    let err = m.analysis.parse_error.clone().expect("a parse error");
     // The example ends with a newline, so the text ends with an empty line; the typed
     // newline starts the one after it.
     assert_eq!(err.line, BUILTIN_EXAMPLE.lines().count() + 2);
     assert!(err.to_string().contains("\"0.4x\""), "{err}");
     assert!(m.stale());
     assert!(
-        std::sync::Arc::ptr_eq(m.report.as_ref().unwrap(), &good),
+        std::sync::Arc::ptr_eq(m.analysis.report.as_ref().unwrap(), &good),
         "the last good report is kept"
     );
     // Fix it: delete "x" (cursor is at the end; go back over ", 0.2, 0.3" = 10 chars then delete).
@@ -92,19 +93,23 @@ fn a_bad_value_keeps_the_last_results_marked_stale_until_fixed() {
     }
     key(&mut m, KeyCode::Backspace, KeyModifiers::NONE);
     settle(&mut m);
-    assert!(m.parse_error.is_none(), "{:?}", m.parse_error);
-    assert_eq!(m.report.as_ref().unwrap().shape, (3, 4));
+    assert!(
+        m.analysis.parse_error.is_none(),
+        "{:?}",
+        m.analysis.parse_error
+    );
+    assert_eq!(m.analysis.report.as_ref().unwrap().shape, (3, 4));
     assert!(m.dirty());
 }
 
 #[test]
 fn toggles_change_the_configuration_and_recompute() {
     let mut m = model();
-    let g0 = m.generation;
+    let g0 = m.analysis.generation;
     act(&mut m, Action::Change(Setting::Bits, Direction::Forward));
     assert_eq!(m.config.bits, 5);
-    assert_eq!(m.report.as_ref().unwrap().config.bits, 5);
-    assert!(m.generation > g0);
+    assert_eq!(m.analysis.report.as_ref().unwrap().config.bits, 5);
+    assert!(m.analysis.generation > g0);
     act(&mut m, Action::Change(Setting::Scheme, Direction::Forward));
     assert_eq!(m.config.scheme, Scheme::Asymmetric);
     act(&mut m, Action::Change(Setting::Signed, Direction::Forward));
@@ -115,7 +120,8 @@ fn toggles_change_the_configuration_and_recompute() {
     assert_eq!(m.config.bits, 1, "bits stop at 1");
     assert_eq!(m.config.code_range(), (0, 1), "unsigned 1-bit");
     assert!(
-        m.report
+        m.analysis
+            .report
             .as_ref()
             .unwrap()
             .channels
@@ -199,7 +205,7 @@ fn worst_channel_means_collapsed_first_then_the_lowest_sqnr() {
         None,
     );
     settle(&mut m);
-    let r = m.report.clone().unwrap();
+    let r = m.analysis.report.clone().unwrap();
     assert!(r.channels[1].collapsed);
     assert!(r.channels[0].metrics.mae > r.channels[1].metrics.mae);
     act(&mut m, Action::WorstChannel);
@@ -210,7 +216,7 @@ fn worst_channel_means_collapsed_first_then_the_lowest_sqnr() {
         Action::Change(Setting::Granularity, Direction::Forward),
     );
     act(&mut m, Action::WorstChannel);
-    let r = m.report.as_ref().unwrap();
+    let r = m.analysis.report.as_ref().unwrap();
     let sqnr = |i: usize| r.channels[i].metrics.sqnr_db.unwrap();
     let worst = m.selected_channel;
     assert!((0..2).all(|i| sqnr(worst) <= sqnr(i)));
@@ -274,7 +280,7 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     let save = m.effects.iter().find_map(|e| match e {
         Effect::Save { path, text } => Some((path.clone(), text.clone())),
-        Effect::Analyse | Effect::LoadTensor { .. } => None,
+        Effect::Analyse | Effect::LoadTensor { .. } | Effect::ListTensors { .. } => None,
     });
     let (path, text) = save.expect("a save effect");
     assert_eq!(path.to_string_lossy(), "channels.txtu");
@@ -304,9 +310,11 @@ fn a_paste_goes_into_the_editor_and_is_analysed() {
     key(&mut m, KeyCode::Home, KeyModifiers::CONTROL);
     update(&mut m, Message::Paste("extra: 1, 2, 3, 4\r\n".into()));
     settle(&mut m);
-    assert_eq!(m.report.as_ref().unwrap().shape, (3, 4));
+    assert_eq!(m.analysis.report.as_ref().unwrap().shape, (3, 4));
     assert_eq!(
-        m.report.as_ref().unwrap().channels[0].label.as_deref(),
+        m.analysis.report.as_ref().unwrap().channels[0]
+            .label
+            .as_deref(),
         Some("extra")
     );
 }
@@ -328,16 +336,16 @@ fn results_of_older_requests_are_ignored() {
         stale_result = Some(r);
         false
     });
-    let pending_generation = m.generation;
+    let pending_generation = m.analysis.generation;
     update(&mut m, Message::Analysed(stale_result.expect("a result")));
-    assert_eq!(m.generation, pending_generation);
+    assert_eq!(m.analysis.generation, pending_generation);
     assert_eq!(
-        m.report.as_ref().unwrap().config.bits,
+        m.analysis.report.as_ref().unwrap().config.bits,
         5,
         "older result ignored"
     );
     settle(&mut m);
-    assert_eq!(m.report.as_ref().unwrap().config.bits, 6);
+    assert_eq!(m.analysis.report.as_ref().unwrap().config.bits, 6);
 }
 
 #[test]
@@ -382,7 +390,7 @@ fn many_channels_sort_filter_and_jump_to_the_worst() {
     assert_eq!(m.selected_channel, 53);
     act(&mut m, Action::ToggleCollapsedOnly);
     act(&mut m, Action::CycleSort);
-    let r = m.report.clone().unwrap();
+    let r = m.analysis.report.clone().unwrap();
     assert!(
         m.order
             .windows(2)
@@ -397,7 +405,7 @@ fn many_channels_sort_filter_and_jump_to_the_worst() {
         &mut m,
         Action::Change(Setting::Granularity, Direction::Forward),
     );
-    let r = m.report.clone().unwrap();
+    let r = m.analysis.report.clone().unwrap();
     assert!(
         m.order
             .windows(2)
@@ -427,10 +435,10 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
     });
     settle(&mut m);
     assert_eq!(m.focus, Focus::Utilization);
-    assert_eq!(m.report.as_ref().unwrap().shape, (100, 8));
+    assert_eq!(m.analysis.report.as_ref().unwrap().shape, (100, 8));
     // Typing does nothing to a read-only tensor; saving says so.
     update(&mut m, Message::Paste("1, 2".into()));
-    assert_eq!(m.report.as_ref().unwrap().shape, (100, 8));
+    assert_eq!(m.analysis.report.as_ref().unwrap().shape, (100, 8));
     act(&mut m, Action::Save);
     assert!(m.status.as_deref().unwrap_or("").contains("read-only"));
     for _ in 0..5 {
@@ -440,7 +448,7 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
     act(&mut m, Action::CopyToEditor);
     assert_eq!(m.focus, Focus::Editor);
     assert!(m.dirty());
-    let r = m.report.as_ref().unwrap();
+    let r = m.analysis.report.as_ref().unwrap();
     assert_eq!(r.shape, (32, 8));
     assert_eq!(r.channels[0].label.as_deref(), Some("ch50"));
     assert!(
@@ -455,7 +463,7 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
     });
     settle(&mut m);
     act(&mut m, Action::CopyToEditor);
-    assert_eq!(m.report.as_ref().unwrap().shape, (3, 2));
+    assert_eq!(m.analysis.report.as_ref().unwrap().shape, (3, 2));
 }
 
 #[test]
@@ -466,7 +474,7 @@ fn the_scenario_picker_loads_text_and_suggested_settings_and_asks_before_replaci
         m.overlay,
         Some(Overlay::Scenarios { selected: 0 })
     ));
-    let names = quantscope::io::assets::scenario_names();
+    let names = quantscope::teach::assets::scenario_names();
     let outlier = names
         .iter()
         .position(|n| *n == "outlier")
@@ -476,7 +484,7 @@ fn the_scenario_picker_loads_text_and_suggested_settings_and_asks_before_replaci
     }
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     assert!(m.overlay.is_none());
-    let scenario = quantscope::io::assets::scenario("outlier").unwrap();
+    let scenario = quantscope::teach::assets::scenario("outlier").unwrap();
     assert_eq!(m.text().trim_end(), scenario.text.trim_end());
     // The cursor waits on a line of its own after the data.
     assert_eq!(m.editor.cursor().row, m.editor.lines().len() - 1);
@@ -549,7 +557,7 @@ fn answer(m: &mut Model, text: &str) {
 
 #[test]
 fn practice_plays_the_apply_now_exercise_through() {
-    use quantscope::core::exercise::{Expected, Outcome};
+    use quantscope::teach::exercise::{Expected, Outcome};
     let mut m = model();
     key(&mut m, KeyCode::Char('m'), KeyModifiers::ALT);
     let p = m.practice.as_ref().expect("practice mode");
@@ -610,7 +618,7 @@ fn practice_plays_the_apply_now_exercise_through() {
     // Esc leaves practice mode; the explorer is as it was.
     key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
     assert!(m.practice.is_none());
-    assert!(m.report.is_some());
+    assert!(m.analysis.report.is_some());
 }
 
 #[test]
@@ -621,7 +629,7 @@ fn practice_reveal_and_the_recall_cards() {
     let p = m.practice.as_ref().unwrap();
     assert_eq!(
         p.session.progress().outcome,
-        quantscope::core::exercise::Outcome::Revealed
+        quantscope::teach::exercise::Outcome::Revealed
     );
     assert_eq!(p.session.score(), 0);
     key(&mut m, KeyCode::F(7), KeyModifiers::NONE);
@@ -662,7 +670,7 @@ fn practice_uses_the_learners_own_rows_when_the_exercise_asks_for_them() {
 
 #[test]
 fn the_demo_steps_forward_and_back_and_replays_the_same_screens() {
-    let script = quantscope::io::demo::demo_script("quiet-row").unwrap();
+    let script = quantscope::teach::script::demo_script("quiet-row").unwrap();
     let n = script.steps.len();
     let mut m = Model::with_text("", None);
     m.demo = Some(quantscope::app::demo::Demo::new(script));
@@ -736,7 +744,7 @@ fn the_tensor_picker_filters_by_typing_and_opens_the_chosen_tensor() {
     );
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     assert!(m.overlay.is_none());
-    let r = m.report.as_ref().expect("a report of the tensor");
+    let r = m.analysis.report.as_ref().expect("a report of the tensor");
     assert_eq!(r.shape, (3, 2));
     assert!(
         matches!(&m.source, quantscope::app::Source::Tensor { name, .. } if name.ends_with("mlp.up.weight"))
@@ -987,4 +995,42 @@ fn the_picker_lists_integer_tensors_greyed_and_a_loaded_f16_tensor_says_so() {
         quantscope::app::Source::Text { .. } => panic!("not loaded: {:?}", m.status),
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn only_the_newest_tensor_load_is_shown_and_the_picker_reopens_through_the_runtime() {
+    let path = two_tensor_file();
+    let mut m = Model::with_text("", None);
+    // Two loads asked for; the older one's result arrives last and is dropped.
+    m.load_request = 2;
+    let older = quantscope::runtime::files::load_tensor(&path, "attn.q.weight").unwrap();
+    let newer = quantscope::runtime::files::load_tensor(&path, "mlp.up.weight").unwrap();
+    update(
+        &mut m,
+        Message::TensorLoaded {
+            request: 2,
+            result: Ok(newer),
+        },
+    );
+    update(
+        &mut m,
+        Message::TensorLoaded {
+            request: 1,
+            result: Ok(older),
+        },
+    );
+    assert!(
+        matches!(&m.source, quantscope::app::Source::Tensor { name, .. } if name.ends_with("mlp.up.weight"))
+    );
+    // The picker is reopened by a listing the runtime makes, not by update reading the file.
+    m.tensor_file = Some(path.clone());
+    update(&mut m, Message::Action(Action::Tensors));
+    assert!(m.overlay.is_none(), "update itself reads nothing");
+    assert!(
+        m.effects
+            .iter()
+            .any(|e| matches!(e, Effect::ListTensors { .. }))
+    );
+    settle(&mut m);
+    assert!(matches!(m.overlay, Some(Overlay::Tensors(_))));
 }

@@ -475,7 +475,7 @@ fn the_demo_steps_forward_and_back() {
 
 #[test]
 fn every_demo_step_is_readable_in_full_at_80x24() {
-    let script = quantscope::io::demo::demo_script("quiet-row").unwrap();
+    let script = quantscope::teach::script::demo_script("quiet-row").unwrap();
     let n = script.steps.len();
     let t = Tmux::start("demo-all", &app_command("demo"), 80, 24);
     // The caption: the words in the rows between the last pane border and the hint line.

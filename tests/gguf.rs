@@ -201,8 +201,11 @@ fn the_explorer_opens_gguf_tensors_through_the_checkpoint_loader() {
     assert_eq!(kind("q6_k"), Some(Kind::Quantized));
     // What the picker shows: the type of each tensor; all of these open.
     assert!(entries.iter().all(|e| e.not_loadable().is_none()));
-    let t = quantscope::app::load_tensor_named(&path, "q6_k").unwrap();
+    let t = quantscope::runtime::files::load_tensor(&path, "q6_k").unwrap();
     assert_eq!(t.dtype, "q6_k");
     assert_eq!(t.name, "types.gguf / q6_k");
-    assert_eq!(t.matrix, Gguf::open(&path).unwrap().load("q6_k.dequant").unwrap());
+    assert_eq!(
+        t.matrix,
+        Gguf::open(&path).unwrap().load("q6_k.dequant").unwrap()
+    );
 }

@@ -5,18 +5,18 @@
 
 use quantscope::core::analyse;
 use quantscope::core::config::Granularity;
-use quantscope::core::exercise::{
+use quantscope::core::presets::Overrides;
+use quantscope::teach::assets::{
+    cards, exercise, exercise_matrix, exercises, scenario, scenarios, start_exercise,
+};
+use quantscope::teach::exercise::{
     Ask, Exercise, ExerciseData, Expected, Outcome, POINTS_AFTER_HINT, POINTS_FIRST_TRY, Progress,
     Session, Tolerance, Verdict, check,
 };
-use quantscope::core::presets::Overrides;
-use quantscope::io::assets::{
-    cards, exercise, exercise_matrix, exercises, scenario, scenarios, start_exercise,
-};
-use quantscope::io::demo::{DemoFocus, demo_scripts};
+use quantscope::teach::script::{DemoFocus, demo_scripts};
 
 /// A step of `ask` with default tolerances, for checking answers in isolation.
-fn step(ask: &str, extra: &str) -> quantscope::core::exercise::Step {
+fn step(ask: &str, extra: &str) -> quantscope::teach::exercise::Step {
     let text = format!(
         "title = \"t\"\nintro = \"i\"\ndata = \"1, 2\"\n[[step]]\nask = \"{ask}\"\nprompt = \"p\"\nhint = \"h\"\n{extra}\n"
     );
@@ -394,7 +394,7 @@ fn the_generated_pair_exercise_uses_the_cores_pair_and_allows_learner_rows() {
         }
     ));
     let m = exercise_matrix(&e).unwrap();
-    assert_eq!(m, quantscope::core::exercise::generated_pair(7, 4));
+    assert_eq!(m, quantscope::teach::exercise::generated_pair(7, 4));
     let a = answers("apply-now-generated");
     assert_eq!(
         a[1],
@@ -460,7 +460,7 @@ fn a_whole_exercise_played_through_keeps_attempts_hints_and_score() {
     // Step 3: the quiet row's MAE under the shared scale is its values' own size. Skipped
     // here (no answer, no points).
     assert!(s.next_step());
-    assert_eq!(s.step().ask, quantscope::core::exercise::Ask::Mae);
+    assert_eq!(s.step().ask, quantscope::teach::exercise::Ask::Mae);
 
     // Step 4: near counts as a miss.
     assert!(s.next_step());
@@ -681,19 +681,23 @@ fn example(readme: &str, lang: &str) -> String {
 
 #[test]
 fn the_format_documents_examples_are_valid() {
-    let ex =
-        quantscope::io::assets::parse_exercise("readme", &example("exercises/README.md", "toml"))
-            .unwrap();
+    let ex = quantscope::teach::assets::parse_exercise(
+        "readme",
+        &example("exercises/README.md", "toml"),
+    )
+    .unwrap();
     let s = start_exercise(ex).unwrap();
     assert_eq!(
         s.prepared_at(1).unwrap().expected,
         Expected::Codes(vec![0, 0, 0, 7, 4, -6, 7, -3])
     );
-    let demo =
-        quantscope::io::demo::parse_demo("readme", &example("demo/README.md", "toml")).unwrap();
+    let demo = quantscope::teach::script::parse_demo("readme", &example("demo/README.md", "toml"))
+        .unwrap();
     assert_eq!(demo.steps.len(), 3);
-    let sc =
-        quantscope::io::assets::parse_scenario("readme", &example("scenarios/README.md", "text"))
-            .unwrap();
+    let sc = quantscope::teach::assets::parse_scenario(
+        "readme",
+        &example("scenarios/README.md", "text"),
+    )
+    .unwrap();
     assert_eq!(sc.look.len(), 2);
 }

@@ -4,8 +4,9 @@ use std::fmt::Write as _;
 
 use quantscope::app::keymap::Action;
 use quantscope::app::{Direction, Setting};
-use quantscope::app::{Message, Model, settle, update};
+use quantscope::app::{Message, Model, update};
 use quantscope::cli::BUILTIN_EXAMPLE;
+use quantscope::runtime::settle;
 use quantscope::ui::{self, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -142,7 +143,7 @@ fn practice_step_after_a_miss_and_a_recall_card() {
 /// The model the explorer starts with: the built-in example with its scenario's caption.
 fn first_run(width: u16, height: u16) -> Model {
     let mut m = Model::with_text("", None);
-    let scenario = quantscope::io::assets::scenario("quiet-loud").unwrap();
+    let scenario = quantscope::teach::assets::scenario("quiet-loud").unwrap();
     m.load_scenario(&scenario);
     update(&mut m, Message::Resized(width, height));
     settle(&mut m);
@@ -203,7 +204,7 @@ fn the_first_run_shows_the_instruction_at_80x24_and_every_word_over_its_pages() 
 #[test]
 fn the_title_keeps_the_demo_step_and_the_shape_at_80_columns() {
     let mut m = Model::with_text("", None);
-    let script = quantscope::io::demo::demo_script("quiet-row").unwrap();
+    let script = quantscope::teach::script::demo_script("quiet-row").unwrap();
     m.demo = Some(quantscope::app::demo::Demo::new(script));
     update(&mut m, Message::Resized(80, 24));
     quantscope::app::demo::go_to(&mut m, 10);
@@ -231,7 +232,7 @@ fn clamped_values_are_marked_in_utilization_and_errors() {
         Message::Action(Action::Change(Setting::Signed, Direction::Forward)),
     );
     settle(&mut m);
-    let r = m.report.as_ref().unwrap();
+    let r = m.analysis.report.as_ref().unwrap();
     assert!(r.channels.iter().all(|c| c.clipped > 0));
     let s = screen(&m, 80, 24);
     let util = s
@@ -301,7 +302,7 @@ fn with_the_collapsed_only_filter_and_nothing_collapsed_both_panes_list_nothing(
         Message::Action(Action::Change(Setting::Granularity, Direction::Forward)),
     );
     settle(&mut m);
-    assert_eq!(m.report.as_ref().unwrap().collapsed_channels, 0);
+    assert_eq!(m.analysis.report.as_ref().unwrap().collapsed_channels, 0);
     update(&mut m, Message::Action(Action::ToggleCollapsedOnly));
     let s = screen(&m, 80, 24);
     assert_eq!(s.matches("no channel to list").count(), 2, "{s}");

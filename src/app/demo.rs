@@ -3,7 +3,7 @@
 //! step always looks the same however it was reached.
 
 use crate::app::model::{Focus, Model, Source, new_editor};
-use crate::io::demo::{DemoFocus, DemoScript, DemoStep};
+use crate::teach::script::{DemoFocus, DemoScript, DemoStep};
 
 /// A script being played and how far it has got.
 #[derive(Debug, Clone)]

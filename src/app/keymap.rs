@@ -22,6 +22,8 @@ pub enum Action {
     ToggleErrorMetric,
     /// Write the settings into the text's `#!` header lines.
     KeepSettings,
+    /// Pin the active configuration as A, to compare with what follows (or unpin).
+    Pin,
     /// Quit (asks first when there are unsaved changes).
     Quit,
     /// Save the text to its file, or ask for a name.
@@ -99,6 +101,9 @@ impl Action {
         match self {
             Self::Help => "show or hide this help",
             Self::CaptionMore => "the caption's next page, when it has more than fit",
+            Self::Pin => {
+                "pin the configuration as A, then change settings to compare B with it side by side (again: unpin)"
+            }
             Self::KeepSettings => {
                 "write the preset and settings into the text as #! lines (Ctrl-S then saves them with the data)"
             }
@@ -154,6 +159,7 @@ impl Action {
             Self::CaptionMore => "caption",
             Self::ToggleErrorMetric => "MAE/RMSE",
             Self::KeepSettings => "keep settings",
+            Self::Pin => "pin A",
             Self::Quit => "quit",
             Self::Save => "save",
             Self::SaveAs => "save as",
@@ -405,6 +411,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, CaptionMore, [(Char('n'), ALT)]),
     bind!(Global, ToggleErrorMetric, [(Char('v'), ALT)]),
     bind!(Global, KeepSettings, [(Char('k'), ALT)]),
+    bind!(Global, Pin, [(Char('p'), ALT)]),
     bind!(Global, Tensors, [(Char('j'), ALT)]),
     edit!(Undo, [(Char('z'), CTRL), (Char('u'), CTRL)]),
     edit!(Redo, [(Char('r'), CTRL)]),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ratatui_textarea::TextArea;
 
 use crate::app::editor::Editor;
-use crate::app::worker::{Input, Job};
+use crate::app::worker::{Input, Job, JobResult, Outcome};
 use crate::core::config::{Config, Granularity};
 use crate::core::explain::{ChannelExplanation, explain_channel};
 use crate::core::presets::Overrides;
@@ -112,7 +112,7 @@ pub enum Overlay {
     },
     /// "Replace the unsaved text with this scenario?"
     ConfirmScenario(usize),
-    /// The tensors of a .safetensors file to pick from, filtered by the typed text.
+    /// The tensors of a checkpoint to pick from, filtered by the typed text.
     Tensors(Box<TensorPicker>),
 }
 
@@ -163,12 +163,21 @@ pub enum Effect {
     /// what; the job is built when the runtime sends it, so that a burst of keys asks for
     /// one analysis of the text they leave).
     Analyse,
-    /// Load tensor `name` of the .safetensors file at `path`.
+    /// Load tensor `name` of the checkpoint at `path` (a .safetensors or .gguf file, or a
+    /// sharded one); `request` numbers it, so
+    /// that only the newest request's tensor is shown.
     LoadTensor {
         /// The file.
         path: PathBuf,
         /// The tensor.
         name: String,
+        /// The request's number ([`Model::load_request`] when it was made).
+        request: u64,
+    },
+    /// List the tensors of the checkpoint at `path` (for the picker).
+    ListTensors {
+        /// The file.
+        path: PathBuf,
     },
     /// Write `text` to `path` atomically.
     Save {
@@ -177,6 +186,95 @@ pub enum Effect {
         /// Contents.
         text: String,
     },
+}
+
+/// A configuration pinned as A: how it was made, to say what differs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pinned {
+    /// Its preset.
+    pub preset: &'static str,
+    /// Its resolved configuration.
+    pub config: Config,
+}
+
+/// What the analysis has delivered for the newest request: the matrix and report last
+/// good, or why the newest did not give one. One writer: the request and the result.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    /// The last matrix that parsed.
+    pub matrix: Option<Arc<Matrix>>,
+    /// The last good report (for the last good matrix).
+    pub report: Option<Arc<Report>>,
+    /// The current text does not parse: the panes show the last good report, marked stale.
+    pub parse_error: Option<ParseError>,
+    /// Notes on the last text that parsed (values that underflow `f32`, a skipped header).
+    pub notes: Arc<crate::io::text::Notes>,
+    /// Another analysis failure (shown like a parse error).
+    pub failure: Option<String>,
+    /// The generation of the newest job requested.
+    pub generation: u64,
+    /// The report is older than the newest request (the ladder may still be coming).
+    pub pending: bool,
+    /// The pinned configuration A's report on the same data, when one is pinned.
+    pub pinned: Option<Arc<Report>>,
+    /// A (pinned) and B (the active configuration) side by side, once both have arrived.
+    pub comparison: Option<Arc<crate::core::compare::Comparison>>,
+}
+
+impl Analysis {
+    /// A new request: results of older ones are dropped from now on.
+    pub fn request(&mut self) {
+        self.generation += 1;
+        self.pending = true;
+    }
+
+    /// Takes in a job's result; returns whether it was the newest request's report (the
+    /// lists and explanation built from it then need refreshing).
+    pub fn receive(&mut self, result: JobResult) -> bool {
+        if result.generation != self.generation {
+            return false;
+        }
+        match result.outcome {
+            Outcome::Invalid(e) => {
+                self.parse_error = Some(e);
+                self.failure = None;
+                self.pending = false;
+                false
+            }
+            Outcome::Failed(e) => {
+                self.failure = Some(e);
+                self.pending = false;
+                false
+            }
+            Outcome::Pinned(report) => {
+                self.comparison = self
+                    .report
+                    .as_ref()
+                    .and_then(|b| crate::core::compare::compare(&report, b).ok())
+                    .map(Arc::new);
+                self.pinned = Some(report);
+                false
+            }
+            Outcome::Report {
+                matrix,
+                notes,
+                report,
+                complete,
+            } => {
+                self.notes = notes;
+                self.parse_error = None;
+                self.failure = None;
+                // The comparison waits for the pinned report of this request.
+                if !complete {
+                    self.comparison = None;
+                }
+                self.matrix = Some(matrix);
+                self.report = Some(report);
+                self.pending = !complete;
+                true
+            }
+        }
+    }
 }
 
 /// The explorer's state.
@@ -194,21 +292,9 @@ pub struct Model {
     pub config: Config,
     /// The group size used when the granularity is switched to groups.
     pub group_size: usize,
-    /// The last matrix that parsed.
-    pub matrix: Option<Arc<Matrix>>,
-    /// The last good report (for the last good matrix).
-    pub report: Option<Arc<Report>>,
-    /// The current text does not parse: the panes show the last good report, marked stale.
-    pub parse_error: Option<ParseError>,
-    /// Notes on the last text that parsed (values that underflow `f32`, a skipped header)
-    /// and how many there were.
-    pub notes: Arc<crate::io::text::Notes>,
-    /// Another analysis failure (shown like a parse error).
-    pub failure: Option<String>,
-    /// The generation of the newest job requested.
-    pub generation: u64,
-    /// The report is older than the newest request (the ladder may still be coming).
-    pub pending: bool,
+    /// What the analysis has delivered: written by [`Analysis::request`] and
+    /// [`Analysis::receive`] only.
+    pub analysis: Analysis,
     /// Which pane has focus.
     pub focus: Focus,
     /// Selected channel (utilization, errors, detail).
@@ -255,8 +341,13 @@ pub struct Model {
     pub practice_kept: Option<Box<crate::app::practice::Practice>>,
     /// The demo being played, if any.
     pub demo: Option<crate::app::demo::Demo>,
-    /// The .safetensors file the shown tensor came from (the picker can reopen it).
+    /// The configuration pinned as A for comparison with the active one (B), if any.
+    pub pinned: Option<Pinned>,
+    /// The checkpoint the shown tensor came from (the picker can reopen it).
     pub tensor_file: Option<PathBuf>,
+    /// The number of the newest tensor load asked for; older loads that arrive later are
+    /// dropped.
+    pub load_request: u64,
 }
 
 /// From this many columns on, the channel detail always has a column of its own.
@@ -301,13 +392,7 @@ impl Model {
             overrides: Overrides::default(),
             config,
             group_size: 32,
-            matrix: None,
-            report: None,
-            parse_error: None,
-            notes: Arc::default(),
-            failure: None,
-            generation: 0,
-            pending: false,
+            analysis: Analysis::default(),
             focus: Focus::Editor,
             selected_channel: 0,
             selected_setting: 0,
@@ -331,7 +416,9 @@ impl Model {
             practice: None,
             practice_kept: None,
             demo: None,
+            pinned: None,
             tensor_file: None,
+            load_request: 0,
         };
         model.request_analysis();
         model
@@ -353,7 +440,7 @@ impl Model {
     /// does not parse, or the analysis failed.
     #[must_use]
     pub fn stale(&self) -> bool {
-        self.parse_error.is_some() || self.failure.is_some()
+        self.analysis.parse_error.is_some() || self.analysis.failure.is_some()
     }
 
     /// The file the text is saved to.
@@ -442,7 +529,7 @@ impl Model {
     /// Recomputes the list order after a new report or a change of sort or filter, keeping
     /// the selected channel when it is still listed.
     pub fn refresh_order(&mut self) {
-        self.order = match &self.report {
+        self.order = match &self.analysis.report {
             Some(r) => channel_order(r, self.sort, self.collapsed_only),
             None => Vec::new(),
         };
@@ -453,7 +540,7 @@ impl Model {
 
     /// Recomputes the worked arithmetic of the selected channel, when it is shown.
     pub fn refresh_explanation(&mut self) {
-        self.explanation = match (&self.matrix, &self.report) {
+        self.explanation = match (&self.analysis.matrix, &self.analysis.report) {
             (Some(m), Some(r))
                 if self.show_explain
                     && m.shape() == r.shape
@@ -467,7 +554,7 @@ impl Model {
 
     /// Replaces the text and configuration with a scenario's (the caller has made sure
     /// nothing unsaved is lost).
-    pub fn load_scenario(&mut self, scenario: &crate::io::assets::Scenario) {
+    pub fn load_scenario(&mut self, scenario: &crate::teach::assets::Scenario) {
         let config = match scenario.config() {
             Ok(c) => c,
             Err(e) => {
@@ -505,10 +592,10 @@ impl Model {
     /// the text in messages.
     pub fn apply_text_header(&mut self, name: &str) {
         let text = self.text();
-        if !crate::io::assets::Header::has_settings(&text) {
+        if !crate::teach::assets::Header::has_settings(&text) {
             return;
         }
-        match crate::io::assets::parse_header(name, &text) {
+        match crate::teach::assets::parse_header(name, &text) {
             Ok(h) => {
                 if let Err(e) = self.apply_settings(h.preset, h.overrides) {
                     self.status = Some(format!("{name}: the #! settings are not valid: {e}"));
@@ -532,8 +619,7 @@ impl Model {
 
     /// Queues an analysis of the current data and configuration.
     pub fn request_analysis(&mut self) {
-        self.generation += 1;
-        self.pending = true;
+        self.analysis.request();
         if !self.effects.iter().any(|e| matches!(e, Effect::Analyse)) {
             self.effects.push(Effect::Analyse);
         }
@@ -548,9 +634,10 @@ impl Model {
             Source::Tensor { matrix, .. } => Input::Matrix(Arc::clone(matrix)),
         };
         Job {
-            generation: self.generation,
+            generation: self.analysis.generation,
             input,
             config: self.config,
+            pinned: self.pinned.map(|p| p.config),
         }
     }
 }

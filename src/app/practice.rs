@@ -6,9 +6,9 @@ use std::sync::Arc;
 use ratatui_textarea::TextArea;
 
 use crate::core::Matrix;
-use crate::core::exercise::{Card, Exercise, Session};
 use crate::core::explain::{ChannelExplanation, explain_channel};
-use crate::io::assets::{cards, exercise_matrix, exercises};
+use crate::teach::assets::{cards, exercise_matrix, exercises};
+use crate::teach::exercise::{Card, Exercise, Session};
 
 /// The recall cards, one at a time.
 #[derive(Debug, Clone)]

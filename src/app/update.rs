@@ -9,7 +9,7 @@ use crate::app::editor::{EditAction, Editor};
 use crate::app::keymap::{Action, Mode, lookup};
 use crate::app::model::{Effect, Focus, Model, Overlay, Source};
 use crate::app::setting::{Current, Direction, SETTINGS, Setting};
-use crate::app::worker::{JobResult, Outcome};
+use crate::app::worker::JobResult;
 
 /// Pastes larger than this are refused (the text stays as it was).
 pub const MAX_PASTE_BYTES: usize = 64 * 1024 * 1024;
@@ -38,8 +38,21 @@ pub enum Message {
     Saved(Result<PathBuf, (PathBuf, String)>),
     /// The terminal is now this many columns and rows.
     Resized(u16, u16),
-    /// A tensor was loaded (its display name and values), or why not.
-    TensorLoaded(Result<crate::app::LoadedTensor, String>),
+    /// A tensor load finished: the tensor, or why not; `request` is the number of the load
+    /// asked for (only the newest counts).
+    TensorLoaded {
+        /// The load's number.
+        request: u64,
+        /// The tensor, or why it could not be loaded.
+        result: Result<crate::app::LoadedTensor, String>,
+    },
+    /// A file's tensors were listed (for the picker), or why not.
+    TensorsListed {
+        /// The file.
+        path: PathBuf,
+        /// Its tensors.
+        result: Result<Vec<crate::io::checkpoint::Entry>, String>,
+    },
 }
 
 /// The mode whose bindings apply now.
@@ -190,7 +203,10 @@ pub fn update(model: &mut Model, message: Message) {
             model.status = Some(format!("not saved: {e}; give another name (Esc cancels)"));
             model.overlay = Some(save_as_prompt(&path.display().to_string()));
         }
-        Message::TensorLoaded(Ok(tensor)) => {
+        Message::TensorLoaded { request, .. } if request != model.load_request => {}
+        Message::TensorLoaded {
+            result: Ok(tensor), ..
+        } => {
             let (rows, cols) = tensor.matrix.shape();
             let name = tensor.name.clone();
             model.source = Source::Tensor {
@@ -205,7 +221,13 @@ pub fn update(model: &mut Model, message: Message) {
             model.status = Some(format!("loaded {name}: {rows} x {cols}"));
             model.request_analysis();
         }
-        Message::TensorLoaded(Err(e)) => model.status = Some(format!("not loaded: {e}")),
+        Message::TensorLoaded { result: Err(e), .. } => {
+            model.status = Some(format!("not loaded: {e}"));
+        }
+        Message::TensorsListed { path, result } => match result {
+            Ok(tensors) => model.overlay = Some(Overlay::tensor_picker(path, tensors)),
+            Err(e) => model.status = Some(e),
+        },
         Message::Resized(width, height) => {
             model.size = (width, height);
             model.keep_focus_visible();
@@ -261,36 +283,11 @@ fn paste(model: &mut Model, text: &str) {
 }
 
 fn analysed(model: &mut Model, result: JobResult) {
-    if result.generation != model.generation {
-        return;
-    }
-    match result.outcome {
-        Outcome::Invalid(e) => {
-            model.parse_error = Some(e);
-            model.failure = None;
-            model.pending = false;
-        }
-        Outcome::Failed(e) => {
-            model.failure = Some(e);
-            model.pending = false;
-        }
-        Outcome::Report {
-            matrix,
-            notes,
-            report,
-            complete,
-        } => {
-            model.notes = notes;
-            let rows = report.shape.0;
-            model.parse_error = None;
-            model.failure = None;
-            model.matrix = Some(matrix);
-            model.report = Some(report);
-            model.pending = !complete;
-            model.selected_channel = model.selected_channel.min(rows.saturating_sub(1));
-            model.refresh_order();
-            model.refresh_explanation();
-        }
+    if model.analysis.receive(result) {
+        let rows = model.analysis.report.as_ref().map_or(0, |r| r.shape.0);
+        model.selected_channel = model.selected_channel.min(rows.saturating_sub(1));
+        model.refresh_order();
+        model.refresh_explanation();
     }
 }
 
@@ -302,6 +299,23 @@ fn act(model: &mut Model, action: Action) {
     match action {
         Action::CaptionMore => model.caption_page = model.caption_page.wrapping_add(1),
         Action::KeepSettings => keep_settings(model),
+        Action::Pin => {
+            if model.pinned.take().is_some() {
+                model.analysis.pinned = None;
+                model.analysis.comparison = None;
+                model.status = Some("unpinned: the panes show one configuration again".into());
+            } else {
+                model.pinned = Some(crate::app::model::Pinned {
+                    preset: model.preset,
+                    config: model.config,
+                });
+                model.status = Some(format!(
+                    "pinned as A: {}; change settings to compare B with it (Alt-p unpins)",
+                    model.config.summary()
+                ));
+                model.request_analysis();
+            }
+        }
         Action::ToggleErrorMetric => {
             model.error_metric = model.error_metric.other();
             model.status = Some(format!(
@@ -329,13 +343,7 @@ fn act(model: &mut Model, action: Action) {
             }
         }
         Action::Tensors => match model.tensor_file.clone() {
-            Some(path) => match crate::io::checkpoint::Checkpoint::open(&path) {
-                Ok(file) => {
-                    let tensors = file.entries();
-                    model.overlay = Some(Overlay::tensor_picker(path, tensors));
-                }
-                Err(e) => model.status = Some(e.to_string()),
-            },
+            Some(path) => model.effects.push(Effect::ListTensors { path }),
             None => {
                 model.status =
                     Some("no checkpoint is open (quantscope FILE.safetensors or FILE.gguf)".into());
@@ -446,7 +454,7 @@ fn act(model: &mut Model, action: Action) {
             model.keep_focus_visible();
         }
         Action::WorstChannel => {
-            let Some(report) = model.report.as_ref() else {
+            let Some(report) = model.analysis.report.as_ref() else {
                 return;
             };
             // The worst of the channels listed (the collapsed ones when filtered).
@@ -504,7 +512,7 @@ fn close(model: &mut Model) {
 
 /// Opens practice mode on exercise `index`.
 pub fn start_practice(model: &mut Model, index: usize) {
-    match crate::app::practice::Practice::start(index, model.matrix.as_deref()) {
+    match crate::app::practice::Practice::start(index, model.analysis.matrix.as_deref()) {
         Ok(p) => {
             model.practice = Some(Box::new(p));
             model.overlay = None;
@@ -542,7 +550,7 @@ fn practice_action(model: &mut Model, action: Action) {
             let verdict = p.session.answer(&text);
             // A malformed answer stays to be corrected; a judged one is cleared and shown
             // beside its verdict.
-            if !matches!(verdict, crate::core::exercise::Verdict::Malformed { .. }) {
+            if !matches!(verdict, crate::teach::exercise::Verdict::Malformed { .. }) {
                 p.clear_input();
                 p.last_answer = Some(text.trim().to_string());
             }
@@ -568,7 +576,7 @@ fn practice_action(model: &mut Model, action: Action) {
         }
         Action::NextExercise => {
             let next = (p.index + 1) % p.exercises.len().max(1);
-            if let Err(e) = p.switch_to(next, model.matrix.as_deref()) {
+            if let Err(e) = p.switch_to(next, model.analysis.matrix.as_deref()) {
                 model.status = Some(format!("practice: {e}"));
             }
         }
@@ -578,7 +586,7 @@ fn practice_action(model: &mut Model, action: Action) {
 }
 
 fn load_builtin_scenario(model: &mut Model, index: usize) {
-    if let Some(scenario) = crate::io::assets::scenarios().get(index) {
+    if let Some(scenario) = crate::teach::assets::scenarios().get(index) {
         model.load_scenario(scenario);
     }
 }
@@ -670,9 +678,11 @@ fn yes(model: &mut Model) {
                 }
                 Some(name) => {
                     model.tensor_file = Some(picker.path.clone());
+                    model.load_request += 1;
                     model.effects.push(Effect::LoadTensor {
                         path: picker.path.clone(),
                         name,
+                        request: model.load_request,
                     });
                     model.status = Some("loading…".into());
                 }
@@ -764,7 +774,7 @@ fn step_selection(model: &mut Model, delta: isize) {
         i.saturating_add_signed(delta).min(n - 1)
     };
     if let Some(Overlay::Scenarios { selected }) = &mut model.overlay {
-        *selected = moved(*selected, crate::io::assets::scenario_names().len());
+        *selected = moved(*selected, crate::teach::assets::scenario_names().len());
         return;
     }
     if let Some(Overlay::Tensors(picker)) = &mut model.overlay {
@@ -778,11 +788,11 @@ fn step_selection(model: &mut Model, delta: isize) {
             .saturating_add_signed(delta.clamp(-100, 100) as i16);
         return;
     }
-    let channels = model.report.as_ref().map_or(0, |r| r.shape.0);
+    let channels = model.analysis.report.as_ref().map_or(0, |r| r.shape.0);
     match model.focus {
         Focus::Settings => model.selected_setting = moved(model.selected_setting, SETTINGS.len()),
         Focus::Ladder => {
-            let rungs = model.report.as_ref().map_or(0, |r| r.ladder.len());
+            let rungs = model.analysis.report.as_ref().map_or(0, |r| r.ladder.len());
             model.selected_rung = moved(model.selected_rung, rungs);
         }
         Focus::Utilization | Focus::Errors | Focus::Detail => {

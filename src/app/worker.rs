@@ -28,6 +28,8 @@ pub struct Job {
     pub input: Input,
     /// The configuration.
     pub config: Config,
+    /// The configuration pinned as A, analysed after the active one (B) for a comparison.
+    pub pinned: Option<Config>,
 }
 
 /// What a job produced.
@@ -37,6 +39,8 @@ pub enum Outcome {
     Invalid(ParseError),
     /// The analysis failed (an invalid configuration).
     Failed(String),
+    /// The pinned configuration's report (with its ladder), after the active one's.
+    Pinned(Arc<Report>),
     /// A report: `complete` is false for the first one, which has no ladder yet.
     Report {
         /// The parsed matrix.
@@ -140,5 +144,15 @@ fn analyse_job(
         {
             return;
         }
+    }
+    if let Some(pinned) = &job.pinned {
+        let outcome = match analyse_with(&matrix, pinned, Options { ladder: true }) {
+            Ok(report) => Outcome::Pinned(Arc::new(report)),
+            Err(e) => Outcome::Failed(format!("the pinned configuration A: {e}")),
+        };
+        emit(JobResult {
+            generation,
+            outcome,
+        });
     }
 }

@@ -9,13 +9,13 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::app::LoadedTensor;
-use crate::app::load_tensor_of;
 use crate::app::model::Overlay;
 use crate::app::{Model, update::start_practice};
 use crate::cli::{BUILTIN_EXAMPLE, Cli, fail, find_scenario, list_scenarios, write_stdout};
 use crate::io::LoadError;
 use crate::io::checkpoint::Checkpoint;
 use crate::io::load::load_npy;
+use crate::runtime::files::load_tensor_of;
 use crate::tui;
 
 /// Arguments of `quantscope demo`.
@@ -105,7 +105,7 @@ fn open(path: &Path) -> Result<Model, String> {
 /// The explorer on the built-in example, with its scenario's caption.
 fn builtin() -> Model {
     let mut model = Model::with_text(BUILTIN_EXAMPLE, None);
-    if let Ok(scenario) = crate::io::assets::scenario("quiet-loud") {
+    if let Ok(scenario) = crate::teach::assets::scenario("quiet-loud") {
         model.load_scenario(&scenario);
         model.status = None;
     }
@@ -161,7 +161,7 @@ pub fn explore(cli: &Cli) -> ExitCode {
 pub fn demo(args: &DemoArgs, ascii: bool) -> ExitCode {
     if args.list {
         let out: String =
-            crate::io::demo::demo_scripts()
+            crate::teach::script::demo_scripts()
                 .iter()
                 .fold(String::new(), |mut out, d| {
                     let _ = writeln!(out, "{}  {}", d.name, d.title);
@@ -176,9 +176,9 @@ pub fn demo(args: &DemoArgs, ascii: bool) -> ExitCode {
             Ok(t) => t,
             Err(e) => return fail(&format!("{}: {e}", path.display())),
         };
-        crate::io::demo::parse_demo(&file_name(path), &text)
+        crate::teach::script::parse_demo(&file_name(path), &text)
     } else {
-        crate::io::demo::demo_script(name)
+        crate::teach::script::demo_script(name)
     };
     let script = match script {
         Ok(s) => s,
@@ -193,10 +193,10 @@ pub fn demo(args: &DemoArgs, ascii: bool) -> ExitCode {
 /// `quantscope practice [EXERCISE]`.
 #[must_use]
 pub fn practice(args: &PracticeArgs, ascii: bool) -> ExitCode {
-    let names = crate::io::assets::exercise_names();
+    let names = crate::teach::assets::exercise_names();
     if args.list {
         let out: String =
-            crate::io::assets::exercises()
+            crate::teach::assets::exercises()
                 .iter()
                 .fold(String::new(), |mut out, e| {
                     let _ = writeln!(out, "{}  {}", e.name, e.title);

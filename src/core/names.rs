@@ -433,6 +433,37 @@ pub fn settings(overrides: &Overrides) -> Vec<(&'static str, String)> {
         .collect()
 }
 
+/// Every setting of a configuration, as [`settings`] lists overrides: what the
+/// configuration is, whatever preset it came from.
+#[must_use]
+pub fn settings_of(config: &crate::core::Config) -> Vec<(&'static str, String)> {
+    let c = config;
+    let v = &c.conventions;
+    settings(&Overrides {
+        scheme: Some(c.scheme),
+        reduce_range: false,
+        bits: Some(c.bits),
+        signed: Some(c.signed),
+        range: Some(c.range),
+        range_source: Some(c.range_source),
+        rounding: Some(c.rounding),
+        granularity: Some(c.granularity),
+        axis: Some(c.axis),
+        clipping: Some(c.clipping),
+        scale_dtype: Some(c.scale_dtype),
+        zero_point_bits: Some(c.zero_point_bits),
+        sym_scale: Some(v.sym_scale),
+        sym_zero_point: Some(v.sym_zero_point),
+        asym_zero_point: Some(v.asym_zero_point),
+        clamp_zero_point: Some(v.clamp_zero_point),
+        quant_expr: Some(v.quant_expr),
+        code_clamp: Some(v.code_clamp),
+        non_finite: Some(v.non_finite),
+        arith: Some(v.arith),
+        degenerate: Some(v.degenerate),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,9 +42,9 @@ impl<'a> DataPane<'a> {
         Self {
             editor: &model.editor,
             source: &model.source,
-            parse_error: model.parse_error.as_ref(),
-            failure: model.failure.as_deref(),
-            notes: &model.notes,
+            parse_error: model.analysis.parse_error.as_ref(),
+            failure: model.analysis.failure.as_deref(),
+            notes: &model.analysis.notes,
             dirty: model.dirty(),
             focused: model.focus == Focus::Editor,
             theme,

@@ -8,9 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::app::practice::Practice;
-use crate::core::exercise::{Ask, Expected, Outcome, Verdict};
 use crate::io::export::worked_arithmetic;
 use crate::io::text::format_text;
+use crate::teach::exercise::{Ask, Expected, Outcome, Verdict};
 use crate::ui::Theme;
 
 /// The practice screen.

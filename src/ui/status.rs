@@ -62,10 +62,10 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
     if m.changed_from_preset() {
         parts.push((" (changed)".into(), theme.text, 4));
     }
-    if let Some(r) = &m.report {
+    if let Some(r) = &m.analysis.report {
         parts.push((format!(" {sep} {}x{}", r.shape.0, r.shape.1), theme.text, 0));
     }
-    if m.pending && !m.stale() {
+    if m.analysis.pending && !m.stale() {
         parts.push((
             format!(" {sep} computing{}", theme.glyphs.ellipsis),
             theme.dim,

@@ -21,7 +21,7 @@
 //! [`check`] judges a learner's text against it, and [`Session`] plays an exercise through,
 //! keeping attempts, hints, reveals and the score. [`parse_cards`] reads recall cards.
 //! Resolving the data (channel text, a named scenario) is `io`'s job
-//! (`crate::io::assets::exercise_matrix`); [`generated_pair`] makes the generated pair.
+//! (`crate::teach::assets::exercise_matrix`); [`generated_pair`] makes the generated pair.
 
 mod cards;
 mod check;

@@ -21,12 +21,12 @@ use std::path::Path;
 
 use crate::core::Matrix;
 use crate::core::config::{Config, ConfigError};
-use crate::core::exercise::{
-    Card, Exercise, ExerciseData, ExerciseError, Session, generated_pair, parse_cards, preset_name,
-};
 use crate::core::names::{apply_setting, setting_key};
 use crate::core::presets::Overrides;
 use crate::io::text::{ParseError, parse_text};
+use crate::teach::exercise::{
+    Card, Exercise, ExerciseData, ExerciseError, Session, generated_pair, parse_cards, preset_name,
+};
 
 /// Built-in scenarios, in the order a picker lists them.
 const SCENARIOS: [(&str, &str); 7] = [

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use crate::core::exercise::ExerciseError;
+use crate::teach::exercise::ExerciseError;
 
 /// A recall card: a short question and the answer shown on reveal.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -14,8 +14,8 @@
 //! solved or revealed.
 
 use crate::core::config::Config;
-use crate::core::exercise::{Exercise, ExerciseError, Expected, Step, Verdict, check, prepare};
 use crate::core::{Matrix, Report};
+use crate::teach::exercise::{Exercise, ExerciseError, Expected, Step, Verdict, check, prepare};
 
 /// Points for a step answered right before any miss or hint.
 pub const POINTS_FIRST_TRY: u32 = 2;

@@ -28,10 +28,10 @@ use std::str::FromStr;
 
 use serde::Deserialize;
 
-use crate::core::exercise::{preset_name, setting_text};
 use crate::core::names::{apply_setting, setting_key};
 use crate::core::presets::Overrides;
-use crate::io::assets::{AssetError, Scenario, scenario};
+use crate::teach::assets::{AssetError, Scenario, scenario};
+use crate::teach::exercise::{preset_name, setting_text};
 
 /// Built-in demo scripts.
 const DEMOS: [(&str, &str); 1] = [(

@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use crate::core::exercise::{Ask, Step};
+use crate::teach::exercise::{Ask, Step};
 
 /// How close a real-number answer must be.
 #[derive(Debug, Clone, Copy, PartialEq)]

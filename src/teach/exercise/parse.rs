@@ -4,11 +4,11 @@
 use serde::Deserialize;
 
 use crate::core::config::{AsymZeroPoint, Scheme};
-use crate::core::exercise::{
-    Ask, Exercise, ExerciseData, ExerciseError, Step, Tolerance, apply_table, preset_name,
-};
 use crate::core::names::apply_setting;
 use crate::core::presets::Overrides;
+use crate::teach::exercise::{
+    Ask, Exercise, ExerciseData, ExerciseError, Step, Tolerance, apply_table, preset_name,
+};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -241,7 +241,7 @@ fn step(
 
 #[cfg(test)]
 mod tests {
-    use crate::core::exercise::{Exercise, Tolerance};
+    use crate::teach::exercise::{Exercise, Tolerance};
 
     const MINIMAL: &str = r#"
 title = "t"

@@ -1,0 +1,73 @@
+//! The explorer's file jobs: load a tensor, list a checkpoint's tensors, save the text. Each
+//! returns what its message carries, errors as words for the status line.
+
+use std::path::{Path, PathBuf};
+
+use crate::app::LoadedTensor;
+use crate::io::checkpoint::{Checkpoint, Entry};
+
+/// The file's name for display (its last component, or the whole path).
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().to_string(),
+    )
+}
+
+/// Loads tensor `name` of a checkpoint (a .safetensors or .gguf file, or a sharded one),
+/// named for display as `file / tensor`; a quantized GGUF tensor as its dequantized values.
+pub fn load_tensor(path: &Path, name: &str) -> Result<LoadedTensor, String> {
+    let opened = Checkpoint::open(path).map_err(|e| e.to_string())?;
+    load_tensor_of(&opened, name)
+}
+
+/// Loads tensor `name` of an opened checkpoint, named for display as `file / tensor`.
+pub fn load_tensor_of(opened: &Checkpoint, name: &str) -> Result<LoadedTensor, String> {
+    let dtype = opened
+        .entries()
+        .into_iter()
+        .find(|t| t.name == name)
+        .map_or_else(String::new, |t| t.dtype.to_ascii_lowercase());
+    opened
+        .load(name)
+        .map(|matrix| LoadedTensor {
+            name: format!("{} / {name}", file_name(&opened.path())),
+            dtype,
+            matrix,
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// Every tensor of a checkpoint (headers and index only are read).
+pub fn list_tensors(path: &Path) -> Result<Vec<Entry>, String> {
+    Checkpoint::open(path)
+        .map(|file| file.entries())
+        .map_err(|e| e.to_string())
+}
+
+/// Writes `text` to `path` atomically; the path written, or the path and why not.
+pub fn save(path: PathBuf, text: &str) -> Result<PathBuf, (PathBuf, String)> {
+    match crate::io::save::write_atomic(&path, text) {
+        Ok(()) => Ok(path),
+        Err(e) => {
+            let message = format!("{}: {e}", path.display());
+            Err((path, message))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_file_is_a_message_naming_it() {
+        let e = load_tensor(Path::new("/nonexistent/model.safetensors"), "w").unwrap_err();
+        assert!(e.contains("model.safetensors"), "{e}");
+        let e = list_tensors(Path::new("/nonexistent/model.safetensors")).unwrap_err();
+        assert!(e.contains("model.safetensors"), "{e}");
+        let (path, e) = save(PathBuf::from("/nonexistent/dir/a.txt"), "1").unwrap_err();
+        assert_eq!(path, PathBuf::from("/nonexistent/dir/a.txt"));
+        assert!(e.contains("a.txt"), "{e}");
+    }
+}
