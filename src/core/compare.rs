@@ -136,8 +136,8 @@ mod tests {
 
     #[test]
     fn the_quiet_row_under_a_shared_scale_against_its_own() {
-        let m = Matrix::from_rows(&[&[0.05, -0.08, 0.12, -0.15], &[2.21, -3.10, 1.77, -2.66]])
-            .unwrap();
+        let m =
+            Matrix::from_rows(&[&[0.05, -0.08, 0.12, -0.15], &[2.21, -3.10, 1.77, -2.66]]).unwrap();
         let a_config = Config::default();
         let b_config = Config {
             granularity: Granularity::Channel,
@@ -150,7 +150,10 @@ mod tests {
         assert_eq!(c.collapsed, (1, 0));
         assert_eq!(c.channels[0].collapsed, (true, false));
         assert!((c.channels[0].mae_change - (0.005_357 - 0.1)).abs() < 1e-5);
-        assert_eq!(c.channels[1].mae_change, 0.0, "the loud row keeps its scale");
+        assert_eq!(
+            c.channels[1].mae_change, 0.0,
+            "the loud row keeps its scale"
+        );
         assert!(c.memory.1.bits_per_weight > c.memory.0.bits_per_weight);
         assert!(compare(&a, &a).unwrap().differences.is_empty());
         let other = analyse(&Matrix::from_rows(&[&[1.0, 2.0]]).unwrap(), &a_config).unwrap();
