@@ -432,6 +432,7 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
         name: "w.npy".into(),
         dtype: "f32".into(),
         matrix: quantscope::core::Matrix::new(values).unwrap(),
+        stored: None,
     });
     settle(&mut m);
     assert_eq!(m.focus, Focus::Utilization);
@@ -460,6 +461,7 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
         name: "w.npy".into(),
         dtype: "f32".into(),
         matrix: quantscope::core::Matrix::new(ndarray::Array2::zeros((3, 2))).unwrap(),
+        stored: None,
     });
     settle(&mut m);
     act(&mut m, Action::CopyToEditor);

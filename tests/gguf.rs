@@ -209,3 +209,104 @@ fn the_explorer_opens_gguf_tensors_through_the_checkpoint_loader() {
         Gguf::open(&path).unwrap().load("q6_k.dequant").unwrap()
     );
 }
+
+/// The whole explorer screen drawn at `width` x `height`, as text.
+fn screen(model: &quantscope::app::Model, width: u16, height: u16) -> String {
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    let theme = quantscope::ui::Theme::new(false, false);
+    terminal
+        .draw(|frame| quantscope::ui::draw(frame, model, &theme))
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buffer.area.height {
+        for x in 0..buffer.area.width {
+            out.push_str(buffer[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_picker_lists_gguf_types_and_a_quantized_tensor_opens_in_the_stored_view() {
+    use quantscope::app::keymap::Action;
+    use quantscope::app::{Effect, Message, Model, Overlay, Source, translate, update};
+    use quantscope::runtime::settle;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let path = fixture("types.gguf");
+    let mut m = Model::with_text("", None);
+    m.tensor_file = Some(path.clone());
+    // update asks the runtime for the listing; it reads nothing itself.
+    update(&mut m, Message::Action(Action::Tensors));
+    assert!(m.overlay.is_none());
+    assert!(
+        m.effects
+            .iter()
+            .any(|e| matches!(e, Effect::ListTensors { .. }))
+    );
+    settle(&mut m);
+    let Some(Overlay::Tensors(picker)) = &m.overlay else {
+        panic!("no picker: {:?}", m.status)
+    };
+    let q4k = picker.tensors.iter().find(|t| t.name == "q4_k").unwrap();
+    assert_eq!((q4k.dtype.as_str(), q4k.not_loadable()), ("Q4_K", None));
+    let key = |m: &mut Model, code: KeyCode| {
+        if let Some(msg) = translate(m, &KeyEvent::new(code, KeyModifiers::NONE)) {
+            update(m, msg);
+        }
+    };
+    for c in "q4_k".chars() {
+        key(&mut m, KeyCode::Char(c));
+    }
+    assert!(
+        screen(&m, 80, 24).contains("Q4_K"),
+        "the type is shown per tensor"
+    );
+    key(&mut m, KeyCode::Enter);
+    assert!(
+        m.effects
+            .iter()
+            .any(|e| matches!(e, Effect::LoadTensor { name, .. } if name == "q4_k")),
+        "{:?}",
+        m.effects
+    );
+    settle(&mut m);
+    let Source::Tensor {
+        dtype,
+        matrix,
+        stored,
+        ..
+    } = &m.source
+    else {
+        panic!("not loaded: {:?}", m.status)
+    };
+    assert_eq!(dtype, "q4_k");
+    let g = Gguf::open(&path).unwrap();
+    assert_eq!(**matrix, g.load("q4_k.dequant").unwrap());
+    let s = stored
+        .as_ref()
+        .expect("a quantized tensor opens in the stored view");
+    assert_eq!(**s, stored::inspect(&g, g.info("q4_k").unwrap()).unwrap());
+    // The panes analyse the dequantized values.
+    assert_eq!(
+        m.analysis.report.as_ref().map(|r| r.shape),
+        Some(matrix.shape())
+    );
+    let shown = screen(&m, 80, 24);
+    for needle in [
+        "stored as Q4_K, 4.5 bits/w",
+        "4 x 256, blocks of 256",
+        "levels/row: mean ",
+        "collapsed: 1/4 rows, 1/4 blocks",
+        "|scale| median ",
+        "analysed: its dequantized values",
+        "analysing the dequantized Q4_K values: the original weights are not in the file",
+    ] {
+        assert!(shown.contains(needle), "{needle:?} not on\n{shown}");
+    }
+    // A float tensor of the same file has no stored view.
+    let f16 = quantscope::runtime::files::load_tensor(&path, "f16").unwrap();
+    assert!(f16.stored.is_none());
+}

@@ -93,7 +93,21 @@ pub enum Source {
         dtype: String,
         /// The values.
         matrix: Arc<Matrix>,
+        /// For a quantized GGUF tensor, its stored codes inspected (the values are its
+        /// dequantized values).
+        stored: Option<Arc<crate::io::stored::Stored>>,
     },
+}
+
+impl Source {
+    /// The stored view of a quantized GGUF tensor, if that is what is shown.
+    #[must_use]
+    pub fn stored(&self) -> Option<&crate::io::stored::Stored> {
+        match self {
+            Self::Tensor { stored, .. } => stored.as_deref(),
+            Self::Text { .. } => None,
+        }
+    }
 }
 
 /// A question or prompt drawn over the panes.
@@ -377,6 +391,7 @@ impl Model {
             name: tensor.name,
             dtype: tensor.dtype,
             matrix: Arc::new(tensor.matrix),
+            stored: tensor.stored,
         };
         let mut m = Self::new(new_editor(""), source);
         m.focus = Focus::Utilization;

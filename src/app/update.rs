@@ -213,12 +213,19 @@ pub fn update(model: &mut Model, message: Message) {
                 name: tensor.name,
                 dtype: tensor.dtype,
                 matrix: std::sync::Arc::new(tensor.matrix),
+                stored: tensor.stored,
             };
             model.selected_channel = 0;
             if model.focus == Focus::Editor {
                 model.focus = Focus::Utilization;
             }
-            model.status = Some(format!("loaded {name}: {rows} x {cols}"));
+            model.status = Some(match model.source.stored() {
+                Some(s) => format!(
+                    "analysing the dequantized {} values: the original weights are not in the file",
+                    s.ggml_type
+                ),
+                None => format!("loaded {name}: {rows} x {cols}"),
+            });
             model.request_analysis();
         }
         Message::TensorLoaded { result: Err(e), .. } => {

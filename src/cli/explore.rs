@@ -61,6 +61,7 @@ fn open(path: &Path) -> Result<Model, String> {
             name: file_name(path),
             dtype: dtype.to_owned(),
             matrix,
+            stored: None,
         }));
     }
     if Checkpoint::is_checkpoint(path) {

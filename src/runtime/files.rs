@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::app::LoadedTensor;
-use crate::io::checkpoint::{Checkpoint, Entry};
+use crate::io::checkpoint::{Checkpoint, Entry, Kind};
 
 /// The file's name for display (its last component, or the whole path).
 fn file_name(path: &Path) -> String {
@@ -21,21 +21,28 @@ pub fn load_tensor(path: &Path, name: &str) -> Result<LoadedTensor, String> {
     load_tensor_of(&opened, name)
 }
 
-/// Loads tensor `name` of an opened checkpoint, named for display as `file / tensor`.
+/// Loads tensor `name` of an opened checkpoint, named for display as `file / tensor`; a
+/// quantized GGUF tensor with its stored codes inspected ([`crate::io::stored::inspect`]).
 pub fn load_tensor_of(opened: &Checkpoint, name: &str) -> Result<LoadedTensor, String> {
-    let dtype = opened
-        .entries()
-        .into_iter()
-        .find(|t| t.name == name)
+    let entry = opened.entries().into_iter().find(|t| t.name == name);
+    let dtype = entry
+        .as_ref()
         .map_or_else(String::new, |t| t.dtype.to_ascii_lowercase());
-    opened
-        .load(name)
-        .map(|matrix| LoadedTensor {
-            name: format!("{} / {name}", file_name(&opened.path())),
-            dtype,
-            matrix,
-        })
-        .map_err(|e| e.to_string())
+    let matrix = opened.load(name).map_err(|e| e.to_string())?;
+    let stored = match (opened, entry.map(|t| t.kind)) {
+        (Checkpoint::Gguf(g), Some(Kind::Quantized)) => {
+            let info = g.info(name).map_err(|e| e.to_string())?;
+            let stored = crate::io::stored::inspect(g, info).map_err(|e| e.to_string())?;
+            Some(std::sync::Arc::new(stored))
+        }
+        _ => None,
+    };
+    Ok(LoadedTensor {
+        name: format!("{} / {name}", file_name(&opened.path())),
+        dtype,
+        matrix,
+        stored,
+    })
 }
 
 /// Every tensor of a checkpoint (headers and index only are read).
