@@ -310,3 +310,181 @@ fn the_picker_lists_gguf_types_and_a_quantized_tensor_opens_in_the_stored_view()
     let f16 = quantscope::runtime::files::load_tensor(&path, "f16").unwrap();
     assert!(f16.stored.is_none());
 }
+
+/// Runs the binary; stdout, stderr and the exit code.
+fn quantscope(args: &[&str]) -> (String, String, Option<i32>) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+        o.status.code(),
+    )
+}
+
+/// stdout of a run that must succeed.
+fn ok(args: &[&str]) -> String {
+    let (out, err, code) = quantscope(args);
+    assert_eq!(code, Some(0), "{args:?}: {err}");
+    out
+}
+
+#[test]
+fn report_lists_a_gguf_files_tensors_and_metadata_in_every_format() {
+    let types = fixture("types.gguf");
+    let types = types.to_str().unwrap();
+    let list = |format| ok(&["report", types, "--list-tensors", "--format", format]);
+    let table = list("table");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["q4_k", "Q4_K", "[4,", "256]", "576"]),
+        "{table}"
+    );
+    assert!(table.contains("30 tensors, 34520 bytes"), "{table}");
+    let json: serde_json::Value = serde_json::from_str(&list("json")).unwrap();
+    let tensors = json["tensors"].as_array().unwrap();
+    assert_eq!(tensors.len(), 30);
+    let q6k = tensors.iter().find(|t| t["name"] == "q6_k").unwrap();
+    assert_eq!(
+        (&q6k["dtype"], &q6k["kind"], &q6k["shape"], &q6k["bytes"]),
+        (
+            &serde_json::json!("Q6_K"),
+            &serde_json::json!("quantized"),
+            &serde_json::json!([3, 512]),
+            &serde_json::json!(1260)
+        )
+    );
+    let csv = list("csv");
+    assert_eq!(csv.lines().count(), 31, "{csv}");
+    assert!(csv.lines().any(|l| l == "q8_0,Q8_0,4x96,408,true"), "{csv}");
+    assert!(list("markdown").contains(r"| q5\_0 | Q5_0 | [5, 32] | 110 |"));
+
+    let metadata = fixture("metadata.gguf");
+    let metadata = metadata.to_str().unwrap();
+    let meta = |format| ok(&["report", metadata, "--metadata", "--format", format]);
+    let table = meta("table");
+    let tokens = table
+        .lines()
+        .find(|l| l.starts_with("tokenizer.ggml.tokens"))
+        .unwrap();
+    // The 1000 tokens are shortened, saying how many are left out.
+    assert!(
+        tokens.contains("ARRAY[STRING]") && tokens.contains("\"tok0\", \"tok1\""),
+        "{tokens}"
+    );
+    assert!(tokens.ends_with("more)]") && tokens.len() < 200, "{tokens}");
+    assert!(
+        table.contains("t.i64                  INT64           -4611686018427387904"),
+        "{table}"
+    );
+    assert!(table.trim_end().ends_with("17 keys"), "{table}");
+    let json: serde_json::Value = serde_json::from_str(&meta("json")).unwrap();
+    assert_eq!(
+        json["t.u64"]["value"],
+        serde_json::json!(9_223_372_036_854_775_813_u64)
+    );
+    assert_eq!(json["tokenizer.ggml.tokens"]["len"], 1000);
+    assert_eq!(
+        json["tokenizer.ggml.tokens"]["head"]
+            .as_array()
+            .unwrap()
+            .len(),
+        16
+    );
+    let csv = meta("csv");
+    assert_eq!(csv.lines().next(), Some("key,type,value"));
+    assert!(csv.lines().any(|l| l == "t.bool,BOOL,true"), "{csv}");
+    assert!(meta("markdown").contains("| t.u8 | UINT8 | 200 |"));
+}
+
+#[test]
+fn report_shows_a_quantized_gguf_tensor_as_stored_unless_a_configuration_is_asked() {
+    let path = fixture("types.gguf");
+    let path = path.to_str().unwrap();
+    let table = ok(&["report", path, "--tensor", "q4_k"]);
+    for needle in [
+        "q4_k (Q4_K) as stored in",
+        "the original weights are not in the file",
+        "4.5 bits per weight in all",
+        "levels used per row: mean 12.25 of 16, fewest 1",
+        "collapsed as stored (one value, or every scale 0): 1 of 4 rows, 1 of 4 blocks",
+    ] {
+        assert!(table.contains(needle), "{needle:?} not in\n{table}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&ok(&[
+        "report", path, "--tensor", "q4_k", "--format", "json",
+    ]))
+    .unwrap();
+    assert_eq!(json["tensor"]["ggml_type"], "Q4_K");
+    assert_eq!(json["tensor"]["collapsed_rows"], 1);
+    assert_eq!(json["tensor"]["rows"].as_array().unwrap().len(), 4);
+    let csv = ok(&["report", path, "--tensor", "q4_k", "--format", "csv"]);
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+    assert_eq!(csv.lines().nth(2), Some("1,1,16,1,1,true"), "{csv}");
+    // A preset asks for an analysis: of the dequantized values, and a note says so.
+    let (out, err, code) = quantscope(&["report", path, "--tensor", "q4_k", "--preset", "q8_0"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("quantscope: int8"), "{out}");
+    assert!(out.contains("matrix 4 x 256"), "{out}");
+    assert!(
+        err.contains("dequantized values (the original weights are not in the file)"),
+        "{err}"
+    );
+    // A float tensor is analysed as usual, without the note.
+    let (out, err, code) = quantscope(&["report", path, "--tensor", "f32", "--no-ladder"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("matrix 3 x 5") && !err.contains("dequantized"),
+        "{out}{err}"
+    );
+}
+
+#[test]
+fn scan_covers_float_and_stored_tensors_in_every_format() {
+    let path = fixture("types.gguf");
+    let path = path.to_str().unwrap();
+    let table = ok(&["scan", path]);
+    let Some((_, stored)) = table.split_once("quantized tensors, as stored") else {
+        panic!("no stored section in\n{table}")
+    };
+    let q4k: Vec<&str> = stored
+        .lines()
+        .find(|l| l.starts_with("q4_k "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        q4k,
+        [
+            "q4_k", "Q4_K", "[4,", "256]", "12.2", "of", "16", "1", "1", "1", "of", "4", "4.5"
+        ]
+    );
+    assert!(table.lines().any(|l| l.starts_with("f16 ")), "{table}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["scan", path, "--format", "json"])).unwrap();
+    let stored = json["stored"].as_array().unwrap();
+    assert_eq!(stored.len(), 12, "every decodable quantized type");
+    assert!(stored.iter().all(|s| s["collapsed_rows"] == 1));
+    // Float tensors: the 2-D and 3-D floats and the dequantized copies gguf-py wrote.
+    assert_eq!(json["tensors"].as_array().unwrap().len(), 17);
+    let csv = ok(&["scan", path, "--format", "csv"]);
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with("stored_bits_per_weight")
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l == "q4_k,Q4_K,4x256,4,256,,,,,,,,,,,,,,,16,12.25,1,1,1,4,8,4.5"),
+        "{csv}"
+    );
+    assert!(
+        ok(&["scan", path, "--format", "markdown"])
+            .contains(r"| q6\_k | Q6\_K | \[3, 512\] | 43.0 of 64 | 1 | 1 | 2 of 6 | 6.5625 |")
+    );
+}
