@@ -29,14 +29,16 @@ use crate::io::load::{load_path_noted, load_reader_noted};
 
 /// quantscope: see what integer quantization does to a weight matrix.
 ///
-/// With no command, opens the explorer on FILE (text, csv, tsv, npy or safetensors) or on a
-/// built-in example where a quiet row collapses under a shared int4 scale.
+/// With no command, opens the explorer on FILE (text, csv, tsv, npy, safetensors, gguf or a
+/// sharded checkpoint) or on a built-in example where a quiet row collapses under a shared
+/// int4 scale.
 #[derive(Debug, Parser)]
 #[command(name = "quantscope", version, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     /// A file to open in the explorer: channel text (.txt, .csv, .tsv: one channel per line,
-    /// or a printed numpy/PyTorch array or JSON), a .npy file, or a .safetensors file (a
-    /// tensor picker opens).
+    /// or a printed numpy/PyTorch array or JSON), a .npy file, or a checkpoint (a tensor
+    /// picker opens): a .safetensors or .gguf file, or a sharded checkpoint (a directory or
+    /// its model.safetensors.index.json).
     pub file: Option<PathBuf>,
     /// Only ASCII characters: no block or braille glyphs in the explorer, symbols spelled
     /// out (`->`, `x^`) in every command's output (for terminals and fonts that lack them).
@@ -79,8 +81,9 @@ impl Cli {
 pub enum Command {
     /// Analyse a matrix and print the report (table, json, csv or markdown).
     Report(ReportArgs),
-    /// Analyse every floating tensor of a .safetensors file per tensor and per channel, and
-    /// rank them by how much per-channel scales gain.
+    /// Analyse every floating tensor of a checkpoint (.safetensors, .gguf, sharded) per
+    /// tensor and per channel, rank them by how much per-channel scales gain, and show a
+    /// GGUF file's quantized tensors as stored.
     #[command(
         after_help = "Exit status: 0 when every floating tensor of 2 or more dimensions was analysed; 1 when some were analysed and others failed (the output lists them, and so does stderr); 2 for bad flags or files, or when no tensor was analysed (stderr says why, stdout is empty)."
     )]
@@ -94,8 +97,9 @@ pub enum Command {
 /// Arguments of `quantscope report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The matrix: a text/csv/tsv/npy/safetensors file, or `-` for standard input. Without
-    /// it, the built-in quiet-row example.
+    /// The matrix: a text/csv/tsv/npy file, a checkpoint (.safetensors, .gguf, a sharded
+    /// directory or its index.json), or `-` for standard input. Without it, the built-in
+    /// quiet-row example.
     pub file: Option<PathBuf>,
     /// The tensor to load from a checkpoint FILE (.safetensors, .gguf, a sharded directory
     /// or its index.json; see --list-tensors); needed when it holds more than one. A quantized
