@@ -297,9 +297,9 @@ fn the_picker_lists_gguf_types_and_a_quantized_tensor_opens_in_the_stored_view()
     let shown = screen(&m, 80, 24);
     for needle in [
         "stored as Q4_K, 4.5 bits/w",
-        "4 x 256, blocks of 256",
+        "4 x 256, 4 blocks of 256",
         "levels/row: mean ",
-        "collapsed: 1/4 rows, 1/4 blocks",
+        "collapsed: 1 row, 1 block",
         "|scale| median ",
         "analysed: its dequantized values",
         "analysing the dequantized Q4_K values: the original weights are not in the file",

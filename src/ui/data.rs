@@ -169,12 +169,14 @@ fn tensor_lines(
     stored: Option<&Stored>,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::from(Span::styled(name.to_owned(), theme.heading))];
     if let Some(s) = stored {
-        // The title says read-only; the room goes to what the codes say.
+        // The title names the file and says read-only; the room goes to what the codes say.
+        let tensor = name.rsplit_once(" / ").map_or(name, |(_, t)| t);
+        let mut lines = vec![Line::from(Span::styled(tensor.to_owned(), theme.heading))];
         lines.extend(stored_lines(s, theme));
         return lines;
     }
+    let mut lines = vec![Line::from(Span::styled(name.to_owned(), theme.heading))];
     let stored = if dtype == "f32" || dtype.is_empty() {
         "f32".to_string()
     } else {
@@ -203,7 +205,10 @@ fn stored_lines(s: &Stored, theme: &Theme) -> Vec<Line<'static>> {
             s.ggml_type,
             sig(s.bits_per_weight, 6)
         )),
-        Line::from(format!("{rows} x {cols}, blocks of {}", s.block_len)),
+        Line::from(format!(
+            "{rows} x {cols}, {} blocks of {}",
+            s.blocks, s.block_len
+        )),
         Line::from(format!(
             "levels/row: mean {} of {}, min {}",
             sig(s.mean_used(), 3),
@@ -212,8 +217,12 @@ fn stored_lines(s: &Stored, theme: &Theme) -> Vec<Line<'static>> {
         )),
     ];
     let collapsed = format!(
-        "collapsed: {}/{rows} rows, {}/{} blocks",
-        s.collapsed_rows, s.collapsed_blocks, s.blocks
+        "collapsed: {}, {}",
+        count(s.collapsed_rows, "row"),
+        count(
+            usize::try_from(s.collapsed_blocks).unwrap_or(usize::MAX),
+            "block"
+        )
     );
     lines.push(if s.collapsed_rows > 0 || s.collapsed_blocks > 0 {
         Line::from(Span::styled(collapsed, theme.bad))
@@ -223,10 +232,9 @@ fn stored_lines(s: &Stored, theme: &Theme) -> Vec<Line<'static>> {
     let sc = &s.scales;
     lines.push(Line::from(match sc.quantiles {
         Some([_, _, p50, _, _]) => format!(
-            "|scale| median {}, {}/{} zero",
+            "|scale| median {}, {} zero",
             sig(f64::from(p50), 4),
-            sc.zero,
-            sc.count
+            sc.zero
         ),
         None => format!("scales: all {} zero", sc.count),
     }));
