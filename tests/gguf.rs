@@ -488,3 +488,60 @@ fn scan_covers_float_and_stored_tensors_in_every_format() {
             .contains(r"| q6\_k | Q6\_K | \[3, 512\] | 43.0 of 64 | 1 | 1 | 2 of 6 | 6.5625 |")
     );
 }
+
+#[test]
+fn a_scan_of_only_quantized_matrices_says_so_instead_of_an_empty_table() {
+    // Hand-written GGUF v3: "q" a Q8_0 matrix of 2 x 32, "norm" an F32 vector of 4.
+    let mut b = b"GGUF".to_vec();
+    b.extend(3_u32.to_le_bytes());
+    b.extend(2_u64.to_le_bytes()); // tensors
+    b.extend(0_u64.to_le_bytes()); // keys
+    for (name, dims, ty, offset) in [
+        ("q", vec![32_u64, 2], 8_u32, 0_u64),
+        ("norm", vec![4], 0, 96),
+    ] {
+        b.extend((name.len() as u64).to_le_bytes());
+        b.extend(name.as_bytes());
+        b.extend((dims.len() as u32).to_le_bytes());
+        for d in dims {
+            b.extend(d.to_le_bytes());
+        }
+        b.extend(ty.to_le_bytes());
+        b.extend(offset.to_le_bytes());
+    }
+    b.resize(b.len().next_multiple_of(32), 0);
+    for row in 0..2_i8 {
+        b.extend(half::f16::from_f32(0.5).to_le_bytes());
+        b.extend((0..32_i8).map(|i| (i - 16 + row).to_le_bytes()[0]));
+    }
+    b.resize(b.len() + 96 - 68, 0);
+    b.extend(
+        [1.0_f32, 2.0, 3.0, 4.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes()),
+    );
+    let dir = std::env::temp_dir().join(format!("quantscope-gguf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("only_quantized.gguf");
+    std::fs::write(&path, b).unwrap();
+    let path = path.to_str().unwrap();
+    let table = ok(&["scan", path]);
+    assert!(
+        table.contains("no floating tensor of two or more dimensions to analyse"),
+        "{table}"
+    );
+    assert!(!table.contains("gain dB"), "no empty float table:\n{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("q ") && l.contains("Q8_0") && l.contains("32.0 of 256")),
+        "{table}"
+    );
+    let md = ok(&["scan", path, "--format", "markdown"]);
+    assert!(
+        md.contains("no floating tensor of two or more dimensions to analyse"),
+        "{md}"
+    );
+    assert!(!md.contains("| gain dB |"), "{md}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

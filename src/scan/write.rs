@@ -157,6 +157,9 @@ fn md_escape(s: &str) -> String {
     out
 }
 
+/// What the table says instead of an empty table when only quantized tensors were scanned.
+const NO_FLOAT_ROWS: &str = "no floating tensor of two or more dimensions to analyse";
+
 /// The table (plain or Markdown): title, notes, one row per tensor, footer.
 fn write_table(out: &mut impl Write, scan: &Scan, markdown: bool) -> io::Result<()> {
     let c = &scan.config;
@@ -188,12 +191,16 @@ fn write_table(out: &mut impl Write, scan: &Scan, markdown: bool) -> io::Result<
         for n in &notes {
             writeln!(out, "{}\n", esc(n))?;
         }
-        let header: Vec<&str> = COLUMNS.to_vec();
-        writeln!(out, "| {} |", header.join(" | "))?;
-        let rule: Vec<&str> = (0..COLUMNS.len())
-            .map(|i| if i < text_cols { "---" } else { "--:" })
-            .collect();
-        writeln!(out, "|{}|", rule.join("|"))?;
+        if rows.is_empty() && !scan.stored.is_empty() {
+            writeln!(out, "{NO_FLOAT_ROWS}")?;
+        } else {
+            let header: Vec<&str> = COLUMNS.to_vec();
+            writeln!(out, "| {} |", header.join(" | "))?;
+            let rule: Vec<&str> = (0..COLUMNS.len())
+                .map(|i| if i < text_cols { "---" } else { "--:" })
+                .collect();
+            writeln!(out, "|{}|", rule.join("|"))?;
+        }
         for row in &rows {
             let row: Vec<String> = row.iter().map(|s| esc(s)).collect();
             writeln!(out, "| {} |", row.join(" | "))?;
@@ -233,7 +240,12 @@ fn write_table(out: &mut impl Write, scan: &Scan, markdown: bool) -> io::Result<
             .collect();
         parts.join("  ").trim_end().to_owned()
     };
-    writeln!(out, "{}", line(&COLUMNS))?;
+    if rows.is_empty() && !scan.stored.is_empty() {
+        // A quantized GGUF file whose floats are all 1-D: no empty table.
+        writeln!(out, "{NO_FLOAT_ROWS}")?;
+    } else {
+        writeln!(out, "{}", line(&COLUMNS))?;
+    }
     for row in &rows {
         let refs: Vec<&str> = row.iter().map(String::as_str).collect();
         writeln!(out, "{}", line(&refs))?;
