@@ -180,3 +180,64 @@ fn a_directory_without_shards_is_refused() {
     let e = Sharded::open(Path::new(&dir)).unwrap_err();
     assert!(matches!(e, ShardedError::Empty { .. }), "{e:?}");
 }
+
+#[test]
+fn the_explorers_picker_lists_every_shard_and_opens_a_tensor_from_its_shard() {
+    use quantscope::app::keymap::Action;
+    use quantscope::app::{Effect, Message, Model, Overlay, Source, translate, update};
+    use quantscope::runtime::settle;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut m = Model::with_text("", None);
+    m.tensor_file = Some(model());
+    update(&mut m, Message::Action(Action::Tensors));
+    assert!(
+        m.effects
+            .iter()
+            .any(|e| matches!(e, Effect::ListTensors { .. }))
+    );
+    settle(&mut m);
+    let Some(Overlay::Tensors(picker)) = &m.overlay else {
+        panic!("no picker: {:?}", m.status)
+    };
+    let listed: Vec<(&str, &str)> = picker
+        .tensors
+        .iter()
+        .map(|t| (t.name.as_str(), t.dtype.as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("embed.weight", "F16"),
+            ("layers.0.bias", "F32"),
+            ("layers.0.weight", "F32"),
+            ("layers.1.weight", "BF16"),
+            ("lm_head.weight", "F32"),
+        ]
+    );
+    for c in "layers.1".chars() {
+        if let Some(msg) = translate(&m, &KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)) {
+            update(&mut m, msg);
+        }
+    }
+    if let Some(msg) = translate(&m, &KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)) {
+        update(&mut m, msg);
+    }
+    settle(&mut m);
+    let Source::Tensor {
+        name,
+        dtype,
+        matrix,
+        stored,
+    } = &m.source
+    else {
+        panic!("not loaded: {:?}", m.status)
+    };
+    assert_eq!(
+        (name.as_str(), dtype.as_str()),
+        ("model-00002-of-00002.safetensors / layers.1.weight", "bf16")
+    );
+    assert!(stored.is_none());
+    let shard = Safetensors::open(&model().join("model-00002-of-00002.safetensors")).unwrap();
+    assert_eq!(**matrix, shard.load("layers.1.weight").unwrap());
+    assert_eq!(m.analysis.report.as_ref().map(|r| r.shape), Some((4, 8)));
+}

@@ -21,7 +21,8 @@ pub fn load_tensor(path: &Path, name: &str) -> Result<LoadedTensor, String> {
     load_tensor_of(&opened, name)
 }
 
-/// Loads tensor `name` of an opened checkpoint, named for display as `file / tensor`; a
+/// Loads tensor `name` of an opened checkpoint, named for display as `file / tensor` (the
+/// shard's file for a sharded checkpoint); a
 /// quantized GGUF tensor with its stored codes inspected ([`crate::io::stored::inspect`]).
 pub fn load_tensor_of(opened: &Checkpoint, name: &str) -> Result<LoadedTensor, String> {
     let entry = opened.entries().into_iter().find(|t| t.name == name);
@@ -29,7 +30,7 @@ pub fn load_tensor_of(opened: &Checkpoint, name: &str) -> Result<LoadedTensor, S
         .as_ref()
         .map_or_else(String::new, |t| t.dtype.to_ascii_lowercase());
     let matrix = opened.load(name).map_err(|e| e.to_string())?;
-    let stored = match (opened, entry.map(|t| t.kind)) {
+    let stored = match (opened, entry.as_ref().map(|t| t.kind)) {
         (Checkpoint::Gguf(g), Some(Kind::Quantized)) => {
             let info = g.info(name).map_err(|e| e.to_string())?;
             let stored = crate::io::stored::inspect(g, info).map_err(|e| e.to_string())?;
@@ -37,8 +38,13 @@ pub fn load_tensor_of(opened: &Checkpoint, name: &str) -> Result<LoadedTensor, S
         }
         _ => None,
     };
+    // A sharded checkpoint's tensor is named with the shard that holds it.
+    let file = entry
+        .as_ref()
+        .and_then(|t| t.shard.clone())
+        .unwrap_or_else(|| file_name(&opened.path()));
     Ok(LoadedTensor {
-        name: format!("{} / {name}", file_name(&opened.path())),
+        name: format!("{file} / {name}"),
         dtype,
         matrix,
         stored,
