@@ -434,6 +434,10 @@ fn report_shows_a_quantized_gguf_tensor_as_stored_unless_a_configuration_is_aske
         err.contains("dequantized values (the original weights are not in the file)"),
         "{err}"
     );
+    // A bad preset is the one message, with no note before it.
+    let (out, err, code) = quantscope(&["report", path, "--tensor", "q4_k", "--preset", "q4_k"]);
+    assert_eq!((out.as_str(), code), ("", Some(2)));
+    assert!(err.starts_with("error: unknown preset \"q4_k\""), "{err}");
     // A float tensor is analysed as usual, without the note.
     let (out, err, code) = quantscope(&["report", path, "--tensor", "f32", "--no-ladder"]);
     assert_eq!(code, Some(0), "{err}");

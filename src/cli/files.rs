@@ -115,6 +115,10 @@ pub(super) fn stored_report(args: &ReportArgs, ascii: bool) -> Option<ExitCode> 
         return None;
     }
     if !no_config(args) {
+        // Bad flags are the error to show, before any note about the input.
+        if let Err(e) = args.config.to_config() {
+            return Some(fail(&e.to_string()));
+        }
         super::note(&format!(
             "{name} is stored as {}: the analysis runs on its dequantized values (the original weights are not in the file); without a preset or settings, report shows the stored codes",
             t.ggml_type
