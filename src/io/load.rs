@@ -1,20 +1,20 @@
 //! Loading a [`Matrix`] from a file or a reader, choosing the format from the file name.
 //!
-//! | path                                   | format                                         |
-//! |----------------------------------------|------------------------------------------------|
-//! | `*.npy`                                | numpy array ([`read_npy`])                     |
-//! | `*.txt`, `.csv`, `.tsv`, none, unknown | channel text, UTF-8 ([`parse_text`])           |
-//! | `*.safetensors`, `*.gguf`              | one tensor of a [`Checkpoint`]                 |
-//! | a directory, `*.index.json`            | one tensor of a sharded [`Checkpoint`]         |
+//! | path                                   | format                                          |
+//! |----------------------------------------|-------------------------------------------------|
+//! | `*.npy`                                | numpy array ([`read_npy`])                      |
+//! | `*.txt`, `.csv`, `.tsv`, none, unknown | channel text, UTF-8 ([`crate::io::parse_text`]) |
+//! | `*.safetensors`, `*.gguf`              | one tensor of a [`Checkpoint`]                  |
+//! | a directory, `*.index.json`            | one tensor of a sharded [`Checkpoint`]          |
 //!
 //! Extensions are matched without regard to case. Standard input (`-` on the command line)
 //! goes through [`load_reader`] and is always read as text.
 //!
 //! Channel text is read up to [`MAX_TEXT_BYTES`] (256 MiB): a larger file, or a stream that
 //! does not end (`/dev/zero`), is refused once that much has been read (a regular file's size
-//! is checked before reading it), instead of being read until memory runs out. `.npy` and
-//! `.safetensors` files are not capped: their headers say how much they hold, and are
-//! checked against the file before anything is allocated.
+//! is checked before reading it), instead of being read until memory runs out. `.npy`,
+//! `.safetensors` and `.gguf` files are not capped: their headers say how much they hold,
+//! and are checked against the file before anything is allocated.
 //!
 //! A checkpoint holds many tensors: [`load_path_tensor`] loads the one named, and
 //! [`load_path`] loads the checkpoint's only tensor it can open, or says that there are
