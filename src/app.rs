@@ -27,4 +27,7 @@ pub struct LoadedTensor {
     pub dtype: String,
     /// The values.
     pub matrix: crate::core::Matrix,
+    /// For a quantized GGUF tensor, what its stored codes say (the values are then its
+    /// dequantized values: the original weights are not in the file).
+    pub stored: Option<std::sync::Arc<crate::io::stored::Stored>>,
 }

@@ -2,6 +2,7 @@
 //! headless commands `report` and `scan` (in [`scan`]).
 
 mod explore;
+mod files;
 mod scan;
 
 pub use explore::{DemoArgs, PracticeArgs, demo, explore, practice};
@@ -24,21 +25,21 @@ use crate::core::lineup::{FORMATS, Selection};
 use crate::core::names::Named;
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
-use crate::io::export::write_tensor_list;
 use crate::io::export::{ExportOptions, Extras, Format, write_report_with};
 use crate::io::load::{load_path_noted, load_reader_noted};
-use crate::io::safetensors::list_tensors;
 
 /// quantscope: see what integer quantization does to a weight matrix.
 ///
-/// With no command, opens the explorer on FILE (text, csv, tsv, npy or safetensors) or on a
-/// built-in example where a quiet row collapses under a shared int4 scale.
+/// With no command, opens the explorer on FILE (text, csv, tsv, npy, safetensors, gguf or a
+/// sharded checkpoint) or on a built-in example where a quiet row collapses under a shared
+/// int4 scale.
 #[derive(Debug, Parser)]
 #[command(name = "quantscope", version, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     /// A file to open in the explorer: channel text (.txt, .csv, .tsv: one channel per line,
-    /// or a printed numpy/PyTorch array or JSON), a .npy file, or a .safetensors file (a
-    /// tensor picker opens).
+    /// or a printed numpy/PyTorch array or JSON), a .npy file, or a checkpoint (a tensor
+    /// picker opens): a .safetensors or .gguf file, or a sharded checkpoint (a directory or
+    /// its model.safetensors.index.json).
     pub file: Option<PathBuf>,
     /// Only ASCII characters: no block or braille glyphs in the explorer, symbols spelled
     /// out (`->`, `x^`) in every command's output (for terminals and fonts that lack them).
@@ -81,8 +82,9 @@ impl Cli {
 pub enum Command {
     /// Analyse a matrix and print the report (table, json, csv or markdown).
     Report(ReportArgs),
-    /// Analyse every floating tensor of a .safetensors file per tensor and per channel, and
-    /// rank them by how much per-channel scales gain.
+    /// Analyse every floating tensor of a checkpoint (.safetensors, .gguf, sharded) per
+    /// tensor and per channel, rank them by how much per-channel scales gain, and show a
+    /// GGUF file's quantized tensors as stored.
     #[command(
         after_help = "Exit status: 0 when every floating tensor of 2 or more dimensions was analysed; 1 when some were analysed and others failed (the output lists them, and so does stderr); 2 for bad flags or files, or when no tensor was analysed (stderr says why, stdout is empty)."
     )]
@@ -96,16 +98,23 @@ pub enum Command {
 /// Arguments of `quantscope report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The matrix: a text/csv/tsv/npy/safetensors file, or `-` for standard input. Without
-    /// it, the built-in quiet-row example.
+    /// The matrix: a text/csv/tsv/npy file, a checkpoint (.safetensors, .gguf, a sharded
+    /// directory or its index.json), or `-` for standard input. Without it, the built-in
+    /// quiet-row example.
     pub file: Option<PathBuf>,
-    /// The tensor to load from a .safetensors FILE (see --list-tensors); needed when the
-    /// file holds more than one floating tensor.
+    /// The tensor to load from a checkpoint FILE (.safetensors, .gguf, a sharded directory
+    /// or its index.json; see --list-tensors); needed when it holds more than one. A quantized
+    /// GGUF tensor is shown as stored, unless a preset or setting is given.
     #[arg(long, value_name = "NAME")]
     pub tensor: Option<String>,
-    /// List the tensors of a .safetensors FILE (name, dtype, shape, bytes) in --format, and exit.
+    /// List the tensors of a checkpoint FILE (name, dtype, shape, bytes; the shard of each
+    /// for a sharded one) in --format, and exit.
     #[arg(long, conflicts_with = "tensor")]
     pub list_tensors: bool,
+    /// List the key/value metadata of a .gguf FILE (long arrays shortened) in --format, and
+    /// exit.
+    #[arg(long, conflicts_with_all = ["tensor", "list_tensors"])]
+    pub metadata: bool,
     /// Output format.
     #[arg(long, short, default_value = "table", value_parser = ["table", "json", "csv", "markdown", "md"])]
     pub format: String,
@@ -373,13 +382,12 @@ fn load_noted(
     tensor: Option<&str>,
 ) -> Result<(Matrix, crate::io::text::Notes), String> {
     match file {
-        None if tensor.is_some() => Err("--tensor needs a .safetensors FILE to load from".into()),
+        None if tensor.is_some() => Err("--tensor needs a checkpoint FILE to load from".into()),
         None => crate::io::text::parse_text(BUILTIN_EXAMPLE)
             .map(|m| (m, crate::io::text::Notes::default()))
             .map_err(|e| e.to_string()),
         Some(p) if p.as_os_str() == "-" && tensor.is_some() => Err(
-            "standard input is read as text; --tensor needs a .safetensors FILE to load from"
-                .into(),
+            "standard input is read as text; --tensor needs a checkpoint FILE to load from".into(),
         ),
         Some(p) if p.as_os_str() == "-" => {
             let stdin = io::stdin();
@@ -393,34 +401,6 @@ fn load_noted(
         }
         Some(p) => load_path_noted(p, tensor).map_err(|e| e.to_string()),
     }
-}
-
-/// True when `path` ends in `.safetensors` (any case).
-fn is_safetensors(path: &std::path::Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"))
-}
-
-/// `report --list-tensors`: the tensor table of a .safetensors file.
-fn list_tensors_command(file: Option<&PathBuf>, format: Format, ascii: bool) -> ExitCode {
-    let Some(path) = file.filter(|p| p.as_os_str() != "-") else {
-        return fail("--list-tensors needs a .safetensors FILE");
-    };
-    if !is_safetensors(path) {
-        return fail(&format!(
-            "{} is not a .safetensors file: --list-tensors lists the tensors of a .safetensors file",
-            path.display()
-        ));
-    }
-    let tensors = match list_tensors(path) {
-        Ok(t) => t,
-        Err(e) => return fail(&e.to_string()),
-    };
-    let mut buf = Vec::new();
-    if let Err(e) = write_tensor_list(&mut buf, &tensors, format) {
-        return fail(&format!("could not format the list: {e}"));
-    }
-    write_stdout(&buf, ascii)
 }
 
 /// Writes a finished output to standard output; a closed pipe is not an error.
@@ -466,7 +446,7 @@ fn list_presets(ascii: bool) -> ExitCode {
     }
     let _ = writeln!(
         out,
-        "\nFormats (in --formats, scan --budget and the explorer's format ladder):"
+        "\nFormats (in --formats and the explorer's format ladder; not yet usable as --preset):"
     );
     for f in FORMATS {
         let _ = writeln!(out, "{:width$}  {}", f.name, f.about);
@@ -480,9 +460,16 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     if args.list_presets {
         return list_presets(ascii);
     }
-    if args.list_tensors {
+    if args.list_tensors || args.metadata {
         let format = args.format.parse::<Format>().unwrap_or(Format::Table);
-        return list_tensors_command(args.file.as_ref(), format, ascii);
+        return if args.metadata {
+            files::metadata(args.file.as_ref(), format, ascii)
+        } else {
+            files::list_tensors(args.file.as_ref(), format, ascii)
+        };
+    }
+    if let Some(code) = files::stored_report(args, ascii) {
+        return code;
     }
     if args.list_scenarios {
         return list_scenarios(ascii);
@@ -575,6 +562,11 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
 pub(crate) fn fail(message: &str) -> ExitCode {
     eprintln!("error: {}", crate::io::printable(message));
     ExitCode::from(EXIT_USAGE)
+}
+
+/// Prints `message` as a note on stderr, its control characters escaped.
+pub(crate) fn note(message: &str) {
+    eprintln!("note: {}", crate::io::printable(message));
 }
 
 /// Prints `message` as a warning on stderr, its control characters escaped.

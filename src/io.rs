@@ -1,10 +1,14 @@
 //! Input and output: the text parser, file loaders and the report exporters.
 
+pub mod checkpoint;
 pub mod export;
+pub mod gguf;
 pub mod load;
 pub mod npy;
 pub mod safetensors;
 pub mod save;
+pub mod sharded;
+pub mod stored;
 pub mod text;
 
 pub use load::{LoadError, load_path, load_path_tensor, load_reader};

@@ -1,12 +1,15 @@
-//! A whole-checkpoint scan: every floating tensor of a `.safetensors` file analysed per
-//! tensor and per channel under one scheme, to find the layers where per-channel scales
-//! matter most.
+//! A whole-checkpoint scan: every floating tensor of a checkpoint (a `.safetensors` file,
+//! a sharded one, or a `.gguf` file) analysed per tensor and per channel under one scheme,
+//! to find the layers where per-channel scales matter most; and every quantized GGUF
+//! tensor of two or more dimensions inspected as stored ([`StoredRow`]: the levels its
+//! rows use, rows and blocks collapsed as stored).
 //!
 //! ```text
-//! header ─▶ candidates (F32/F16/BF16/F64, ≥ 2 axes) ─rayon, `jobs` at a time─▶ per tensor:
-//!     load ─▶ analyse(tensor granularity) ─▶ analyse(channel granularity)
-//!           [─▶ analyse(the configuration's own granularity, for its bits per weight)]
-//! ─▶ rows sorted by gain, skipped and failed tensors
+//! headers ─▶ candidates (floating or decodable, ≥ 2 axes) ─rayon, `jobs` at a time─▶ per tensor:
+//!     float:     load ─▶ analyse(tensor granularity) ─▶ analyse(channel granularity)
+//!                      [─▶ analyse(the configuration's own granularity, for its bits per weight)]
+//!     quantized: decode its rows a few at a time ─▶ levels used, collapsed rows and blocks
+//! ─▶ rows sorted by gain, stored rows by name, skipped and failed tensors
 //! ```
 //!
 //! Every number comes from [`analyse_with`]; the only arithmetic here is the sort key,
@@ -18,6 +21,7 @@
 //! The module writes nothing to a terminal: progress is reported through [`Progress`], and
 //! [`write_scan`] writes the result as a table, JSON, CSV or Markdown into any `impl Write`.
 
+mod stored;
 mod write;
 
 use std::path::Path;
@@ -27,8 +31,9 @@ use serde::Serialize;
 
 use crate::core::config::{Config, ConfigError, Granularity};
 use crate::core::{Metrics, Options, Report, analyse_with};
-use crate::io::safetensors::{Safetensors, SafetensorsError, TensorInfo};
+use crate::io::checkpoint::{Checkpoint, CheckpointError, Entry, Kind};
 
+pub use stored::StoredRow;
 pub use write::write_scan;
 
 /// The error and cost of one tensor at one granularity.
@@ -59,7 +64,7 @@ pub struct ScanRow {
     /// The tensor's name.
     pub name: String,
     /// Its dtype in the file.
-    pub dtype: &'static str,
+    pub dtype: String,
     /// Its shape in the file.
     pub shape: Vec<usize>,
     /// The matrix it was analysed as: `(rows, columns)`, trailing axes flattened.
@@ -82,7 +87,8 @@ pub struct ScanRow {
 pub enum SkipReason {
     /// Fewer than two axes (a bias, a norm's weight, a scalar).
     OneDimensional,
-    /// Not F32, F16, BF16 or F64 (integers, booleans, 8-bit floats...).
+    /// Not F32, F16, BF16 or F64, nor a GGUF type quantscope decodes (integers, booleans,
+    /// 8-bit floats, GGUF's IQ types...).
     NotFloating,
     /// A shape with no elements.
     Empty,
@@ -94,7 +100,7 @@ pub struct Skipped {
     /// The tensor's name.
     pub name: String,
     /// Its dtype in the file.
-    pub dtype: &'static str,
+    pub dtype: String,
     /// Its shape in the file.
     pub shape: Vec<usize>,
     /// Why.
@@ -119,6 +125,8 @@ pub struct Scan {
     pub config: Config,
     /// Analysed tensors, largest gain first (ties by name).
     pub rows: Vec<ScanRow>,
+    /// Quantized GGUF tensors inspected as stored, by name.
+    pub stored: Vec<StoredRow>,
     /// Tensors left out, by name.
     pub skipped: Vec<Skipped>,
     /// Tensors that failed, by name.
@@ -131,9 +139,9 @@ pub enum ScanError {
     /// The configuration is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The file is not a readable safetensors file.
+    /// The checkpoint could not be opened.
     #[error(transparent)]
-    File(#[from] SafetensorsError),
+    File(#[from] CheckpointError),
     /// The worker threads could not be started.
     #[error("cannot start {jobs} worker threads: {message}")]
     Threads {
@@ -181,31 +189,32 @@ pub fn scan_with(
     progress: &dyn Progress,
 ) -> Result<Scan, ScanError> {
     config.validate()?;
-    let file = Safetensors::open(path)?;
+    let file = Checkpoint::open(path)?;
     let mut candidates = Vec::new();
     let mut skipped = Vec::new();
-    for t in file.tensors() {
-        let reason = if !t.dtype.is_loadable() {
+    for t in file.entries() {
+        let reason = if t.kind == Kind::Other {
             Some(SkipReason::NotFloating)
         } else if t.shape.len() < 2 {
             Some(SkipReason::OneDimensional)
-        } else if t.elements() == 0 {
+        } else if t.shape.contains(&0) {
             Some(SkipReason::Empty)
         } else {
             None
         };
         match reason {
             Some(reason) => skipped.push(Skipped {
-                name: t.name.clone(),
-                dtype: t.dtype.name(),
-                shape: t.shape.clone(),
+                name: t.name,
+                dtype: t.dtype,
+                shape: t.shape,
                 reason,
             }),
             None => candidates.push(t),
         }
     }
+    skipped.sort_by(|a, b| a.name.cmp(&b.name));
     // Largest first, so that the last tasks to finish are short ones.
-    candidates.sort_by_key(|t| std::cmp::Reverse(t.bytes()));
+    candidates.sort_by_key(|t| std::cmp::Reverse(t.bytes));
     progress.start(candidates.len());
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(jobs) = options.jobs {
@@ -215,37 +224,49 @@ pub fn scan_with(
         jobs: options.jobs.unwrap_or(0),
         message: e.to_string(),
     })?;
-    let results: Vec<Result<ScanRow, Failed>> = pool.install(|| {
+    let results: Vec<Result<Done, Failed>> = pool.install(|| {
         candidates
             .par_iter()
             .with_max_len(1)
             .map(|t| {
-                let result = scan_one(&file, t, config);
+                let result = match t.kind {
+                    Kind::Quantized => stored::scan_stored(&file, t).map(Done::Stored),
+                    _ => scan_one(&file, t, config).map(Done::Row),
+                };
                 progress.tensor_done(&t.name);
                 result
             })
             .collect()
     });
-    let (mut rows, mut failed) = (Vec::new(), Vec::new());
+    let (mut rows, mut stored, mut failed) = (Vec::new(), Vec::new(), Vec::new());
     for r in results {
         match r {
-            Ok(row) => rows.push(row),
+            Ok(Done::Row(row)) => rows.push(row),
+            Ok(Done::Stored(row)) => stored.push(row),
             Err(f) => failed.push(f),
         }
     }
     rows.sort_by(|a, b| b.gain_db.total_cmp(&a.gain_db).then(a.name.cmp(&b.name)));
+    stored.sort_by(|a, b| a.name.cmp(&b.name));
     failed.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Scan {
         file: path.display().to_string(),
         config: *config,
         rows,
+        stored,
         skipped,
         failed,
     })
 }
 
+/// One finished tensor.
+enum Done {
+    Row(ScanRow),
+    Stored(StoredRow),
+}
+
 /// Loads and analyses one tensor.
-fn scan_one(file: &Safetensors, t: &TensorInfo, config: &Config) -> Result<ScanRow, Failed> {
+fn scan_one(file: &Checkpoint, t: &Entry, config: &Config) -> Result<ScanRow, Failed> {
     let fail = |error: String| Failed {
         name: t.name.clone(),
         error,
@@ -272,7 +293,7 @@ fn scan_one(file: &Safetensors, t: &TensorInfo, config: &Config) -> Result<ScanR
     };
     Ok(ScanRow {
         name: t.name.clone(),
-        dtype: t.dtype.name(),
+        dtype: t.dtype.clone(),
         shape: t.shape.clone(),
         matrix: matrix.shape(),
         gain_db: gain_db(tensor.metrics.rmse, channel.metrics.rmse),

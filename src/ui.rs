@@ -332,9 +332,9 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 .map(|t| {
                     let detail = format!(
                         "{} {}, {} bytes",
-                        t.dtype.name(),
+                        t.dtype,
                         crate::io::safetensors::format_shape(&t.shape),
-                        t.bytes()
+                        t.bytes
                     );
                     let why = t.not_loadable().map(|w| format!(" {} {w}", theme.glyphs.sep)).unwrap_or_default();
                     (t.name.clone(), format!("{detail}{why}"), format!("{detail}{why}"))

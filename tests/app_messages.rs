@@ -432,6 +432,7 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
         name: "w.npy".into(),
         dtype: "f32".into(),
         matrix: quantscope::core::Matrix::new(values).unwrap(),
+        stored: None,
     });
     settle(&mut m);
     assert_eq!(m.focus, Focus::Utilization);
@@ -460,6 +461,7 @@ fn a_loaded_tensor_is_read_only_and_its_channels_can_be_copied_into_the_editor()
         name: "w.npy".into(),
         dtype: "f32".into(),
         matrix: quantscope::core::Matrix::new(ndarray::Array2::zeros((3, 2))).unwrap(),
+        stored: None,
     });
     settle(&mut m);
     act(&mut m, Action::CopyToEditor);
@@ -722,8 +724,12 @@ fn two_tensor_file() -> std::path::PathBuf {
 #[test]
 fn the_tensor_picker_filters_by_typing_and_opens_the_chosen_tensor() {
     let path = two_tensor_file();
-    let file = quantscope::io::safetensors::Safetensors::open(&path).unwrap();
-    let tensors: Vec<_> = file.loadable().cloned().collect();
+    let file = quantscope::io::checkpoint::Checkpoint::open(&path).unwrap();
+    let tensors: Vec<_> = file
+        .entries()
+        .into_iter()
+        .filter(|t| t.not_loadable().is_none())
+        .collect();
     let mut m = Model::with_text("", None);
     m.overlay = Some(Overlay::tensor_picker(path.clone(), tensors));
     // Typing filters; letters are not actions here.
@@ -965,12 +971,9 @@ fn the_picker_lists_integer_tensors_greyed_and_a_loaded_f16_tensor_says_so() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("mixed.safetensors");
     std::fs::write(&path, bytes).unwrap();
-    let file = quantscope::io::safetensors::Safetensors::open(&path).unwrap();
+    let file = quantscope::io::checkpoint::Checkpoint::open(&path).unwrap();
     let mut m = Model::with_text("", None);
-    m.overlay = Some(Overlay::tensor_picker(
-        path.clone(),
-        file.tensors().to_vec(),
-    ));
+    m.overlay = Some(Overlay::tensor_picker(path.clone(), file.entries()));
     let Some(Overlay::Tensors(p)) = &m.overlay else {
         panic!()
     };

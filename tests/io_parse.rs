@@ -694,6 +694,8 @@ fn npy_unsupported_dtypes_are_named() {
         ("<V2", "bfloat16"),
         ("=f4", "'=f4'"),
         ("<U3", "string"),
+        // Not ASCII: named as written.
+        ("é", "'é'"),
     ] {
         let e = npy_err(&npy((1, 0), &header(descr, false, "(1,)"), &[0; 12]));
         assert!(
@@ -719,7 +721,10 @@ fn npy_invalid_headers_say_why() {
         ")".repeat(100)
     );
     let cases = [
-        ("not a dict", "expected '{' at offset 0 but found 'n'"),
+        (
+            "not a dict",
+            "it is not a Python literal: 'n' at offset 0 is unexpected",
+        ),
         (
             "{'descr': '<f4', 'fortran_order': False}",
             "missing key 'shape'",
@@ -742,11 +747,11 @@ fn npy_invalid_headers_say_why() {
         ),
         (
             "{'descr': '<f4, 'fortran_order': False, 'shape': (1,)}",
-            "expected ',' or '}' at offset 17 but found 'f'",
+            "it is not a Python literal: '\\'' at offset 16 is unexpected",
         ),
         (
             "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)",
-            "expected ',' or '}' but the header ends",
+            "it is not a Python literal: ')' at offset 53 is unexpected",
         ),
         (
             "{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}",
@@ -758,7 +763,7 @@ fn npy_invalid_headers_say_why() {
         ),
         (
             "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}",
-            "expected a value at offset 51 but found '-'",
+            "the shape (-1,) must hold non-negative integers",
         ),
         (
             "{'descr': '<f4', 'fortran_order': False, 'shape': ('a',)}",
@@ -774,10 +779,13 @@ fn npy_invalid_headers_say_why() {
         ),
         (
             "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x",
-            "unexpected text after the dict at offset 56",
+            "it is not a Python literal: 'x' at offset 56 is unexpected",
         ),
         ("{1: 2}", "dict keys must be strings"),
-        ("{'descr': '<f4", "a string is not closed"),
+        (
+            "{'descr': '<f4",
+            "it is not a Python literal: the header ends too early",
+        ),
         (&deep, "literals nested too deeply"),
     ];
     for (text, why) in cases {

@@ -115,7 +115,7 @@ fn lists_every_tensor_sorted_by_name_with_dtype_shape_and_bytes() {
         got,
         [
             ("a.f16", Dtype::F16, vec![2, 2], 8),
-            ("b.bf16", Dtype::Bf16, vec![3], 6),
+            ("b.bf16", Dtype::BF16, vec![3], 6),
             ("ids", Dtype::I64, vec![1, 2], 16),
             ("w.f32", Dtype::F32, vec![2, 3], 24),
         ]

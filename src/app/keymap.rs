@@ -148,7 +148,7 @@ impl Action {
             Self::PrevStep => "previous step",
             Self::NextExercise => "next exercise",
             Self::Cards => "recall cards, or back to the exercise",
-            Self::Tensors => "pick another tensor of the .safetensors file (type to filter)",
+            Self::Tensors => "pick another tensor of the checkpoint (type to filter)",
             Self::First => "select the first item",
             Self::Last => "select the last item",
             Self::Yes => "answer yes / accept the name typed",

@@ -93,7 +93,21 @@ pub enum Source {
         dtype: String,
         /// The values.
         matrix: Arc<Matrix>,
+        /// For a quantized GGUF tensor, its stored codes inspected (the values are its
+        /// dequantized values).
+        stored: Option<Arc<crate::io::stored::Stored>>,
     },
+}
+
+impl Source {
+    /// The stored view of a quantized GGUF tensor, if that is what is shown.
+    #[must_use]
+    pub fn stored(&self) -> Option<&crate::io::stored::Stored> {
+        match self {
+            Self::Tensor { stored, .. } => stored.as_deref(),
+            Self::Text { .. } => None,
+        }
+    }
 }
 
 /// A question or prompt drawn over the panes.
@@ -112,7 +126,7 @@ pub enum Overlay {
     },
     /// "Replace the unsaved text with this scenario?"
     ConfirmScenario(usize),
-    /// The tensors of a .safetensors file to pick from, filtered by the typed text.
+    /// The tensors of a checkpoint to pick from, filtered by the typed text.
     Tensors(Box<TensorPicker>),
     /// The format ladder: every preset and format on the data, with the selected line.
     Formats {
@@ -127,7 +141,7 @@ pub struct TensorPicker {
     /// The file.
     pub path: PathBuf,
     /// Its tensors; those that cannot be opened are listed greyed with the reason.
-    pub tensors: Vec<crate::io::safetensors::TensorInfo>,
+    pub tensors: Vec<crate::io::checkpoint::Entry>,
     /// The filter being typed.
     pub filter: TextArea<'static>,
     /// Selected line of the filtered list.
@@ -137,7 +151,7 @@ pub struct TensorPicker {
 impl TensorPicker {
     /// The tensors whose name contains the filter (ignoring case), in order.
     #[must_use]
-    pub fn visible(&self) -> Vec<&crate::io::safetensors::TensorInfo> {
+    pub fn visible(&self) -> Vec<&crate::io::checkpoint::Entry> {
         let filter = self.filter.lines().join("").to_lowercase();
         self.tensors
             .iter()
@@ -149,7 +163,7 @@ impl TensorPicker {
 impl Overlay {
     /// A tensor picker over `tensors` of the file at `path`.
     #[must_use]
-    pub fn tensor_picker(path: PathBuf, tensors: Vec<crate::io::safetensors::TensorInfo>) -> Self {
+    pub fn tensor_picker(path: PathBuf, tensors: Vec<crate::io::checkpoint::Entry>) -> Self {
         let mut filter = TextArea::default();
         filter.set_placeholder_text("type to filter by name");
         Self::Tensors(Box::new(TensorPicker {
@@ -168,7 +182,8 @@ pub enum Effect {
     /// what; the job is built when the runtime sends it, so that a burst of keys asks for
     /// one analysis of the text they leave).
     Analyse,
-    /// Load tensor `name` of the .safetensors file at `path`; `request` numbers it, so
+    /// Load tensor `name` of the checkpoint at `path` (a .safetensors or .gguf file, or a
+    /// sharded one); `request` numbers it, so
     /// that only the newest request's tensor is shown.
     LoadTensor {
         /// The file.
@@ -178,7 +193,7 @@ pub enum Effect {
         /// The request's number ([`Model::load_request`] when it was made).
         request: u64,
     },
-    /// List the tensors of the .safetensors file at `path` (for the picker).
+    /// List the tensors of the checkpoint at `path` (for the picker).
     ListTensors {
         /// The file.
         path: PathBuf,
@@ -360,7 +375,7 @@ pub struct Model {
     pub demo: Option<crate::app::demo::Demo>,
     /// The configuration pinned as A for comparison with the active one (B), if any.
     pub pinned: Option<Pinned>,
-    /// The .safetensors file the shown tensor came from (the picker can reopen it).
+    /// The checkpoint the shown tensor came from (the picker can reopen it).
     pub tensor_file: Option<PathBuf>,
     /// The number of the newest tensor load asked for; older loads that arrive later are
     /// dropped.
@@ -394,6 +409,7 @@ impl Model {
             name: tensor.name,
             dtype: tensor.dtype,
             matrix: Arc::new(tensor.matrix),
+            stored: tensor.stored,
         };
         let mut m = Self::new(new_editor(""), source);
         m.focus = Focus::Utilization;

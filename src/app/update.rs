@@ -51,7 +51,7 @@ pub enum Message {
         /// The file.
         path: PathBuf,
         /// Its tensors.
-        result: Result<Vec<crate::io::safetensors::TensorInfo>, String>,
+        result: Result<Vec<crate::io::checkpoint::Entry>, String>,
     },
 }
 
@@ -213,12 +213,19 @@ pub fn update(model: &mut Model, message: Message) {
                 name: tensor.name,
                 dtype: tensor.dtype,
                 matrix: std::sync::Arc::new(tensor.matrix),
+                stored: tensor.stored,
             };
             model.selected_channel = 0;
             if model.focus == Focus::Editor {
                 model.focus = Focus::Utilization;
             }
-            model.status = Some(format!("loaded {name}: {rows} x {cols}"));
+            model.status = Some(match model.source.stored() {
+                Some(s) => format!(
+                    "analysing the dequantized {} values: the original weights are not in the file",
+                    s.ggml_type
+                ),
+                None => format!("loaded {name}: {rows} x {cols}"),
+            });
             model.request_analysis();
         }
         Message::TensorLoaded { result: Err(e), .. } => {
@@ -346,7 +353,7 @@ fn act(model: &mut Model, action: Action) {
             Some(path) => model.effects.push(Effect::ListTensors { path }),
             None => {
                 model.status =
-                    Some("no .safetensors file is open (quantscope FILE.safetensors)".into());
+                    Some("no checkpoint is open (quantscope FILE.safetensors or FILE.gguf)".into());
             }
         },
         Action::Submit | Action::Hint | Action::Reveal | Action::NextExercise | Action::Cards => {

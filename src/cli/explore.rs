@@ -13,8 +13,9 @@ use crate::app::model::Overlay;
 use crate::app::{Model, update::start_practice};
 use crate::cli::{BUILTIN_EXAMPLE, Cli, fail, find_scenario, list_scenarios, write_stdout};
 use crate::io::LoadError;
-use crate::io::npy::{read_npy, stored_dtype};
-use crate::io::safetensors::Safetensors;
+use crate::io::checkpoint::Checkpoint;
+use crate::io::load::load_npy;
+use crate::runtime::files::load_tensor_of;
 use crate::tui;
 
 /// Arguments of `quantscope demo`.
@@ -44,45 +45,39 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-/// Opens a file for the explorer: text as it is (the editor shows parse errors), `.npy` as a
-/// read-only matrix, `.safetensors` through the tensor picker (or directly when it holds one
-/// loadable tensor). A missing text file starts empty.
+/// Opens a file for the explorer through the loaders `report` uses: text as it is (the
+/// editor shows parse errors), `.npy` as a read-only matrix, a checkpoint (`.safetensors`,
+/// `.gguf`, sharded) through the tensor picker, or directly when it holds one tensor to
+/// open. A missing text file starts empty.
 fn open(path: &Path) -> Result<Model, String> {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     if ext == "npy" {
-        // Streamed into the matrix, not read whole first.
-        let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-        let mut file = std::fs::File::open(path).map_err(|e| failed(&e))?;
-        let dtype = stored_dtype(&mut file).unwrap_or("f32").to_string();
-        let matrix = read_npy(&mut file).map_err(|e| failed(&e))?;
+        // The loader `report` uses: streamed into the matrix, not read whole first.
+        let (matrix, dtype) = load_npy(path).map_err(|e| e.to_string())?;
         return Ok(Model::with_tensor(LoadedTensor {
             name: file_name(path),
-            dtype,
+            dtype: dtype.to_owned(),
             matrix,
+            stored: None,
         }));
     }
-    if ext == "safetensors" {
-        let file = Safetensors::open(path).map_err(|e| e.to_string())?;
-        let loadable: Vec<_> = file.loadable().cloned().collect();
+    if Checkpoint::is_checkpoint(path) {
+        let file = Checkpoint::open(path).map_err(|e| e.to_string())?;
+        let all = file.entries();
+        let loadable: Vec<_> = all.iter().filter(|t| t.not_loadable().is_none()).collect();
         if let [only] = loadable.as_slice() {
-            let matrix = file.load(&only.name).map_err(|e| e.to_string())?;
-            return Ok(Model::with_tensor(LoadedTensor {
-                name: format!("{} / {}", file_name(path), only.name),
-                dtype: only.dtype.name().to_ascii_lowercase(),
-                matrix,
-            }));
+            return Ok(Model::with_tensor(load_tensor_of(&file, &only.name)?));
         }
         if loadable.is_empty() {
             return Err(format!(
-                "{}: no floating tensor to open (see quantscope report --list-tensors)",
+                "{}: no floating or decodable tensor to open (see quantscope report --list-tensors)",
                 path.display()
             ));
         }
         let mut model = Model::with_text("", None);
-        let all = file.tensors().to_vec();
         model.overlay = Some(Overlay::tensor_picker(path.to_path_buf(), all));
         return Ok(model);
     }

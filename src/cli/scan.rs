@@ -9,14 +9,16 @@ use std::process::ExitCode;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::{ConfigArgs, EXIT_PARTIAL, fail, is_safetensors, write_stdout};
+use super::{ConfigArgs, EXIT_PARTIAL, fail, write_stdout};
+use crate::io::checkpoint::Checkpoint;
 use crate::io::export::Format;
 use crate::scan::{Progress, Scan, ScanOptions, SkipReason, scan_with, write_scan};
 
 /// Arguments of `quantscope scan`.
 #[derive(Debug, Args)]
 pub struct ScanArgs {
-    /// The .safetensors file to scan.
+    /// The checkpoint to scan: a .safetensors or .gguf file, or a sharded checkpoint (a
+    /// directory or its model.safetensors.index.json).
     pub file: PathBuf,
     /// Output format.
     #[arg(long, short, default_value = "table", value_parser = ["table", "json", "csv", "markdown", "md"])]
@@ -65,9 +67,9 @@ pub fn scan(args: &ScanArgs, ascii: bool) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(&e.to_string()),
     };
-    if !is_safetensors(&args.file) {
+    if !Checkpoint::is_checkpoint(&args.file) {
         return fail(&format!(
-            "{} is not a .safetensors file: scan reads the tensors of a .safetensors checkpoint (report analyses one matrix)",
+            "{} is not a checkpoint: scan reads the tensors of a .safetensors or .gguf file, or of a sharded checkpoint (a directory or its model.safetensors.index.json); report analyses one matrix",
             args.file.display()
         ));
     }
@@ -81,7 +83,7 @@ pub fn scan(args: &ScanArgs, ascii: bool) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(&e.to_string()),
     };
-    if scan.rows.is_empty() {
+    if scan.rows.is_empty() && scan.stored.is_empty() {
         return fail(&nothing_analysed(&scan));
     }
     let format = args.format.parse::<Format>().unwrap_or(Format::Table);
@@ -97,7 +99,7 @@ pub fn scan(args: &ScanArgs, ascii: bool) -> ExitCode {
     let n = scan.failed.len();
     super::warn(&format!(
         "{n} of {} tensors could not be analysed (the output lists them; exit status {EXIT_PARTIAL}):\n{}",
-        n + scan.rows.len(),
+        n + scan.rows.len() + scan.stored.len(),
         failures(&scan, "  ")
     ));
     ExitCode::from(EXIT_PARTIAL)

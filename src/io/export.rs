@@ -22,6 +22,7 @@ mod doc;
 pub(crate) mod json;
 mod markdown;
 pub mod num;
+pub mod stored;
 mod table;
 mod tensors;
 

@@ -1,30 +1,33 @@
 //! Loading a [`Matrix`] from a file or a reader, choosing the format from the file name.
 //!
-//! | extension                              | format                                   |
-//! |----------------------------------------|------------------------------------------|
-//! | `.npy`                                 | numpy array ([`read_npy`])               |
-//! | `.txt`, `.csv`, `.tsv`, none, unknown  | channel text, UTF-8 ([`parse_text`](crate::io::text::parse_text))     |
-//! | `.safetensors`                         | one tensor ([`crate::io::safetensors`])  |
+//! | path                                   | format                                          |
+//! |----------------------------------------|-------------------------------------------------|
+//! | `*.npy`                                | numpy array ([`read_npy`])                      |
+//! | `*.txt`, `.csv`, `.tsv`, none, unknown | channel text, UTF-8 ([`crate::io::parse_text`]) |
+//! | `*.safetensors`, `*.gguf`              | one tensor of a [`Checkpoint`]                  |
+//! | a directory, `*.index.json`            | one tensor of a sharded [`Checkpoint`]          |
 //!
 //! Extensions are matched without regard to case. Standard input (`-` on the command line)
 //! goes through [`load_reader`] and is always read as text.
 //!
 //! Channel text is read up to [`MAX_TEXT_BYTES`] (256 MiB): a larger file, or a stream that
 //! does not end (`/dev/zero`), is refused once that much has been read (a regular file's size
-//! is checked before reading it), instead of being read until memory runs out. `.npy` and
-//! `.safetensors` files are not capped: their headers say how much they hold, and are
-//! checked against the file before anything is allocated.
+//! is checked before reading it), instead of being read until memory runs out. `.npy`,
+//! `.safetensors` and `.gguf` files are not capped: their headers say how much they hold,
+//! and are checked against the file before anything is allocated.
 //!
-//! A `.safetensors` file holds many tensors: [`load_path_tensor`] loads the one named, and
-//! [`load_path`] loads the file's only floating tensor, or says that there are several and
-//! names a few for `--tensor`. Only the header and that tensor's bytes are read.
+//! A checkpoint holds many tensors: [`load_path_tensor`] loads the one named, and
+//! [`load_path`] loads the checkpoint's only tensor it can open, or says that there are
+//! several and names a few for `--tensor`. Only the headers and that tensor's bytes are read.
+//! A quantized GGUF tensor loads as the values its stored codes reconstruct to.
 
 use std::io::Read;
 use std::path::Path;
 
 use crate::core::Matrix;
-use crate::io::npy::{NpyError, ReadNpyError, read_npy};
-use crate::io::safetensors::{Safetensors, SafetensorsError};
+use crate::io::checkpoint::{Checkpoint, CheckpointError};
+use crate::io::npy::{NpyError, ReadNpyError, read_npy, stored_dtype};
+use crate::io::safetensors::SafetensorsError;
 use crate::io::text::{Notes, ParseError, parse_text_with_notes};
 
 /// The most bytes of channel text a file or reader may hold: 256 MiB (about 20 million
@@ -78,9 +81,12 @@ pub enum LoadError {
     /// A `.safetensors` file, or the tensor asked for in it, does not load.
     #[error(transparent)]
     Safetensors(#[from] SafetensorsError),
-    /// A tensor name was given for a file that is not `.safetensors`.
+    /// A `.gguf` file or a sharded checkpoint, or the tensor asked for in it, does not load.
+    #[error(transparent)]
+    Checkpoint(CheckpointError),
+    /// A tensor name was given for a file that is not a checkpoint.
     #[error(
-        "{name} is a {format} file, not .safetensors: it holds one matrix and no tensor named \"{tensor}\" to pick"
+        "{name} is a {format} file, not .safetensors or .gguf: it holds one matrix and no tensor named \"{tensor}\" to pick"
     )]
     NotSafetensors {
         /// The path as given.
@@ -97,7 +103,8 @@ pub enum LoadError {
 enum Format {
     Text,
     Npy,
-    Safetensors,
+    /// `.safetensors`, `.gguf`, a directory or `*.index.json`.
+    Checkpoint,
 }
 
 impl Format {
@@ -105,9 +112,11 @@ impl Format {
         let ext = path
             .extension()
             .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        if Checkpoint::is_checkpoint(path) {
+            return Self::Checkpoint;
+        }
         match ext.as_deref() {
             Some("npy") => Self::Npy,
-            Some("safetensors") => Self::Safetensors,
             _ => Self::Text,
         }
     }
@@ -116,7 +125,16 @@ impl Format {
         match self {
             Self::Text => "text",
             Self::Npy => ".npy",
-            Self::Safetensors => ".safetensors",
+            Self::Checkpoint => "checkpoint",
+        }
+    }
+}
+
+impl From<CheckpointError> for LoadError {
+    fn from(e: CheckpointError) -> Self {
+        match e {
+            CheckpointError::Safetensors(e) => Self::Safetensors(e),
+            e => Self::Checkpoint(e),
         }
     }
 }
@@ -140,8 +158,8 @@ pub fn load_path_noted(path: &Path, tensor: Option<&str>) -> Result<(Matrix, Not
     let name = path.display().to_string();
     let format = Format::of(path);
     match (format, tensor) {
-        (Format::Safetensors, tensor) => {
-            let file = Safetensors::open(path)?;
+        (Format::Checkpoint, tensor) => {
+            let file = Checkpoint::open(path)?;
             let matrix = match tensor {
                 Some(tensor) => file.load(tensor)?,
                 None => file.load_only()?,
@@ -158,17 +176,26 @@ pub fn load_path_noted(path: &Path, tensor: Option<&str>) -> Result<(Matrix, Not
         _ => {}
     }
     if format == Format::Npy {
-        // Read straight into the matrix: holding the file's bytes too would double the peak.
-        let read = std::fs::File::open(path)
-            .map_err(ReadNpyError::Io)
-            .and_then(|mut file| read_npy(&mut file));
-        return read.map(|m| (m, Notes::default())).map_err(|e| match e {
-            ReadNpyError::Io(source) => LoadError::Io { name, source },
-            ReadNpyError::Npy(source) => LoadError::Npy { name, source },
-        });
+        return load_npy(path).map(|(m, _)| (m, Notes::default()));
     }
     let bytes = read_text_file(path)?;
     text_from_bytes(name, &bytes)
+}
+
+/// Loads a `.npy` file, streamed straight into the matrix (holding the file's bytes too
+/// would double the peak); returns it with the element type stored (`f16`, `f32`, `f64`).
+pub fn load_npy(path: &Path) -> Result<(Matrix, &'static str), LoadError> {
+    let name = path.display().to_string();
+    let read = std::fs::File::open(path)
+        .map_err(ReadNpyError::Io)
+        .and_then(|mut file| {
+            let dtype = stored_dtype(&mut file).unwrap_or("f32");
+            read_npy(&mut file).map(|m| (m, dtype))
+        });
+    read.map_err(|e| match e {
+        ReadNpyError::Io(source) => LoadError::Io { name, source },
+        ReadNpyError::Npy(source) => LoadError::Npy { name, source },
+    })
 }
 
 /// The bytes of a text file, refused with [`LoadError::TooLarge`] beyond
@@ -187,6 +214,20 @@ pub fn read_text_file(path: &Path) -> Result<Vec<u8>, LoadError> {
         return Err(LoadError::TooLarge { name });
     }
     read_capped(&name, file)
+}
+
+/// The bytes of the file at `path`, refused (as `InvalidData`) beyond `max` bytes.
+pub fn read_capped_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the file is larger than {max} bytes"),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Everything `reader` holds, up to [`MAX_TEXT_BYTES`].

@@ -31,13 +31,13 @@ mod error;
 pub mod header;
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use half::{bf16, f16};
 use ndarray::Array2;
 
-pub use dtype::Dtype;
+pub use dtype::{Dtype, is_loadable};
 pub use error::{HeaderError, SafetensorsError};
 pub use header::{Header, MAX_HEADER_LEN, MAX_RANK, TensorInfo, parse_header};
 
@@ -98,6 +98,12 @@ impl Safetensors {
         })
     }
 
+    /// The file's path.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The validated header.
     #[must_use]
     pub fn header(&self) -> &Header {
@@ -114,7 +120,7 @@ impl Safetensors {
     pub fn loadable(&self) -> impl Iterator<Item = &TensorInfo> {
         self.tensors()
             .iter()
-            .filter(|t| t.dtype.is_loadable() && !t.shape.is_empty())
+            .filter(|t| is_loadable(t.dtype) && !t.shape.is_empty())
     }
 
     /// Loads the tensor called `name` into a matrix (see the [module documentation](self)).
@@ -128,7 +134,7 @@ impl Safetensors {
             });
         };
         let tensor = || info.name.clone();
-        if !info.dtype.is_loadable() {
+        if !is_loadable(info.dtype) {
             return Err(SafetensorsError::UnsupportedDtype {
                 file,
                 tensor: tensor(),
@@ -231,22 +237,7 @@ impl Safetensors {
 
     /// A hint for a name that is not in the file: names containing it, or how to list them.
     fn hint(&self, name: &str) -> String {
-        let lower = name.to_lowercase();
-        let similar: Vec<String> = self
-            .tensors()
-            .iter()
-            .filter(|t| !lower.is_empty() && t.name.to_lowercase().contains(&lower))
-            .take(CANDIDATES_SHOWN)
-            .map(|t| format!("\"{}\"", t.name))
-            .collect();
-        if similar.is_empty() {
-            format!(
-                " (it has {}; --list-tensors lists them)",
-                crate::io::export::num::count(self.tensors().len(), "tensor")
-            )
-        } else {
-            format!("; did you mean {}?", similar.join(", "))
-        }
+        name_hint(self.tensors().iter().map(|t| t.name.as_str()), name)
     }
 
     /// The one loadable tensor, or an error saying there is none or there are several.
@@ -271,6 +262,26 @@ impl Safetensors {
                     .collect(),
             }),
         }
+    }
+}
+
+/// A hint for a tensor name that is not among `names`: up to five names containing it
+/// (ignoring case), or how many there are and how to list them.
+pub(crate) fn name_hint<'a>(names: impl Iterator<Item = &'a str> + Clone, name: &str) -> String {
+    let lower = name.to_lowercase();
+    let similar: Vec<String> = names
+        .clone()
+        .filter(|t| !lower.is_empty() && t.to_lowercase().contains(&lower))
+        .take(CANDIDATES_SHOWN)
+        .map(|t| format!("\"{t}\""))
+        .collect();
+    if similar.is_empty() {
+        format!(
+            " (it has {}; --list-tensors lists them)",
+            crate::io::export::num::count(names.count(), "tensor")
+        )
+    } else {
+        format!("; did you mean {}?", similar.join(", "))
     }
 }
 
@@ -307,7 +318,7 @@ fn convert(bytes: &[u8], dtype: Dtype, out: &mut Vec<f32>) {
                 .iter()
                 .map(|c| f16::from_le_bytes(*c).to_f32()),
         ),
-        Dtype::Bf16 => out.extend(
+        Dtype::BF16 => out.extend(
             bytes
                 .as_chunks::<2>()
                 .0
@@ -337,50 +348,6 @@ pub fn list_tensors(path: &Path) -> Result<Vec<TensorInfo>, SafetensorsError> {
 /// header and that tensor's bytes.
 pub fn load_tensor(path: &Path, name: &str) -> Result<Matrix, SafetensorsError> {
     Safetensors::open(path)?.load(name)
-}
-
-/// Writes `tensors` as an aligned table: name, dtype, shape, bytes.
-pub fn write_tensor_list(mut out: impl Write, tensors: &[TensorInfo]) -> std::io::Result<()> {
-    let shapes: Vec<String> = tensors.iter().map(|t| format_shape(&t.shape)).collect();
-    let name_w = tensors
-        .iter()
-        .map(|t| t.name.len())
-        .chain([4])
-        .max()
-        .unwrap_or(4);
-    let shape_w = shapes.iter().map(String::len).chain([5]).max().unwrap_or(5);
-    let dtype_w = tensors
-        .iter()
-        .map(|t| t.dtype.name().len())
-        .chain([5])
-        .max()
-        .unwrap_or(5);
-    let bytes_w = tensors
-        .iter()
-        .map(|t| t.bytes().to_string().len())
-        .chain([5])
-        .max()
-        .unwrap_or(5);
-    writeln!(
-        out,
-        "{:name_w$}  {:dtype_w$}  {:shape_w$}  {:>bytes_w$}",
-        "name", "dtype", "shape", "bytes"
-    )?;
-    for (t, shape) in tensors.iter().zip(&shapes) {
-        writeln!(
-            out,
-            "{:name_w$}  {:dtype_w$}  {shape:shape_w$}  {:>bytes_w$}",
-            t.name,
-            t.dtype.name(),
-            t.bytes()
-        )?;
-    }
-    let total: u64 = tensors.iter().map(TensorInfo::bytes).sum();
-    writeln!(
-        out,
-        "{}, {total} bytes",
-        crate::io::export::num::count(tensors.len(), "tensor")
-    )
 }
 
 /// A shape as `[384, 1536]`.

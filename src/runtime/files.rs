@@ -1,10 +1,10 @@
-//! The explorer's file jobs: load a tensor, list a file's tensors, save the text. Each
+//! The explorer's file jobs: load a tensor, list a checkpoint's tensors, save the text. Each
 //! returns what its message carries, errors as words for the status line.
 
 use std::path::{Path, PathBuf};
 
 use crate::app::LoadedTensor;
-use crate::io::safetensors::{Safetensors, TensorInfo};
+use crate::io::checkpoint::{Checkpoint, Entry, Kind};
 
 /// The file's name for display (its last component, or the whole path).
 fn file_name(path: &Path) -> String {
@@ -14,27 +14,47 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-/// Loads tensor `name` of a .safetensors file, named for display as `file / tensor`.
+/// Loads tensor `name` of a checkpoint (a .safetensors or .gguf file, or a sharded one),
+/// named for display as `file / tensor`; a quantized GGUF tensor as its dequantized values.
 pub fn load_tensor(path: &Path, name: &str) -> Result<LoadedTensor, String> {
-    let opened = Safetensors::open(path).map_err(|e| e.to_string())?;
-    let dtype = opened
-        .header()
-        .tensor(name)
-        .map_or_else(String::new, |t| t.dtype.name().to_ascii_lowercase());
-    opened
-        .load(name)
-        .map(|matrix| LoadedTensor {
-            name: format!("{} / {name}", file_name(path)),
-            dtype,
-            matrix,
-        })
-        .map_err(|e| e.to_string())
+    let opened = Checkpoint::open(path).map_err(|e| e.to_string())?;
+    load_tensor_of(&opened, name)
 }
 
-/// Every tensor of a .safetensors file (its header only is read).
-pub fn list_tensors(path: &Path) -> Result<Vec<TensorInfo>, String> {
-    Safetensors::open(path)
-        .map(|file| file.tensors().to_vec())
+/// Loads tensor `name` of an opened checkpoint, named for display as `file / tensor` (the
+/// shard's file for a sharded checkpoint); a
+/// quantized GGUF tensor with its stored codes inspected ([`crate::io::stored::inspect`]).
+pub fn load_tensor_of(opened: &Checkpoint, name: &str) -> Result<LoadedTensor, String> {
+    let entry = opened.entries().into_iter().find(|t| t.name == name);
+    let dtype = entry
+        .as_ref()
+        .map_or_else(String::new, |t| t.dtype.to_ascii_lowercase());
+    let matrix = opened.load(name).map_err(|e| e.to_string())?;
+    let stored = match (opened, entry.as_ref().map(|t| t.kind)) {
+        (Checkpoint::Gguf(g), Some(Kind::Quantized)) => {
+            let info = g.info(name).map_err(|e| e.to_string())?;
+            let stored = crate::io::stored::inspect(g, info).map_err(|e| e.to_string())?;
+            Some(std::sync::Arc::new(stored))
+        }
+        _ => None,
+    };
+    // A sharded checkpoint's tensor is named with the shard that holds it.
+    let file = entry
+        .as_ref()
+        .and_then(|t| t.shard.clone())
+        .unwrap_or_else(|| file_name(&opened.path()));
+    Ok(LoadedTensor {
+        name: format!("{file} / {name}"),
+        dtype,
+        matrix,
+        stored,
+    })
+}
+
+/// Every tensor of a checkpoint (headers and index only are read).
+pub fn list_tensors(path: &Path) -> Result<Vec<Entry>, String> {
+    Checkpoint::open(path)
+        .map(|file| file.entries())
         .map_err(|e| e.to_string())
 }
 

@@ -5,8 +5,12 @@
 //! |------------|--------------------------------------------------------------------------|
 //! | `table`    | title, the sort key and legend, one aligned row per tensor, footer lines |
 //! | `markdown` | the same as a GitHub table                                               |
-//! | `json`     | `file`, `config` (+ `summary`), `sort`, `tensors`, `skipped`, `failed`   |
+//! | `json`     | `file`, `config` (+ `summary`), `sort`, `tensors`, `stored`, `skipped`, `failed` |
 //! | `csv`      | a header and one row per tensor, nothing else                            |
+//!
+//! A GGUF scan's quantized tensors, inspected as stored, follow as a second table (table,
+//! Markdown), a `stored` array (JSON), or, in CSV, rows whose `stored_*` columns (added only
+//! when there are such tensors) are filled and whose error columns are empty.
 //!
 //! The table and Markdown escape control characters in the names they quote (a tensor name
 //! is the file's to choose). In JSON, `gain_db` is the string `"inf"` when it is infinite (per-channel exact,
@@ -80,7 +84,7 @@ fn axis_words(config: &Config) -> &'static str {
 fn footer(scan: &Scan) -> Vec<String> {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut lines = Vec::new();
-    if scan.rows.is_empty() {
+    if scan.rows.is_empty() && scan.stored.is_empty() {
         lines.push("no floating tensor with 2 or more dimensions was analysed".to_owned());
     }
     let n = scan.skipped_count(&[SkipReason::OneDimensional, SkipReason::NotFloating]);
@@ -124,7 +128,7 @@ const COLUMNS: [&str; 12] = [
 fn cells(r: &ScanRow) -> [String; 12] {
     [
         printable(&r.name).into_owned(),
-        r.dtype.to_owned(),
+        r.dtype.clone(),
         format_shape(&r.shape),
         num(r.gain_db),
         num(r.tensor.metrics.mae),
@@ -152,6 +156,9 @@ fn md_escape(s: &str) -> String {
     }
     out
 }
+
+/// What the table says instead of an empty table when only quantized tensors were scanned.
+const NO_FLOAT_ROWS: &str = "no floating tensor of two or more dimensions to analyse";
 
 /// The table (plain or Markdown): title, notes, one row per tensor, footer.
 fn write_table(out: &mut impl Write, scan: &Scan, markdown: bool) -> io::Result<()> {
@@ -184,16 +191,21 @@ fn write_table(out: &mut impl Write, scan: &Scan, markdown: bool) -> io::Result<
         for n in &notes {
             writeln!(out, "{}\n", esc(n))?;
         }
-        let header: Vec<&str> = COLUMNS.to_vec();
-        writeln!(out, "| {} |", header.join(" | "))?;
-        let rule: Vec<&str> = (0..COLUMNS.len())
-            .map(|i| if i < text_cols { "---" } else { "--:" })
-            .collect();
-        writeln!(out, "|{}|", rule.join("|"))?;
+        if rows.is_empty() && !scan.stored.is_empty() {
+            writeln!(out, "{NO_FLOAT_ROWS}")?;
+        } else {
+            let header: Vec<&str> = COLUMNS.to_vec();
+            writeln!(out, "| {} |", header.join(" | "))?;
+            let rule: Vec<&str> = (0..COLUMNS.len())
+                .map(|i| if i < text_cols { "---" } else { "--:" })
+                .collect();
+            writeln!(out, "|{}|", rule.join("|"))?;
+        }
         for row in &rows {
             let row: Vec<String> = row.iter().map(|s| esc(s)).collect();
             writeln!(out, "| {} |", row.join(" | "))?;
         }
+        super::stored::write_section(out, &scan.stored, true, &esc)?;
         for line in footer(scan) {
             writeln!(out, "\n{}", esc(&line))?;
         }
@@ -228,11 +240,17 @@ fn write_table(out: &mut impl Write, scan: &Scan, markdown: bool) -> io::Result<
             .collect();
         parts.join("  ").trim_end().to_owned()
     };
-    writeln!(out, "{}", line(&COLUMNS))?;
+    if rows.is_empty() && !scan.stored.is_empty() {
+        // A quantized GGUF file whose floats are all 1-D: no empty table.
+        writeln!(out, "{NO_FLOAT_ROWS}")?;
+    } else {
+        writeln!(out, "{}", line(&COLUMNS))?;
+    }
     for row in &rows {
         let refs: Vec<&str> = row.iter().map(String::as_str).collect();
         writeln!(out, "{}", line(&refs))?;
     }
+    super::stored::write_section(out, &scan.stored, false, &esc)?;
     let footer = footer(scan);
     if !footer.is_empty() {
         writeln!(out)?;
@@ -280,7 +298,7 @@ impl From<&Side> for SideView {
 #[derive(Serialize)]
 struct RowView<'a> {
     name: &'a str,
-    dtype: &'static str,
+    dtype: &'a str,
     shape: &'a [usize],
     matrix: (usize, usize),
     gain_db: Num,
@@ -293,7 +311,7 @@ impl<'a> From<&'a ScanRow> for RowView<'a> {
     fn from(r: &'a ScanRow) -> Self {
         Self {
             name: &r.name,
-            dtype: r.dtype,
+            dtype: &r.dtype,
             shape: &r.shape,
             matrix: r.matrix,
             gain_db: Num(r.gain_db),
@@ -311,6 +329,8 @@ struct JsonScan<'a> {
     compared: [Granularity; 2],
     sort: &'static str,
     tensors: Vec<RowView<'a>>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stored: &'a [super::StoredRow],
     skipped: &'a [Skipped],
     failed: &'a [Failed],
 }
@@ -325,6 +345,7 @@ fn write_json(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
         compared: [Granularity::Tensor, Granularity::Channel],
         sort: "gain_db, largest first: 20*log10(tensor.rmse / channel.rmse) = channel.sqnr_db - tensor.sqnr_db; \"inf\" = infinite (per-channel exact)",
         tensors: scan.rows.iter().map(RowView::from).collect(),
+        stored: &scan.stored,
         skipped: &scan.skipped,
         failed: &scan.failed,
     };
@@ -347,18 +368,24 @@ fn csv_num(x: Option<f64>) -> String {
 }
 
 fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
+    let stored = !scan.stored.is_empty();
     writeln!(
         out,
         "name,dtype,shape,rows,cols,gain_db,\
          tensor_mae,tensor_rmse,tensor_max_error,tensor_sqnr_db,tensor_collapsed,tensor_bits_per_weight,\
          channel_mae,channel_rmse,channel_max_error,channel_sqnr_db,channel_collapsed,channel_bits_per_weight,\
-         bits_per_weight"
+         bits_per_weight{}",
+        if stored {
+            format!(",{}", super::stored::CSV_COLUMNS)
+        } else {
+            String::new()
+        }
     )?;
     for r in &scan.rows {
         let shape: Vec<String> = r.shape.iter().map(ToString::to_string).collect();
         let mut fields = vec![
             csv_field(&r.name),
-            r.dtype.to_owned(),
+            r.dtype.clone(),
             shape.join("x"),
             r.matrix.0.to_string(),
             r.matrix.1.to_string(),
@@ -376,6 +403,26 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
             ]);
         }
         fields.push(csv_num(Some(r.bits_per_weight)));
+        if stored {
+            fields.extend(std::iter::repeat_n(String::new(), 8));
+        }
+        writeln!(out, "{}", fields.join(","))?;
+    }
+    for r in &scan.stored {
+        let shape: Vec<String> = r.shape.iter().map(ToString::to_string).collect();
+        let (rows, cols) = (
+            r.shape.iter().rev().skip(1).product::<usize>(),
+            r.shape.last().copied().unwrap_or(0),
+        );
+        let mut fields = vec![
+            csv_field(&r.name),
+            r.dtype.clone(),
+            shape.join("x"),
+            rows.to_string(),
+            cols.to_string(),
+        ];
+        fields.extend(std::iter::repeat_n(String::new(), 14));
+        fields.extend(super::stored::csv_fields(r));
         writeln!(out, "{}", fields.join(","))?;
     }
     Ok(())

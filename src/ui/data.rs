@@ -9,7 +9,8 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use crate::app::editor::Editor;
 use crate::app::model::EDITOR_PLACEHOLDER;
 use crate::app::{Focus, Model, Source};
-use crate::io::export::num::count;
+use crate::io::export::num::{count, sig};
+use crate::io::stored::Stored;
 use crate::io::text::{Notes, ParseError};
 use crate::ui::Theme;
 use crate::ui::editor::{EditorView, gutter_width};
@@ -113,25 +114,10 @@ impl Widget for &DataPane<'_> {
                 name,
                 dtype,
                 matrix,
+                stored,
             } => {
-                let (rows, cols) = matrix.shape();
-                let stored = if dtype == "f32" || dtype.is_empty() {
-                    "f32".to_string()
-                } else {
-                    format!("stored as {dtype}, analysed as f32")
-                };
-                let lines = vec![
-                    Line::from(Span::styled(name.clone(), self.theme.heading)),
-                    Line::from(format!(
-                        "{} x {}, {stored}",
-                        count(rows, "channel"),
-                        count(cols, "value")
-                    )),
-                    Line::from(Span::styled(
-                        "loaded from a file: read-only",
-                        self.theme.dim,
-                    )),
-                ];
+                let lines =
+                    tensor_lines(name, dtype, matrix.shape(), stored.as_deref(), self.theme);
                 Paragraph::new(lines)
                     .wrap(Wrap { trim: true })
                     .render(text_area, buf);
@@ -173,6 +159,90 @@ impl Widget for &DataPane<'_> {
                 .render(message_area, buf);
         }
     }
+}
+
+/// What the pane says about a loaded tensor: its name, shape and type, or its stored view.
+fn tensor_lines(
+    name: &str,
+    dtype: &str,
+    (rows, cols): (usize, usize),
+    stored: Option<&Stored>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    if let Some(s) = stored {
+        // The title names the file and says read-only; the room goes to what the codes say.
+        let tensor = name.rsplit_once(" / ").map_or(name, |(_, t)| t);
+        let mut lines = vec![Line::from(Span::styled(tensor.to_owned(), theme.heading))];
+        lines.extend(stored_lines(s, theme));
+        return lines;
+    }
+    let mut lines = vec![Line::from(Span::styled(name.to_owned(), theme.heading))];
+    let stored = if dtype == "f32" || dtype.is_empty() {
+        "f32".to_string()
+    } else {
+        format!("stored as {dtype}, analysed as f32")
+    };
+    lines.push(Line::from(format!(
+        "{} x {}, {stored}",
+        count(rows, "channel"),
+        count(cols, "value")
+    )));
+    lines.push(Line::from(Span::styled(
+        "loaded from a file: read-only",
+        theme.dim,
+    )));
+    lines
+}
+
+/// The stored view of a quantized GGUF tensor: its type and layout, the levels its codes
+/// use, what is collapsed as stored, its scales, and what the panes analyse instead. Short
+/// lines, most telling first: the pane is 36 columns by 7 rows at 80x24.
+fn stored_lines(s: &Stored, theme: &Theme) -> Vec<Line<'static>> {
+    let (rows, cols) = s.shape;
+    let mut lines = vec![
+        Line::from(format!(
+            "stored as {}, {} bits/w",
+            s.ggml_type,
+            sig(s.bits_per_weight, 6)
+        )),
+        Line::from(format!(
+            "{rows} x {cols}, {} blocks of {}",
+            s.blocks, s.block_len
+        )),
+        Line::from(format!(
+            "levels/row: mean {} of {}, min {}",
+            sig(s.mean_used(), 3),
+            s.levels,
+            s.min_used()
+        )),
+    ];
+    let collapsed = format!(
+        "collapsed: {}, {}",
+        count(s.collapsed_rows, "row"),
+        count(
+            usize::try_from(s.collapsed_blocks).unwrap_or(usize::MAX),
+            "block"
+        )
+    );
+    lines.push(if s.collapsed_rows > 0 || s.collapsed_blocks > 0 {
+        Line::from(Span::styled(collapsed, theme.bad))
+    } else {
+        Line::from(collapsed)
+    });
+    let sc = &s.scales;
+    lines.push(Line::from(match sc.quantiles {
+        Some([_, _, p50, _, _]) => format!(
+            "|scale| median {}, {} zero",
+            sig(f64::from(p50), 4),
+            sc.zero
+        ),
+        None => format!("scales: all {} zero", sc.count),
+    }));
+    lines.push(Line::from(Span::styled(
+        "analysed: its dequantized values (the original weights are not in the file)",
+        theme.dim,
+    )));
+    lines
 }
 
 /// Paints the gutter of the error's line (when it is on screen) in the error style, with the

@@ -7,7 +7,7 @@ pub(super) const VALUE_DIGITS: usize = 6;
 
 /// `x` with `digits` significant digits: fixed notation when the decimal exponent is in
 /// `-4..digits`, scientific (`1.234e-5`) otherwise, trailing zeros dropped (C's `%g`).
-pub(super) fn sig(x: f64, digits: usize) -> String {
+pub(crate) fn sig(x: f64, digits: usize) -> String {
     significant(x, digits, -4)
 }
 

@@ -18,6 +18,22 @@
 //! `end - begin` equals the shape's element count times the dtype's size; and, as the format
 //! requires, the tensors tile the data section exactly (sorted by offset, each begins where
 //! the previous one ended, with no overlap, no hole and nothing after the last).
+//!
+//! # Why the validation is written here rather than taken from the `safetensors` crate
+//!
+//! The dtypes are the crate's own ([`Dtype`]). Its header check (`SafeTensors::read_metadata`)
+//! validates the same things, but says less about what is wrong, which is what a person with a
+//! damaged file needs; on the same bad headers it gives (safetensors 0.8.0):
+//!
+//! | file                                | the crate                                      | here                                   |
+//! |-------------------------------------|------------------------------------------------|----------------------------------------|
+//! | a hole between `a` and `b`          | invalid offset for tensor `b`                  | bytes 4..8 belong to no tensor          |
+//! | `b` inside `a`                      | invalid offset for tensor `b`                  | tensors "a" and "b" overlap             |
+//! | shape `[3]` of F32 in 8 bytes       | invalid shape, data type, or offset for tensor | needs 12 bytes, data_offsets hold 8     |
+//! | offsets past the end of the file    | incomplete metadata, file not fully covered    | past the end of the data (8 bytes)      |
+//! | the same name twice                 | accepted (the last entry wins)                 | tensor "a" appears twice                |
+//!
+//! and it takes the whole file as one slice in memory, where this reader has only the header.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -25,6 +41,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, MapAccess, Visitor};
 
+use super::dtype::{bits, is_loadable, parse_dtype};
 use super::{Dtype, HeaderError};
 
 /// The largest header accepted, in bytes (the limit of the reference implementation).
@@ -60,7 +77,7 @@ impl TensorInfo {
     /// with at least one axis).
     #[must_use]
     pub fn not_loadable(&self) -> Option<&'static str> {
-        if !self.dtype.is_loadable() {
+        if !is_loadable(self.dtype) {
             Some("not a floating tensor: quantscope reads F32, F16, BF16 and F64")
         } else if self.shape.is_empty() {
             Some("a scalar: there is no channel to analyse")
@@ -227,7 +244,7 @@ pub fn parse_header(bytes: &[u8], file_len: u64) -> Result<Header, HeaderError> 
 
 /// Checks one entry on its own: dtype, shape, offsets and size.
 fn validate(tensor: String, raw: RawEntry, data_len: u64) -> Result<TensorInfo, HeaderError> {
-    let Some(dtype) = Dtype::from_name(&raw.dtype) else {
+    let Some(dtype) = parse_dtype(&raw.dtype) else {
         return Err(HeaderError::UnknownDtype {
             tensor,
             dtype: raw.dtype,
@@ -243,7 +260,7 @@ fn validate(tensor: String, raw: RawEntry, data_len: u64) -> Result<TensorInfo, 
         .shape
         .iter()
         .try_fold(1_u64, |acc, &d| acc.checked_mul(d))
-        .and_then(|n| n.checked_mul(dtype.bits()).map(|bits| (n, bits)))
+        .and_then(|n| n.checked_mul(bits(dtype)).map(|bits| (n, bits)))
     else {
         return Err(HeaderError::ShapeOverflow {
             tensor,

@@ -1,0 +1,136 @@
+//! The data after a `.npy` header, in memory or in a seekable stream, converted to `f32`.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use half::f16;
+
+use super::header::Dtype;
+
+/// The data bytes after the header, wherever they are.
+pub(super) trait Data {
+    /// Why the bytes could not be read.
+    type Error;
+    /// Decodes all `count` elements (the bytes are known to be exactly that many).
+    fn decode(
+        &mut self,
+        count: usize,
+        dtype: Dtype,
+        big_endian: bool,
+    ) -> Result<Vec<f32>, Self::Error>;
+    /// The `f64` at element `index`, if it is there.
+    fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64>;
+}
+
+/// Data in memory.
+pub(super) struct SliceData<'a>(pub(super) &'a [u8]);
+
+impl Data for SliceData<'_> {
+    type Error = std::convert::Infallible;
+    fn decode(
+        &mut self,
+        _: usize,
+        dtype: Dtype,
+        big_endian: bool,
+    ) -> Result<Vec<f32>, Self::Error> {
+        let mut out = Vec::with_capacity(self.0.len() / dtype.size());
+        decode(self.0, dtype, big_endian, &mut out);
+        Ok(out)
+    }
+    fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64> {
+        read_f64(self.0, index, big_endian)
+    }
+}
+
+/// Data in a seekable stream, starting at byte `start`.
+pub(super) struct StreamData<'a, R> {
+    pub(super) reader: &'a mut R,
+    pub(super) start: u64,
+}
+
+/// Bytes converted per read of a stream (a multiple of every element size).
+pub(super) const CHUNK: usize = 1 << 16;
+
+impl<R: Read + Seek> Data for StreamData<'_, R> {
+    type Error = std::io::Error;
+    fn decode(
+        &mut self,
+        count: usize,
+        dtype: Dtype,
+        big_endian: bool,
+    ) -> std::io::Result<Vec<f32>> {
+        self.reader.seek(SeekFrom::Start(self.start))?;
+        let mut out = Vec::with_capacity(count);
+        let mut buf = vec![0; CHUNK];
+        let mut left = count * dtype.size();
+        while left > 0 {
+            let n = left.min(CHUNK);
+            self.reader.read_exact(&mut buf[..n])?;
+            decode(&buf[..n], dtype, big_endian, &mut out);
+            left -= n;
+        }
+        Ok(out)
+    }
+    fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64> {
+        let at = self
+            .start
+            .checked_add(u64::try_from(index.checked_mul(8)?).ok()?)?;
+        self.reader.seek(SeekFrom::Start(at)).ok()?;
+        let mut raw = [0; 8];
+        self.reader.read_exact(&mut raw).ok()?;
+        read_f64(&raw, 0, big_endian)
+    }
+}
+
+/// Decodes data bytes (a multiple of the element size) into `f32`s, appended to `out`.
+pub(super) fn decode(data: &[u8], dtype: Dtype, big_endian: bool, out: &mut Vec<f32>) {
+    macro_rules! convert {
+        ($n:literal, $f:expr) => {
+            out.extend(data.chunks_exact($n).map(|chunk| {
+                let mut raw = [0_u8; $n];
+                raw.copy_from_slice(chunk);
+                if big_endian {
+                    raw.reverse();
+                }
+                $f(raw)
+            }))
+        };
+    }
+    match dtype {
+        Dtype::F16 => convert!(2, |raw| f16::from_le_bytes(raw).to_f32()),
+        Dtype::F32 => convert!(4, f32::from_le_bytes),
+        // Values beyond f32's range become infinities here; `build` reports them.
+        Dtype::F64 => convert!(8, |raw| f64::from_le_bytes(raw) as f32),
+    }
+}
+
+/// Where the element at matrix `(row, col)` sits in the file, counted in elements.
+pub(super) fn file_index(row: usize, col: usize, shape: &[usize], fortran_order: bool) -> usize {
+    let trailing = shape.get(1..).unwrap_or_default();
+    if !fortran_order || trailing.is_empty() {
+        let cols: usize = trailing.iter().product();
+        return row * cols + col;
+    }
+    // Unravel `col` over the trailing axes in C order, then ravel everything in F order.
+    let mut index = vec![0; shape.len()];
+    index[0] = row;
+    let mut rest = col;
+    for (slot, &dim) in index[1..].iter_mut().zip(trailing).rev() {
+        *slot = rest % dim;
+        rest /= dim;
+    }
+    index
+        .iter()
+        .zip(shape)
+        .rev()
+        .fold(0, |acc, (&i, &dim)| acc * dim + i)
+}
+
+/// The `f64` at element `index` of the data, if it is there.
+pub(super) fn read_f64(data: &[u8], index: usize, big_endian: bool) -> Option<f64> {
+    let start = index.checked_mul(8)?;
+    let mut raw: [u8; 8] = data.get(start..start.checked_add(8)?)?.try_into().ok()?;
+    if big_endian {
+        raw.reverse();
+    }
+    Some(f64::from_le_bytes(raw))
+}
