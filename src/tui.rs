@@ -199,7 +199,7 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
                 .wrap_err("could not draw")?;
             redraw = false;
         }
-        let event = if model.analysis.pending || runtime.loading() {
+        let event = if model.analysis.pending || model.analysis.busy || runtime.loading() {
             if event::poll(RESULT_POLL).wrap_err("could not read the terminal")? {
                 Some(event::read().wrap_err("could not read the terminal")?)
             } else {

@@ -241,3 +241,40 @@ fn report_formats_refuses_an_unknown_name_and_lists_the_formats() {
         assert!(text.contains(&format!("\n{name} ")), "{name}: {text}");
     }
 }
+
+#[test]
+fn a_job_says_when_it_is_done_so_the_explorer_waits_for_the_ladder_and_no_longer() {
+    use quantscope::app::worker::{Outcome, compute};
+    let mut m = scenario_model("formats");
+    m.overlay = Some(Overlay::Formats { selected: 0 });
+    m.request_analysis();
+    assert!(m.analysis.busy);
+    assert_eq!(m.analysis.lineup_progress, Some((0, 0)));
+    let job = m.job();
+    let mut results = Vec::new();
+    compute(&job, |r| {
+        results.push(r);
+        true
+    });
+    let kinds: Vec<&str> = results
+        .iter()
+        .map(|r| match r.outcome {
+            Outcome::Report { complete, .. } if complete => "report",
+            Outcome::Report { .. } => "first",
+            Outcome::Lineup(_) => "lineup",
+            Outcome::LineupProgress(..) => "progress",
+            Outcome::Done => "done",
+            _ => "other",
+        })
+        .filter(|k| *k != "progress")
+        .collect();
+    assert_eq!(kinds, ["first", "report", "lineup", "done"]);
+    // The model keeps waiting after the complete report, until the job is done.
+    for r in results {
+        let done = matches!(r.outcome, Outcome::Done);
+        update(&mut m, Message::Analysed(r));
+        assert_eq!(m.analysis.busy, !done);
+    }
+    assert!(m.analysis.lineup.is_some());
+    assert!(m.analysis.lineup_progress.is_none());
+}

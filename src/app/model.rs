@@ -234,6 +234,9 @@ pub struct Analysis {
     pub generation: u64,
     /// The report is older than the newest request (the ladder may still be coming).
     pub pending: bool,
+    /// The newest request has more to send (its ladder, the pinned report, the format
+    /// ladder): the event loop keeps checking for results while it is set.
+    pub busy: bool,
     /// The pinned configuration A's report on the same data, when one is pinned.
     pub pinned: Option<Arc<Report>>,
     /// A (pinned) and B (the active configuration) side by side, once both have arrived.
@@ -249,6 +252,7 @@ impl Analysis {
     pub fn request(&mut self) {
         self.generation += 1;
         self.pending = true;
+        self.busy = true;
     }
 
     /// Takes in a job's result; returns whether it was the newest request's report (the
@@ -258,6 +262,11 @@ impl Analysis {
             return false;
         }
         match result.outcome {
+            Outcome::Done => {
+                self.busy = false;
+                self.pending = false;
+                false
+            }
             Outcome::Invalid(e) => {
                 self.parse_error = Some(e);
                 self.failure = None;
@@ -267,6 +276,7 @@ impl Analysis {
             Outcome::Failed(e) => {
                 self.failure = Some(e);
                 self.pending = false;
+                self.busy = false;
                 false
             }
             Outcome::LineupProgress(done, total) => {
@@ -653,6 +663,10 @@ impl Model {
     /// Queues an analysis of the current data and configuration.
     pub fn request_analysis(&mut self) {
         self.analysis.request();
+        if matches!(self.overlay, Some(Overlay::Formats { .. })) {
+            // The overlay says the ladder is coming until its first entry is done.
+            self.analysis.lineup_progress = Some((0, 0));
+        }
         if !self.effects.iter().any(|e| matches!(e, Effect::Analyse)) {
             self.effects.push(Effect::Analyse);
         }

@@ -49,6 +49,8 @@ pub enum Outcome {
     LineupProgress(usize, usize),
     /// The format ladder, last.
     Lineup(Arc<Lineup>),
+    /// The job has sent everything it will send.
+    Done,
     /// A report: `complete` is false for the first one, which has no ladder yet.
     Report {
         /// The parsed matrix.
@@ -93,7 +95,13 @@ impl Worker {
             Input::Matrix(m) => Ok((Arc::clone(m), Arc::new(Notes::default()))),
             Input::Text(lines) => self.parse(lines),
         };
-        analyse_job(job, parsed, emit);
+        let mut emit = emit;
+        if analyse_job(job, parsed, &mut emit) {
+            emit(JobResult {
+                generation: job.generation,
+                outcome: Outcome::Done,
+            });
+        }
     }
 
     fn parse(&mut self, lines: &[Arc<String>]) -> Result<Data, ParseError> {
@@ -118,11 +126,12 @@ pub fn compute(job: &Job, emit: impl FnMut(JobResult) -> bool) {
     Worker::default().run(job, emit);
 }
 
+/// Runs the job's analyses; returns false when `emit` asked to stop.
 fn analyse_job(
     job: &Job,
     parsed: Result<Data, ParseError>,
-    mut emit: impl FnMut(JobResult) -> bool,
-) {
+    emit: &mut impl FnMut(JobResult) -> bool,
+) -> bool {
     let generation = job.generation;
     let (matrix, notes) = match parsed {
         Ok(p) => p,
@@ -131,7 +140,7 @@ fn analyse_job(
                 generation,
                 outcome: Outcome::Invalid(e),
             });
-            return;
+            return true;
         }
     };
     for ladder in [false, true] {
@@ -148,9 +157,11 @@ fn analyse_job(
         if !emit(JobResult {
             generation,
             outcome,
-        }) || failed
-        {
-            return;
+        }) {
+            return false;
+        }
+        if failed {
+            return true;
         }
     }
     if let Some(pinned) = &job.pinned {
@@ -162,7 +173,7 @@ fn analyse_job(
             generation,
             outcome,
         }) {
-            return;
+            return false;
         }
     }
     if let Some(preset) = job.formats {
@@ -177,11 +188,13 @@ fn analyse_job(
                 })
             },
         );
-        if let Some(lineup) = lineup {
-            emit(JobResult {
-                generation,
-                outcome: Outcome::Lineup(Arc::new(lineup)),
-            });
-        }
+        let Some(lineup) = lineup else {
+            return false;
+        };
+        return emit(JobResult {
+            generation,
+            outcome: Outcome::Lineup(Arc::new(lineup)),
+        });
     }
+    true
 }

@@ -48,6 +48,10 @@ impl Widget for &FormatsOverlay<'_> {
         );
         Clear.render(popup, buf);
         let title = match self.progress {
+            Some((_, 0)) => format!(
+                "Formats on this data: computing{}",
+                self.theme.glyphs.ellipsis
+            ),
             Some((done, total)) => format!(
                 "Formats on this data: computing {done} of {total}{}",
                 self.theme.glyphs.ellipsis
