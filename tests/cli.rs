@@ -55,7 +55,11 @@ fn list_presets_prints_one_line_each() {
     let o = quantscope(&["report", "--list-presets"], None);
     assert!(o.status.success());
     let out = stdout(&o);
-    let names: Vec<&str> = out
+    // The presets, then a blank line and the formats of the format ladder.
+    let (presets, formats) = out.split_once("\n\n").expect("two lists");
+    assert!(formats.starts_with("Formats"), "{formats}");
+    assert_eq!(formats.lines().count(), 1 + 13);
+    let names: Vec<&str> = presets
         .lines()
         .map(|l| l.split_whitespace().next().unwrap_or(""))
         .collect();

@@ -126,7 +126,7 @@ fn keys(v: &Value) -> Vec<&str> {
 fn json_has_every_key() {
     let v = json(&lesson(Granularity::Tensor), with_values());
     let top = [
-        "config", "shape", "blocks", "channels", "overall", "memory", "ladder",
+        "config", "shape", "blocks", "channels", "overall", "memory", "ladder", "formats",
     ];
     let mut sorted_top = top.to_vec();
     sorted_top.sort_unstable();

@@ -543,7 +543,8 @@ fn every_scenario_parses_and_analyses_under_its_suggested_configuration() {
             "outlier",
             "one-signed",
             "degenerate",
-            "gaussian-16"
+            "gaussian-16",
+            "formats"
         ]
     );
     for s in &all {
