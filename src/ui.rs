@@ -22,6 +22,7 @@
 //! With the detail shown on a small screen, it takes the place of the lower two rows.
 
 pub mod caption;
+pub mod compare;
 pub mod data;
 pub mod detail;
 pub mod editor;

@@ -278,3 +278,26 @@ fn a_job_says_when_it_is_done_so_the_explorer_waits_for_the_ladder_and_no_longer
     assert!(m.analysis.lineup.is_some());
     assert!(m.analysis.lineup_progress.is_none());
 }
+
+#[test]
+fn the_status_line_compares_b_with_the_pinned_a() {
+    let mut m = scenario_model("formats");
+    act(&mut m, Action::Pin);
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
+    m.status = None;
+    let s = screen(&m, 120, 40);
+    let last = s.lines().last().unwrap();
+    assert!(
+        last.contains("B vs A: granularity channel vs tensor"),
+        "{last}"
+    );
+    assert!(last.contains("collapsed 0 vs 5"), "{last}");
+    assert!(last.contains("bits/w"), "{last}");
+    act(&mut m, Action::Pin);
+    m.status = None;
+    let s = screen(&m, 120, 40);
+    assert!(!s.lines().last().unwrap().contains("B vs A"));
+}

@@ -213,6 +213,12 @@ impl Widget for &StatusLine<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let line = if let Some(status) = &self.model.status {
             Line::from(Span::styled(format!(" {status}"), self.theme.active))
+        } else if self.model.pinned.is_some() {
+            let text = crate::ui::compare::summary(
+                self.model.analysis.comparison.as_deref(),
+                self.theme.glyphs.sep,
+            );
+            Line::from(Span::styled(format!(" {text}"), self.theme.active))
         } else {
             let mut spans = Vec::new();
             for (key, label) in hints(self.model) {
