@@ -217,6 +217,7 @@ impl Widget for &StatusLine<'_> {
             let text = crate::ui::compare::summary(
                 self.model.analysis.comparison.as_deref(),
                 self.theme.glyphs.sep,
+                if self.theme.glyphs.ascii { "->" } else { "→" },
             );
             Line::from(Span::styled(format!(" {text}"), self.theme.active))
         } else {
