@@ -1,16 +1,17 @@
 //! The format ladder (every preset and format on the same data) in the explorer, in `report`
 //! and in the exporters; and pinning a configuration as A to compare B with it.
 
+#[path = "common/screen.rs"]
+mod screen_text;
+
 use std::process::Command;
 
 use quantscope::app::keymap::Action;
 use quantscope::app::{Direction, Message, Model, Overlay, Setting, translate, update};
 use quantscope::core::config::Granularity;
 use quantscope::runtime::settle;
-use quantscope::ui::{self, Theme};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use screen_text::screen;
 
 fn scenario_model(name: &str) -> Model {
     let s = quantscope::teach::assets::scenario(name).unwrap();
@@ -29,25 +30,6 @@ fn key(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
     let msg = translate(m, &KeyEvent::new(code, modifiers)).expect("a bound key");
     update(m, msg);
     settle(m);
-}
-
-fn screen(model: &Model, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    let theme = Theme::new(false, false);
-    terminal
-        .draw(|frame| ui::draw(frame, model, &theme))
-        .unwrap();
-    let buffer = terminal.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buffer.area.height {
-        let mut line = String::new();
-        for x in 0..buffer.area.width {
-            line.push_str(buffer[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 #[test]

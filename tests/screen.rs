@@ -1,5 +1,8 @@
 //! Snapshots of the whole screen, drawn by `ui::draw` into ratatui's `TestBackend`.
 
+#[path = "common/screen.rs"]
+mod screen_text;
+
 use std::fmt::Write as _;
 
 use quantscope::app::keymap::Action;
@@ -10,25 +13,7 @@ use quantscope::runtime::settle;
 use quantscope::ui::{self, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-
-fn screen(model: &Model, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    let theme = Theme::new(false, false);
-    terminal
-        .draw(|frame| ui::draw(frame, model, &theme))
-        .unwrap();
-    let buffer = terminal.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buffer.area.height {
-        let mut line = String::new();
-        for x in 0..buffer.area.width {
-            line.push_str(buffer[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
+use screen_text::screen;
 
 fn model() -> Model {
     let mut m = Model::with_text(BUILTIN_EXAMPLE, None);
