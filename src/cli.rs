@@ -3,10 +3,10 @@
 
 mod explore;
 mod files;
-mod scan;
+mod scan_command;
 
 pub use explore::{DemoArgs, PracticeArgs, demo, explore, practice};
-pub use scan::{ScanArgs, scan};
+pub use scan_command::{ScanArgs, scan};
 
 use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};

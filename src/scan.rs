@@ -22,7 +22,6 @@
 //! [`write_scan`] writes the result as a table, JSON, CSV or Markdown into any `impl Write`.
 
 mod stored;
-mod write;
 
 use std::path::Path;
 
@@ -33,8 +32,9 @@ use crate::core::config::{Config, ConfigError, Granularity};
 use crate::core::{Metrics, Options, Report, analyse_with};
 use crate::io::checkpoint::{Checkpoint, CheckpointError, Entry, Kind};
 
+/// Writes a scan in any format (kept here for callers of the scan).
+pub use crate::io::export::write_scan;
 pub use stored::StoredRow;
-pub use write::write_scan;
 
 /// The error and cost of one tensor at one granularity.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

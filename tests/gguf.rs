@@ -452,12 +452,12 @@ fn scan_covers_float_and_stored_tensors_in_every_format() {
     let path = fixture("types.gguf");
     let path = path.to_str().unwrap();
     let table = ok(&["scan", path]);
-    let Some((_, stored)) = table.split_once("quantized tensors, as stored") else {
+    let Some((_, stored)) = table.split_once("Quantized tensors, as stored") else {
         panic!("no stored section in\n{table}")
     };
     let q4k: Vec<&str> = stored
         .lines()
-        .find(|l| l.starts_with("q4_k "))
+        .find(|l| l.trim_start().starts_with("q4_k "))
         .unwrap()
         .split_whitespace()
         .collect();
@@ -467,7 +467,10 @@ fn scan_covers_float_and_stored_tensors_in_every_format() {
             "q4_k", "Q4_K", "[4,", "256]", "12.2", "of", "16", "1", "1", "1", "of", "4", "4.5"
         ]
     );
-    assert!(table.lines().any(|l| l.starts_with("f16 ")), "{table}");
+    assert!(
+        table.lines().any(|l| l.trim_start().starts_with("f16 ")),
+        "{table}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&ok(&["scan", path, "--format", "json"])).unwrap();
     let stored = json["stored"].as_array().unwrap();
@@ -536,9 +539,9 @@ fn a_scan_of_only_quantized_matrices_says_so_instead_of_an_empty_table() {
     );
     assert!(!table.contains("gain dB"), "no empty float table:\n{table}");
     assert!(
-        table
-            .lines()
-            .any(|l| l.starts_with("q ") && l.contains("Q8_0") && l.contains("32.0 of 256")),
+        table.lines().any(|l| l.trim_start().starts_with("q ")
+            && l.contains("Q8_0")
+            && l.contains("32.0 of 256")),
         "{table}"
     );
     let md = ok(&["scan", path, "--format", "markdown"]);

@@ -254,7 +254,13 @@ fn tensors_that_fail_are_listed_and_the_rest_still_scanned() {
         s.failed[0].error
     );
     let table = render(&s, Format::Table);
-    assert!(table.contains("failed 1 tensor:\n  nan: "), "{table}");
+    assert!(table.contains("  failed 1 tensor:\n"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.trim_start().starts_with("nan ") && l.contains("row 0, column 1")),
+        "{table}"
+    );
 }
 
 fn quantscope(args: &[&str]) -> Output {

@@ -22,6 +22,7 @@ mod doc;
 pub(crate) mod json;
 mod markdown;
 pub mod num;
+mod scan;
 pub mod stored;
 mod table;
 mod tensors;
@@ -35,6 +36,7 @@ use crate::core::explain::ChannelExplanation;
 use crate::core::lineup::Lineup;
 
 pub use doc::worked::lines as worked_arithmetic;
+pub use scan::write_scan;
 pub use tensors::write_tensor_list;
 
 /// An output format.

@@ -125,7 +125,7 @@ pub(super) fn field(text: &str) -> String {
 }
 
 /// Shortest round-trip form, with an exponent for very small or large values.
-fn float(x: f64) -> String {
+pub(super) fn float(x: f64) -> String {
     format!("{x:?}")
 }
 

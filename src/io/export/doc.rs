@@ -85,7 +85,8 @@ pub(super) struct Grid {
 }
 
 impl Grid {
-    fn new(columns: &[(&str, Align)]) -> Self {
+    /// A grid with these columns and no rows; cells are never truncated.
+    pub(super) fn new(columns: &[(&str, Align)]) -> Self {
         let columns = columns
             .iter()
             .map(|&(name, align)| Column {

@@ -1,0 +1,433 @@
+//! A [`Scan`] written as a table, JSON, CSV or Markdown into any [`Write`]. Only formats
+//! numbers the scan holds; the table and Markdown go through the same [`Doc`] as a report,
+//! so the two cannot drift from each other or from `report`'s.
+//!
+//! | format     | contents                                                                 |
+//! |------------|--------------------------------------------------------------------------|
+//! | `table`    | title; Tensors: the sort key and legend, one row per tensor; Quantized tensors; Skipped and failed |
+//! | `markdown` | the same, one `##` section each, GitHub tables                           |
+//! | `json`     | `file`, `config` (+ `summary`), `sort`, `tensors`, `stored`, `skipped`, `failed` |
+//! | `csv`      | a header and one row per tensor, nothing else                            |
+//!
+//! A GGUF scan's quantized tensors, inspected as stored, follow as a second section (table,
+//! Markdown), a `stored` array (JSON), or, in CSV, rows whose `stored_*` columns (added only
+//! when there are such tensors) are filled and whose error columns are empty.
+//!
+//! Tensor names are the file's to choose: control characters are escaped in every text
+//! format. In JSON, `gain_db` is the string `"inf"` when it is infinite (per-channel exact,
+//! per-tensor not), as is any infinite error (`"inf"`, `"-inf"`: JSON has no infinity), and
+//! `sqnr_db` is `null` when the error or the signal is zero.
+
+use std::io::{self, BufWriter, Write};
+
+use serde::Serialize;
+
+use super::Format;
+use super::csv::{field, float};
+use super::doc::{Align, Doc, Grid, Part, Section};
+use super::json::Num;
+use super::num::{count, error, sig};
+use crate::core::config::{Axis, Config};
+use crate::core::{Granularity, Metrics};
+use crate::io::printable;
+use crate::io::safetensors::format_shape;
+use crate::scan::{Failed, Scan, ScanRow, Side, SkipReason, Skipped, StoredRow};
+
+/// What the rows are sorted by, for the header of every format.
+const SORT_KEY: &str = "gain = SQNR per channel - SQNR per tensor, in dB (= 20 log10 of RMSE per tensor / RMSE per channel), largest first";
+
+/// What the table says instead of an empty table when only quantized tensors were scanned.
+const NO_FLOAT_ROWS: &str = "no floating tensor of two or more dimensions to analyse";
+
+/// What the stored section can and cannot say.
+const STORED_NOTE: &str = "the original weights are not in the file: levels used and collapse of the stored codes, no error";
+
+/// Writes `scan` in `format`.
+///
+/// Output is buffered internally and flushed before returning.
+pub fn write_scan(out: &mut (impl Write + ?Sized), scan: &Scan, format: Format) -> io::Result<()> {
+    let mut out = BufWriter::new(out);
+    match format {
+        Format::Table => super::table::write(&mut out, &doc(scan))?,
+        Format::Markdown => super::markdown::write(&mut out, &doc(scan))?,
+        Format::Json => write_json(&mut out, scan)?,
+        Format::Csv => write_csv(&mut out, scan)?,
+    }
+    out.flush()
+}
+
+/// SQNR for people: `exact` when there is no error, `-` when the signal is zero.
+fn sqnr(m: &Metrics) -> String {
+    match m.sqnr_db {
+        Some(db) => error(db),
+        None if m.rmse == 0.0 => "exact".to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
+fn axis_words(config: &Config) -> &'static str {
+    match config.axis {
+        Axis::Rows => "one scale per row (axis 0, the output channels)",
+        Axis::Columns => "one scale per column (axis 1)",
+    }
+}
+
+/// The table and Markdown content: Tensors, the stored tensors, then what was left out.
+fn doc(scan: &Scan) -> Doc {
+    let c = &scan.config;
+    let mut tensors = vec![
+        Part::Text(format!("sorted by {SORT_KEY}")),
+        Part::Text(format!(
+            "T = per tensor (one scale), C = per channel: {}",
+            axis_words(c)
+        )),
+        Part::Text(
+            "collapsed: channels whose values differ but all round to one code, per tensor"
+                .to_owned(),
+        ),
+        Part::Text(format!(
+            "bits/w: bits per weight of the configuration as given ({})",
+            c.granularity
+        )),
+    ];
+    if scan.rows.is_empty() && !scan.stored.is_empty() {
+        // A quantized GGUF file whose floats are all 1-D: no empty table.
+        tensors.push(Part::Text(NO_FLOAT_ROWS.to_owned()));
+    } else {
+        tensors.push(Part::Grid(tensor_grid(&scan.rows)));
+    }
+    let mut sections = vec![Section {
+        title: "Tensors",
+        parts: tensors,
+    }];
+    if !scan.stored.is_empty() {
+        sections.push(Section {
+            title: "Quantized tensors, as stored",
+            parts: vec![
+                Part::Text(STORED_NOTE.to_owned()),
+                Part::Grid(stored_grid(&scan.stored)),
+            ],
+        });
+    }
+    let left_out = left_out(scan);
+    if !left_out.is_empty() {
+        sections.push(Section {
+            title: "Skipped and failed",
+            parts: left_out,
+        });
+    }
+    Doc {
+        header: format!(
+            "quantscope scan: {}; {}",
+            printable(&scan.file),
+            c.summary()
+        ),
+        sections,
+    }
+}
+
+/// Columns: the first three are text, the rest numbers.
+fn grid(columns: &[&str]) -> Grid {
+    let spec: Vec<(&str, Align)> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, &name)| (name, if i < 3 { Align::Left } else { Align::Right }))
+        .collect();
+    Grid::new(&spec)
+}
+
+fn tensor_grid(rows: &[ScanRow]) -> Grid {
+    let mut g = grid(&[
+        "tensor",
+        "dtype",
+        "shape",
+        "gain dB",
+        "T MAE",
+        "T RMSE",
+        "T SQNR dB",
+        "collapsed",
+        "C MAE",
+        "C RMSE",
+        "C SQNR dB",
+        "bits/w",
+    ]);
+    g.rows = rows
+        .iter()
+        .map(|r| {
+            vec![
+                printable(&r.name).into_owned(),
+                printable(&r.dtype).into_owned(),
+                format_shape(&r.shape),
+                error(r.gain_db),
+                error(r.tensor.metrics.mae),
+                error(r.tensor.metrics.rmse),
+                sqnr(&r.tensor.metrics),
+                r.tensor.collapsed_channels.to_string(),
+                error(r.channel.metrics.mae),
+                error(r.channel.metrics.rmse),
+                sqnr(&r.channel.metrics),
+                error(r.bits_per_weight),
+            ]
+        })
+        .collect();
+    g
+}
+
+fn stored_grid(rows: &[StoredRow]) -> Grid {
+    let mut g = grid(&[
+        "tensor",
+        "type",
+        "shape",
+        "levels used (mean)",
+        "fewest",
+        "collapsed rows",
+        "collapsed blocks",
+        "bits/w",
+    ]);
+    g.rows = rows
+        .iter()
+        .map(|r| {
+            vec![
+                printable(&r.name).into_owned(),
+                printable(&r.dtype).into_owned(),
+                format_shape(&r.shape),
+                format!("{:.1} of {}", r.mean_used, r.levels),
+                r.min_used.to_string(),
+                r.collapsed_rows.to_string(),
+                format!("{} of {}", r.collapsed_blocks, r.blocks),
+                sig(r.bits_per_weight, 5),
+            ]
+        })
+        .collect();
+    g
+}
+
+/// The lines after the tables: what was skipped, and each tensor that failed.
+fn left_out(scan: &Scan) -> Vec<Part> {
+    let mut parts = Vec::new();
+    if scan.rows.is_empty() && scan.stored.is_empty() {
+        parts.push(Part::Text(
+            "no floating tensor with 2 or more dimensions was analysed".to_owned(),
+        ));
+    }
+    let n = scan.skipped_count(&[SkipReason::OneDimensional, SkipReason::NotFloating]);
+    if n > 0 {
+        parts.push(Part::Text(format!(
+            "skipped {}: 1-D or not floating",
+            count(n, "tensor")
+        )));
+    }
+    let n = scan.skipped_count(&[SkipReason::Empty]);
+    if n > 0 {
+        parts.push(Part::Text(format!("skipped {}", count(n, "empty tensor"))));
+    }
+    if !scan.failed.is_empty() {
+        parts.push(Part::Text(format!(
+            "failed {}:",
+            count(scan.failed.len(), "tensor")
+        )));
+        let mut g = Grid::new(&[("tensor", Align::Left), ("error", Align::Left)]);
+        g.rows = scan
+            .failed
+            .iter()
+            .map(|f| {
+                vec![
+                    printable(&f.name).into_owned(),
+                    printable(&f.error).into_owned(),
+                ]
+            })
+            .collect();
+        parts.push(Part::Grid(g));
+    }
+    parts
+}
+
+/// The configuration as JSON: every field, then its summary.
+#[derive(Serialize)]
+struct ConfigView<'a> {
+    #[serde(flatten)]
+    config: &'a Config,
+    summary: String,
+}
+
+/// One granularity of a tensor, as JSON.
+#[derive(Serialize)]
+struct SideView {
+    mae: Num,
+    rmse: Num,
+    max_error: Num,
+    sqnr_db: Option<Num>,
+    collapsed_channels: usize,
+    bits_per_weight: f64,
+}
+
+impl From<&Side> for SideView {
+    fn from(s: &Side) -> Self {
+        let m = &s.metrics;
+        Self {
+            mae: Num(m.mae),
+            rmse: Num(m.rmse),
+            max_error: Num(m.max_error),
+            sqnr_db: m.sqnr_db.map(Num),
+            collapsed_channels: s.collapsed_channels,
+            bits_per_weight: s.bits_per_weight,
+        }
+    }
+}
+
+/// One analysed tensor, as JSON.
+#[derive(Serialize)]
+struct RowView<'a> {
+    name: &'a str,
+    dtype: &'a str,
+    shape: &'a [usize],
+    matrix: (usize, usize),
+    gain_db: Num,
+    tensor: SideView,
+    channel: SideView,
+    bits_per_weight: f64,
+}
+
+impl<'a> From<&'a ScanRow> for RowView<'a> {
+    fn from(r: &'a ScanRow) -> Self {
+        Self {
+            name: &r.name,
+            dtype: &r.dtype,
+            shape: &r.shape,
+            matrix: r.matrix,
+            gain_db: Num(r.gain_db),
+            tensor: SideView::from(&r.tensor),
+            channel: SideView::from(&r.channel),
+            bits_per_weight: r.bits_per_weight,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonScan<'a> {
+    file: &'a str,
+    config: ConfigView<'a>,
+    compared: [Granularity; 2],
+    sort: &'static str,
+    tensors: Vec<RowView<'a>>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stored: &'a [StoredRow],
+    skipped: &'a [Skipped],
+    failed: &'a [Failed],
+}
+
+fn write_json(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
+    let doc = JsonScan {
+        file: &scan.file,
+        config: ConfigView {
+            config: &scan.config,
+            summary: scan.config.summary(),
+        },
+        compared: [Granularity::Tensor, Granularity::Channel],
+        sort: "gain_db, largest first: 20*log10(tensor.rmse / channel.rmse) = channel.sqnr_db - tensor.sqnr_db; \"inf\" = infinite (per-channel exact)",
+        tensors: scan.rows.iter().map(RowView::from).collect(),
+        stored: &scan.stored,
+        skipped: &scan.skipped,
+        failed: &scan.failed,
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+/// The error columns of one granularity, in CSV.
+const SIDE_COLUMNS: [&str; 6] = [
+    "mae",
+    "rmse",
+    "max_error",
+    "sqnr_db",
+    "collapsed",
+    "bits_per_weight",
+];
+
+/// The columns appended when a scan has stored tensors.
+const STORED_COLUMNS: [&str; 8] = [
+    "stored_levels",
+    "stored_mean_used",
+    "stored_min_used",
+    "stored_collapsed_rows",
+    "stored_collapsed_blocks",
+    "stored_blocks",
+    "stored_zero_scales",
+    "stored_bits_per_weight",
+];
+
+fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
+    let stored = !scan.stored.is_empty();
+    let mut header: Vec<String> = ["name", "dtype", "shape", "rows", "cols", "gain_db"]
+        .map(String::from)
+        .to_vec();
+    for side in ["tensor", "channel"] {
+        header.extend(SIDE_COLUMNS.iter().map(|c| format!("{side}_{c}")));
+    }
+    header.push("bits_per_weight".to_owned());
+    if stored {
+        header.extend(STORED_COLUMNS.map(String::from));
+    }
+    writeln!(out, "{}", header.join(","))?;
+    for r in &scan.rows {
+        let mut fields = vec![
+            field(&r.name),
+            field(&r.dtype),
+            shape_cell(&r.shape),
+            r.matrix.0.to_string(),
+            r.matrix.1.to_string(),
+            float(r.gain_db),
+        ];
+        for side in [&r.tensor, &r.channel] {
+            let m = &side.metrics;
+            fields.extend([
+                float(m.mae),
+                float(m.rmse),
+                float(m.max_error),
+                m.sqnr_db.map(float).unwrap_or_default(),
+                side.collapsed_channels.to_string(),
+                float(side.bits_per_weight),
+            ]);
+        }
+        fields.push(float(r.bits_per_weight));
+        if stored {
+            fields.extend(std::iter::repeat_n(String::new(), STORED_COLUMNS.len()));
+        }
+        writeln!(out, "{}", fields.join(","))?;
+    }
+    for r in &scan.stored {
+        let (rows, cols) = (
+            r.shape.iter().rev().skip(1).product::<usize>(),
+            r.shape.last().copied().unwrap_or(0),
+        );
+        let mut fields = vec![
+            field(&r.name),
+            field(&r.dtype),
+            shape_cell(&r.shape),
+            rows.to_string(),
+            cols.to_string(),
+        ];
+        fields.extend(std::iter::repeat_n(
+            String::new(),
+            1 + 2 * SIDE_COLUMNS.len() + 1,
+        ));
+        fields.extend([
+            r.levels.to_string(),
+            float(r.mean_used),
+            r.min_used.to_string(),
+            r.collapsed_rows.to_string(),
+            r.collapsed_blocks.to_string(),
+            r.blocks.to_string(),
+            r.zero_scales.to_string(),
+            float(r.bits_per_weight),
+        ]);
+        writeln!(out, "{}", fields.join(","))?;
+    }
+    Ok(())
+}
+
+/// A shape as `2x1x2x2`.
+fn shape_cell(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
+    dims.join("x")
+}
