@@ -298,31 +298,13 @@ fn analysed(model: &mut Model, result: JobResult) {
     }
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "the keymap's dispatcher: one short arm per action"
-)]
+/// Runs one action of the keymap: short arms here, longer ones in functions named after
+/// them below.
 fn act(model: &mut Model, action: Action) {
     match action {
         Action::CaptionMore => model.caption_page = model.caption_page.wrapping_add(1),
         Action::KeepSettings => keep_settings(model),
-        Action::Pin => {
-            if model.pinned.take().is_some() {
-                model.analysis.pinned = None;
-                model.analysis.comparison = None;
-                model.status = Some("unpinned: the panes show one configuration again".into());
-            } else {
-                model.pinned = Some(crate::app::model::Pinned {
-                    preset: model.preset,
-                    config: model.config,
-                });
-                model.status = Some(format!(
-                    "pinned as A: {}; change settings to compare B with it (Alt-p unpins)",
-                    model.config.summary()
-                ));
-                model.request_analysis();
-            }
-        }
+        Action::Pin => toggle_pin(model),
         Action::ToggleErrorMetric => {
             model.error_metric = model.error_metric.other();
             model.status = Some(format!(
@@ -359,18 +341,7 @@ fn act(model: &mut Model, action: Action) {
         Action::Submit | Action::Hint | Action::Reveal | Action::NextExercise | Action::Cards => {
             practice_action(model, action);
         }
-        Action::NextStep | Action::PrevStep => {
-            if model.practice.is_some() {
-                practice_action(model, action);
-            } else if let Some(demo) = &model.demo {
-                let target = if action == Action::NextStep {
-                    demo.shown + 1
-                } else {
-                    demo.shown.saturating_sub(1)
-                };
-                crate::app::demo::go_to(model, target);
-            }
-        }
+        Action::NextStep | Action::PrevStep => step(model, action == Action::NextStep),
         Action::ToggleExplain => {
             model.show_explain = !model.show_explain;
             model.show_detail = model.show_explain;
@@ -386,48 +357,19 @@ fn act(model: &mut Model, action: Action) {
         }
         Action::Yes => yes(model),
         Action::Save => save(model),
-        Action::SaveAs => {
-            if matches!(model.source, Source::Text { .. }) {
-                let name = model
-                    .path()
-                    .map_or_else(|| "channels.txt".to_string(), |p| p.display().to_string());
-                model.overlay = Some(save_as_prompt(&name));
-            } else {
-                save(model);
-            }
-        }
+        Action::SaveAs => save_as(model),
         Action::Edit(action) => {
             if matches!(model.source, Source::Text { .. }) && model.editor.apply(action, false) {
                 model.request_analysis();
             }
         }
-        Action::FocusNext | Action::FocusPrev => {
-            let order = model.focus_order();
-            let i = order.iter().position(|f| *f == model.focus).unwrap_or(0);
-            let n = order.len();
-            let j = if action == Action::FocusNext {
-                (i + 1) % n
-            } else {
-                (i + n - 1) % n
-            };
-            model.focus = order[j];
-        }
+        Action::FocusNext | Action::FocusPrev => cycle_focus(model, action == Action::FocusNext),
         Action::CycleSort => {
             model.sort = model.sort.next();
             model.refresh_order();
             model.status = Some(format!("channels sorted {}", model.sort.describe()));
         }
-        Action::ToggleCollapsedOnly => {
-            model.collapsed_only = !model.collapsed_only;
-            model.refresh_order();
-            model.status = Some(if model.collapsed_only && model.order.is_empty() {
-                "no channel collapses under this configuration".to_string()
-            } else if model.collapsed_only {
-                format!("listing the {} collapsed channels", model.order.len())
-            } else {
-                "listing every channel".to_string()
-            });
-        }
+        Action::ToggleCollapsedOnly => toggle_collapsed_only(model),
         Action::CopyToEditor => copy_to_editor(model),
         Action::Scenarios => model.overlay = Some(Overlay::Scenarios { selected: 0 }),
         Action::Formats => {
@@ -444,22 +386,7 @@ fn act(model: &mut Model, action: Action) {
         Action::Down => step_selection(model, 1),
         Action::PageUp => step_selection(model, -10),
         Action::PageDown => step_selection(model, 10),
-        Action::Left | Action::Right if model.focus == Focus::Settings => {
-            let setting = SETTINGS[model.selected_setting.min(SETTINGS.len() - 1)];
-            let dir = if action == Action::Right {
-                Direction::Forward
-            } else {
-                Direction::Back
-            };
-            change_setting(model, setting, dir);
-        }
-        Action::Left | Action::Right => {
-            if action == Action::Right && matches!(model.focus, Focus::Utilization | Focus::Errors)
-            {
-                model.show_detail = true;
-                model.keep_focus_visible();
-            }
-        }
+        Action::Left | Action::Right => sideways(model, action == Action::Right),
         Action::ToggleDetail => {
             if model.show_explain {
                 model.show_explain = false;
@@ -468,39 +395,135 @@ fn act(model: &mut Model, action: Action) {
             model.show_detail = !model.show_detail;
             model.keep_focus_visible();
         }
-        Action::WorstChannel => {
-            let Some(report) = model.analysis.report.as_ref() else {
-                return;
-            };
-            // The worst of the channels listed (the collapsed ones when filtered).
-            let worst = if model.collapsed_only {
-                report.worst_of(model.order.iter().copied())
-            } else {
-                report.worst_channel()
-            };
-            if let Some(worst) = worst {
-                let ch = &report.channels[worst];
-                let why = if ch.collapsed {
-                    "collapsed".to_string()
-                } else {
-                    match ch.metrics.sqnr_db {
-                        Some(db) => format!("SQNR {db:.1} dB, the lowest"),
-                        None => "the lowest SQNR".to_string(),
-                    }
-                };
-                let name = ch
-                    .label
-                    .clone()
-                    .unwrap_or_else(|| format!("channel {worst}"));
-                model.status = Some(format!("worst: {name} ({why})"));
-                model.selected_channel = worst;
-                // From the editor (Alt-w) the focus stays where the typing is.
-                if matches!(model.focus, Focus::Settings | Focus::Ladder) {
-                    model.focus = Focus::Utilization;
-                    model.keep_focus_visible();
-                }
-            }
+        Action::WorstChannel => worst_channel(model),
+    }
+}
+
+/// Alt-p: pins the configuration as A, or unpins it.
+fn toggle_pin(model: &mut Model) {
+    if model.pinned.take().is_some() {
+        model.analysis.pinned = None;
+        model.analysis.comparison = None;
+        model.status = Some("unpinned: the panes show one configuration again".into());
+    } else {
+        model.pinned = Some(crate::app::model::Pinned {
+            preset: model.preset,
+            config: model.config,
+        });
+        model.status = Some(format!(
+            "pinned as A: {}; change settings to compare B with it (Alt-p unpins)",
+            model.config.summary()
+        ));
+        model.request_analysis();
+    }
+}
+
+/// Alt-n / Alt-p: the next or previous step of practice mode, or of the demo.
+fn step(model: &mut Model, forward: bool) {
+    let action = if forward {
+        Action::NextStep
+    } else {
+        Action::PrevStep
+    };
+    if model.practice.is_some() {
+        practice_action(model, action);
+    } else if let Some(demo) = &model.demo {
+        let target = if forward {
+            demo.shown + 1
+        } else {
+            demo.shown.saturating_sub(1)
+        };
+        crate::app::demo::go_to(model, target);
+    }
+}
+
+/// Saves typed text under a name asked for; a loaded file is saved where it is.
+fn save_as(model: &mut Model) {
+    if matches!(model.source, Source::Text { .. }) {
+        let name = model
+            .path()
+            .map_or_else(|| "channels.txt".to_string(), |p| p.display().to_string());
+        model.overlay = Some(save_as_prompt(&name));
+    } else {
+        save(model);
+    }
+}
+
+/// Tab / Shift-Tab: the next or previous pane in the focus order.
+fn cycle_focus(model: &mut Model, forward: bool) {
+    let order = model.focus_order();
+    let i = order.iter().position(|f| *f == model.focus).unwrap_or(0);
+    let n = order.len();
+    let j = if forward {
+        (i + 1) % n
+    } else {
+        (i + n - 1) % n
+    };
+    model.focus = order[j];
+}
+
+/// Lists only the collapsed channels, or every channel again.
+fn toggle_collapsed_only(model: &mut Model) {
+    model.collapsed_only = !model.collapsed_only;
+    model.refresh_order();
+    model.status = Some(if model.collapsed_only && model.order.is_empty() {
+        "no channel collapses under this configuration".to_string()
+    } else if model.collapsed_only {
+        format!("listing the {} collapsed channels", model.order.len())
+    } else {
+        "listing every channel".to_string()
+    });
+}
+
+/// Left and Right: change the selected setting in the Settings pane; Right opens the
+/// detail of the selected channel from the channel panes.
+fn sideways(model: &mut Model, right: bool) {
+    if model.focus == Focus::Settings {
+        let setting = SETTINGS[model.selected_setting.min(SETTINGS.len() - 1)];
+        let dir = if right {
+            Direction::Forward
+        } else {
+            Direction::Back
+        };
+        change_setting(model, setting, dir);
+    } else if right && matches!(model.focus, Focus::Utilization | Focus::Errors) {
+        model.show_detail = true;
+        model.keep_focus_visible();
+    }
+}
+
+/// Selects the worst of the channels listed (the collapsed ones when filtered) and says why.
+fn worst_channel(model: &mut Model) {
+    let Some(report) = model.analysis.report.as_ref() else {
+        return;
+    };
+    let worst = if model.collapsed_only {
+        report.worst_of(model.order.iter().copied())
+    } else {
+        report.worst_channel()
+    };
+    let Some(worst) = worst else {
+        return;
+    };
+    let ch = &report.channels[worst];
+    let why = if ch.collapsed {
+        "collapsed".to_string()
+    } else {
+        match ch.metrics.sqnr_db {
+            Some(db) => format!("SQNR {db:.1} dB, the lowest"),
+            None => "the lowest SQNR".to_string(),
         }
+    };
+    let name = ch
+        .label
+        .clone()
+        .unwrap_or_else(|| format!("channel {worst}"));
+    model.status = Some(format!("worst: {name} ({why})"));
+    model.selected_channel = worst;
+    // From the editor (Alt-w) the focus stays where the typing is.
+    if matches!(model.focus, Focus::Settings | Focus::Ladder) {
+        model.focus = Focus::Utilization;
+        model.keep_focus_visible();
     }
 }
 
