@@ -346,3 +346,16 @@ fn the_interview_notes_1_0_is_an_exact_tie_per_tensor() {
         (1.0, 63.5, Some(Rounding::HalfEven), 64)
     );
 }
+
+#[test]
+fn a_range_is_shown_widened_to_zero_only_where_the_analysis_widened_it() {
+    // ONNX Runtime's asymmetric uint8 widens every range to include 0: the positive row is
+    // widened, the row across 0 is not; the symmetric lesson preset never says so.
+    let m = Matrix::from_rows(&[&[0.5, 1.0, 2.0, 1.5], &[-1.0, 0.5, 2.0, -0.5]]).unwrap();
+    let ort = preset("ort-uint8", PresetOptions::default()).unwrap();
+    let widened = |config: &Config, row: usize| explain(&m, config, row).blocks[0].widened_to_zero;
+    assert!(widened(&ort, 0));
+    assert_eq!(explain(&m, &ort, 0).blocks[0].range, (0.0, 2.0));
+    assert!(!widened(&ort, 1));
+    assert!(!widened(&lesson(Granularity::Channel), 0));
+}

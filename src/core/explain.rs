@@ -317,13 +317,8 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
             denominator,
             min_max,
         } => {
-            // The scale is v / (qmin − z), so v carries the sign of scale × (qmin − z).
-            let positive = (b.code_scale >= 0.0) == (denominator >= 0);
-            let extreme = if absmax == 0.0 || positive {
-                absmax
-            } else {
-                -absmax
-            };
+            // The sign of v as the analysis recorded it.
+            let extreme = if b.negative_extreme { -absmax } else { absmax };
             ScaleFormula::SignedExtreme {
                 extreme,
                 denominator,
@@ -356,7 +351,6 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
     } else {
         asymmetric_zero_point(config, b, report.qmin, report.qmax)
     };
-    let widened = (lo == 0.0 && b.min > 0.0) || (hi == 0.0 && b.max < 0.0);
     BlockExplanation {
         index,
         rows: b.rows,
@@ -364,7 +358,7 @@ fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplana
         min: b.min,
         max: b.max,
         range: b.range,
-        widened_to_zero: calc.may_widen() && widened,
+        widened_to_zero: b.widened_to_zero,
         clipping: (config.clipping != Clipping::None).then_some(config.clipping),
         scale,
         formula_value,

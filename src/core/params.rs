@@ -159,6 +159,12 @@ pub struct BlockParams {
     pub range: (f32, f32),
     /// The computed scale was degenerate and the policy replaced it.
     pub degenerate: bool,
+    /// The range was widened to include 0 (it lay wholly on one side of 0).
+    pub widened: bool,
+    /// The signed value the scale was formed from was negative
+    /// ([`SymScale::SignedExtreme`](crate::core::config::SymScale::SignedExtreme) and
+    /// `SignedMinMax` only: the value of largest magnitude, with its sign).
+    pub negative_extreme: bool,
     /// The parameters cannot represent the block (see [`ParamProblem`]).
     pub problem: Option<ParamProblem>,
 }

@@ -40,6 +40,13 @@ pub struct Block {
     pub clipped: usize,
     /// The computed scale was zero or tiny and the degenerate policy replaced it.
     pub degenerate: bool,
+    /// The range was widened to include 0 (the block's values lay on one side of 0).
+    #[serde(skip)]
+    pub widened_to_zero: bool,
+    /// The scale was formed from a negative value (the signed-extreme rules: the value of
+    /// largest magnitude with its sign).
+    #[serde(skip)]
+    pub negative_extreme: bool,
 }
 
 impl Block {
@@ -64,6 +71,8 @@ impl Block {
             offset: self.offset,
             range: self.range,
             degenerate: self.degenerate,
+            widened: self.widened_to_zero,
+            negative_extreme: self.negative_extreme,
             problem: None,
         }
     }

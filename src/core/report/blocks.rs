@@ -34,6 +34,10 @@ const FLAGS: usize = 10;
 const DEGENERATE: u32 = 1;
 /// [`FLAGS`] bit: the block stores a float offset.
 const HAS_OFFSET: u32 = 2;
+/// [`FLAGS`] bit: the block's range was widened to include 0.
+const WIDENED: u32 = 4;
+/// [`FLAGS`] bit: the block's scale was formed from a negative signed extreme.
+const NEGATIVE_EXTREME: u32 = 8;
 
 /// The record of a block with these parameters, statistics and clamp count.
 #[inline(always)]
@@ -51,8 +55,14 @@ pub(crate) fn record(p: &BlockParams, st: &BlockStats, clipped: usize) -> Record
     r[MAX] = st.max.to_bits();
     r[RANGE_LO] = p.range.0.to_bits();
     r[RANGE_HI] = p.range.1.to_bits();
-    r[FLAGS] =
-        if p.degenerate { DEGENERATE } else { 0 } | if p.offset.is_some() { HAS_OFFSET } else { 0 };
+    r[FLAGS] = if p.degenerate { DEGENERATE } else { 0 }
+        | if p.offset.is_some() { HAS_OFFSET } else { 0 }
+        | if p.widened { WIDENED } else { 0 }
+        | if p.negative_extreme {
+            NEGATIVE_EXTREME
+        } else {
+            0
+        };
     set_clipped(&mut r, clipped);
     r
 }
@@ -84,6 +94,8 @@ fn block(r: &Record, (rows, cols): ((usize, usize), (usize, usize))) -> Block {
         range: (f(RANGE_LO), f(RANGE_HI)),
         clipped: (u64::from(r[CLIPPED]) | u64::from(r[CLIPPED + 1]) << 32) as usize,
         degenerate: r[FLAGS] & DEGENERATE != 0,
+        widened_to_zero: r[FLAGS] & WIDENED != 0,
+        negative_extreme: r[FLAGS] & NEGATIVE_EXTREME != 0,
     }
 }
 
@@ -207,6 +219,8 @@ mod tests {
             offset,
             range: (-1.5, 2.25),
             degenerate,
+            widened: offset.is_some(),
+            negative_extreme: !degenerate,
             problem: None,
         }
     }
@@ -251,6 +265,14 @@ mod tests {
         assert_eq!(
             (blocks.at(0).offset, blocks.at(0).degenerate),
             (None, false)
+        );
+        // The recorded choices: widened (here: with an offset), negative extreme (here: not
+        // degenerate), each flag on its own.
+        assert_eq!((b.widened_to_zero, b.negative_extreme), (true, false));
+        let first = blocks.at(0);
+        assert_eq!(
+            (first.widened_to_zero, first.negative_extreme),
+            (false, true)
         );
         let last = blocks.iter().next_back();
         assert_eq!(

@@ -40,6 +40,10 @@ pub(crate) struct ParamLanes<const N: usize> {
     pub offset: [f32; N],
     /// [`BlockParams::degenerate`].
     pub degenerate: [bool; N],
+    /// [`BlockParams::widened`].
+    pub widened: [bool; N],
+    /// [`BlockParams::negative_extreme`].
+    pub negative_extreme: [bool; N],
     /// The asymmetric integer zero point before it is made an i32 (after clamping).
     pub zero: [f64; N],
     /// The zero point fits an i32 (or none is formed).
@@ -117,8 +121,9 @@ impl ParamCalc {
         hi: &[f32; N],
         extreme: &[f32; N],
     ) -> ParamLanes<N> {
-        let (wlo, whi) = self.widened(lo, hi);
+        let (wlo, whi, widened) = self.widened(lo, hi);
         let v = self.rule.signed_values(lo, hi, extreme);
+        let negative_extreme: [bool; N] = from_fn(|j| v[j] < 0.0);
         let raw = self
             .rule
             .scales(self.config.conventions.arith, &v, &wlo, &whi);
@@ -138,6 +143,8 @@ impl ParamCalc {
             hi: whi,
             offset: [0.0; N],
             degenerate,
+            widened,
+            negative_extreme,
             zero,
             zero_ok,
             ok: zero_ok,
@@ -145,14 +152,20 @@ impl ParamCalc {
         })
     }
 
-    /// The ranges widened to include 0 where the configuration says so.
+    /// The ranges widened to include 0 where the configuration says so, and which of them
+    /// that changed (those wholly on one side of 0).
     #[inline(always)]
-    fn widened<const N: usize>(&self, lo: &[f32; N], hi: &[f32; N]) -> ([f32; N], [f32; N]) {
+    fn widened<const N: usize>(
+        &self,
+        lo: &[f32; N],
+        hi: &[f32; N],
+    ) -> ([f32; N], [f32; N], [bool; N]) {
         let widen: [bool; N] = from_fn(|j| self.widens(lo[j] == hi[j]));
         let zeroed: [(f32, f32); N] = from_fn(|j| with_zero(lo[j], hi[j]));
         (
             from_fn(|j| if widen[j] { zeroed[j].0 } else { lo[j] }),
             from_fn(|j| if widen[j] { zeroed[j].1 } else { hi[j] }),
+            from_fn(|j| widen[j] && (lo[j] > 0.0 || hi[j] < 0.0)),
         )
     }
 
@@ -266,6 +279,8 @@ impl ParamLanes<1> {
             hi: [p.range.1],
             offset: [p.offset.unwrap_or(0.0)],
             degenerate: [p.degenerate],
+            widened: [p.widened],
+            negative_extreme: [p.negative_extreme],
             zero: [f64::from(p.zero_point)],
             zero_ok: [true],
             ok: [p.problem.is_none()],
@@ -287,6 +302,8 @@ impl<const N: usize> ParamLanes<N> {
             offset: fm.then_some(self.offset[j]),
             range: (self.lo[j], self.hi[j]),
             degenerate: self.degenerate[j],
+            widened: self.widened[j],
+            negative_extreme: self.negative_extreme[j],
             problem: None,
         }
     }
