@@ -38,7 +38,8 @@ mod stats;
 pub mod view;
 
 pub use analyse::{
-    AnalyseError, LADDER_GROUPS, Options, analyse, analyse_with, ladder_granularities,
+    AnalyseError, LADDER_GROUPS, Options, analyse, analyse_staged, analyse_with,
+    ladder_granularities,
 };
 pub use config::{Config, ConfigError, Granularity, Scheme};
 pub use matrix::{Matrix, MatrixError};

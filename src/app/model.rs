@@ -283,6 +283,15 @@ impl Analysis {
                 self.lineup_progress = (done < total).then_some((done, total));
                 false
             }
+            Outcome::Ladder(rungs) => {
+                if let Some(report) = &mut self.report {
+                    // Copied only if something else still holds the report (nothing does
+                    // in the explorer: the worker handed its only reference over).
+                    Arc::make_mut(report).ladder = rungs;
+                }
+                self.pending = false;
+                true
+            }
             Outcome::Lineup(lineup) => {
                 self.lineup = Some(lineup);
                 self.lineup_progress = None;

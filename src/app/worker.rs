@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::core::lineup::{Lineup, Selection, lineup_with_progress};
-use crate::core::{Config, Matrix, Options, Report, analyse_with};
+use crate::core::{Config, Matrix, Options, Report, Rung, analyse_staged, analyse_with};
 use crate::io::text::{LineCache, Notes, ParseError};
 
 /// The most numbers the editor's text may hold; larger data belongs in a `.npy` file.
@@ -51,6 +51,8 @@ pub enum Outcome {
     Lineup(Arc<Lineup>),
     /// The job has sent everything it will send.
     Done,
+    /// The ladder of the report just sent (which came without one).
+    Ladder(Vec<Rung>),
     /// A report: `complete` is false for the first one, which has no ladder yet.
     Report {
         /// The parsed matrix.
@@ -143,26 +145,36 @@ fn analyse_job(
             return true;
         }
     };
-    for ladder in [false, true] {
-        let outcome = match analyse_with(&matrix, &job.config, Options { ladder }) {
-            Ok(report) => Outcome::Report {
+    // The active configuration first, as soon as it is ready; its ladder after.
+    let mut stopped = false;
+    let ladder = analyse_staged(&matrix, &job.config, &mut |report| {
+        stopped = !emit(JobResult {
+            generation,
+            outcome: Outcome::Report {
                 matrix: Arc::clone(&matrix),
                 notes: Arc::clone(&notes),
                 report: Arc::new(report),
-                complete: ladder,
+                complete: false,
             },
-            Err(e) => Outcome::Failed(e.to_string()),
-        };
-        let failed = matches!(outcome, Outcome::Failed(_));
-        if !emit(JobResult {
+        });
+        !stopped
+    });
+    let outcome = match ladder {
+        Ok(Some(rungs)) => Outcome::Ladder(rungs),
+        Ok(None) => return false,
+        Err(e) => Outcome::Failed(e.to_string()),
+    };
+    let failed = matches!(outcome, Outcome::Failed(_));
+    if stopped
+        || !emit(JobResult {
             generation,
             outcome,
-        }) {
-            return false;
-        }
-        if failed {
-            return true;
-        }
+        })
+    {
+        return false;
+    }
+    if failed {
+        return true;
     }
     if let Some(pinned) = &job.pinned {
         let outcome = match analyse_with(&matrix, pinned, Options { ladder: true }) {

@@ -5,7 +5,7 @@ use crate::core::config::{Config, ConfigError, Granularity};
 use crate::core::kernel::segment::Code;
 use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
-use crate::core::params::{ParamCalc, ParamProblem};
+use crate::core::params::{BlockStats, ParamCalc, ParamProblem};
 use crate::core::pass::{Ctx, Failure, ladder_pass, main_pass, plan};
 use crate::core::report::{Blocks, CodeBuf, ErrorSums, Layout, Memory, Metrics, Report, Rung};
 
@@ -43,6 +43,10 @@ pub enum AnalyseError {
         /// What is wrong.
         problem: ParamProblem,
     },
+    /// The caller of [`analyse_staged`] stopped it before the report was complete (never
+    /// returned by [`analyse`] and [`analyse_with`]).
+    #[error("the analysis was stopped")]
+    Stopped,
 }
 
 /// Analyses `matrix` under `config`, with the ladder.
@@ -56,22 +60,55 @@ pub fn analyse_with(
     config: &Config,
     options: Options,
 ) -> Result<Report, AnalyseError> {
+    let mut whole = None;
+    let ladder = staged(matrix, config, options.ladder, &mut |report| {
+        whole = Some(report);
+        true
+    })?;
+    let mut report = whole.ok_or(AnalyseError::Stopped)?;
+    report.ladder = ladder.unwrap_or_default();
+    Ok(report)
+}
+
+/// Analyses `matrix` under `config` in two stages, for a caller that shows the active
+/// configuration before its ladder is done: `first` receives the report without its ladder
+/// as soon as it is ready (return false to stop there), then the ladder's rungs are
+/// computed and returned, ready for [`Report::ladder`]. `Ok(None)` when `first` stopped.
+///
+/// The active configuration is analysed once: the ladder's rungs reuse its pass's row
+/// statistics and sums, as [`analyse`] does.
+pub fn analyse_staged(
+    matrix: &Matrix,
+    config: &Config,
+    first: &mut dyn FnMut(Report) -> bool,
+) -> Result<Option<Vec<Rung>>, AnalyseError> {
+    staged(matrix, config, true, first)
+}
+
+fn staged(
+    matrix: &Matrix,
+    config: &Config,
+    ladder: bool,
+    first: &mut dyn FnMut(Report) -> bool,
+) -> Result<Option<Vec<Rung>>, AnalyseError> {
     config.validate()?;
     let (lo, hi) = config.clamp_range();
     if hi - lo < 256 {
-        analyse_as::<u8>(matrix, config, options, CodeBuf::U8)
+        analyse_as::<u8>(matrix, config, ladder, CodeBuf::U8, first)
     } else {
-        analyse_as::<u16>(matrix, config, options, CodeBuf::U16)
+        analyse_as::<u16>(matrix, config, ladder, CodeBuf::U16, first)
     }
 }
 
-/// [`analyse_with`] with codes stored as `T`.
+/// [`staged`] with codes stored as `T`: the active pass, the report handed to `first`, then
+/// (with `ladder`) the other rungs in one more pass.
 fn analyse_as<T: Code>(
     matrix: &Matrix,
     config: &Config,
-    options: Options,
+    ladder: bool,
     wrap: fn(Pages<T>) -> CodeBuf,
-) -> Result<Report, AnalyseError> {
+    first: &mut dyn FnMut(Report) -> bool,
+) -> Result<Option<Vec<Rung>>, AnalyseError> {
     let view = matrix.values();
     let (rows, cols) = view.dim();
     let (qmin, qmax) = config.code_range();
@@ -85,81 +122,29 @@ fn analyse_as<T: Code>(
         calc: ParamCalc::new(config, qmin, qmax),
     };
     let layout = Layout::new(config.granularity, config.axis, cols);
-    let fail = |layout: Layout, (block, problem): Failure| {
-        let (rows, cols) = layout.rect(block, rows, cols);
-        AnalyseError::Block {
-            block,
-            rows,
-            cols,
-            problem,
-        }
-    };
-    let main_plan = plan(&ctx, layout, None).map_err(|f| fail(layout, f))?;
-    let main = main_pass::<T>(&ctx, &main_plan).map_err(|f| fail(layout, f))?;
+    let main_plan = plan(&ctx, layout, None).map_err(|f| fail(layout, (rows, cols), f))?;
+    let main = main_pass::<T>(&ctx, &main_plan).map_err(|f| fail(layout, (rows, cols), f))?;
     drop(main_plan);
     let overall = total(&main.sums);
     let collapsed = main.channels.iter().filter(|c| c.collapsed).count();
-    let mut ladder = Vec::new();
-    if options.ladder {
-        let grans = ladder_granularities(config.granularity, cols);
-        let layouts: Vec<Layout> = grans
-            .iter()
-            .map(|&g| Layout::new(g, config.axis, cols))
-            .collect();
-        // Plans of the other rungs; a global rung whose parameters fail keeps its failure.
-        let mut plans = Vec::new();
-        let mut slots = Vec::new();
-        for (&g, &l) in grans.iter().zip(&layouts) {
-            if g == config.granularity {
-                slots.push(None);
-            } else {
-                match plan(&ctx, l, Some(&main.row_stats)) {
-                    Ok(p) => {
-                        slots.push(Some(Ok(plans.len())));
-                        plans.push(p);
-                    }
-                    Err(f) => slots.push(Some(Err(f))),
-                }
-            }
-        }
-        let passes = ladder_pass::<T>(&ctx, &plans, &main.row_stats, &main.sums);
-        for ((&g, &l), slot) in grans.iter().zip(&layouts).zip(slots) {
-            let scales = l.block_count(rows, cols);
-            let rung = match slot {
-                None => Rung {
-                    granularity: g,
-                    scales: scales as u64,
-                    memory: memory(config, rows, cols, scales),
-                    overall,
-                    channels: main.channels.iter().map(|c| c.metrics).collect(),
-                    collapsed_channels: collapsed,
-                    active: true,
-                },
-                Some(Err(f)) => return Err(fail(l, f)),
-                Some(Ok(i)) => {
-                    let rows_out = passes[i].as_ref().map_err(|&f| fail(l, f))?;
-                    Rung {
-                        granularity: g,
-                        scales: scales as u64,
-                        memory: memory(config, rows, cols, scales),
-                        overall: total(&rows_out.sums),
-                        channels: rows_out.sums.iter().map(ErrorSums::metrics).collect(),
-                        collapsed_channels: rows_out.collapsed,
-                        active: false,
-                    }
-                }
-            };
-            ladder.push(rung);
-        }
-        // Coarse to fine by scale count: with channels along columns, "channel" can have
-        // more scales than the groups (stable, so equal counts keep their order).
-        ladder.sort_by_key(|r| r.scales);
-    }
+    let active = Rung {
+        granularity: config.granularity,
+        scales: main.blocks.len() as u64,
+        memory: memory(config, rows, cols, main.blocks.len()),
+        overall,
+        channels: if ladder {
+            main.channels.iter().map(|c| c.metrics).collect()
+        } else {
+            Vec::new()
+        },
+        collapsed_channels: collapsed,
+        active: true,
+    };
     let mut channels = main.channels;
     for (ch, label) in channels.iter_mut().zip(matrix.labels()) {
         ch.label.clone_from(label);
     }
-    Ok(Report {
+    let report = Report {
         config: *config,
         qmin,
         qmax,
@@ -170,10 +155,91 @@ fn analyse_as<T: Code>(
         channels,
         overall,
         collapsed_channels: collapsed,
-        ladder,
+        ladder: Vec::new(),
         layout,
         codes: wrap(main.codes),
-    })
+    };
+    if !first(report) {
+        return Ok(None);
+    }
+    if !ladder {
+        return Ok(Some(Vec::new()));
+    }
+    rungs::<T>(&ctx, active, &main.row_stats, &main.sums).map(Some)
+}
+
+/// The ladder of the active pass whose rung is `active`: every other granularity in one
+/// more pass over the rows, coarse to fine.
+fn rungs<T: Code>(
+    ctx: &Ctx<'_>,
+    active: Rung,
+    row_stats: &[BlockStats],
+    sums: &[ErrorSums],
+) -> Result<Vec<Rung>, AnalyseError> {
+    let config = ctx.config;
+    let (rows, cols) = ctx.view.dim();
+    let grans = ladder_granularities(config.granularity, cols);
+    let layouts: Vec<Layout> = grans
+        .iter()
+        .map(|&g| Layout::new(g, config.axis, cols))
+        .collect();
+    // Plans of the other rungs; a global rung whose parameters fail keeps its failure.
+    let mut plans = Vec::new();
+    let mut slots = Vec::new();
+    for (&g, &l) in grans.iter().zip(&layouts) {
+        if g == config.granularity {
+            slots.push(None);
+        } else {
+            match plan(ctx, l, Some(row_stats)) {
+                Ok(p) => {
+                    slots.push(Some(Ok(plans.len())));
+                    plans.push(p);
+                }
+                Err(f) => slots.push(Some(Err(f))),
+            }
+        }
+    }
+    let passes = ladder_pass::<T>(ctx, &plans, row_stats, sums);
+    let mut ladder = Vec::with_capacity(grans.len());
+    let mut active = Some(active);
+    for ((&g, &l), slot) in grans.iter().zip(&layouts).zip(slots) {
+        let scales = l.block_count(rows, cols);
+        let rung = match slot {
+            None => match active.take() {
+                Some(rung) => rung,
+                None => continue,
+            },
+            Some(Err(f)) => return Err(fail(l, (rows, cols), f)),
+            Some(Ok(i)) => {
+                let rows_out = passes[i].as_ref().map_err(|&f| fail(l, (rows, cols), f))?;
+                Rung {
+                    granularity: g,
+                    scales: scales as u64,
+                    memory: memory(config, rows, cols, scales),
+                    overall: total(&rows_out.sums),
+                    channels: rows_out.sums.iter().map(ErrorSums::metrics).collect(),
+                    collapsed_channels: rows_out.collapsed,
+                    active: false,
+                }
+            }
+        };
+        ladder.push(rung);
+    }
+    // Coarse to fine by scale count: with channels along columns, "channel" can have
+    // more scales than the groups (stable, so equal counts keep their order).
+    ladder.sort_by_key(|r| r.scales);
+    Ok(ladder)
+}
+
+/// The error of block `block` of `layout` over a matrix of `shape` that `problem` stopped.
+fn fail(layout: Layout, (rows, cols): (usize, usize), (block, problem): Failure) -> AnalyseError {
+    let (rows, cols) = layout.rect(block, rows, cols);
+    AnalyseError::Block {
+        block,
+        rows,
+        cols,
+        problem,
+    }
 }
 
 /// Per-row sums combined in row order.
