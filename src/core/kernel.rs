@@ -29,8 +29,10 @@
 //! A format with its own block layout (k-quants, FP4, NF4, FP8) is not a convention: it is
 //! a variant of [`Format`](crate::core::format::Format) with its encoder and decoder in a
 //! module of [`crate::core::format`], its [`Layout`](crate::core::format::Layout), its
-//! `pack`/`unpack` to the bytes its files store, and golden fixtures from its reference
-//! implementation (`tests/golden/generate_formats.py`, `tests/golden_formats.rs`).
+//! `pack`/`unpack` to the bytes its files store, a row of
+//! [`FORMATS`](crate::core::lineup::FORMATS) (the format ladder, `--list-presets` and
+//! `report --formats` read it), and golden fixtures from its reference implementation
+//! (`tests/golden/generate_formats.py`, `tests/golden_formats.rs`).
 //!
 //! [`ScaleRule`]: crate::core::params::ScaleRule
 
