@@ -241,8 +241,8 @@ fn a_job_says_when_it_is_done_so_the_explorer_waits_for_the_ladder_and_no_longer
     let kinds: Vec<&str> = results
         .iter()
         .map(|r| match r.outcome {
-            Outcome::Report { complete, .. } if complete => "report",
-            Outcome::Report { .. } => "first",
+            Outcome::Report { .. } => "report",
+            Outcome::Ladder(_) => "ladder",
             Outcome::Lineup(_) => "lineup",
             Outcome::LineupProgress(..) => "progress",
             Outcome::Done => "done",
@@ -250,8 +250,8 @@ fn a_job_says_when_it_is_done_so_the_explorer_waits_for_the_ladder_and_no_longer
         })
         .filter(|k| *k != "progress")
         .collect();
-    assert_eq!(kinds, ["first", "report", "lineup", "done"]);
-    // The model keeps waiting after the complete report, until the job is done.
+    assert_eq!(kinds, ["report", "ladder", "lineup", "done"]);
+    // The model keeps waiting after the report and its ladder, until the job is done.
     for r in results {
         let done = matches!(r.outcome, Outcome::Done);
         update(&mut m, Message::Analysed(r));
