@@ -446,7 +446,7 @@ fn list_presets(ascii: bool) -> ExitCode {
     }
     let _ = writeln!(
         out,
-        "\nFormats (in --formats and the explorer's format ladder; not yet usable as --preset):"
+        "\nFormats with their own block layouts (a --preset like the others; their settings are fixed):"
     );
     for f in FORMATS {
         let _ = writeln!(out, "{:width$}  {}", f.name, f.about);

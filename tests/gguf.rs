@@ -434,10 +434,14 @@ fn report_shows_a_quantized_gguf_tensor_as_stored_unless_a_configuration_is_aske
         err.contains("dequantized values (the original weights are not in the file)"),
         "{err}"
     );
-    // A bad preset is the one message, with no note before it.
+    // A format is a preset too: the stored Q4_K values quantized again as Q4_K.
     let (out, err, code) = quantscope(&["report", path, "--tensor", "q4_k", "--preset", "q4_k"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("quantscope: q4_k: llama.cpp Q4_K"), "{out}");
+    // A bad preset is the one message, with no note before it.
+    let (out, err, code) = quantscope(&["report", path, "--tensor", "q4_k", "--preset", "q4_kk"]);
     assert_eq!((out.as_str(), code), ("", Some(2)));
-    assert!(err.starts_with("error: unknown preset \"q4_k\""), "{err}");
+    assert!(err.starts_with("error: unknown preset \"q4_kk\""), "{err}");
     // A float tensor is analysed as usual, without the note.
     let (out, err, code) = quantscope(&["report", path, "--tensor", "f32", "--no-ladder"]);
     assert_eq!(code, Some(0), "{err}");

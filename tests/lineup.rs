@@ -55,7 +55,7 @@ fn alt_shift_f_opens_the_format_ladder_with_the_active_preset_marked() {
 }
 
 #[test]
-fn enter_on_an_integer_preset_uses_it_and_on_a_format_explains() {
+fn enter_on_a_format_or_a_preset_makes_it_the_active_configuration() {
     let mut m = scenario_model("formats");
     act(&mut m, Action::Formats);
     let entries = m.analysis.lineup.clone().unwrap().entries.clone();
@@ -64,11 +64,22 @@ fn enter_on_an_integer_preset_uses_it_and_on_a_format_explains() {
         key(&mut m, KeyCode::Down, KeyModifiers::NONE);
     }
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
-    assert!(matches!(m.overlay, Some(Overlay::Formats { .. })));
-    assert!(m.status.as_deref().unwrap().contains("format ladder"));
-    assert_eq!(m.preset, "lesson");
+    assert!(m.overlay.is_none());
+    assert_eq!(m.preset, "q4_k");
+    assert_eq!(m.config.format.map(|f| f.name), Some("q4_k"));
+    let report = m
+        .analysis
+        .report
+        .clone()
+        .expect("the format's report arrives");
+    assert_eq!(report.memory.bits_per_weight, 4.5);
+    assert_eq!(report.collapsed_channels, 0);
+    // Back to an integer preset from the same ladder.
+    act(&mut m, Action::Formats);
+    let entries = m.analysis.lineup.clone().unwrap().entries.clone();
+    assert!(entries.iter().any(|e| e.name == "q4_k" && e.active));
     let q4_0 = entries.iter().position(|e| e.name == "q4_0").unwrap();
-    for _ in q4k..q4_0 {
+    for _ in 0..q4_0 {
         key(&mut m, KeyCode::Down, KeyModifiers::NONE);
     }
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);

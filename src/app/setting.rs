@@ -11,6 +11,7 @@ use crate::core::LADDER_GROUPS;
 use crate::core::config::{
     Axis, Clipping, Config, Granularity, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
 };
+use crate::core::lineup::FORMATS;
 use crate::core::presets::{Overrides, PRESETS};
 
 /// One line of the Settings pane, and what a key changes.
@@ -253,7 +254,12 @@ impl Setting {
         let mut group_size = now.group_size;
         match self {
             Self::Preset => {
-                let names: Vec<&'static str> = PRESETS.iter().map(|p| p.name).collect();
+                // The integer presets, then the formats with their own block layouts.
+                let names: Vec<&'static str> = PRESETS
+                    .iter()
+                    .map(|p| p.name)
+                    .chain(FORMATS.iter().map(|f| f.name))
+                    .collect();
                 preset = cycle(&names, preset, dir);
                 o = Overrides::default();
             }

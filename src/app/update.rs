@@ -887,35 +887,31 @@ fn change_setting(model: &mut Model, setting: Setting, dir: Direction) {
     }
 }
 
-/// Enter in the formats overlay: an integer preset becomes the active configuration; a
-/// format is only compared there (the panes show integer presets).
+/// Enter in the formats overlay: the preset or format chosen becomes the active
+/// configuration (the `active` entry, a configuration no preset gives, already is).
 fn choose_format(model: &mut Model, selected: usize) {
-    let entry = model
+    let name = model
         .analysis
         .lineup
         .as_ref()
         .and_then(|l| l.entries.get(selected))
-        .map(|e| (e.name.clone(), e.integer));
-    let preset = entry.as_ref().and_then(|(name, integer)| {
-        integer
-            .then(|| crate::core::PRESETS.iter().find(|p| p.name == name))
-            .flatten()
+        .map(|e| e.name.clone());
+    let known = name.as_deref().and_then(|n| {
+        crate::core::PRESETS
+            .iter()
+            .map(|p| p.name)
+            .chain(crate::core::lineup::FORMATS.iter().map(|f| f.name))
+            .find(|p| *p == n)
     });
-    match (entry, preset) {
+    match (name, known) {
         (Some(_), Some(p)) => {
-            match model.apply_settings(p.name, crate::core::presets::Overrides::default()) {
-                Ok(()) => model.status = Some(format!("preset {}", p.name)),
-                Err(e) => model.status = Some(format!("{}: {e}", p.name)),
+            match model.apply_settings(p, crate::core::presets::Overrides::default()) {
+                Ok(()) => model.status = Some(format!("preset {p}")),
+                Err(e) => model.status = Some(format!("{p}: {e}")),
             }
         }
-        (Some((name, true)), None) => {
+        (Some(name), None) => {
             model.status = Some(format!("{name} is the active configuration already"));
-        }
-        (Some((name, false)), _) => {
-            model.status = Some(format!(
-                "{name} is compared in the format ladder; the panes show the integer presets"
-            ));
-            model.overlay = Some(Overlay::Formats { selected });
         }
         (None, _) => model.overlay = Some(Overlay::Formats { selected }),
     }

@@ -1,7 +1,10 @@
 //! [`analyse`]: the active configuration's pass, then one pass over the matrix for every
 //! other rung of the ladder (see [`crate::core::pass`]).
 
+mod format;
+
 use crate::core::config::{Config, ConfigError, Granularity};
+use crate::core::format::FormatError;
 use crate::core::kernel::segment::Code;
 use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
@@ -43,6 +46,9 @@ pub enum AnalyseError {
         /// What is wrong.
         problem: ParamProblem,
     },
+    /// A format's encoder refused the matrix (rows that are not whole blocks).
+    #[error(transparent)]
+    Format(#[from] FormatError),
     /// The caller of [`analyse_staged`] stopped it before the report was complete (never
     /// returned by [`analyse`] and [`analyse_with`]).
     #[error("the analysis was stopped")]
@@ -92,6 +98,11 @@ fn staged(
     first: &mut dyn FnMut(Report) -> bool,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
     config.validate()?;
+    if let Some(info) = config.format {
+        // A format fixes its blocks: no granularity ladder.
+        let report = format::analyse_format(matrix, config, info)?;
+        return Ok(first(report).then(Vec::new));
+    }
     let (lo, hi) = config.clamp_range();
     if hi - lo < 256 {
         analyse_as::<u8>(matrix, config, ladder, CodeBuf::U8, first)
@@ -158,6 +169,7 @@ fn analyse_as<T: Code>(
         ladder: Vec::new(),
         layout,
         codes: wrap(main.codes),
+        values: None,
     };
     if !first(report) {
         return Ok(None);

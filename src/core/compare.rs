@@ -71,6 +71,19 @@ pub struct ShapeMismatch {
 /// tensor -> group:32`); empty when they are the same.
 #[must_use]
 pub fn differences(a: &Config, b: &Config) -> Vec<Difference> {
+    if a.format.is_some() || b.format.is_some() {
+        // A format fixes every setting: what differs is the format itself.
+        let name = |c: &Config| c.format.map_or_else(|| c.summary(), |f| f.name.to_string());
+        return if a == b {
+            Vec::new()
+        } else {
+            vec![Difference {
+                key: "format",
+                a: name(a),
+                b: name(b),
+            }]
+        };
+    }
     let (a_settings, b_settings) = (settings_of(a), settings_of(b));
     a_settings
         .into_iter()

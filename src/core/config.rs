@@ -9,6 +9,8 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use crate::core::lineup::FormatInfo;
+
 /// Symmetric (zero maps to a fixed code) or asymmetric (affine, the range's ends map to the
 /// ends of the code range).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -359,6 +361,12 @@ pub struct Config {
     pub zero_point_bits: u8,
     /// Library conventions.
     pub conventions: Conventions,
+    /// A format with a block layout of its own (a k-quant, MXFP4, NVFP4, NF4, FP8: see
+    /// [`crate::core::lineup::FORMATS`]), when the configuration is one. Its encoder then
+    /// decides everything; the fields above only describe its payload (`bits` per code,
+    /// unsigned codes, its block as the granularity). Written as the format's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<&'static FormatInfo>,
 }
 
 /// Why a configuration cannot be used.
@@ -416,6 +424,16 @@ pub enum ConfigError {
     /// An unknown preset name.
     #[error("unknown preset {0:?} (see --list-presets)")]
     UnknownPreset(String),
+    /// A setting changed on a format, whose encoder fixes every setting.
+    #[error(
+        "{format} is a format with its own block layout: its {setting} is fixed (choose an integer preset to change it)"
+    )]
+    FormatFixed {
+        /// The format's name.
+        format: &'static str,
+        /// The setting given.
+        setting: &'static str,
+    },
 }
 
 impl Default for Config {
@@ -555,6 +573,11 @@ impl Config {
             (lo, hi) if (lo, hi) != (qmin, qmax) => format!(" clamped to [{lo}, {hi}]"),
             _ => String::new(),
         };
+        if let Some(f) = self.format {
+            // "q4_k: llama.cpp Q4_K (quantize_row_q4_K_ref)": the name and whose it is.
+            let whose = f.about.split(':').next().unwrap_or(f.about);
+            return format!("{}: {whose}", f.name);
+        }
         format!(
             "{}{} {scheme} {range} [{qmin}, {qmax}]{clamp}, {}",
             if self.signed { "int" } else { "uint" },

@@ -18,6 +18,10 @@ use crate::core::config::{
 use crate::core::params::{ParamCalc, ScaleRule, asymmetric_zero_f64};
 use crate::core::{Block, Matrix, Metrics, Report};
 
+mod format;
+
+pub use format::{FormatBlock, FormatWork};
+
 /// The worked arithmetic of one channel (matrix row) under a report's configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChannelExplanation {
@@ -43,6 +47,10 @@ pub struct ChannelExplanation {
     pub values: Vec<ValueExplanation>,
     /// The row's error, as the report measured it.
     pub metrics: Metrics,
+    /// For a format with its own block layout: how its blocks' scales were formed (then
+    /// [`ChannelExplanation::blocks`] is empty and each value's `block` indexes these, its
+    /// `rounded` is the grid value chosen).
+    pub format: Option<FormatWork>,
 }
 
 /// How one block's scale and zero point were formed.
@@ -246,6 +254,24 @@ pub fn zero_added_after_rounding(expr: QuantExpr) -> bool {
 pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelExplanation {
     let config = &report.config;
     let values = matrix.values();
+    if let Some(info) = config.format {
+        let x: Vec<f32> = values.row(row).to_vec();
+        let work = format::work(info, report, row, &x);
+        return ChannelExplanation {
+            row,
+            label: matrix.labels()[row].clone(),
+            qmin: report.qmin,
+            qmax: report.qmax,
+            clamp_range: report.clamp_range,
+            rounding: config.rounding,
+            quant_expr: config.conventions.quant_expr,
+            granularity: config.granularity,
+            blocks: Vec::new(),
+            values: format::values(&work, report, row, &x),
+            metrics: report.channels[row].metrics,
+            format: Some(work),
+        };
+    }
     let mut blocks: Vec<BlockExplanation> = Vec::new();
     let mut explained = Vec::with_capacity(report.shape.1);
     for (col, &x) in values.row(row).iter().enumerate() {
@@ -297,6 +323,7 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
         blocks,
         values: explained,
         metrics: channel.metrics,
+        format: None,
     }
 }
 

@@ -21,16 +21,15 @@
 //! assert!(q4k.measured().is_some());
 //! ```
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::core::analyse::{Options, analyse_with};
 use crate::core::config::Config;
-use crate::core::format::nf4::{self, DoubleQuant};
-use crate::core::format::{Encoded, Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, Meta};
+use crate::core::format::nf4;
+use crate::core::format::{Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme};
 use crate::core::matrix::Matrix;
 use crate::core::presets::{PRESETS, PresetOptions, preset};
-use crate::core::report::{ErrorSums, Metrics};
+use crate::core::report::{Metrics, Report};
 
 /// A format of the ladder that is not an integer preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +136,26 @@ pub const FORMATS: &[FormatInfo] = &[
         coded: fp8(Fp8Kind::E5M2, Fp8Formula::Reciprocal, Fp8Layout::Channel),
     },
 ];
+
+/// The values a format's codes stand for (index = stored code).
+#[must_use]
+pub fn grid_of(info: &FormatInfo) -> crate::core::format::Grid {
+    match info.coded {
+        Coded::Row(f) => f.grid(),
+        Coded::Nf4Dq => Format::Nf4.grid(),
+        Coded::Fp8(s) => crate::core::format::Grid {
+            values: s.kind.table().to_vec(),
+            uniform: false,
+        },
+    }
+}
+
+impl Serialize for FormatInfo {
+    /// A format is written as its name.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name)
+    }
+}
 
 /// The format named `name`.
 #[must_use]
@@ -318,9 +337,14 @@ pub fn lineup_with_progress(
     let presets: Vec<(&'static str, Config)> = selection
         .names
         .iter()
+        .filter(|&&n| PRESETS.iter().any(|p| p.name == n))
         .filter_map(|&n| preset(n, PresetOptions::default()).ok().map(|c| (n, c)))
         .collect();
-    let active_extra = active.filter(|(_, c)| !presets.iter().any(|(_, p)| p == *c));
+    // A format is active as its own entry; an integer configuration no preset gives is
+    // added as `active`.
+    let active_format = active.and_then(|(_, c)| c.format).map(|f| f.name);
+    let active_extra =
+        active.filter(|(_, c)| c.format.is_none() && !presets.iter().any(|(_, p)| p == *c));
     let total = selection.names.len() + usize::from(active_extra.is_some());
     let mut entries = Vec::with_capacity(total);
     for (name, config) in &presets {
@@ -342,7 +366,9 @@ pub fn lineup_with_progress(
         }
     }
     for info in FORMATS.iter().filter(|f| selection.names.contains(&f.name)) {
-        entries.push(format_entry(matrix, info));
+        let mut e = format_entry(matrix, info);
+        e.active = active_format == Some(info.name);
+        entries.push(e);
         if !progress(entries.len(), total) {
             return None;
         }
@@ -380,6 +406,15 @@ fn integer_parts(config: &Config, n: usize, blocks: usize) -> Vec<CostPart> {
     ]
 }
 
+/// What a report measured, for the ladder.
+fn measured_of(r: &Report) -> Measured {
+    Measured {
+        overall: r.overall,
+        channels: r.channels.iter().map(|c| c.metrics).collect(),
+        collapsed_channels: r.collapsed_channels,
+    }
+}
+
 fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> Entry {
     let (rows, cols) = matrix.shape();
     match analyse_with(matrix, config, Options { ladder: false }) {
@@ -390,11 +425,7 @@ fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> 
             bits_per_weight: r.memory.bits_per_weight,
             total_bytes: r.memory.total_bytes,
             parts: integer_parts(config, rows * cols, r.memory.blocks as usize),
-            result: Ok(Measured {
-                overall: r.overall,
-                channels: r.channels.iter().map(|c| c.metrics).collect(),
-                collapsed_channels: r.collapsed_channels,
-            }),
+            result: Ok(measured_of(&r)),
             pareto: false,
             active,
         },
@@ -420,32 +451,8 @@ fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> 
     }
 }
 
-/// Errors of each row and whether it collapsed, from the input and its reconstruction.
-fn row_outcome(x: &[f32], y: &[f32]) -> (ErrorSums, bool) {
-    let mut s = ErrorSums::default();
-    for (&a, &b) in x.iter().zip(y) {
-        s.push(a, b);
-    }
-    let first = x.first().copied().unwrap_or(0.0);
-    let constant = x.iter().all(|&v| v == first);
-    let y0 = y.first().copied().unwrap_or(0.0);
-    (s, !constant && y.iter().all(|&v| v == y0))
-}
-
-fn measured(rows: &[(ErrorSums, bool)]) -> Measured {
-    let mut total = ErrorSums::default();
-    for (s, _) in rows {
-        total.merge(s);
-    }
-    Measured {
-        overall: total.metrics(),
-        channels: rows.iter().map(|(s, _)| s.metrics()).collect(),
-        collapsed_channels: rows.iter().filter(|(_, c)| *c).count(),
-    }
-}
-
 /// The bits of a `rows x cols` matrix in a format, part by part (their names, total bits).
-fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String, f64)> {
+pub(crate) fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String, f64)> {
     let n = rows * cols;
     match coded {
         Coded::Row(f) => {
@@ -482,33 +489,19 @@ fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String, f64)> {
     }
 }
 
-fn format_entry(matrix: &Matrix, info: &FormatInfo) -> Entry {
+fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
     let (rows, cols) = matrix.shape();
     let n = (rows * cols).max(1) as f64;
     let parts = format_bits(info.coded, rows, cols);
     let bits: f64 = parts.iter().map(|(_, b)| b).sum();
-    let values = matrix.values();
-    let owned;
-    let x: &[f32] = if let Some(s) = values.as_slice() {
-        s
-    } else {
-        owned = values.iter().copied().collect::<Vec<f32>>();
-        &owned
-    };
-    let result = match info.coded {
-        Coded::Row(f) => row_format(f, x, cols),
-        Coded::Nf4Dq => nf4_dq(x, cols),
-        Coded::Fp8(s) => {
-            let mut y = vec![0.0f32; x.len()];
-            let _ = s.encode(&values, Some(&mut y));
-            let per_row: Vec<(ErrorSums, bool)> = x
-                .par_chunks(cols)
-                .zip(y.par_chunks(cols))
-                .map(|(a, b)| row_outcome(a, b))
-                .collect();
-            Ok(measured(&per_row))
-        }
-    };
+    // The same analysis as the format as the active configuration.
+    let result = analyse_with(
+        matrix,
+        &crate::core::presets::format_config(info),
+        Options { ladder: false },
+    )
+    .map(|r| measured_of(&r))
+    .map_err(|e| e.to_string());
     Entry {
         name: info.name.to_string(),
         integer: false,
@@ -526,65 +519,6 @@ fn format_entry(matrix: &Matrix, info: &FormatInfo) -> Entry {
         pareto: false,
         active: false,
     }
-}
-
-fn row_format(f: Format, x: &[f32], cols: usize) -> Result<Measured, String> {
-    f.check_len(cols).map_err(|e| e.to_string())?;
-    let per_row: Result<Vec<(ErrorSums, bool)>, String> = x
-        .par_chunks(cols)
-        .map_init(
-            || (Encoded::default(), vec![0.0f32; cols]),
-            |(enc, y), row| {
-                f.encode_row_into(row, enc, y).map_err(|e| e.to_string())?;
-                Ok(row_outcome(row, y))
-            },
-        )
-        .collect();
-    per_row.map(|r| measured(&r))
-}
-
-/// NF4 per row, then the absmax values of every block (in row order, as bitsandbytes
-/// flattens the tensor) double-quantized, and the rows reconstructed with those.
-fn nf4_dq(x: &[f32], cols: usize) -> Result<Measured, String> {
-    Format::Nf4.check_len(cols).map_err(|e| e.to_string())?;
-    let per_row = cols / nf4::BLOCK;
-    let encoded: Vec<(Vec<u8>, Vec<f32>)> = x
-        .par_chunks(cols)
-        .map_init(
-            || (Encoded::default(), vec![0.0f32; cols]),
-            |(enc, y), row| {
-                // The row is whole blocks, checked above, so encoding cannot fail.
-                let _ = Format::Nf4.encode_row_into(row, enc, y);
-                let absmax = match &enc.meta {
-                    Meta::Nf4(a) => a.clone(),
-                    _ => Vec::new(),
-                };
-                (enc.codes.clone(), absmax)
-            },
-        )
-        .collect();
-    let absmax: Vec<f32> = encoded
-        .iter()
-        .flat_map(|(_, a)| a.iter().copied())
-        .collect();
-    let dq = DoubleQuant::new(&absmax);
-    let rows: Vec<(ErrorSums, bool)> = x
-        .par_chunks(cols)
-        .zip(encoded.par_iter())
-        .enumerate()
-        .map(|(r, (row, (codes, _)))| {
-            let mut y = vec![0.0f32; cols];
-            for (b, (cs, ys)) in codes
-                .chunks(nf4::BLOCK)
-                .zip(y.chunks_mut(nf4::BLOCK))
-                .enumerate()
-            {
-                nf4::decode_block(dq.absmax(r * per_row + b), cs, ys);
-            }
-            row_outcome(row, &y)
-        })
-        .collect();
-    Ok(measured(&rows))
 }
 
 fn mark_pareto(entries: &mut [Entry]) {

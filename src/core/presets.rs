@@ -10,6 +10,8 @@ use crate::core::config::{
     Granularity, NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
     SymScale, SymZeroPoint,
 };
+use crate::core::format::{Format, Fp8Layout};
+use crate::core::lineup::{Coded, FormatInfo, format_info};
 
 /// Parameters a preset takes before its fields can be overridden.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -116,6 +118,7 @@ pub fn lesson() -> Config {
             // The documents: "all zero or constant" is degenerate, nothing else.
             degenerate: Degenerate::Flat,
         },
+        format: None,
     }
 }
 
@@ -184,6 +187,7 @@ fn ort(bits: u8, signed: bool, opts: PresetOptions) -> Config {
             arith: Arith::F64,
             degenerate: Degenerate::One,
         },
+        format: None,
     }
 }
 
@@ -266,6 +270,7 @@ fn gguf_symmetric(bits: u8, opts: PresetOptions) -> Config {
             arith: Arith::F32,
             degenerate: Degenerate::Zero,
         },
+        format: None,
     }
 }
 
@@ -306,11 +311,73 @@ fn int4_g128(opts: PresetOptions) -> Config {
             arith: Arith::F32,
             degenerate: Degenerate::Zero,
         },
+        format: None,
     }
 }
 
-/// Builds the named preset.
+/// The configuration of a format (see [`Config::format`]): its payload's bits per code,
+/// unsigned codes, its scale block as the granularity (a k-quant's sub-block, FP8's
+/// region); its encoder decides the rest.
+#[must_use]
+pub fn format_config(info: &'static FormatInfo) -> Config {
+    let (bits, granularity, mins, scale_dtype) = match info.coded {
+        Coded::Row(f) => {
+            let (sub, mins, dtype) = match f {
+                Format::K(k) => (k.sub_len(), k.has_mins(), ScaleDtype::F16),
+                Format::Nvfp4 => (16, false, ScaleDtype::F32),
+                _ => (f.block_len().min(64), false, ScaleDtype::F32),
+            };
+            let bits = f.grid().values.len().max(2).trailing_zeros() as u8;
+            (bits, Granularity::Group(sub), mins, dtype)
+        }
+        Coded::Nf4Dq => (4, Granularity::Group(64), false, ScaleDtype::F32),
+        Coded::Fp8(s) => {
+            let g = match s.layout {
+                Fp8Layout::Tensor => Granularity::Tensor,
+                Fp8Layout::Channel => Granularity::Channel,
+                Fp8Layout::Tiles { cols, .. } => Granularity::Group(cols),
+            };
+            (8, g, false, ScaleDtype::F32)
+        }
+    };
+    Config {
+        bits,
+        signed: false,
+        scheme: if mins {
+            Scheme::Asymmetric
+        } else {
+            Scheme::Symmetric
+        },
+        range: RangeKind::Full,
+        range_source: RangeSource::Tight,
+        granularity,
+        scale_dtype,
+        zero_point_bits: 0,
+        clipping: Clipping::None,
+        format: Some(info),
+        ..lesson()
+    }
+}
+
+/// Builds the named preset: an integer preset of [`PRESETS`], or a format of
+/// [`FORMATS`](crate::core::lineup::FORMATS) (which takes no options).
 pub fn preset(name: &str, opts: PresetOptions) -> Result<Config, ConfigError> {
+    if let Some(info) = format_info(name) {
+        let setting = if opts.scheme.is_some() {
+            Some("scheme")
+        } else if opts.reduce_range {
+            Some("range (reduce-range)")
+        } else {
+            None
+        };
+        return match setting {
+            Some(setting) => Err(ConfigError::FormatFixed {
+                format: info.name,
+                setting,
+            }),
+            None => Ok(format_config(info)),
+        };
+    }
     let mut config = match name {
         "lesson" => lesson(),
         "calculator" => calculator(),
@@ -359,9 +426,14 @@ mod tests {
             }
         }
         assert!(matches!(
-            preset("q3_k", PresetOptions::default()),
+            preset("q3", PresetOptions::default()),
             Err(ConfigError::UnknownPreset(_))
         ));
+        for info in crate::core::lineup::FORMATS {
+            let c = preset(info.name, PresetOptions::default()).unwrap();
+            assert!(c.validate().is_ok(), "{}: {:?}", info.name, c.validate());
+            assert_eq!(c.format.map(|f| f.name), Some(info.name));
+        }
     }
 
     #[test]
@@ -484,6 +556,15 @@ impl Overrides {
                 reduce_range: self.reduce_range,
             },
         )?;
+        if let Some(f) = c.format {
+            if let Some(setting) = self.first_set() {
+                return Err(ConfigError::FormatFixed {
+                    format: f.name,
+                    setting,
+                });
+            }
+            return Ok(c);
+        }
         macro_rules! set {
             ($($field:ident),*) => { $( if let Some(v) = self.$field { c.$field = v; } )* };
         }
@@ -516,6 +597,35 @@ impl Overrides {
         );
         c.validate()?;
         Ok(c)
+    }
+
+    /// The name of the first field these overrides set (besides the preset's options).
+    fn first_set(&self) -> Option<&'static str> {
+        macro_rules! first {
+            ($($field:ident),*) => { $( if self.$field.is_some() { return Some(stringify!($field)); } )* };
+        }
+        first!(
+            bits,
+            signed,
+            range,
+            range_source,
+            rounding,
+            granularity,
+            axis,
+            clipping,
+            scale_dtype,
+            zero_point_bits,
+            sym_scale,
+            sym_zero_point,
+            asym_zero_point,
+            clamp_zero_point,
+            quant_expr,
+            code_clamp,
+            non_finite,
+            arith,
+            degenerate
+        );
+        None
     }
 
     /// These overrides with `top`'s set fields taking precedence (a scenario's suggested

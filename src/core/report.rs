@@ -9,7 +9,7 @@ use crate::core::kernel::{Quantizer, Step};
 use crate::core::pages::Pages;
 use crate::core::params::BlockParams;
 
-mod blocks;
+pub(crate) mod blocks;
 pub use blocks::{Blocks, Iter as BlockIter};
 pub(crate) use blocks::{Record, record, set_clipped};
 
@@ -195,8 +195,14 @@ pub struct Memory {
     pub bits: u32,
     /// Number of blocks (scales).
     pub blocks: u64,
-    /// Metadata bits per block (scale + zero point or float offset).
+    /// Metadata bits per block (scale + zero point or float offset); for a format whose
+    /// metadata does not divide evenly among its blocks (second-level scales), 0, and
+    /// [`Memory::metadata_bits`] holds the total.
     pub metadata_bits_per_block: u64,
+    /// Every metadata bit of the matrix: `blocks * metadata_bits_per_block` for an integer
+    /// configuration; a format's scales at every level.
+    #[serde(skip)]
+    pub metadata_bits: u64,
     /// Codes, packed: `ceil(elements * bits / 8)`.
     pub payload_bytes: u64,
     /// Scales and zero points, packed: `ceil(blocks * metadata_bits_per_block / 8)`.
@@ -215,8 +221,19 @@ impl Memory {
     /// The cost of `elements` values of `bits` bits in `blocks` blocks.
     #[must_use]
     pub fn new(elements: u64, bits: u32, blocks: u64, metadata_bits_per_block: u64) -> Self {
+        Self::with_metadata(elements, bits, blocks, blocks * metadata_bits_per_block)
+    }
+
+    /// The cost of `elements` values of `bits` bits in `blocks` blocks with
+    /// `metadata_bits` of metadata in all.
+    #[must_use]
+    pub fn with_metadata(elements: u64, bits: u32, blocks: u64, metadata_bits: u64) -> Self {
         let payload_bits = elements * u64::from(bits);
-        let metadata_bits = blocks * metadata_bits_per_block;
+        let metadata_bits_per_block = if blocks > 0 && metadata_bits.is_multiple_of(blocks) {
+            metadata_bits / blocks
+        } else {
+            0
+        };
         let payload_bytes = payload_bits.div_ceil(8);
         let metadata_bytes = metadata_bits.div_ceil(8);
         let total_bytes = payload_bytes + metadata_bytes;
@@ -226,6 +243,7 @@ impl Memory {
             bits,
             blocks,
             metadata_bits_per_block,
+            metadata_bits,
             payload_bytes,
             metadata_bytes,
             total_bytes,
@@ -354,6 +372,9 @@ pub struct Report {
     pub ladder: Vec<Rung>,
     pub(crate) layout: Layout,
     pub(crate) codes: CodeBuf,
+    /// A format's reconstruction, as its decoder produced it (`None` for integer
+    /// configurations, whose values follow from the codes and the blocks).
+    pub(crate) values: Option<Vec<f32>>,
 }
 
 impl Report {
@@ -377,6 +398,9 @@ impl Report {
     /// The reconstruction of `(row, col)`. Panics if out of bounds.
     #[must_use]
     pub fn dequantized(&self, row: usize, col: usize) -> f32 {
+        if let Some(v) = &self.values {
+            return v[row * self.shape.1 + col];
+        }
         let b = self.blocks.at(self.block_index(row, col));
         self.quantizer(&b).dequantize(self.code(row, col))
     }
@@ -399,6 +423,18 @@ impl Report {
     #[must_use]
     pub fn step(&self, row: usize, col: usize, x: f32) -> Step {
         let b = self.blocks.at(self.block_index(row, col));
+        if self.values.is_some() {
+            // A format: the value against its block's step, and the grid point chosen.
+            let ratio = if b.scale == 0.0 { 0.0 } else { x / b.scale };
+            return Step {
+                ratio,
+                unclamped: ratio,
+                tie: false,
+                code: self.code(row, col),
+                clamped: false,
+                dequantized: self.dequantized(row, col),
+            };
+        }
         self.quantizer(&b).step(x)
     }
 
@@ -406,7 +442,17 @@ impl Report {
     /// grid the block's values snap to.
     #[must_use]
     pub fn levels(&self, block: usize) -> Vec<f32> {
-        let q = self.quantizer(&self.blocks.at(block));
+        let b = self.blocks.at(block);
+        if let Some(f) = self.config.format {
+            // A format's grid under the block's step and offset, code by code.
+            let offset = b.offset.unwrap_or(0.0);
+            return crate::core::lineup::grid_of(f)
+                .values
+                .iter()
+                .map(|&g| g * b.scale + offset)
+                .collect();
+        }
+        let q = self.quantizer(&b);
         (self.qmin..=self.qmax)
             .map(|code| q.dequantize(code))
             .collect()

@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 
 use crate::core::config::{Degenerate, QuantExpr, Rounding, SymZeroPoint};
 use crate::core::explain::{
-    BlockExplanation, ChannelExplanation, Clamp, ScaleFormula, ValueExplanation, ZeroPointFormula,
-    zero_added_after_rounding,
+    BlockExplanation, ChannelExplanation, Clamp, FormatBlock, FormatWork, ScaleFormula,
+    ValueExplanation, ZeroPointFormula, zero_added_after_rounding,
 };
 use crate::io::export::doc::{Part, Section};
 use crate::io::export::num::{error, sig, value};
@@ -41,14 +41,17 @@ pub(super) fn section(explanations: &[ChannelExplanation]) -> Section {
             (lo, hi) if (lo, hi) != (e.qmin, e.qmax) => format!(" clamped to [{lo}, {hi}]"),
             _ => String::new(),
         };
+        let blocks = e.format.as_ref().map_or(e.blocks.len(), |w| w.blocks.len());
+        let kind = e.format.as_ref().map_or_else(
+            || format!("granularity {}", e.granularity),
+            |w| w.name.to_string(),
+        );
         parts.push(Part::Text(format!(
-            "Channel {}{label}: granularity {}, codes [{}, {}]{clamp}, {} block{}.",
+            "Channel {}{label}: {kind}, codes [{}, {}]{clamp}, {blocks} block{}.",
             e.row,
-            e.granularity,
             e.qmin,
             e.qmax,
-            e.blocks.len(),
-            if e.blocks.len() == 1 { "" } else { "s" }
+            if blocks == 1 { "" } else { "s" }
         )));
         parts.push(Part::Formula(lines(e)));
     }
@@ -63,6 +66,9 @@ pub(super) fn section(explanations: &[ChannelExplanation]) -> Section {
 #[must_use]
 pub fn lines(e: &ChannelExplanation) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(w) = &e.format {
+        format_lines(e, w, &mut out);
+    }
     for (i, b) in e.blocks.iter().enumerate() {
         block_lines(e, b, &mut out);
         for v in e.values.iter().filter(|v| v.block == i) {
@@ -71,6 +77,133 @@ pub fn lines(e: &ChannelExplanation) -> Vec<String> {
     }
     out.push(format!("mean |error| (MAE) = {}", error(e.metrics.mae)));
     out
+}
+
+/// A format's blocks: how each scale was formed, then each value to its grid point.
+fn format_lines(e: &ChannelExplanation, w: &FormatWork, out: &mut Vec<String>) {
+    for (i, b) in w.blocks.iter().enumerate() {
+        let (c0, c1) = b.cols();
+        let indent = match *b {
+            FormatBlock::KQuant {
+                super_block,
+                d,
+                dmin,
+                scale,
+                min_code,
+                bits,
+                step,
+                min,
+                ..
+            } => {
+                if c0 % 256 == 0 {
+                    let mins = if dmin == 0.0 && min == 0.0 {
+                        String::new()
+                    } else {
+                        format!(", dmin = {} (f16)", value(dmin))
+                    };
+                    out.push(format!(
+                        "super-block {super_block} (cols {}..{}): d = {} (f16){mins}",
+                        super_block * 256,
+                        super_block * 256 + 256,
+                        value(d)
+                    ));
+                }
+                let mut line = format!(
+                    "  sub-block (cols {c0}..{c1}): scale {scale} ({bits}-bit) → step = d × {scale} = {}",
+                    value(step)
+                );
+                if min_code != 0 || min != 0.0 {
+                    let _ = write!(
+                        line,
+                        "; min {min_code} ({bits}-bit) → min = dmin × {min_code} = {}",
+                        value(min)
+                    );
+                }
+                out.push(line);
+                "    "
+            }
+            FormatBlock::Mxfp4 {
+                amax,
+                floor_log2,
+                exponent,
+                scale,
+                ..
+            } => {
+                out.push(if amax > 0.0 {
+                    format!(
+                        "block (cols {c0}..{c1}): amax = {} → floor(log2 amax) = {floor_log2} → e = {floor_log2} - 2 + 127 = {exponent} → scale 2^{} = {}",
+                        value(amax),
+                        i32::from(exponent) - 127,
+                        value(scale)
+                    )
+                } else {
+                    format!("block (cols {c0}..{c1}): all zero → e = 0")
+                });
+                "  "
+            }
+            FormatBlock::Scaled {
+                amax, what, scale, ..
+            } => {
+                out.push(format!(
+                    "block (cols {c0}..{c1}): the row's amax here = {}, {what} = {}",
+                    value(amax),
+                    value(scale)
+                ));
+                "  "
+            }
+        };
+        for v in e.values.iter().filter(|v| v.block == i) {
+            out.push(format!("{indent}{}", format_value_line(b, v)));
+        }
+    }
+}
+
+/// One value of a format's block: its ratio to the step, the grid point, `x̂`.
+fn format_value_line(b: &FormatBlock, v: &ValueExplanation) -> String {
+    let tail = format!(
+        " → x̂ = {} (error {})",
+        value(v.dequantized),
+        sig(v.error, ERROR_DIGITS)
+    );
+    match *b {
+        FormatBlock::KQuant { step, min, .. } if step != 0.0 && min == 0.0 => format!(
+            "{} / {} = {} → code {} (level {}){tail}",
+            value(v.x),
+            value(step),
+            ratio(v.ratio, false),
+            v.code,
+            int(v.rounded)
+        ),
+        FormatBlock::KQuant { step, min, .. } if step != 0.0 => format!(
+            "{} → ({}) / {} = {} → code {} (level {}){tail}",
+            value(v.x),
+            plus(v.x, min),
+            value(step),
+            ratio(v.ratio, false),
+            v.code,
+            int(v.rounded)
+        ),
+        FormatBlock::Mxfp4 { scale, .. } | FormatBlock::Scaled { scale, .. } if scale != 0.0 => {
+            format!(
+                "{} / {} = {} → nearest grid value {} (code {}){tail}",
+                value(v.x),
+                value(scale),
+                ratio(v.ratio, false),
+                value(v.rounded),
+                v.code
+            )
+        }
+        _ => format!("{}: scale 0 → code {}{tail}", value(v.x), v.code),
+    }
+}
+
+/// `a + b`, with a negative `b` in parentheses.
+fn plus(a: f32, b: f32) -> String {
+    if b < 0.0 {
+        format!("{} + ({})", value(a), value(b))
+    } else {
+        format!("{} + {}", value(a), value(b))
+    }
 }
 
 fn block_lines(e: &ChannelExplanation, b: &BlockExplanation, out: &mut Vec<String>) {

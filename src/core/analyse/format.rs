@@ -1,0 +1,318 @@
+//! The analysis of a format with its own block layout (a k-quant, MXFP4, NVFP4, NF4 with or
+//! without double quantization, FP8): its exact encoder runs over the rows, and the result
+//! is a [`Report`] like any other, so the panes, the exporters and the exercises read it the
+//! same way.
+//!
+//! What differs from an integer configuration:
+//! - codes are the format's stored codes (a k-quant's unsigned code, an E2M1 or NF4 index,
+//!   an FP8 byte), `[qmin, qmax]` the range of that code (`0..=2^bits - 1`);
+//! - the reconstruction is kept as the encoder's decoder produced it (the grid is not
+//!   uniform, and the scales are themselves quantized), so every dequantized value is the
+//!   reference decoder's, bit for bit;
+//! - blocks are the format's scale blocks (a k-quant's sub-blocks, MXFP4's 32, NVFP4's 16,
+//!   NF4's 64, FP8's regions cut along rows): `scale` is the step a grid value is multiplied
+//!   by, `offset` what is subtracted after (k-quants with mins), as stored;
+//! - levels used count distinct grid values (E2M1's two zeros are one level), utilization is
+//!   the span of the grid values used over the grid's span;
+//! - there is no granularity ladder: the format fixes its blocks (the format ladder,
+//!   [`crate::core::lineup`], compares it with everything else).
+
+use std::borrow::Cow;
+
+use rayon::prelude::*;
+
+use super::AnalyseError;
+use crate::core::config::Config;
+use crate::core::format::nf4::{self, DoubleQuant};
+use crate::core::format::{Encoded, Format, Fp8Formula, Grid, Meta, SubBlock};
+use crate::core::lineup::{Coded, FormatInfo, format_bits, grid_of};
+use crate::core::matrix::Matrix;
+use crate::core::pages::Pages;
+use crate::core::params::{BlockParams, BlockStats};
+use crate::core::report::blocks::{Record, record};
+use crate::core::report::{Blocks, ChannelReport, CodeBuf, ErrorSums, Layout, Memory, Report};
+
+/// Encodes `matrix` in the format `info` and reports it (see the module documentation).
+pub(super) fn analyse_format(
+    matrix: &Matrix,
+    config: &Config,
+    info: &'static FormatInfo,
+) -> Result<Report, AnalyseError> {
+    let view = matrix.values();
+    let (rows, cols) = view.dim();
+    let x: Cow<'_, [f32]> = match view.as_slice() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(view.iter().copied().collect()),
+    };
+    let mut codes = vec![0u8; rows * cols];
+    let mut values = vec![0.0f32; rows * cols];
+    let steps = encode(info, &view, &x, &mut codes, &mut values)?;
+    let grid = grid_of(info);
+    let layout = layout_of(&steps, rows, cols);
+    let records: Vec<Record> = steps
+        .iter()
+        .map(|b| {
+            let mut st = BlockStats::EMPTY;
+            st.extend(&x[b.start..b.start + b.len]);
+            let p = BlockParams {
+                code_scale: b.step,
+                scale: b.step,
+                zero_point: 0,
+                code_offset: (b.min != 0.0).then_some(-b.min),
+                offset: (b.min != 0.0).then_some(-b.min),
+                range: (st.min, st.max),
+                degenerate: b.step == 0.0,
+                widened: false,
+                negative_extreme: false,
+                problem: None,
+            };
+            record(&p, &st, 0)
+        })
+        .collect();
+    let (qmin, qmax) = config.code_range();
+    let levels = grid.levels() as u32;
+    let grid_span = grid_span(&grid);
+    let sums: Vec<ErrorSums> = x
+        .par_chunks(cols.max(1))
+        .zip(values.par_chunks(cols.max(1)))
+        .map(|(a, b)| {
+            let mut s = ErrorSums::default();
+            for (&p, &q) in a.iter().zip(b) {
+                s.push(p, q);
+            }
+            s
+        })
+        .collect();
+    let channels: Vec<ChannelReport> = (0..rows)
+        .map(|r| {
+            let span = r * cols..(r + 1) * cols;
+            channel(
+                r,
+                matrix.labels()[r].clone(),
+                &x[span.clone()],
+                &codes[span.clone()],
+                &values[span],
+                &grid,
+                (levels, grid_span),
+                &sums[r],
+            )
+        })
+        .collect();
+    let mut total = ErrorSums::default();
+    for s in &sums {
+        total.merge(s);
+    }
+    let collapsed = channels.iter().filter(|c| c.collapsed).count();
+    Ok(Report {
+        config: *config,
+        qmin,
+        qmax,
+        clamp_range: (qmin, qmax),
+        shape: (rows, cols),
+        memory: memory(info, config, (rows, cols), steps.len()),
+        blocks: Blocks::new(Pages::Heap(records), layout, (rows, cols)),
+        channels,
+        overall: total.metrics(),
+        collapsed_channels: collapsed,
+        ladder: Vec::new(),
+        layout,
+        codes: CodeBuf::U8(Pages::Heap(codes)),
+        values: Some(values),
+    })
+}
+
+/// Encodes the matrix (`x` its values in row order) into `codes` and `values`; returns
+/// each block: where it starts in the matrix, its length along the row, its step (what a
+/// grid value is multiplied by) and its min (what is subtracted after).
+fn encode(
+    info: &FormatInfo,
+    view: &ndarray::ArrayView2<'_, f32>,
+    x: &[f32],
+    codes: &mut [u8],
+    values: &mut [f32],
+) -> Result<Vec<SubBlock>, AnalyseError> {
+    let (rows, cols) = view.dim();
+    Ok(match info.coded {
+        Coded::Row(f) => row_format(f, x, cols, codes, values)?,
+        Coded::Nf4Dq => nf4_dq(x, cols, codes, values)?,
+        Coded::Fp8(s) => {
+            let enc = s.encode(view, Some(values));
+            codes.copy_from_slice(&enc.codes);
+            // Transformer Engine stores amax / max's inverse: codes are x * scale.
+            let inverse = s.formula == Fp8Formula::InverseScale;
+            let per_row = enc.tiles_per_row();
+            (0..rows)
+                .flat_map(|r| {
+                    let enc = &enc;
+                    (0..per_row).map(move |t| {
+                        let start = t * enc.tile.1;
+                        let scale = enc.scale_at(r, start);
+                        SubBlock {
+                            start: r * cols + start,
+                            len: enc.tile.1.min(cols - start),
+                            step: if inverse { 1.0 / scale } else { scale },
+                            min: 0.0,
+                        }
+                    })
+                })
+                .collect()
+        }
+    })
+}
+
+/// Rows encoded in parallel: codes and values written, each row's sub-blocks returned
+/// (their starts in the matrix).
+fn row_format(
+    f: Format,
+    x: &[f32],
+    cols: usize,
+    codes: &mut [u8],
+    values: &mut [f32],
+) -> Result<Vec<SubBlock>, AnalyseError> {
+    f.check_len(cols)?;
+    let per_row: Result<Vec<Vec<SubBlock>>, AnalyseError> = x
+        .par_chunks(cols)
+        .zip(codes.par_chunks_mut(cols))
+        .zip(values.par_chunks_mut(cols))
+        .enumerate()
+        .map_init(Encoded::default, |enc, (r, ((row, c), v))| {
+            f.encode_row_into(row, enc, v)?;
+            c.copy_from_slice(&enc.codes);
+            Ok(enc
+                .sub_blocks()
+                .into_iter()
+                .map(|b| SubBlock {
+                    start: r * cols + b.start,
+                    ..b
+                })
+                .collect())
+        })
+        .collect();
+    Ok(per_row?.into_iter().flatten().collect())
+}
+
+/// NF4 per row, then every block's absmax (in row order, as bitsandbytes flattens the
+/// tensor) double-quantized, and the rows decoded with those.
+fn nf4_dq(
+    x: &[f32],
+    cols: usize,
+    codes: &mut [u8],
+    values: &mut [f32],
+) -> Result<Vec<SubBlock>, AnalyseError> {
+    Format::Nf4.check_len(cols)?;
+    let absmax: Vec<f32> = x
+        .par_chunks(cols)
+        .zip(codes.par_chunks_mut(cols))
+        .zip(values.par_chunks_mut(cols))
+        .map_init(Encoded::default, |enc, ((row, c), v)| {
+            // Whole blocks, checked above, so encoding cannot fail.
+            let _ = Format::Nf4.encode_row_into(row, enc, v);
+            c.copy_from_slice(&enc.codes);
+            match &enc.meta {
+                Meta::Nf4(a) => a.clone(),
+                _ => Vec::new(),
+            }
+        })
+        .flatten()
+        .collect();
+    let dq = DoubleQuant::new(&absmax);
+    values
+        .par_chunks_mut(nf4::BLOCK)
+        .zip(codes.par_chunks(nf4::BLOCK))
+        .enumerate()
+        .for_each(|(b, (v, c))| nf4::decode_block(dq.absmax(b), c, v));
+    Ok((0..absmax.len())
+        .map(|b| SubBlock {
+            start: b * nf4::BLOCK,
+            len: nf4::BLOCK,
+            step: dq.absmax(b),
+            min: 0.0,
+        })
+        .collect())
+}
+
+/// The layout whose blocks are `steps`, in order: one per tensor, per row, or groups of
+/// equal length along each row.
+fn layout_of(steps: &[SubBlock], rows: usize, cols: usize) -> Layout {
+    let _ = rows;
+    match steps.first() {
+        Some(b) if b.len >= cols => Layout::Rows,
+        Some(b) => Layout::Groups {
+            size: b.len,
+            per_row: cols.div_ceil(b.len),
+        },
+        None => Layout::Rows,
+    }
+}
+
+/// The largest minus the smallest finite grid value.
+fn grid_span(grid: &Grid) -> f32 {
+    let finite = || grid.values.iter().copied().filter(|v| v.is_finite());
+    let lo = finite().fold(f32::INFINITY, f32::min);
+    let hi = finite().fold(f32::NEG_INFINITY, f32::max);
+    if hi > lo { hi - lo } else { 0.0 }
+}
+
+/// One row's report from its values, codes and reconstruction.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one row's parts, each a slice or number"
+)]
+fn channel(
+    index: usize,
+    label: Option<String>,
+    x: &[f32],
+    codes: &[u8],
+    y: &[f32],
+    grid: &Grid,
+    (levels, span): (u32, f32),
+    sums: &ErrorSums,
+) -> ChannelReport {
+    let usage = grid.usage(codes);
+    let first = x.first().copied().unwrap_or(0.0);
+    let constant = x.iter().all(|&v| v == first);
+    let y0 = y.first().copied().unwrap_or(0.0);
+    let one_value = y.iter().all(|&v| v == y0);
+    let min = x.iter().copied().fold(f32::INFINITY, f32::min);
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    ChannelReport {
+        index,
+        label,
+        metrics: sums.metrics(),
+        levels_used: usage.used as u32,
+        levels_available: levels,
+        utilization: match usage.span {
+            Some((lo, hi)) if span > 0.0 => f64::from(hi - lo) / f64::from(span),
+            _ => 0.0,
+        },
+        collapsed: !constant && one_value,
+        constant,
+        min_code: codes.iter().copied().min().map_or(0, i32::from),
+        max_code: codes.iter().copied().max().map_or(0, i32::from),
+        clipped: 0,
+        min: if x.is_empty() { 0.0 } else { min },
+        max: if x.is_empty() { 0.0 } else { max },
+    }
+}
+
+/// The storage of the matrix in the format: its payload, and every level of metadata
+/// (sub-block scales, super-block scales, second-level scales) as the format's blocks.
+fn memory(
+    info: &FormatInfo,
+    config: &Config,
+    (rows, cols): (usize, usize),
+    blocks: usize,
+) -> Memory {
+    let elements = (rows * cols) as u64;
+    let payload = elements * u64::from(config.bits);
+    let total: f64 = format_bits(info.coded, rows, cols)
+        .iter()
+        .map(|(_, b)| b)
+        .sum();
+    Memory::with_metadata(
+        elements,
+        u32::from(config.bits),
+        blocks as u64,
+        (total.round() as u64).saturating_sub(payload),
+    )
+}

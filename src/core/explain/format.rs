@@ -1,0 +1,239 @@
+//! Worked arithmetic for a format with its own block layout: how its scales were formed
+//! (a k-quant's integer sub-block scale and min under the super-block's f16 `d` and
+//! `dmin`, MXFP4's shared exponent from the block's largest magnitude, NVFP4's UE4M3 scale,
+//! NF4's absmax, FP8's scale), then every value's trip to the grid point chosen.
+//!
+//! The row is encoded again by the same encoder for the integers a report's blocks do not
+//! keep (a k-quant's 6-bit scale, MXFP4's exponent byte); the codes and reconstructions
+//! shown are the report's.
+
+use crate::core::Report;
+use crate::core::format::{Encoded, Format, Fp8Layout, Meta};
+use crate::core::lineup::{Coded, FormatInfo, grid_of};
+
+use super::ValueExplanation;
+
+/// How one of the format's scale blocks was formed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FormatBlock {
+    /// A k-quant sub-block: `step = d × scale`, `min = dmin × min_code`; values are
+    /// `(x + min) / step` rounded, clamped to the code range, then shifted by the code
+    /// offset (Q3_K, Q6_K).
+    KQuant {
+        /// The super-block (256 values) the sub-block is in.
+        super_block: usize,
+        /// Columns `[start, end)`.
+        cols: (usize, usize),
+        /// The super-block's f16 `d`, as f32.
+        d: f32,
+        /// The super-block's f16 `dmin`, as f32 (0 for Q3_K and Q6_K).
+        dmin: f32,
+        /// The sub-block's integer scale.
+        scale: i32,
+        /// The sub-block's integer min (0 for Q3_K and Q6_K).
+        min_code: i32,
+        /// Bits of the integer scale and min (4, 6 or 8).
+        bits: u32,
+        /// `d × scale`.
+        step: f32,
+        /// `dmin × min_code`.
+        min: f32,
+    },
+    /// An MXFP4 block of 32: the shared exponent from the largest magnitude.
+    Mxfp4 {
+        /// Columns `[start, end)`.
+        cols: (usize, usize),
+        /// The block's largest magnitude.
+        amax: f32,
+        /// `floor(log2(amax))` (0 for an all-zero block).
+        floor_log2: i32,
+        /// The stored E8M0 byte: `floor(log2(amax)) − 2 + 127` (0 for an all-zero block).
+        exponent: u8,
+        /// The scale it stands for, `2^(exponent − 127)`.
+        scale: f32,
+    },
+    /// One scale per block (NVFP4's UE4M3 per 16, NF4's absmax per 64, FP8's per region).
+    Scaled {
+        /// Columns `[start, end)`.
+        cols: (usize, usize),
+        /// The largest magnitude of the row's values in the block (an FP8 region spans
+        /// more rows: its scale comes from all of them).
+        amax: f32,
+        /// What the scale is, in words (`UE4M3 scale (amax / 6, rounded)`).
+        what: &'static str,
+        /// What a grid value is multiplied by.
+        scale: f32,
+    },
+}
+
+impl FormatBlock {
+    /// The columns of the row the block covers.
+    #[must_use]
+    pub fn cols(&self) -> (usize, usize) {
+        match *self {
+            Self::KQuant { cols, .. } | Self::Mxfp4 { cols, .. } | Self::Scaled { cols, .. } => {
+                cols
+            }
+        }
+    }
+}
+
+/// The worked arithmetic of a format.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormatWork {
+    /// The format's name (`q4_k`).
+    pub name: &'static str,
+    /// The values the codes stand for (index = stored code), before the block's scale.
+    pub grid: Vec<f32>,
+    /// Each scale block of the row, in column order.
+    pub blocks: Vec<FormatBlock>,
+}
+
+/// The blocks of row `row` of `x` under format `info`, from `report`'s blocks and, for
+/// the integers they do not keep, the row encoded again.
+pub(super) fn work(
+    info: &'static FormatInfo,
+    report: &Report,
+    row: usize,
+    x: &[f32],
+) -> FormatWork {
+    let cols = report.shape.1;
+    let amax = |c: (usize, usize)| x[c.0..c.1].iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let mut enc = Encoded::default();
+    let mut scratch = vec![0.0f32; cols];
+    let meta = match info.coded {
+        Coded::Row(f @ (Format::K(_) | Format::Mxfp4)) => f
+            .encode_row_into(x, &mut enc, &mut scratch)
+            .ok()
+            .map(|()| enc.meta.clone()),
+        _ => None,
+    };
+    let blocks = match (info.coded, meta) {
+        (Coded::Row(Format::K(k)), Some(Meta::K(sbs))) => {
+            let len = k.sub_len();
+            let bits = match k.code_bits() {
+                2 => 4,
+                6 => 8,
+                _ => 6,
+            };
+            sbs.iter()
+                .enumerate()
+                .flat_map(|(s, sb)| {
+                    (0..k.sub_blocks()).map(move |j| {
+                        let start = s * 256 + j * len;
+                        FormatBlock::KQuant {
+                            super_block: s,
+                            cols: (start, start + len),
+                            d: sb.d(),
+                            dmin: sb.dmin(),
+                            scale: i32::from(sb.scales[j]),
+                            min_code: i32::from(sb.mins[j]),
+                            bits,
+                            step: sb.step(j),
+                            min: sb.min(j),
+                        }
+                    })
+                })
+                .collect()
+        }
+        (Coded::Row(Format::Mxfp4), Some(Meta::Mxfp4(es))) => es
+            .iter()
+            .enumerate()
+            .map(|(b, &e)| {
+                let c = (b * 32, b * 32 + 32);
+                let a = amax(c);
+                FormatBlock::Mxfp4 {
+                    cols: c,
+                    amax: a,
+                    floor_log2: if a > 0.0 { a.log2().floor() as i32 } else { 0 },
+                    exponent: e,
+                    scale: report.blocks.at(report.block_index(row, c.0)).scale,
+                }
+            })
+            .collect(),
+        _ => {
+            let what = match info.coded {
+                Coded::Row(Format::Nvfp4) => "UE4M3 scale (amax / 6, rounded to UE4M3)",
+                Coded::Row(Format::Nf4) => "absmax",
+                Coded::Nf4Dq => "absmax, double-quantized (8-bit code under a second-level scale)",
+                Coded::Fp8(s) => match s.layout {
+                    Fp8Layout::Tensor => {
+                        "step: the whole tensor's scale (its amax / the format's largest value)"
+                    }
+                    Fp8Layout::Tiles { .. } => {
+                        "step: its tile's scale (the tile's amax / the format's largest value)"
+                    }
+                    Fp8Layout::Channel => "step (amax / the format's largest value)",
+                },
+                Coded::Row(_) => "scale",
+            };
+            let mut out = Vec::new();
+            let mut col = 0;
+            while col < cols {
+                let b = report.blocks.at(report.block_index(row, col));
+                let c = (col, b.cols.1.min(cols).max(col + 1));
+                out.push(FormatBlock::Scaled {
+                    cols: c,
+                    amax: amax(c),
+                    what,
+                    scale: b.scale,
+                });
+                col = c.1;
+            }
+            out
+        }
+    };
+    FormatWork {
+        name: info.name,
+        grid: grid_of(info).values,
+        blocks,
+    }
+}
+
+/// Every value of the row: its ratio to its block's step, the code chosen, `x̂`.
+pub(super) fn values(
+    work: &FormatWork,
+    report: &Report,
+    row: usize,
+    x: &[f32],
+) -> Vec<ValueExplanation> {
+    x.iter()
+        .enumerate()
+        .map(|(col, &v)| {
+            let block = work
+                .blocks
+                .iter()
+                .position(|b| (b.cols().0..b.cols().1).contains(&col))
+                .unwrap_or(0);
+            let ratio = match work.blocks.get(block) {
+                Some(FormatBlock::KQuant { step, min, .. }) if *step != 0.0 => (v + min) / step,
+                Some(FormatBlock::Mxfp4 { scale, .. } | FormatBlock::Scaled { scale, .. })
+                    if *scale != 0.0 =>
+                {
+                    v / scale
+                }
+                _ => 0.0,
+            };
+            let code = report.code(row, col);
+            let dequantized = report.dequantized(row, col);
+            let grid = usize::try_from(code)
+                .ok()
+                .and_then(|c| work.grid.get(c))
+                .copied()
+                .unwrap_or(0.0);
+            ValueExplanation {
+                col,
+                block,
+                x: v,
+                ratio,
+                rounded: grid,
+                tie: None,
+                unclamped: grid,
+                clamp: None,
+                code,
+                dequantized,
+                error: f64::from(dequantized) - f64::from(v),
+            }
+        })
+        .collect()
+}
