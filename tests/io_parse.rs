@@ -7,7 +7,6 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
@@ -16,6 +15,11 @@ use quantscope::io::{
     LoadError, NpyError, ParseError, ParseErrorKind, format_text, load_path, load_reader,
     parse_npy, parse_text, parse_text_limited,
 };
+
+#[path = "common/files.rs"]
+mod files;
+
+use files::{f32_bytes as f32s, npy_bytes as npy, npy_header as header, temp_file};
 
 fn parse_err(src: &str) -> ParseError {
     match parse_text(src) {
@@ -392,28 +396,6 @@ proptest! {
 }
 
 // ---------------------------------------------------------------- npy: builders
-
-fn npy(version: (u8, u8), header: &str, data: &[u8]) -> Vec<u8> {
-    let mut out = b"\x93NUMPY".to_vec();
-    out.extend([version.0, version.1]);
-    if version.0 == 1 {
-        out.extend(u16::try_from(header.len()).unwrap().to_le_bytes());
-    } else {
-        out.extend(u32::try_from(header.len()).unwrap().to_le_bytes());
-    }
-    out.extend(header.as_bytes());
-    out.extend(data);
-    out
-}
-
-fn header(descr: &str, fortran: bool, shape: &str) -> String {
-    let fortran = if fortran { "True" } else { "False" };
-    format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}\n")
-}
-
-fn f32s(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
 
 fn f64s(values: &[f64]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
@@ -869,16 +851,6 @@ proptest! {
 }
 
 // ---------------------------------------------------------------- load
-
-fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("quantscope-io-parse-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
-}
 
 #[test]
 fn load_path_dispatches_on_the_extension() {

@@ -1,16 +1,17 @@
 //! The format ladder (every preset and format on the same data) in the explorer, in `report`
 //! and in the exporters; and pinning a configuration as A to compare B with it.
 
+#[path = "common/run.rs"]
+mod run;
 #[path = "common/screen.rs"]
 mod screen_text;
-
-use std::process::Command;
 
 use quantscope::app::keymap::Action;
 use quantscope::app::{Direction, Message, Model, Overlay, Setting, translate, update};
 use quantscope::core::config::Granularity;
 use quantscope::runtime::settle;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use run::quantscope;
 use screen_text::screen;
 
 fn scenario_model(name: &str) -> Model {
@@ -154,13 +155,6 @@ fn pinning_a_configuration_compares_the_next_one_with_it() {
     act(&mut m, Action::Pin);
     assert!(m.pinned.is_none());
     assert!(m.analysis.comparison.is_none());
-}
-
-fn quantscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]
