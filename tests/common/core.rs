@@ -1,0 +1,37 @@
+//! Small helpers of the core's tests: matrices written by hand, the ORT int8 preset and the
+//! squared error of each block. A test file that needs them says
+//! `#[path = "common/core.rs"] mod core_helpers;`.
+#![allow(
+    dead_code,
+    reason = "each test file includes this module and uses only some of its helpers"
+)]
+
+use quantscope::core::{Config, Matrix, PresetOptions, Report, preset};
+
+/// The `ort-int8` preset as it is (symmetric, per tensor).
+pub fn ort_int8() -> Config {
+    preset("ort-int8", PresetOptions::default()).expect("preset")
+}
+
+/// A matrix of `rows`, each a channel.
+pub fn rows(rows: &[&[f32]]) -> Matrix {
+    Matrix::from_rows(rows).expect("finite, rectangular")
+}
+
+/// Sum of squared errors of each block.
+pub fn block_sse(m: &Matrix, report: &Report) -> Vec<f64> {
+    report
+        .blocks
+        .iter()
+        .map(|b| {
+            let mut sse = 0.0;
+            for r in b.rows.0..b.rows.1 {
+                for c in b.cols.0..b.cols.1 {
+                    let e = f64::from(report.dequantized(r, c)) - f64::from(m.values()[[r, c]]);
+                    sse += e * e;
+                }
+            }
+            sse
+        })
+        .collect()
+}
