@@ -35,3 +35,8 @@ pub fn block_sse(m: &Matrix, report: &Report) -> Vec<f64> {
         })
         .collect()
 }
+
+/// The rows of `m`, as vectors.
+pub fn matrix_rows(m: &Matrix) -> Vec<Vec<f32>> {
+    m.values().rows().into_iter().map(|r| r.to_vec()).collect()
+}
