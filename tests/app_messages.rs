@@ -2,46 +2,23 @@
 
 use quantscope::app::keymap::Action;
 use quantscope::app::{Direction, SETTINGS, Setting};
-use quantscope::app::{Effect, Focus, Message, Model, Overlay, translate, update};
+use quantscope::app::{Effect, Focus, Message, Model, Overlay, update};
 use quantscope::cli::BUILTIN_EXAMPLE;
 use quantscope::core::config::{Granularity, Scheme};
 use quantscope::runtime::settle;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 
+#[path = "common/explorer.rs"]
+mod explorer;
 #[path = "common/files.rs"]
 mod files;
+
+use explorer::{act, key, type_text};
 
 fn model() -> Model {
     let mut m = Model::with_text(BUILTIN_EXAMPLE, None);
     settle(&mut m);
     m
-}
-
-fn act(m: &mut Model, action: Action) {
-    update(m, Message::Action(action));
-    settle(m);
-}
-
-fn key(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
-    if let Some(msg) = translate(m, &KeyEvent::new(code, modifiers)) {
-        update(m, msg);
-    }
-    settle(m);
-}
-
-/// Types `text` as keys (a newline as Enter), through the keymap.
-fn type_text(m: &mut Model, text: &str) {
-    for c in text.chars() {
-        let code = if c == '\n' {
-            KeyCode::Enter
-        } else {
-            KeyCode::Char(c)
-        };
-        if let Some(msg) = translate(m, &KeyEvent::new(code, KeyModifiers::NONE)) {
-            update(m, msg);
-        }
-    }
-    settle(m);
 }
 
 #[test]

@@ -138,10 +138,7 @@ fn bad_flags_and_files_exit_2() {
         vec!["report", "--range", "-9..7", "--bits", "4"],
         vec!["report", "/nonexistent/channels.txt"],
     ] {
-        let o = quantscope(&args, None);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(o.stdout.is_empty(), "{args:?}");
-        assert!(stderr(&o).starts_with("error"), "{args:?}: {}", stderr(&o));
+        run::assert_refused(&args);
     }
     let bad_npy = temp_file("bad.npy", b"\x93NUMPY\x01\x00\x10\x00{'descr': '<f4'");
     let o = quantscope(&["report", bad_npy.to_str().unwrap()], None);

@@ -31,7 +31,7 @@ use quantscope::core::{
 #[path = "common/core.rs"]
 mod core_helpers;
 
-use core_helpers::{block_sse, rows};
+use core_helpers::{ConventionOverrides, block_sse, rows};
 
 // ---------------------------------------------------------------------------------------------
 // Generators
@@ -282,19 +282,6 @@ fn field_overrides() -> impl Strategy<Value = FieldOverrides> {
         maybe(0..=32u8),
     )
 }
-
-/// Overrides of the conventions.
-type ConventionOverrides = (
-    Option<SymScale>,
-    Option<SymZeroPoint>,
-    Option<AsymZeroPoint>,
-    Option<bool>,
-    Option<QuantExpr>,
-    Option<Arith>,
-    Option<Degenerate>,
-    Option<CodeClamp>,
-    Option<NonFinite>,
-);
 
 fn convention_overrides() -> impl Strategy<Value = ConventionOverrides> {
     (

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use quantscope::io::gguf::{Gguf, GgufError, ParseError, Value, ValueType, parse_header};
 use quantscope::io::stored;
 
+#[path = "common/explorer.rs"]
+mod explorer;
 #[path = "common/files.rs"]
 mod files;
 #[path = "common/run.rs"]
@@ -221,22 +223,11 @@ fn the_explorer_opens_gguf_tensors_through_the_checkpoint_loader() {
 
 #[test]
 fn the_picker_lists_gguf_types_and_a_quantized_tensor_opens_in_the_stored_view() {
-    use quantscope::app::keymap::Action;
-    use quantscope::app::{Effect, Message, Model, Overlay, Source, translate, update};
+    use quantscope::app::{Effect, Model, Overlay, Source, translate, update};
     use quantscope::runtime::settle;
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let path = fixture("types.gguf");
-    let mut m = Model::with_text("", None);
-    m.tensor_file = Some(path.clone());
-    // update asks the runtime for the listing; it reads nothing itself.
-    update(&mut m, Message::Action(Action::Tensors));
-    assert!(m.overlay.is_none());
-    assert!(
-        m.effects
-            .iter()
-            .any(|e| matches!(e, Effect::ListTensors { .. }))
-    );
-    settle(&mut m);
+    let mut m = explorer::open_picker(path.clone());
     let Some(Overlay::Tensors(picker)) = &m.overlay else {
         panic!("no picker: {:?}", m.status)
     };

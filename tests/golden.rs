@@ -10,6 +10,9 @@ use quantscope::core::config::{Config, Granularity, Scheme};
 use quantscope::core::{Matrix, Options, PresetOptions, analyse_with, preset};
 use serde_json::Value;
 
+#[path = "common/files.rs"]
+mod files;
+
 /// A fixture's float: a JSON number, or `"inf"` / `"-inf"` for an infinity.
 fn f32_of(x: &Value) -> f32 {
     match x.as_str() {
@@ -228,13 +231,7 @@ golden! {
 
 #[test]
 fn every_fixture_file_has_its_test() {
-    let mut files: Vec<String> = std::fs::read_dir(golden_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
+    let files = files::json_files(&golden_dir());
     assert!(
         files.len() >= 24,
         "expected the committed fixtures, found {}",

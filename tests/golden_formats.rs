@@ -11,6 +11,9 @@ use quantscope::core::format::{
 };
 use serde_json::Value;
 
+#[path = "common/files.rs"]
+mod files;
+
 /// Every fixture file a test below reads; `every_fixture_file_is_read_by_a_test` checks that
 /// tests/golden/formats holds these and no others, so a new file cannot go unchecked.
 const FIXTURES: [&str; 16] = [
@@ -517,13 +520,7 @@ fn every_kquant_has_a_fixture() {
 
 #[test]
 fn every_fixture_file_is_read_by_a_test() {
-    let mut files: Vec<String> = std::fs::read_dir(formats_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
+    let files = files::json_files(&formats_dir());
     assert_eq!(
         files, FIXTURES,
         "tests/golden/formats/*.json and FIXTURES differ"

@@ -14,7 +14,7 @@ mod files;
 mod run;
 
 use files::{TempFile, f32_bytes as f32s, safetensors_bytes, temp_file as temp};
-use run::{quantscope, text};
+use run::{assert_refused, quantscope, text};
 
 /// Three matrices (one where a quiet row collapses per tensor, one of even rows, an f16
 /// conv weight) and three tensors the scan skips (a bias, integer ids, a scalar).
@@ -269,14 +269,7 @@ fn the_scan_command_refuses_bad_input_with_exit_2_and_nothing_on_stdout() {
         vec!["scan", path.to_str().unwrap(), "--bits", "17"],
         vec!["scan", path.to_str().unwrap(), "--jobs", "0"],
     ] {
-        let o = quantscope(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
-        assert!(o.stdout.is_empty(), "{args:?}");
-        assert!(
-            text(&o.stderr).starts_with("error"),
-            "{args:?}: {}",
-            text(&o.stderr)
-        );
+        assert_refused(&args);
     }
 }
 
@@ -331,14 +324,7 @@ fn report_lists_tensors_and_loads_one_by_name() {
         vec!["report", "--list-tensors"],
         vec!["report", "--tensor", "x"],
     ] {
-        let o = quantscope(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
-        assert!(o.stdout.is_empty(), "{args:?}");
-        assert!(
-            text(&o.stderr).starts_with("error"),
-            "{args:?}: {}",
-            text(&o.stderr)
-        );
+        assert_refused(&args);
     }
 }
 

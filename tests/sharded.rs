@@ -9,6 +9,8 @@ use quantscope::io::safetensors::Safetensors;
 use quantscope::io::sharded::{INDEX_NAME, Sharded, ShardedError};
 use tempfile::TempDir;
 
+#[path = "common/explorer.rs"]
+mod explorer;
 #[path = "common/files.rs"]
 mod files;
 #[path = "common/run.rs"]
@@ -184,19 +186,10 @@ fn a_directory_without_shards_is_refused() {
 
 #[test]
 fn the_explorers_picker_lists_every_shard_and_opens_a_tensor_from_its_shard() {
-    use quantscope::app::keymap::Action;
-    use quantscope::app::{Effect, Message, Model, Overlay, Source, translate, update};
+    use quantscope::app::{Overlay, Source, translate, update};
     use quantscope::runtime::settle;
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let mut m = Model::with_text("", None);
-    m.tensor_file = Some(model());
-    update(&mut m, Message::Action(Action::Tensors));
-    assert!(
-        m.effects
-            .iter()
-            .any(|e| matches!(e, Effect::ListTensors { .. }))
-    );
-    settle(&mut m);
+    let mut m = explorer::open_picker(model());
     let Some(Overlay::Tensors(picker)) = &m.overlay else {
         panic!("no picker: {:?}", m.status)
     };

@@ -1,12 +1,30 @@
-//! Small helpers of the core's tests: matrices written by hand, the ORT int8 preset and the
-//! squared error of each block. A test file that needs them says
+//! Small helpers of the core's and the readers' tests: matrices written by hand and read
+//! back as rows, the ORT int8 preset, the squared error of each block, and the type of the
+//! convention overrides that the property tests draw. A test file that needs them says
 //! `#[path = "common/core.rs"] mod core_helpers;`.
 #![allow(
     dead_code,
     reason = "each test file includes this module and uses only some of its helpers"
 )]
 
+use quantscope::core::config::{
+    Arith, AsymZeroPoint, CodeClamp, Degenerate, NonFinite, QuantExpr, SymScale, SymZeroPoint,
+};
 use quantscope::core::{Config, Matrix, PresetOptions, Report, preset};
+
+/// Overrides of a preset's conventions (`None`: the preset's), in the order of
+/// [`quantscope::core::config::Conventions`]; the property tests draw them at random.
+pub type ConventionOverrides = (
+    Option<SymScale>,
+    Option<SymZeroPoint>,
+    Option<AsymZeroPoint>,
+    Option<bool>,
+    Option<QuantExpr>,
+    Option<Arith>,
+    Option<Degenerate>,
+    Option<CodeClamp>,
+    Option<NonFinite>,
+);
 
 /// The `ort-int8` preset as it is (symmetric, per tensor).
 pub fn ort_int8() -> Config {

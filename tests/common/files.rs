@@ -108,3 +108,15 @@ pub fn npy_header(descr: &str, fortran: bool, shape: &str) -> String {
     let fortran = if fortran { "True" } else { "False" };
     format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}\n")
 }
+
+/// The names of the `.json` files in `dir`, sorted.
+pub fn json_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

@@ -35,3 +35,14 @@ pub fn quantscope_with_input(args: &[&str], stdin: Option<&[u8]>) -> Output {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// Runs `quantscope args` and requires a refusal: exit status 2, nothing on standard output
+/// and a message starting with `error` on standard error, which it returns.
+pub fn assert_refused(args: &[&str]) -> String {
+    let o = quantscope(args);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(o.stdout.is_empty(), "{args:?}");
+    assert!(err.starts_with("error"), "{args:?}: {err}");
+    err
+}
