@@ -13,13 +13,7 @@ mod explorer;
 #[path = "common/files.rs"]
 mod files;
 
-use explorer::{act, key, type_text};
-
-fn model() -> Model {
-    let mut m = Model::with_text(BUILTIN_EXAMPLE, None);
-    settle(&mut m);
-    m
-}
+use explorer::{act, builtin_model as model, key, type_text};
 
 #[test]
 fn the_builtin_example_shows_a_collapsed_quiet_row_under_per_tensor() {

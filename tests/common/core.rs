@@ -7,10 +7,11 @@
     reason = "each test file includes this module and uses only some of its helpers"
 )]
 
+use quantscope::core::config::Granularity;
 use quantscope::core::config::{
     Arith, AsymZeroPoint, CodeClamp, Degenerate, NonFinite, QuantExpr, SymScale, SymZeroPoint,
 };
-use quantscope::core::{Config, Matrix, PresetOptions, Report, preset};
+use quantscope::core::{Config, Matrix, PresetOptions, Report, analyse, preset};
 
 /// Overrides of a preset's conventions (`None`: the preset's), in the order of
 /// [`quantscope::core::config::Conventions`]; the property tests draw them at random.
@@ -25,6 +26,24 @@ pub type ConventionOverrides = (
     Option<CodeClamp>,
     Option<NonFinite>,
 );
+
+/// The seed lesson's matrix: a quiet row and a loud one.
+pub fn lesson_matrix() -> Matrix {
+    Matrix::from_rows(&[&[0.05, -0.08, 0.12, -0.15], &[2.21, -3.10, 1.77, -2.66]]).unwrap()
+}
+
+/// The `lesson` preset at `granularity`.
+pub fn lesson_config(granularity: Granularity) -> Config {
+    Config {
+        granularity,
+        ..preset("lesson", PresetOptions::default()).unwrap()
+    }
+}
+
+/// The lesson's matrix analysed by the `lesson` preset at `granularity`.
+pub fn lesson(granularity: Granularity) -> Report {
+    analyse(&lesson_matrix(), &lesson_config(granularity)).unwrap()
+}
 
 /// The `ort-int8` preset as it is (symmetric, per tensor).
 pub fn ort_int8() -> Config {

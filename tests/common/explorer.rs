@@ -11,8 +11,16 @@ use std::path::PathBuf;
 
 use quantscope::app::keymap::Action;
 use quantscope::app::{Effect, Message, Model, Overlay, translate, update};
+use quantscope::cli::BUILTIN_EXAMPLE;
 use quantscope::runtime::settle;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// The explorer on the built-in example, analysed.
+pub fn builtin_model() -> Model {
+    let mut m = Model::with_text(BUILTIN_EXAMPLE, None);
+    settle(&mut m);
+    m
+}
 
 /// Performs `action`, then its effects.
 pub fn act(m: &mut Model, action: Action) {
