@@ -2,44 +2,18 @@
 
 use quantscope::app::keymap::Action;
 use quantscope::app::{Direction, SETTINGS, Setting};
-use quantscope::app::{Effect, Focus, Message, Model, Overlay, translate, update};
+use quantscope::app::{Effect, Focus, Message, Model, Overlay, update};
 use quantscope::cli::BUILTIN_EXAMPLE;
 use quantscope::core::config::{Granularity, Scheme};
 use quantscope::runtime::settle;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 
-fn model() -> Model {
-    let mut m = Model::with_text(BUILTIN_EXAMPLE, None);
-    settle(&mut m);
-    m
-}
+#[path = "common/explorer.rs"]
+mod explorer;
+#[path = "common/files.rs"]
+mod files;
 
-fn act(m: &mut Model, action: Action) {
-    update(m, Message::Action(action));
-    settle(m);
-}
-
-fn key(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
-    if let Some(msg) = translate(m, &KeyEvent::new(code, modifiers)) {
-        update(m, msg);
-    }
-    settle(m);
-}
-
-/// Types `text` as keys (a newline as Enter), through the keymap.
-fn type_text(m: &mut Model, text: &str) {
-    for c in text.chars() {
-        let code = if c == '\n' {
-            KeyCode::Enter
-        } else {
-            KeyCode::Char(c)
-        };
-        if let Some(msg) = translate(m, &KeyEvent::new(code, KeyModifiers::NONE)) {
-            update(m, msg);
-        }
-    }
-    settle(m);
-}
+use explorer::{act, builtin_model as model, key, type_text};
 
 #[test]
 fn the_builtin_example_shows_a_collapsed_quiet_row_under_per_tensor() {
@@ -707,18 +681,23 @@ fn the_demo_steps_forward_and_back_and_replays_the_same_screens() {
 }
 
 /// A .safetensors file with two F32 matrices.
-fn two_tensor_file() -> std::path::PathBuf {
-    let header = r#"{"attn.q.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"mlp.up.weight":{"dtype":"F32","shape":[3,2],"data_offsets":[24,48]}}"#;
-    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
-    bytes.extend_from_slice(header.as_bytes());
-    for i in 0..12u8 {
-        bytes.extend_from_slice(&(f32::from(i) * 0.1 - 0.5).to_le_bytes());
-    }
-    let dir = std::env::temp_dir().join(format!("quantscope-picker-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("two.safetensors");
-    std::fs::write(&path, bytes).unwrap();
-    path
+fn two_tensor_file() -> files::TempFile {
+    let values: Vec<f32> = (0..12u8).map(|i| f32::from(i) * 0.1 - 0.5).collect();
+    let bytes = files::safetensors_bytes(&[
+        (
+            "attn.q.weight",
+            "F32",
+            &[2, 3],
+            files::f32_bytes(&values[..6]),
+        ),
+        (
+            "mlp.up.weight",
+            "F32",
+            &[3, 2],
+            files::f32_bytes(&values[6..]),
+        ),
+    ]);
+    files::temp_file("two.safetensors", &bytes)
 }
 
 #[test]
@@ -731,7 +710,7 @@ fn the_tensor_picker_filters_by_typing_and_opens_the_chosen_tensor() {
         .filter(|t| t.not_loadable().is_none())
         .collect();
     let mut m = Model::with_text("", None);
-    m.overlay = Some(Overlay::tensor_picker(path.clone(), tensors));
+    m.overlay = Some(Overlay::tensor_picker(path.to_path_buf(), tensors));
     // Typing filters; letters are not actions here.
     type_text(&mut m, "mlp");
     let Some(Overlay::Tensors(p)) = &m.overlay else {
@@ -876,8 +855,11 @@ fn settings_are_kept_in_the_text_on_request_and_read_back_from_it() {
 
 #[test]
 fn a_failed_save_asks_for_another_name_and_undo_back_to_the_saved_text_clears_the_mark() {
-    let dir = std::env::temp_dir().join(format!("quantscope-save-{}", std::process::id()));
-    let mut m = Model::with_text("1, 2\n", Some(dir.join("missing-folder").join("a.txt")));
+    let dir = files::temp_dir();
+    let mut m = Model::with_text(
+        "1, 2\n",
+        Some(dir.path().join("missing-folder").join("a.txt")),
+    );
     settle(&mut m);
     type_text(&mut m, "3");
     assert!(m.dirty());
@@ -905,7 +887,7 @@ fn a_failed_save_asks_for_another_name_and_undo_back_to_the_saved_text_clears_th
     assert!(matches!(m.overlay, Some(Overlay::SaveAs(_))));
     key(&mut m, KeyCode::Esc, KeyModifiers::NONE);
     // After a save, undoing back to the saved text clears the mark.
-    update(&mut m, Message::Saved(Ok(dir.join("a.txt"))));
+    update(&mut m, Message::Saved(Ok(dir.path().join("a.txt"))));
     assert!(!m.dirty());
     type_text(&mut m, "4");
     assert!(m.dirty());
@@ -959,21 +941,20 @@ fn practice_keeps_progress_across_exercises_and_leaving() {
 
 #[test]
 fn the_picker_lists_integer_tensors_greyed_and_a_loaded_f16_tensor_says_so() {
-    let mut bytes = Vec::new();
-    let header = r#"{"ids":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},"w":{"dtype":"F16","shape":[2,2],"data_offsets":[16,24]}}"#;
-    bytes.extend((header.len() as u64).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    bytes.extend([0u8; 16]);
-    for v in [1.0f32, -0.5, 0.25, 2.0] {
-        bytes.extend(half::f16::from_f32(v).to_le_bytes());
-    }
-    let dir = std::env::temp_dir().join(format!("quantscope-greyed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("mixed.safetensors");
-    std::fs::write(&path, bytes).unwrap();
+    let f16s: Vec<u8> = [1.0f32, -0.5, 0.25, 2.0]
+        .iter()
+        .flat_map(|&v| half::f16::from_f32(v).to_le_bytes())
+        .collect();
+    let path = files::temp_file(
+        "mixed.safetensors",
+        &files::safetensors_bytes(&[
+            ("ids", "I64", &[2], vec![0; 16]),
+            ("w", "F16", &[2, 2], f16s),
+        ]),
+    );
     let file = quantscope::io::checkpoint::Checkpoint::open(&path).unwrap();
     let mut m = Model::with_text("", None);
-    m.overlay = Some(Overlay::tensor_picker(path.clone(), file.entries()));
+    m.overlay = Some(Overlay::tensor_picker(path.to_path_buf(), file.entries()));
     let Some(Overlay::Tensors(p)) = &m.overlay else {
         panic!()
     };
@@ -996,7 +977,6 @@ fn the_picker_lists_integer_tensors_greyed_and_a_loaded_f16_tensor_says_so() {
         quantscope::app::Source::Tensor { dtype, .. } => assert_eq!(dtype, "f16"),
         quantscope::app::Source::Text { .. } => panic!("not loaded: {:?}", m.status),
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1025,7 +1005,7 @@ fn only_the_newest_tensor_load_is_shown_and_the_picker_reopens_through_the_runti
         matches!(&m.source, quantscope::app::Source::Tensor { name, .. } if name.ends_with("mlp.up.weight"))
     );
     // The picker is reopened by a listing the runtime makes, not by update reading the file.
-    m.tensor_file = Some(path.clone());
+    m.tensor_file = Some(path.to_path_buf());
     update(&mut m, Message::Action(Action::Tensors));
     assert!(m.overlay.is_none(), "update itself reads nothing");
     assert!(

@@ -1,43 +1,24 @@
 //! The headless command as a user runs it: the real binary, its output and exit codes.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+#[path = "common/files.rs"]
+mod files;
+#[path = "common/run.rs"]
+mod run;
+
+use files::temp_file;
 
 fn quantscope(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    } else {
-        drop(child.stdin.take());
-    }
-    child.wait_with_output().unwrap()
+    run::quantscope_with_input(args, stdin.map(str::as_bytes))
 }
 
 fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    run::text(&o.stdout)
 }
 
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn temp_file(name: &str, contents: &[u8]) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("quantscope-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
+    run::text(&o.stderr)
 }
 
 #[test]
@@ -157,10 +138,7 @@ fn bad_flags_and_files_exit_2() {
         vec!["report", "--range", "-9..7", "--bits", "4"],
         vec!["report", "/nonexistent/channels.txt"],
     ] {
-        let o = quantscope(&args, None);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(o.stdout.is_empty(), "{args:?}");
-        assert!(stderr(&o).starts_with("error"), "{args:?}: {}", stderr(&o));
+        run::assert_refused(&args);
     }
     let bad_npy = temp_file("bad.npy", b"\x93NUMPY\x01\x00\x10\x00{'descr': '<f4'");
     let o = quantscope(&["report", bad_npy.to_str().unwrap()], None);

@@ -3,146 +3,15 @@
 //! fail with a message saying so.
 
 use std::process::Command;
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-mod common;
+#[path = "common/files.rs"]
+mod files;
+#[path = "common/tmux.rs"]
+mod tmux;
 
-/// Every test holds it while its app runs: shared by the ordinary tests, which run side
-/// by side, and alone by the tests that time the app (and by the one that loads a
-/// 4096 x 4096 tensor), so that a timing is not taken while other apps compete for the
-/// machine's cores.
-static MACHINE: RwLock<()> = RwLock::new(());
-
-/// The machine, held shared or alone.
-enum Hold {
-    Shared(#[allow(dead_code, reason = "held, not read")] RwLockReadGuard<'static, ()>),
-    Alone(#[allow(dead_code, reason = "held, not read")] RwLockWriteGuard<'static, ()>),
-}
-
-/// A tmux server of our own (its own socket), so tests never touch a user's sessions.
-struct Tmux {
-    socket: String,
-    /// Dropped after the server is killed (fields drop after `Drop::drop`).
-    _hold: Hold,
-}
-
-impl Tmux {
-    /// Starts `command` in a tmux window of `width` x `height`, beside other tests.
-    fn start(name: &str, command: &str, width: u16, height: u16) -> Self {
-        let hold = Hold::Shared(MACHINE.read().unwrap_or_else(PoisonError::into_inner));
-        Self::start_holding(name, command, width, height, hold)
-    }
-
-    /// Starts `command` like [`Tmux::start`], with no other test's app running.
-    fn start_alone(name: &str, command: &str, width: u16, height: u16) -> Self {
-        let hold = Hold::Alone(MACHINE.write().unwrap_or_else(PoisonError::into_inner));
-        Self::start_holding(name, command, width, height, hold)
-    }
-
-    fn start_holding(name: &str, command: &str, width: u16, height: u16, hold: Hold) -> Self {
-        let socket = format!("quantscope-e2e-{name}-{}", std::process::id());
-        let t = Self {
-            socket,
-            _hold: hold,
-        };
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &t.socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                "e2e",
-            ])
-            .args(["-x", &width.to_string(), "-y", &height.to_string()])
-            .arg(command)
-            .env("TERM", "xterm-256color")
-            .status()
-            .expect("tmux must be installed to run the end-to-end tests (.ci/run installs it)");
-        assert!(status.success(), "tmux did not start");
-        t
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-t", "e2e"])
-            .args(keys)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    fn literal(&self, text: &str) {
-        let status = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-t", "e2e", "-l", text])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    /// Pastes `text` through a tmux buffer: as typed keys (`paste-buffer`), or with the
-    /// terminal's bracketed-paste markers (`paste-buffer -p`).
-    fn paste(&self, text: &str, bracketed: bool) {
-        let path = std::env::temp_dir().join(format!("{}-paste.txt", self.socket));
-        std::fs::write(&path, text).unwrap();
-        let load = Command::new("tmux")
-            .args(["-L", &self.socket, "load-buffer"])
-            .arg(&path)
-            .status()
-            .unwrap();
-        assert!(load.success());
-        let mut paste = Command::new("tmux");
-        paste.args(["-L", &self.socket, "paste-buffer", "-t", "e2e"]);
-        if bracketed {
-            paste.arg("-p");
-        }
-        assert!(paste.status().unwrap().success());
-        let _ = std::fs::remove_file(path);
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-t", "e2e"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits until `pred` holds for the screen, or fails with the last screen.
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; the screen was:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
-}
-
-fn app_command(args: &str) -> String {
-    // After the app exits, the shell reports its status and keeps the pane open to be read.
-    format!(
-        "{} {args}; echo \"exit status $?\"; sleep 60",
-        env!("CARGO_BIN_EXE_quantscope")
-    )
-}
+use files::{f32_bytes, npy_bytes, safetensors_bytes, temp_dir};
+use tmux::{Tmux, app_command};
 
 /// The line of the utilization pane naming `label`.
 fn line_with<'a>(screen: &'a str, label: &str) -> &'a str {
@@ -234,12 +103,8 @@ fn fifty_by_sixty_four() -> String {
 /// Pastes 50x64 values into an empty file and checks that the last line and the parsed
 /// shape are on screen within 2 s.
 fn paste_arrives_whole(bracketed: bool) {
-    let dir = std::env::temp_dir().join(format!(
-        "quantscope-e2e-paste-{bracketed}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("empty.txt");
+    let dir = temp_dir();
+    let path = dir.path().join("empty.txt");
     std::fs::write(&path, "").unwrap();
     let name = if bracketed { "paste-p" } else { "paste" };
     let t = Tmux::start_alone(name, &app_command(path.to_str().unwrap()), 80, 24);
@@ -261,7 +126,6 @@ fn paste_arrives_whole(bracketed: bool) {
     });
     t.literal("y");
     t.wait_for("exit", |s| s.contains("exit status 0"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -278,37 +142,10 @@ fn a_bracketed_paste_arrives_whole_and_fast() {
 fn a_tiny_terminal_says_how_much_room_it_needs_and_recovers_on_resize() {
     let t = Tmux::start("tiny", &app_command(""), 40, 10);
     t.wait_for("the size message", |s| s.contains("80x24"));
-    let status = Command::new("tmux")
-        .args([
-            "-L",
-            &t.socket,
-            "resize-window",
-            "-t",
-            "e2e",
-            "-x",
-            "80",
-            "-y",
-            "24",
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    assert!(t.resize(80, 24));
     t.wait_for("the panes after resize", |s| s.contains("Settings"));
-    for (w, h) in [("1", "1"), ("2", "3"), ("81", "25")] {
-        Command::new("tmux")
-            .args([
-                "-L",
-                &t.socket,
-                "resize-window",
-                "-t",
-                "e2e",
-                "-x",
-                w,
-                "-y",
-                h,
-            ])
-            .status()
-            .unwrap();
+    for (w, h) in [(1, 1), (2, 3), (81, 25)] {
+        t.resize(w, h);
         std::thread::sleep(Duration::from_millis(150));
     }
     t.wait_for("the panes again", |s| s.contains("Settings"));
@@ -321,9 +158,8 @@ fn a_tiny_terminal_says_how_much_room_it_needs_and_recovers_on_resize() {
 
 #[test]
 fn with_output_redirected_the_explorer_explains_instead_of_drawing() {
-    let dir = std::env::temp_dir().join(format!("quantscope-e2e-noterm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("out.txt");
+    let dir = temp_dir();
+    let out = dir.path().join("out.txt");
     let command = format!(
         "{} </dev/null >{}; echo \"exit status $?\"; sleep 60",
         env!("CARGO_BIN_EXE_quantscope"),
@@ -339,7 +175,6 @@ fn with_output_redirected_the_explorer_explains_instead_of_drawing() {
         "",
         "nothing drawn into the file"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -356,16 +191,13 @@ fn a_missing_npy_file_is_a_clear_error_before_the_terminal_is_touched() {
 /// Writes a `rows` x `cols` f32 `.npy` file whose rows have spreads from 1e-3 to 1, with
 /// one quiet row at index 1234 that collapses under a shared scale.
 fn write_big_npy(path: &std::path::Path, rows: usize, cols: usize) {
-    let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
-    let mut header = header.into_bytes();
+    let mut header =
+        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
     while (10 + header.len() + 1) % 64 != 0 {
-        header.push(b' ');
+        header.push(' ');
     }
-    header.push(b'\n');
-    let mut bytes = Vec::with_capacity(10 + header.len() + rows * cols * 4);
-    bytes.extend_from_slice(b"\x93NUMPY\x01\x00");
-    bytes.extend_from_slice(&u16::try_from(header.len()).unwrap().to_le_bytes());
-    bytes.extend_from_slice(&header);
+    header.push('\n');
+    let mut values = Vec::with_capacity(rows * cols);
     let mut state = 0x9E37_79B9_7F4A_7C15_u64;
     for r in 0..rows {
         let spread = if r == 1234 {
@@ -378,17 +210,16 @@ fn write_big_npy(path: &std::path::Path, rows: usize, cols: usize) {
             state ^= state >> 7;
             state ^= state << 17;
             let u = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
-            bytes.extend_from_slice(&(u * spread).to_le_bytes());
+            values.push(u * spread);
         }
     }
-    std::fs::write(path, bytes).unwrap();
+    std::fs::write(path, npy_bytes((1, 0), &header, &f32_bytes(&values))).unwrap();
 }
 
 #[test]
 fn a_4096_square_tensor_stays_responsive_and_the_worst_channel_is_one_key_away() {
-    let dir = std::env::temp_dir().join(format!("quantscope-e2e-big-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("big.npy");
+    let dir = temp_dir();
+    let path = dir.path().join("big.npy");
     write_big_npy(&path, 4096, 4096);
     let t = Tmux::start_alone("big", &app_command(path.to_str().unwrap()), 100, 30);
     t.wait_for("the tensor to open", |s| {
@@ -424,7 +255,6 @@ fn a_4096_square_tensor_stays_responsive_and_the_worst_channel_is_one_key_away()
     );
     t.keys(&["q"]);
     t.wait_for("exit", |s| s.contains("exit status 0"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -519,9 +349,7 @@ fn every_demo_step_is_readable_in_full_at_80x24() {
 /// A `.safetensors` file holding `tensors` (name, rows, columns) of f32 values `0.1 * i - 0.3`.
 fn write_safetensors(path: &std::path::Path, tensors: &[(&str, u64, u64)]) {
     let values = |n: u64| -> Vec<u8> {
-        (0..n)
-            .flat_map(|i| (0.1 * i as f32 - 0.3).to_le_bytes())
-            .collect()
+        f32_bytes(&(0..n).map(|i| 0.1 * i as f32 - 0.3).collect::<Vec<_>>())
     };
     let shapes: Vec<[u64; 2]> = tensors.iter().map(|&(_, r, c)| [r, c]).collect();
     let entries: Vec<(&str, &str, &[u64], Vec<u8>)> = tensors
@@ -529,14 +357,13 @@ fn write_safetensors(path: &std::path::Path, tensors: &[(&str, u64, u64)]) {
         .zip(&shapes)
         .map(|(&(name, r, c), shape)| (name, "F32", &shape[..], values(r * c)))
         .collect();
-    std::fs::write(path, common::safetensors_bytes(&entries)).unwrap();
+    std::fs::write(path, safetensors_bytes(&entries)).unwrap();
 }
 
 #[test]
 fn a_tensor_chosen_in_the_picker_loads_and_is_analysed() {
-    let dir = std::env::temp_dir().join(format!("quantscope-e2e-pick-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("model.safetensors");
+    let dir = temp_dir();
+    let path = dir.path().join("model.safetensors");
     write_safetensors(&path, &[("layer.0.weight", 3, 8), ("layer.1.weight", 5, 8)]);
     let t = Tmux::start("pick", &app_command(path.to_str().unwrap()), 100, 30);
     t.wait_for("the picker", |s| {
@@ -553,7 +380,6 @@ fn a_tensor_chosen_in_the_picker_loads_and_is_analysed() {
     });
     t.keys(&["C-q"]);
     t.wait_for("exit", |s| s.contains("exit status 0"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -564,11 +390,10 @@ fn a_panic_restores_the_terminal_and_saves_the_typed_text() {
         eprintln!("skipped: the panic hook for tests exists in debug builds only");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("quantscope-e2e-panic-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir();
     let command = format!(
         "TMPDIR={} QUANTSCOPE_TEST_PANIC=BOOM {}; echo \"exit status $?\"; sleep 60",
-        dir.display(),
+        dir.path().display(),
         env!("CARGO_BIN_EXE_quantscope")
     );
     let t = Tmux::start("panic", &command, 80, 24);
@@ -583,7 +408,7 @@ fn a_panic_restores_the_terminal_and_saves_the_typed_text() {
         !s.contains("Settings"),
         "the alternate screen was left: {s}"
     );
-    let saved: Vec<_> = std::fs::read_dir(&dir)
+    let saved: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .filter_map(Result::ok)
         .filter(|e| {
@@ -599,5 +424,4 @@ fn a_panic_restores_the_terminal_and_saves_the_typed_text() {
         text.contains("quiet"),
         "the example's rows are missing: {text}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -2,45 +2,15 @@
 //! in JSON, scans with nothing analysed, tiny scales, messages that quote input, odd
 //! configurations and oversized input.
 
-mod common;
+use std::process::{Command, Output};
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+#[path = "common/files.rs"]
+mod files;
+#[path = "common/run.rs"]
+mod run;
 
-fn quantscope(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut input = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        // The binary may stop reading early (oversized input): a broken pipe is fine.
-        let _ = input.write_all(bytes);
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
-}
-
-/// A file in this test run's temporary directory.
-fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("quantscope-edges-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
-
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use files::{f32_bytes, safetensors_bytes, temp_file as temp};
+use run::{quantscope_with_input as quantscope, text};
 
 /// The JSON report of `stdin` under `args`, with every value's code.
 fn json(args: &[&str], stdin: &str) -> serde_json::Value {
@@ -173,7 +143,7 @@ fn an_infinite_scan_gain_is_a_string_in_json() {
     // gain is infinite.
     let path = temp(
         "exact-channels.safetensors",
-        &common::safetensors_bytes(&[("w", "F32", &[2, 2], f32_bytes(&[7.0, 1.0, 3.5, 0.5]))]),
+        &safetensors_bytes(&[("w", "F32", &[2, 2], f32_bytes(&[7.0, 1.0, 3.5, 0.5]))]),
     );
     let o = quantscope(&["scan", path.to_str().unwrap(), "--format", "json"], None);
     assert!(o.status.success(), "{}", text(&o.stderr));
@@ -185,7 +155,7 @@ fn an_infinite_scan_gain_is_a_string_in_json() {
 }
 
 fn scan_of(name: &str, tensors: &[(&str, &str, &[u64], Vec<u8>)]) -> Output {
-    let path = temp(name, &common::safetensors_bytes(tensors));
+    let path = temp(name, &safetensors_bytes(tensors));
     quantscope(&["scan", path.to_str().unwrap(), "--format", "json"], None)
 }
 
@@ -397,7 +367,7 @@ fn messages_that_quote_input_escape_its_control_characters() {
     // spells ESC \u001b).
     let path = temp(
         "names.safetensors",
-        &common::safetensors_bytes(&[
+        &safetensors_bytes(&[
             (
                 r"ok\u001b[2J",
                 "F32",

@@ -12,19 +12,13 @@ use quantscope::core::{Matrix, PresetOptions, analyse, preset};
 use quantscope::io::export::worked_arithmetic;
 use quantscope::io::text::parse_text;
 
-fn lesson_matrix() -> Matrix {
-    Matrix::from_rows(&[&[0.05, -0.08, 0.12, -0.15], &[2.21, -3.10, 1.77, -2.66]]).unwrap()
-}
+#[path = "common/core.rs"]
+mod core_helpers;
+
+use core_helpers::{lesson_config as lesson, lesson_matrix};
 
 fn explain(matrix: &Matrix, config: &Config, row: usize) -> ChannelExplanation {
     explain_channel(matrix, &analyse(matrix, config).unwrap(), row)
-}
-
-fn lesson(granularity: Granularity) -> Config {
-    Config {
-        granularity,
-        ..preset("lesson", PresetOptions::default()).unwrap()
-    }
 }
 
 /// Ratios rounded to two decimals, as the lesson prints them.

@@ -3,25 +3,15 @@
 //! bounded table output, Markdown escaping).
 
 use ndarray::Array2;
-use quantscope::core::config::{Config, Granularity};
-use quantscope::core::{Matrix, PresetOptions, Report, analyse, preset};
+use quantscope::core::config::Granularity;
+use quantscope::core::{Matrix, Report, analyse};
 use quantscope::io::export::{ExportOptions, Format, write_report};
 use serde_json::Value;
 
-fn lesson_matrix() -> Matrix {
-    Matrix::from_rows(&[&[0.05, -0.08, 0.12, -0.15], &[2.21, -3.10, 1.77, -2.66]]).unwrap()
-}
+#[path = "common/core.rs"]
+mod core_helpers;
 
-fn lesson_config(granularity: Granularity) -> Config {
-    Config {
-        granularity,
-        ..preset("lesson", PresetOptions::default()).unwrap()
-    }
-}
-
-fn lesson(granularity: Granularity) -> Report {
-    analyse(&lesson_matrix(), &lesson_config(granularity)).unwrap()
-}
+use core_helpers::{lesson, lesson_config, lesson_matrix};
 
 fn export(report: &Report, format: Format, options: ExportOptions) -> String {
     let mut out = Vec::new();

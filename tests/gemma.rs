@@ -17,30 +17,14 @@ use quantscope::io::npy::read_npy;
 use quantscope::io::stored;
 use serde_json::Value;
 
-/// Runs `.ci/run fetch-gemma` once and returns the path it prints.
-fn fetch() -> Option<PathBuf> {
-    static FETCHED: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    FETCHED
-        .get_or_init(|| {
-            let out = std::process::Command::new("bash")
-                .args([".ci/run", "fetch-gemma"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .stderr(std::process::Stdio::inherit())
-                .output()
-                .ok()?;
-            let text = String::from_utf8_lossy(&out.stdout);
-            let path = text.trim().strip_prefix("export QUANTSCOPE_GEMMA=")?;
-            let path = PathBuf::from(path.trim_matches('\''));
-            (out.status.success() && path.is_file()).then_some(path)
-        })
-        .clone()
-}
+#[path = "common/models.rs"]
+mod models;
 
 fn model() -> PathBuf {
     let path = std::env::var_os("QUANTSCOPE_GEMMA")
         .map(PathBuf::from)
         .filter(|p| p.join("../").exists() && reference(p).is_file())
-        .or_else(fetch)
+        .or_else(|| models::fetch_once("fetch-gemma", "QUANTSCOPE_GEMMA"))
         .unwrap_or_else(|| {
             panic!(
                 "Gemma 3 270M Q4_K_M could not be fetched and QUANTSCOPE_GEMMA is not set (or has no \

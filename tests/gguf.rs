@@ -6,6 +6,17 @@ use std::path::PathBuf;
 use quantscope::io::gguf::{Gguf, GgufError, ParseError, Value, ValueType, parse_header};
 use quantscope::io::stored;
 
+#[path = "common/explorer.rs"]
+mod explorer;
+#[path = "common/files.rs"]
+mod files;
+#[path = "common/run.rs"]
+mod run;
+#[path = "common/screen.rs"]
+mod screen_text;
+
+use screen_text::screen;
+
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/gguf")
@@ -210,43 +221,13 @@ fn the_explorer_opens_gguf_tensors_through_the_checkpoint_loader() {
     );
 }
 
-/// The whole explorer screen drawn at `width` x `height`, as text.
-fn screen(model: &quantscope::app::Model, width: u16, height: u16) -> String {
-    let mut terminal =
-        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
-    let theme = quantscope::ui::Theme::new(false, false);
-    terminal
-        .draw(|frame| quantscope::ui::draw(frame, model, &theme))
-        .unwrap();
-    let buffer = terminal.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buffer.area.height {
-        for x in 0..buffer.area.width {
-            out.push_str(buffer[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
-}
-
 #[test]
 fn the_picker_lists_gguf_types_and_a_quantized_tensor_opens_in_the_stored_view() {
-    use quantscope::app::keymap::Action;
-    use quantscope::app::{Effect, Message, Model, Overlay, Source, translate, update};
+    use quantscope::app::{Effect, Model, Overlay, Source, translate, update};
     use quantscope::runtime::settle;
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let path = fixture("types.gguf");
-    let mut m = Model::with_text("", None);
-    m.tensor_file = Some(path.clone());
-    // update asks the runtime for the listing; it reads nothing itself.
-    update(&mut m, Message::Action(Action::Tensors));
-    assert!(m.overlay.is_none());
-    assert!(
-        m.effects
-            .iter()
-            .any(|e| matches!(e, Effect::ListTensors { .. }))
-    );
-    settle(&mut m);
+    let mut m = explorer::open_picker(path.clone());
     let Some(Overlay::Tensors(picker)) = &m.overlay else {
         panic!("no picker: {:?}", m.status)
     };
@@ -311,12 +292,9 @@ fn the_picker_lists_gguf_types_and_a_quantized_tensor_opens_in_the_stored_view()
     assert!(f16.stored.is_none());
 }
 
-/// Runs the binary; stdout, stderr and the exit code.
+/// Runs the binary; stdout, stderr (both must be UTF-8) and the exit code.
 fn quantscope(args: &[&str]) -> (String, String, Option<i32>) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .output()
-        .unwrap();
+    let o = run::quantscope(args);
     (
         String::from_utf8(o.stdout).unwrap(),
         String::from_utf8(o.stderr).unwrap(),
@@ -531,10 +509,7 @@ fn a_scan_of_only_quantized_matrices_says_so_instead_of_an_empty_table() {
             .iter()
             .flat_map(|v| v.to_le_bytes()),
     );
-    let dir = std::env::temp_dir().join(format!("quantscope-gguf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("only_quantized.gguf");
-    std::fs::write(&path, b).unwrap();
+    let path = files::temp_file("only_quantized.gguf", &b);
     let path = path.to_str().unwrap();
     let table = ok(&["scan", path]);
     assert!(
@@ -554,5 +529,4 @@ fn a_scan_of_only_quantized_matrices_says_so_instead_of_an_empty_table() {
         "{md}"
     );
     assert!(!md.contains("| gain dB |"), "{md}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -3,10 +3,14 @@
 //! never a panic or a huge allocation; the CLI exits with status 2.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use proptest::prelude::*;
 use quantscope::io::gguf::{ParseError, parse_header};
+
+#[path = "common/files.rs"]
+mod files;
+#[path = "common/run.rs"]
+mod run;
 
 /// A GGUF file written byte by byte.
 #[derive(Clone)]
@@ -272,8 +276,7 @@ fn misplaced_data_is_refused() {
 
 #[test]
 fn the_cli_refuses_bad_files_with_status_2() {
-    let dir = std::env::temp_dir().join(format!("quantscope-gguf-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = files::temp_dir();
     let mut cases: Vec<(&str, Vec<u8>, &str)> = Vec::new();
     let good = File::good().bytes();
     cases.push(("truncated.gguf", good[..40].to_vec(), "truncated"));
@@ -302,18 +305,15 @@ fn the_cli_refuses_bad_files_with_status_2() {
         "a string of 9223372036854775808 bytes",
     ));
     for (name, bytes, expected) in cases {
-        let path: PathBuf = dir.join(name);
+        let path: PathBuf = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         for args in [
             vec!["report", path.to_str().unwrap(), "--list-tensors"],
             vec!["report", path.to_str().unwrap()],
             vec!["scan", path.to_str().unwrap()],
         ] {
-            let out = Command::new(env!("CARGO_BIN_EXE_quantscope"))
-                .args(&args)
-                .output()
-                .unwrap();
-            let stderr = String::from_utf8_lossy(&out.stderr);
+            let out = run::quantscope(&args);
+            let stderr = run::text(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
             assert!(stderr.contains(expected), "{args:?}: {stderr}");
             assert!(stderr.contains(name), "{args:?}: {stderr}");

@@ -3,12 +3,15 @@
 //! `gguf.quants` and PyTorch's observers. Each preset must reproduce the library's scales
 //! (equal as f32), zero points, codes and dequantized values exactly.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
 use quantscope::core::config::{Config, Granularity, Scheme};
 use quantscope::core::{Matrix, Options, PresetOptions, analyse_with, preset};
 use serde_json::Value;
+
+#[path = "common/files.rs"]
+mod files;
 
 /// A fixture's float: a JSON number, or `"inf"` / `"-inf"` for an infinity.
 fn f32_of(x: &Value) -> f32 {
@@ -157,25 +160,97 @@ fn check(path: &Path) -> usize {
     checked
 }
 
+/// The committed fixtures' directory.
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// One test per fixture, named after it, so that a failing fixture hides none of the others;
+/// `FIXTURES` lists the files, for the test that every file in tests/golden is listed.
+macro_rules! golden {
+    ($($test:ident => $file:literal,)*) => {
+        const FIXTURES: &[&str] = &[$($file),*];
+        $(
+            #[test]
+            fn $test() {
+                assert!(check(&golden_dir().join($file)) > 0, "{}: nothing checked", $file);
+            }
+        )*
+    };
+}
+
+golden! {
+    int4_g128_asym => "int4-g128_asym.json",
+    int4_g128_asym_g32_tiny => "int4-g128_asym_g32_tiny.json",
+    int4_g128_sym => "int4-g128_sym.json",
+    int4_g128_sym_g32_tiny => "int4-g128_sym_g32_tiny.json",
+    ort_int4_asym_channel => "ort-int4_asym_channel.json",
+    ort_int4_asym_reduce_channel_edges => "ort-int4_asym_reduce_channel_edges.json",
+    ort_int4_sym_channel => "ort-int4_sym_channel.json",
+    ort_int4_sym_channel_edges => "ort-int4_sym_channel_edges.json",
+    ort_int4_sym_reduce_channel_edges => "ort-int4_sym_reduce_channel_edges.json",
+    ort_int8_asym_channel => "ort-int8_asym_channel.json",
+    ort_int8_asym_reduce_channel_edges => "ort-int8_asym_reduce_channel_edges.json",
+    ort_int8_asym_tensor => "ort-int8_asym_tensor.json",
+    ort_int8_sym_channel => "ort-int8_sym_channel.json",
+    ort_int8_sym_channel_edges => "ort-int8_sym_channel_edges.json",
+    ort_int8_sym_reduce_channel => "ort-int8_sym_reduce_channel.json",
+    ort_int8_sym_reduce_channel_edges => "ort-int8_sym_reduce_channel_edges.json",
+    ort_int8_sym_tensor => "ort-int8_sym_tensor.json",
+    ort_uint4_asym_channel => "ort-uint4_asym_channel.json",
+    ort_uint4_asym_channel_edges => "ort-uint4_asym_channel_edges.json",
+    ort_uint4_asym_reduce_channel_edges => "ort-uint4_asym_reduce_channel_edges.json",
+    ort_uint4_sym_channel => "ort-uint4_sym_channel.json",
+    ort_uint4_sym_reduce_channel_edges => "ort-uint4_sym_reduce_channel_edges.json",
+    ort_uint8_asym_channel => "ort-uint8_asym_channel.json",
+    ort_uint8_asym_channel_edges => "ort-uint8_asym_channel_edges.json",
+    ort_uint8_asym_reduce_channel_edges => "ort-uint8_asym_reduce_channel_edges.json",
+    ort_uint8_asym_tensor => "ort-uint8_asym_tensor.json",
+    ort_uint8_sym_channel => "ort-uint8_sym_channel.json",
+    ort_uint8_sym_reduce_channel_edges => "ort-uint8_sym_reduce_channel_edges.json",
+    q4_0 => "q4_0.json",
+    q4_0_5x96 => "q4_0_5x96.json",
+    q4_0_tiny => "q4_0_tiny.json",
+    q4_1 => "q4_1.json",
+    q4_1_5x96 => "q4_1_5x96.json",
+    q4_1_tiny => "q4_1_tiny.json",
+    q5_0 => "q5_0.json",
+    q5_0_5x96 => "q5_0_5x96.json",
+    q5_0_tiny => "q5_0_tiny.json",
+    q5_1 => "q5_1.json",
+    q5_1_5x96 => "q5_1_5x96.json",
+    q5_1_tiny => "q5_1_tiny.json",
+    q8_0 => "q8_0.json",
+    q8_0_5x96 => "q8_0_5x96.json",
+    q8_0_tiny => "q8_0_tiny.json",
+    torch_qint8_sym_channel => "torch-qint8_sym_channel.json",
+    torch_qint8_sym_tensor => "torch-qint8_sym_tensor.json",
+    torch_quint8_asym_channel => "torch-quint8_asym_channel.json",
+    torch_quint8_asym_tensor => "torch-quint8_asym_tensor.json",
+}
+
 #[test]
-fn every_golden_fixture_matches_its_library() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
+fn every_fixture_file_has_its_test() {
+    let files = files::json_files(&golden_dir());
     assert!(
-        paths.len() >= 24,
+        files.len() >= 24,
         "expected the committed fixtures, found {}",
-        paths.len()
+        files.len()
     );
+    let listed: Vec<String> = FIXTURES.iter().map(|f| (*f).to_owned()).collect();
+    assert_eq!(
+        files, listed,
+        "tests/golden/*.json and the golden! list differ"
+    );
+}
+
+#[test]
+fn every_integer_preset_has_a_fixture() {
     let mut presets = std::collections::BTreeSet::new();
-    for path in &paths {
+    for file in FIXTURES {
+        let path = golden_dir().join(file);
         let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         presets.insert(fixture["preset"].as_str().unwrap().to_string());
-        assert!(check(path) > 0);
     }
     for name in [
         "ort-int8",

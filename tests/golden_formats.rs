@@ -11,10 +11,37 @@ use quantscope::core::format::{
 };
 use serde_json::Value;
 
+#[path = "common/files.rs"]
+mod files;
+
+/// Every fixture file a test below reads; `every_fixture_file_is_read_by_a_test` checks that
+/// tests/golden/formats holds these and no others, so a new file cannot go unchecked.
+const FIXTURES: [&str; 16] = [
+    "bulk.json",
+    "fp8_e4m3.json",
+    "fp8_e5m2.json",
+    "ggml_mxfp4.json",
+    "ggml_nvfp4.json",
+    "ggml_q2_K.json",
+    "ggml_q3_K.json",
+    "ggml_q4_K.json",
+    "ggml_q5_K.json",
+    "ggml_q6_K.json",
+    "legacy_q4_0.json",
+    "legacy_q4_1.json",
+    "legacy_q5_0.json",
+    "legacy_q5_1.json",
+    "legacy_q8_0.json",
+    "nf4.json",
+];
+
+fn formats_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/formats")
+}
+
 fn fixture(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden/formats")
-        .join(name);
+    assert!(FIXTURES.contains(&name), "{name} is not in FIXTURES");
+    let path = formats_dir().join(name);
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
@@ -487,12 +514,15 @@ fn bulk_hashes() {
 fn every_kquant_has_a_fixture() {
     for k in KQuant::ALL {
         let name = format!("ggml_{}.json", k.name().replace('Q', "q"));
-        assert!(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/golden/formats")
-                .join(&name)
-                .exists(),
-            "{name}"
-        );
+        assert!(formats_dir().join(&name).exists(), "{name}");
     }
+}
+
+#[test]
+fn every_fixture_file_is_read_by_a_test() {
+    let files = files::json_files(&formats_dir());
+    assert_eq!(
+        files, FIXTURES,
+        "tests/golden/formats/*.json and FIXTURES differ"
+    );
 }

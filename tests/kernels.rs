@@ -24,6 +24,11 @@ use quantscope::core::{
     analyse_with, ladder_granularities, preset,
 };
 
+#[path = "common/core.rs"]
+mod core_helpers;
+
+use core_helpers::ConventionOverrides;
+
 // ---------------------------------------------------------------------------------------------
 // The reference
 // ---------------------------------------------------------------------------------------------
@@ -374,19 +379,6 @@ type Fields = (
     Axis,
     Clipping,
     Option<ScaleDtype>,
-);
-
-/// Overrides of a preset's conventions, in the order of [`quantscope::core::config::Conventions`].
-type ConventionOverrides = (
-    Option<SymScale>,
-    Option<SymZeroPoint>,
-    Option<AsymZeroPoint>,
-    Option<bool>,
-    Option<QuantExpr>,
-    Option<Arith>,
-    Option<Degenerate>,
-    Option<CodeClamp>,
-    Option<NonFinite>,
 );
 
 fn fields() -> impl Strategy<Value = Fields> {

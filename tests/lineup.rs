@@ -1,16 +1,20 @@
 //! The format ladder (every preset and format on the same data) in the explorer, in `report`
 //! and in the exporters; and pinning a configuration as A to compare B with it.
 
+#[path = "common/explorer.rs"]
+mod explorer;
+#[path = "common/run.rs"]
+mod run;
 #[path = "common/screen.rs"]
 mod screen_text;
 
-use std::process::Command;
-
+use explorer::{act, bound_key as key};
 use quantscope::app::keymap::Action;
-use quantscope::app::{Direction, Message, Model, Overlay, Setting, translate, update};
+use quantscope::app::{Direction, Message, Model, Overlay, Setting, update};
 use quantscope::core::config::Granularity;
 use quantscope::runtime::settle;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+use run::quantscope;
 use screen_text::screen;
 
 fn scenario_model(name: &str) -> Model {
@@ -19,17 +23,6 @@ fn scenario_model(name: &str) -> Model {
     m.apply_text_header("scenario");
     settle(&mut m);
     m
-}
-
-fn act(m: &mut Model, action: Action) {
-    update(m, Message::Action(action));
-    settle(m);
-}
-
-fn key(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
-    let msg = translate(m, &KeyEvent::new(code, modifiers)).expect("a bound key");
-    update(m, msg);
-    settle(m);
 }
 
 #[test]
@@ -165,13 +158,6 @@ fn pinning_a_configuration_compares_the_next_one_with_it() {
     act(&mut m, Action::Pin);
     assert!(m.pinned.is_none());
     assert!(m.analysis.comparison.is_none());
-}
-
-fn quantscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]

@@ -28,29 +28,13 @@ const GOLDEN: [&str; 4] = [
 /// The weight of code `i` in the second checksum: `i mod 7919`.
 const WEIGHT_MOD: usize = 7919;
 
-/// Runs `.ci/run fetch-minilm` once and returns the path it prints.
-fn fetch() -> Option<PathBuf> {
-    static FETCHED: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    FETCHED
-        .get_or_init(|| {
-            let out = std::process::Command::new("bash")
-                .args([".ci/run", "fetch-minilm"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .stderr(std::process::Stdio::inherit())
-                .output()
-                .ok()?;
-            let text = String::from_utf8_lossy(&out.stdout);
-            let path = text.trim().strip_prefix("export QUANTSCOPE_MINILM=")?;
-            let path = PathBuf::from(path.trim_matches('\''));
-            (out.status.success() && path.is_file()).then_some(path)
-        })
-        .clone()
-}
+#[path = "common/models.rs"]
+mod models;
 
 fn model() -> PathBuf {
     let Some(path) = std::env::var_os("QUANTSCOPE_MINILM")
         .map(PathBuf::from)
-        .or_else(fetch)
+        .or_else(|| models::fetch_once("fetch-minilm", "QUANTSCOPE_MINILM"))
     else {
         panic!(
             "all-MiniLM-L6-v2 could not be fetched and QUANTSCOPE_MINILM is not set. This test needs all-MiniLM-L6-v2's model.safetensors, \

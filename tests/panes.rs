@@ -3,9 +3,9 @@
 //! active-column marker, scrolling, staying inside the area, and no panic at any size.
 
 use ndarray::Array2;
-use quantscope::core::config::{Config, Granularity};
+use quantscope::core::config::Granularity;
 use quantscope::core::view::SortKey;
-use quantscope::core::{Matrix, Options, PresetOptions, Report, analyse, analyse_with, preset};
+use quantscope::core::{Matrix, Options, Report, analyse, analyse_with};
 use quantscope::ui::Theme;
 use quantscope::ui::detail::DetailPane;
 use quantscope::ui::errors::ErrorsPane;
@@ -16,6 +16,11 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::widgets::Widget;
 
+#[path = "common/core.rs"]
+mod core_helpers;
+
+use core_helpers::lesson_config as config;
+
 // ----- fixtures -----
 
 fn lesson_matrix() -> Matrix {
@@ -25,13 +30,6 @@ fn lesson_matrix() -> Matrix {
     )
     .unwrap();
     Matrix::with_labels(values, vec![Some("quiet".into()), Some("loud".into())]).unwrap()
-}
-
-fn config(granularity: Granularity) -> Config {
-    Config {
-        granularity,
-        ..preset("lesson", PresetOptions::default()).unwrap()
-    }
 }
 
 fn lesson(granularity: Granularity) -> Report {

@@ -2,8 +2,7 @@
 //! dtype, a conv weight, and every malformed case (each must give its own error, never a
 //! panic), plus properties over arbitrary and mutated bytes.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 
 use half::{bf16, f16};
 use proptest::prelude::*;
@@ -13,6 +12,13 @@ use quantscope::io::safetensors::{
 };
 use quantscope::io::{LoadError, load_path, load_path_tensor};
 
+#[path = "common/files.rs"]
+mod files;
+
+use files::{
+    f32_bytes as f32s, safetensors_bytes_with, safetensors_raw as raw_file, temp_file as temp,
+};
+
 /// One tensor to write: name, dtype name, shape, raw little-endian bytes.
 struct T<'a> {
     name: &'a str,
@@ -21,50 +27,14 @@ struct T<'a> {
     data: Vec<u8>,
 }
 
-fn f32s(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// A safetensors file: the header is written in the order given, data back to back.
+/// A safetensors file: the header is written in the order given, data back to back, then
+/// a `__metadata__` entry.
 fn file_bytes(tensors: &[T<'_>]) -> Vec<u8> {
-    let mut entries = Vec::new();
-    let mut data = Vec::new();
-    for t in tensors {
-        let begin = data.len();
-        data.extend_from_slice(&t.data);
-        entries.push(format!(
-            "\"{}\":{{\"dtype\":\"{}\",\"shape\":{:?},\"data_offsets\":[{},{}]}}",
-            t.name,
-            t.dtype,
-            t.shape,
-            begin,
-            data.len()
-        ));
-    }
-    entries.push("\"__metadata__\":{\"format\":\"pt\"}".to_owned());
-    raw_file(&format!("{{{}}}", entries.join(",")), &data)
-}
-
-/// A file from a header text and a data section, with the true header length.
-fn raw_file(header: &str, data: &[u8]) -> Vec<u8> {
-    let mut out = (header.len() as u64).to_le_bytes().to_vec();
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(data);
-    out
-}
-
-/// A new file (tests run in parallel: each call gets its own directory).
-fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "quantscope-st-test-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
+    let tensors: Vec<(&str, &str, &[u64], Vec<u8>)> = tensors
+        .iter()
+        .map(|t| (t.name, t.dtype, t.shape, t.data.clone()))
+        .collect();
+    safetensors_bytes_with(&tensors, &["\"__metadata__\":{\"format\":\"pt\"}"])
 }
 
 /// Four tensors of four dtypes, written in an order that is not by name.

@@ -1,10 +1,6 @@
 //! `quantscope scan` and the safetensors flags of `report`: the scan's four formats on a small
 //! generated checkpoint, its order and footer, and the real binary.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use half::f16;
 use quantscope::core::config::Granularity;
 use quantscope::core::{Config, Options, PresetOptions, analyse_with, preset};
@@ -12,36 +8,24 @@ use quantscope::io::export::Format;
 use quantscope::io::load_tensor;
 use quantscope::scan::{Scan, ScanOptions, SkipReason, scan, scan_with, write_scan};
 
-mod common;
+#[path = "common/files.rs"]
+mod files;
+#[path = "common/run.rs"]
+mod run;
 
-fn f32s(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// A new file (tests run in parallel: each call gets its own directory).
-fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "quantscope-scan-test-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
+use files::{TempFile, f32_bytes as f32s, safetensors_bytes, temp_file as temp};
+use run::{assert_refused, quantscope, text};
 
 /// Three matrices (one where a quiet row collapses per tensor, one of even rows, an f16
 /// conv weight) and three tensors the scan skips (a bias, integer ids, a scalar).
-fn checkpoint() -> PathBuf {
+fn checkpoint() -> TempFile {
     let conv: Vec<u8> = [0.5_f32, -0.25, 0.75, -1.0, 0.01, -0.02, 0.03, -0.04]
         .iter()
         .flat_map(|&x| f16::from_f32(x).to_le_bytes())
         .collect();
     temp(
         "checkpoint.safetensors",
-        &common::safetensors_bytes(&[
+        &safetensors_bytes(&[
             ("bias", "F32", &[4], f32s(&[0.1, 0.2, 0.3, 0.4])),
             (
                 "even.weight",
@@ -239,7 +223,7 @@ fn csv_has_a_header_and_one_line_per_tensor() {
 fn tensors_that_fail_are_listed_and_the_rest_still_scanned() {
     let path = temp(
         "bad-values.safetensors",
-        &common::safetensors_bytes(&[
+        &safetensors_bytes(&[
             ("good", "F32", &[1, 2], f32s(&[1.0, -1.0])),
             ("nan", "F32", &[1, 2], f32s(&[1.0, f32::NAN])),
         ]),
@@ -261,17 +245,6 @@ fn tensors_that_fail_are_listed_and_the_rest_still_scanned() {
             .any(|l| l.trim_start().starts_with("nan ") && l.contains("row 0, column 1")),
         "{table}"
     );
-}
-
-fn quantscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]
@@ -302,14 +275,7 @@ fn the_scan_command_refuses_bad_input_with_exit_2_and_nothing_on_stdout() {
         vec!["scan", path.to_str().unwrap(), "--bits", "17"],
         vec!["scan", path.to_str().unwrap(), "--jobs", "0"],
     ] {
-        let o = quantscope(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
-        assert!(o.stdout.is_empty(), "{args:?}");
-        assert!(
-            text(&o.stderr).starts_with("error"),
-            "{args:?}: {}",
-            text(&o.stderr)
-        );
+        assert_refused(&args);
     }
 }
 
@@ -364,14 +330,7 @@ fn report_lists_tensors_and_loads_one_by_name() {
         vec!["report", "--list-tensors"],
         vec!["report", "--tensor", "x"],
     ] {
-        let o = quantscope(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
-        assert!(o.stdout.is_empty(), "{args:?}");
-        assert!(
-            text(&o.stderr).starts_with("error"),
-            "{args:?}: {}",
-            text(&o.stderr)
-        );
+        assert_refused(&args);
     }
 }
 

@@ -1,25 +1,21 @@
 //! Snapshots of the whole screen, drawn by `ui::draw` into ratatui's `TestBackend`.
 
+#[path = "common/explorer.rs"]
+mod explorer;
 #[path = "common/screen.rs"]
 mod screen_text;
 
 use std::fmt::Write as _;
 
+use explorer::builtin_model as model;
 use quantscope::app::keymap::Action;
 use quantscope::app::{Direction, Setting};
 use quantscope::app::{Message, Model, update};
-use quantscope::cli::BUILTIN_EXAMPLE;
 use quantscope::runtime::settle;
 use quantscope::ui::{self, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use screen_text::screen;
-
-fn model() -> Model {
-    let mut m = Model::with_text(BUILTIN_EXAMPLE, None);
-    settle(&mut m);
-    m
-}
 
 #[test]
 fn whole_screen_at_80x24() {

@@ -4,20 +4,13 @@
 use quantscope::core::config::{Config, Granularity, RangeKind, Scheme};
 use quantscope::core::{Matrix, PresetOptions, Report, analyse, preset};
 
+#[path = "common/core.rs"]
+mod core_helpers;
+
+use core_helpers::lesson;
+
 fn close(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol
-}
-
-fn lesson_matrix() -> Matrix {
-    Matrix::from_rows(&[&[0.05, -0.08, 0.12, -0.15], &[2.21, -3.10, 1.77, -2.66]]).unwrap()
-}
-
-fn lesson(granularity: Granularity) -> Report {
-    let config = Config {
-        granularity,
-        ..preset("lesson", PresetOptions::default()).unwrap()
-    };
-    analyse(&lesson_matrix(), &config).unwrap()
 }
 
 #[test]

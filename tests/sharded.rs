@@ -2,43 +2,51 @@
 //! (tests/data/sharded/generate.py): listed across shards, tensors found in their shard,
 //! scanned whole, and the errors of an index that lies.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use quantscope::io::checkpoint::Checkpoint;
 use quantscope::io::safetensors::Safetensors;
 use quantscope::io::sharded::{INDEX_NAME, Sharded, ShardedError};
+use tempfile::TempDir;
+
+#[path = "common/explorer.rs"]
+mod explorer;
+#[path = "common/files.rs"]
+mod files;
+#[path = "common/run.rs"]
+mod run;
+
+use files::temp_dir;
+use run::quantscope;
 
 fn model() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/sharded/model")
 }
 
-fn quantscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// A copy of the checkpoint in a new directory, with `index` as its index (`None`: none).
-fn copy(tag: &str, index: Option<&str>) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("quantscope-sharded-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// A copy of the checkpoint in a new temporary directory, with `index` as its index
+/// (`None`: none).
+fn copy(index: Option<&str>) -> TempDir {
+    let dir = temp_dir();
     for f in [
         "model-00001-of-00002.safetensors",
         "model-00002-of-00002.safetensors",
     ] {
-        std::fs::copy(model().join(f), dir.join(f)).unwrap();
+        std::fs::copy(model().join(f), dir.path().join(f)).unwrap();
     }
     if let Some(index) = index {
-        std::fs::write(dir.join(INDEX_NAME), index).unwrap();
+        std::fs::write(dir.path().join(INDEX_NAME), index).unwrap();
     }
     dir
 }
 
 #[test]
 fn the_index_and_the_directory_open_every_shard() {
-    for path in [model(), model().join(INDEX_NAME), copy("noindex", None)] {
+    let without_index = copy(None);
+    for path in [
+        model(),
+        model().join(INDEX_NAME),
+        without_index.path().to_path_buf(),
+    ] {
         let c = Checkpoint::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let listed: Vec<(String, Option<String>)> =
             c.entries().into_iter().map(|e| (e.name, e.shard)).collect();
@@ -67,13 +75,10 @@ fn the_index_and_the_directory_open_every_shard() {
 
 #[test]
 fn an_index_that_lies_is_a_clear_error() {
-    let missing = copy(
-        "missing",
-        Some(
-            r#"{"weight_map": {"embed.weight": "model-00001-of-00002.safetensors", "x": "model-00003-of-00003.safetensors"}}"#,
-        ),
-    );
-    let e = Sharded::open(&missing).unwrap_err();
+    let missing = copy(Some(
+        r#"{"weight_map": {"embed.weight": "model-00001-of-00002.safetensors", "x": "model-00003-of-00003.safetensors"}}"#,
+    ));
+    let e = Sharded::open(missing.path()).unwrap_err();
     assert!(
         matches!(&e, ShardedError::MissingShard { tensor, .. } if tensor == "x"),
         "{e:?}"
@@ -84,11 +89,10 @@ fn an_index_that_lies_is_a_clear_error() {
         "{e}"
     );
 
-    let wrong = copy(
-        "wrong",
-        Some(r#"{"weight_map": {"lm_head.weight": "model-00001-of-00002.safetensors"}}"#),
-    );
-    let e = Sharded::open(&wrong).unwrap_err();
+    let wrong = copy(Some(
+        r#"{"weight_map": {"lm_head.weight": "model-00001-of-00002.safetensors"}}"#,
+    ));
+    let e = Sharded::open(wrong.path()).unwrap_err();
     assert!(
         matches!(&e, ShardedError::NotInShard { tensor, .. } if tensor == "lm_head.weight"),
         "{e:?}"
@@ -99,17 +103,17 @@ fn an_index_that_lies_is_a_clear_error() {
         "{e}"
     );
 
-    let not_json = copy("notjson", Some("{\"weight_map\": [1, 2]"));
+    let not_json = copy(Some("{\"weight_map\": [1, 2]"));
     assert!(matches!(
-        Sharded::open(&not_json),
+        Sharded::open(not_json.path()),
         Err(ShardedError::Index { .. })
     ));
 
     // Both refuse at the command line too, with status 2.
     for dir in [&missing, &wrong] {
         for args in [
-            vec!["report", dir.to_str().unwrap(), "--list-tensors"],
-            vec!["scan", dir.to_str().unwrap()],
+            vec!["report", dir.path().to_str().unwrap(), "--list-tensors"],
+            vec!["scan", dir.path().to_str().unwrap()],
         ] {
             let o = quantscope(&args);
             assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -175,27 +179,17 @@ fn report_and_scan_cover_every_shard() {
 
 #[test]
 fn a_directory_without_shards_is_refused() {
-    let dir = std::env::temp_dir().join(format!("quantscope-sharded-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let e = Sharded::open(Path::new(&dir)).unwrap_err();
+    let dir = temp_dir();
+    let e = Sharded::open(dir.path()).unwrap_err();
     assert!(matches!(e, ShardedError::Empty { .. }), "{e:?}");
 }
 
 #[test]
 fn the_explorers_picker_lists_every_shard_and_opens_a_tensor_from_its_shard() {
-    use quantscope::app::keymap::Action;
-    use quantscope::app::{Effect, Message, Model, Overlay, Source, translate, update};
+    use quantscope::app::{Overlay, Source, translate, update};
     use quantscope::runtime::settle;
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let mut m = Model::with_text("", None);
-    m.tensor_file = Some(model());
-    update(&mut m, Message::Action(Action::Tensors));
-    assert!(
-        m.effects
-            .iter()
-            .any(|e| matches!(e, Effect::ListTensors { .. }))
-    );
-    settle(&mut m);
+    let mut m = explorer::open_picker(model());
     let Some(Overlay::Tensors(picker)) = &m.overlay else {
         panic!("no picker: {:?}", m.status)
     };

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use quantscope::app::editor::{EditAction, Editor, Pos};
-use quantscope::core::Matrix;
 use quantscope::io::text::{LineCache, NoteKind, parse_text, parse_text_with_notes};
 use quantscope::io::{ParseErrorKind, parse_text_limited};
 
-fn rows(m: &Matrix) -> Vec<Vec<f32>> {
-    m.values().rows().into_iter().map(|r| r.to_vec()).collect()
-}
+#[path = "common/core.rs"]
+mod core_helpers;
+
+use core_helpers::matrix_rows as rows;
 
 fn parsed(src: &str) -> Vec<Vec<f32>> {
     rows(&parse_text(src).unwrap_or_else(|e| panic!("{src:?}: {e}")))
