@@ -254,23 +254,26 @@ pub fn zero_added_after_rounding(expr: QuantExpr) -> bool {
 pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelExplanation {
     let config = &report.config;
     let values = matrix.values();
+    // What every explanation of the row says, whatever formed its blocks.
+    let of_row = |blocks, values, format| ChannelExplanation {
+        row,
+        label: matrix.labels()[row].clone(),
+        qmin: report.qmin,
+        qmax: report.qmax,
+        clamp_range: report.clamp_range,
+        rounding: config.rounding,
+        quant_expr: config.conventions.quant_expr,
+        granularity: config.granularity,
+        blocks,
+        values,
+        metrics: report.channels[row].metrics,
+        format,
+    };
     if let Some(info) = config.format {
         let x: Vec<f32> = values.row(row).to_vec();
         let work = format::work(info, report, row, &x);
-        return ChannelExplanation {
-            row,
-            label: matrix.labels()[row].clone(),
-            qmin: report.qmin,
-            qmax: report.qmax,
-            clamp_range: report.clamp_range,
-            rounding: config.rounding,
-            quant_expr: config.conventions.quant_expr,
-            granularity: config.granularity,
-            blocks: Vec::new(),
-            values: format::values(&work, report, row, &x),
-            metrics: report.channels[row].metrics,
-            format: Some(work),
-        };
+        let explained = format::values(&work, report, row, &x);
+        return of_row(Vec::new(), explained, Some(work));
     }
     let mut blocks: Vec<BlockExplanation> = Vec::new();
     let mut explained = Vec::with_capacity(report.shape.1);
@@ -310,21 +313,7 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
             error: f64::from(step.dequantized) - f64::from(x),
         });
     }
-    let channel = &report.channels[row];
-    ChannelExplanation {
-        row,
-        label: matrix.labels()[row].clone(),
-        qmin: report.qmin,
-        qmax: report.qmax,
-        clamp_range: report.clamp_range,
-        rounding: config.rounding,
-        quant_expr: config.conventions.quant_expr,
-        granularity: config.granularity,
-        blocks,
-        values: explained,
-        metrics: channel.metrics,
-        format: None,
-    }
+    of_row(blocks, explained, None)
 }
 
 fn explain_block(config: &Config, report: &Report, index: usize) -> BlockExplanation {

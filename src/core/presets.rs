@@ -496,6 +496,35 @@ mod tests {
     }
 }
 
+/// Calls the macro `$m` with the fields of [`Overrides`] applied after the preset: the
+/// configuration's, then (after `;`) the conventions'. One list, so that resolving,
+/// combining and naming the overrides cannot miss a field.
+macro_rules! override_fields {
+    ($m:ident) => {
+        $m!(
+            bits,
+            signed,
+            range,
+            range_source,
+            rounding,
+            granularity,
+            axis,
+            clipping,
+            scale_dtype,
+            zero_point_bits;
+            sym_scale,
+            sym_zero_point,
+            asym_zero_point,
+            clamp_zero_point,
+            quant_expr,
+            code_clamp,
+            non_finite,
+            arith,
+            degenerate
+        )
+    };
+}
+
 /// Field overrides applied after a preset; `None` keeps the preset's value.
 ///
 /// The command line's flags and the explorer's toggles both produce one of these, so a
@@ -566,35 +595,12 @@ impl Overrides {
             return Ok(c);
         }
         macro_rules! set {
-            ($($field:ident),*) => { $( if let Some(v) = self.$field { c.$field = v; } )* };
+            ($($field:ident),*; $($conv:ident),*) => {
+                $( if let Some(v) = self.$field { c.$field = v; } )*
+                $( if let Some(v) = self.$conv { c.conventions.$conv = v; } )*
+            };
         }
-        set!(
-            bits,
-            signed,
-            range,
-            range_source,
-            rounding,
-            granularity,
-            axis,
-            clipping,
-            scale_dtype,
-            zero_point_bits
-        );
-        let conv = &mut c.conventions;
-        macro_rules! set_conv {
-            ($($field:ident),*) => { $( if let Some(v) = self.$field { conv.$field = v; } )* };
-        }
-        set_conv!(
-            sym_scale,
-            sym_zero_point,
-            asym_zero_point,
-            clamp_zero_point,
-            quant_expr,
-            code_clamp,
-            non_finite,
-            arith,
-            degenerate
-        );
+        override_fields!(set);
         c.validate()?;
         Ok(c)
     }
@@ -602,29 +608,12 @@ impl Overrides {
     /// The name of the first field these overrides set (besides the preset's options).
     fn first_set(&self) -> Option<&'static str> {
         macro_rules! first {
-            ($($field:ident),*) => { $( if self.$field.is_some() { return Some(stringify!($field)); } )* };
+            ($($field:ident),*; $($conv:ident),*) => {
+                $( if self.$field.is_some() { return Some(stringify!($field)); } )*
+                $( if self.$conv.is_some() { return Some(stringify!($conv)); } )*
+            };
         }
-        first!(
-            bits,
-            signed,
-            range,
-            range_source,
-            rounding,
-            granularity,
-            axis,
-            clipping,
-            scale_dtype,
-            zero_point_bits,
-            sym_scale,
-            sym_zero_point,
-            asym_zero_point,
-            clamp_zero_point,
-            quant_expr,
-            code_clamp,
-            non_finite,
-            arith,
-            degenerate
-        );
+        override_fields!(first);
         None
     }
 
@@ -633,30 +622,16 @@ impl Overrides {
     #[must_use]
     pub fn then(self, top: Self) -> Self {
         macro_rules! pick {
-            ($($field:ident),*) => { Self { reduce_range: self.reduce_range || top.reduce_range, $( $field: top.$field.or(self.$field), )* } };
+            ($($field:ident),*; $($conv:ident),*) => {
+                Self {
+                    scheme: top.scheme.or(self.scheme),
+                    reduce_range: self.reduce_range || top.reduce_range,
+                    $( $field: top.$field.or(self.$field), )*
+                    $( $conv: top.$conv.or(self.$conv), )*
+                }
+            };
         }
-        pick!(
-            scheme,
-            bits,
-            signed,
-            range,
-            range_source,
-            rounding,
-            granularity,
-            axis,
-            clipping,
-            scale_dtype,
-            zero_point_bits,
-            sym_scale,
-            sym_zero_point,
-            asym_zero_point,
-            clamp_zero_point,
-            quant_expr,
-            code_clamp,
-            non_finite,
-            arith,
-            degenerate
-        )
+        override_fields!(pick)
     }
 
     /// True when nothing is overridden.
