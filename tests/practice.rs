@@ -702,3 +702,26 @@ fn the_format_documents_examples_are_valid() {
     .unwrap();
     assert_eq!(sc.look.len(), 2);
 }
+
+#[test]
+fn the_format_exercises_answer_from_each_formats_layout_and_exponent() {
+    let bits = answers("format-bits");
+    assert_eq!(number(&bits[0]), 4.5, "Q4_K");
+    assert_eq!(number(&bits[1]), 6.5625, "Q6_K");
+    assert_eq!(number(&bits[2]), 4.25, "MXFP4");
+    let mx = answers("mxfp4-exponent");
+    assert_eq!(number(&mx[0]), 0.5, "2^(floor(log2 3) - 2)");
+    assert!(matches!(mx[3], Expected::Whole(14)), "{:?}", mx[3]);
+    // The choices were written by hand: check them against the core's reconstruction.
+    let e = exercise("mxfp4-exponent").unwrap();
+    let session = start_exercise(e).unwrap();
+    let report = session.prepared_at(1).unwrap().report.clone();
+    let y = report.row_dequantized(0);
+    let zeros: Vec<usize> = (0..y.len()).filter(|&i| y[i] == 0.0).collect();
+    assert_eq!(
+        zeros,
+        [1, 7, 9, 15, 21, 25, 31],
+        "0.1, 0.05, -0.12, 0.08, -0.05, 0.11, 0.02"
+    );
+    assert_eq!(y[2], 0.25, "0.2 survives as 0.25");
+}

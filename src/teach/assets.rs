@@ -65,7 +65,7 @@ const SCENARIOS: [(&str, &str); 8] = [
 ];
 
 /// Built-in exercises, in the order a menu lists them.
-const EXERCISES: [(&str, &str); 8] = [
+const EXERCISES: [(&str, &str); 10] = [
     (
         "per-tensor-vs-per-channel",
         include_str!("../../assets/exercises/per-tensor-vs-per-channel.toml"),
@@ -97,6 +97,14 @@ const EXERCISES: [(&str, &str); 8] = [
     (
         "interview-check",
         include_str!("../../assets/exercises/interview-check.toml"),
+    ),
+    (
+        "format-bits",
+        include_str!("../../assets/exercises/format-bits.toml"),
+    ),
+    (
+        "mxfp4-exponent",
+        include_str!("../../assets/exercises/mxfp4-exponent.toml"),
     ),
 ];
 

@@ -194,7 +194,11 @@ pub struct Exercise {
 #[must_use]
 pub fn preset_name(name: &str) -> Option<&'static str> {
     let name = name.trim();
-    PRESETS.iter().map(|p| p.name).find(|p| *p == name)
+    PRESETS
+        .iter()
+        .map(|p| p.name)
+        .chain(crate::core::lineup::FORMATS.iter().map(|f| f.name))
+        .find(|p| *p == name)
 }
 
 /// A TOML setting value as text: strings as they are, numbers and booleans written out.
