@@ -29,6 +29,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::core::config::{Config, ConfigError, Granularity};
+use crate::core::lineup::{Selection, lineup};
 use crate::core::{Metrics, Options, Report, analyse_with};
 use crate::io::checkpoint::{Checkpoint, CheckpointError, Entry, Kind};
 
@@ -79,6 +80,23 @@ pub struct ScanRow {
     pub channel: Side,
     /// Bits per weight of the configuration as given (its own granularity).
     pub bits_per_weight: f64,
+    /// With a budget ([`ScanOptions::budget`]): the most accurate preset or format within
+    /// it, from the format ladder of the tensor (`None` when nothing fits).
+    pub best: Option<Best>,
+}
+
+/// The most accurate entry of a tensor's format ladder within a bits-per-weight budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Best {
+    /// The preset's or format's name (`q4_k`, `ort-int8`).
+    pub name: String,
+    /// Its bits per weight on this tensor.
+    pub bits_per_weight: f64,
+    /// Its errors over the tensor.
+    #[serde(flatten)]
+    pub metrics: Metrics,
+    /// Its collapsed channels.
+    pub collapsed_channels: usize,
 }
 
 /// Why a tensor was not analysed.
@@ -131,6 +149,8 @@ pub struct Scan {
     pub skipped: Vec<Skipped>,
     /// Tensors that failed, by name.
     pub failed: Vec<Failed>,
+    /// The bits-per-weight budget each tensor's best format was chosen within, if any.
+    pub budget: Option<f64>,
 }
 
 /// Why a scan could not run at all.
@@ -170,10 +190,13 @@ impl Progress for NoProgress {
 }
 
 /// How to run a scan.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ScanOptions {
     /// Tensors analysed at once (and so held in memory at once); `None` for one per core.
     pub jobs: Option<usize>,
+    /// Also run every preset and format on each float tensor and keep the most accurate
+    /// within this many bits per weight ([`ScanRow::best`]).
+    pub budget: Option<f64>,
 }
 
 /// Scans the file at `path` under `config`, one tensor per core at a time, silently.
@@ -231,7 +254,7 @@ pub fn scan_with(
             .map(|t| {
                 let result = match t.kind {
                     Kind::Quantized => stored::scan_stored(&file, t).map(Done::Stored),
-                    _ => scan_one(&file, t, config).map(Done::Row),
+                    _ => scan_one(&file, t, config, options.budget).map(Done::Row),
                 };
                 progress.tensor_done(&t.name);
                 result
@@ -256,6 +279,7 @@ pub fn scan_with(
         stored,
         skipped,
         failed,
+        budget: options.budget,
     })
 }
 
@@ -266,7 +290,12 @@ enum Done {
 }
 
 /// Loads and analyses one tensor.
-fn scan_one(file: &Checkpoint, t: &Entry, config: &Config) -> Result<ScanRow, Failed> {
+fn scan_one(
+    file: &Checkpoint,
+    t: &Entry,
+    config: &Config,
+    budget: Option<f64>,
+) -> Result<ScanRow, Failed> {
     let fail = |error: String| Failed {
         name: t.name.clone(),
         error,
@@ -300,6 +329,21 @@ fn scan_one(file: &Checkpoint, t: &Entry, config: &Config) -> Result<ScanRow, Fa
         tensor,
         channel,
         bits_per_weight,
+        best: budget.and_then(|b| best_within(&matrix, b)),
+    })
+}
+
+/// The most accurate preset or format of the matrix's format ladder within `budget` bits
+/// per weight.
+fn best_within(matrix: &crate::core::Matrix, budget: f64) -> Option<Best> {
+    let ladder = lineup(matrix, &Selection::all(), None);
+    let e = ladder.best_within(budget)?;
+    let m = e.measured()?;
+    Some(Best {
+        name: e.name.clone(),
+        bits_per_weight: e.bits_per_weight,
+        metrics: m.overall,
+        collapsed_channels: m.collapsed_channels,
     })
 }
 

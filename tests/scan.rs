@@ -98,7 +98,10 @@ fn rows_are_sorted_by_gain_and_skipped_tensors_counted() {
     let one = scan_with(
         &path,
         &lesson(),
-        ScanOptions { jobs: Some(1) },
+        ScanOptions {
+            jobs: Some(1),
+            ..ScanOptions::default()
+        },
         &quantscope::scan::NoProgress,
     )
     .unwrap();
@@ -380,4 +383,83 @@ fn the_tensor_list_comes_in_every_format() {
         "{md}"
     );
     assert!(md.trim_end().ends_with("6 tensors, 132 bytes"), "{md}");
+}
+
+/// Rows of 256 whose spreads differ by decades: every format can take them.
+fn wide_checkpoint() -> (TempFile, Vec<f32>) {
+    let values: Vec<f32> = (0..4 * 256)
+        .map(|i| {
+            let (r, c) = (i / 256, i % 256);
+            10f32.powi(r - 2) * (((c * 37 + r * 11) % 29) as f32 - 14.0) / 9.0
+        })
+        .collect();
+    let file = temp(
+        "wide.safetensors",
+        &safetensors_bytes(&[("w", "F32", &[4, 256], f32s(&values))]),
+    );
+    (file, values)
+}
+
+#[test]
+fn a_budget_picks_each_tensors_most_accurate_preset_or_format_within_it() {
+    use quantscope::core::Matrix;
+    use quantscope::core::lineup::{Selection, lineup};
+    let (path, values) = wide_checkpoint();
+    let budget = |b: f64| {
+        scan_with(
+            &path,
+            &lesson(),
+            ScanOptions {
+                budget: Some(b),
+                ..ScanOptions::default()
+            },
+            &quantscope::scan::NoProgress,
+        )
+        .unwrap()
+    };
+    let s = budget(4.5);
+    let best = s.rows[0].best.clone().expect("something fits 4.5 bits");
+    let rows: Vec<&[f32]> = values.chunks(256).collect();
+    let ladder = lineup(&Matrix::from_rows(&rows).unwrap(), &Selection::all(), None);
+    let want = ladder.best_within(4.5).unwrap();
+    assert_eq!(best.name, want.name);
+    assert!(best.bits_per_weight <= 4.5);
+    assert_eq!(best.metrics, want.measured().unwrap().overall);
+    // Nothing is that small.
+    assert_eq!(budget(1.0).rows[0].best, None);
+    let table = render(&s, Format::Table);
+    assert!(table.contains("best <= 4.5"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.trim_start().starts_with("w ") && l.contains(&best.name)),
+        "{table}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&render(&s, Format::Json)).unwrap();
+    assert_eq!(json["budget"], 4.5);
+    assert_eq!(json["tensors"][0]["best"]["name"], best.name.as_str());
+    let csv = render(&s, Format::Csv);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "best_name").unwrap();
+    assert_eq!(
+        csv.lines().nth(1).unwrap().split(',').nth(at),
+        Some(best.name.as_str())
+    );
+    // Without a budget, no such column.
+    assert!(!render(&scan(&path, &lesson()).unwrap(), Format::Csv).contains("best_name"));
+}
+
+#[test]
+fn a_budget_that_is_not_a_positive_number_is_refused() {
+    let (path, _) = wide_checkpoint();
+    let file = path.to_str().unwrap();
+    for bad in ["0", "-1", "four", "inf"] {
+        let o = quantscope(&["scan", file, "--budget", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(
+            text(&o.stderr).contains("not a budget"),
+            "{bad}: {}",
+            text(&o.stderr)
+        );
+    }
 }

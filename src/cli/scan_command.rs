@@ -27,10 +27,24 @@ pub struct ScanArgs {
     /// core].
     #[arg(long, short)]
     pub jobs: Option<NonZeroUsize>,
+    /// Also run every preset and format on each float tensor (the format ladder) and show
+    /// the most accurate one within BITS bits per weight, e.g. --budget 4.5.
+    #[arg(long, value_name = "BITS", value_parser = budget, allow_hyphen_values = true)]
+    pub budget: Option<f64>,
     /// The quantization scheme, compared per tensor and per channel; its own granularity
     /// gives the bits/weight column.
     #[command(flatten)]
     pub config: ConfigArgs,
+}
+
+/// A bits-per-weight budget: a finite number above 0.
+fn budget(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(b) if b.is_finite() && b > 0.0 => Ok(b),
+        _ => Err(format!(
+            "{s:?} is not a budget: give bits per weight as a number above 0, such as 4.5"
+        )),
+    }
 }
 
 /// An indicatif bar fed by the scan's threads.
@@ -76,6 +90,7 @@ pub fn scan(args: &ScanArgs, ascii: bool) -> ExitCode {
     let bar = Bar(progress_bar());
     let options = ScanOptions {
         jobs: args.jobs.map(NonZeroUsize::get),
+        budget: args.budget,
     };
     let result = scan_with(&args.file, &config, options, &bar);
     bar.0.finish_and_clear();

@@ -101,7 +101,8 @@ impl Grid {
         }
     }
 
-    fn column(mut self, name: &str, align: Align, max_width: Option<usize>) -> Self {
+    /// This grid with one more column.
+    pub(super) fn column(mut self, name: &str, align: Align, max_width: Option<usize>) -> Self {
         self.columns.push(Column {
             name: name.to_string(),
             align,

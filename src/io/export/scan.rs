@@ -31,7 +31,7 @@ use crate::core::config::{Axis, Config};
 use crate::core::{Granularity, Metrics};
 use crate::io::printable;
 use crate::io::safetensors::format_shape;
-use crate::scan::{Failed, Scan, ScanRow, Side, SkipReason, Skipped, StoredRow};
+use crate::scan::{Best, Failed, Scan, ScanRow, Side, SkipReason, Skipped, StoredRow};
 
 /// What the rows are sorted by, for the header of every format.
 const SORT_KEY: &str = "gain = SQNR per channel - SQNR per tensor, in dB (= 20 log10 of RMSE per tensor / RMSE per channel), largest first";
@@ -90,11 +90,18 @@ fn doc(scan: &Scan) -> Doc {
             c.granularity
         )),
     ];
+    if let Some(b) = scan.budget {
+        tensors.push(Part::Text(format!(
+            "best <= {}: the most accurate preset or format of the tensor's format ladder within {} bits per weight (RMSE; - when none fits)",
+            sig(b, 6),
+            sig(b, 6)
+        )));
+    }
     if scan.rows.is_empty() && !scan.stored.is_empty() {
         // A quantized GGUF file whose floats are all 1-D: no empty table.
         tensors.push(Part::Text(NO_FLOAT_ROWS.to_owned()));
     } else {
-        tensors.push(Part::Grid(tensor_grid(&scan.rows)));
+        tensors.push(Part::Grid(tensor_grid(&scan.rows, scan.budget)));
     }
     let mut sections = vec![Section {
         title: "Tensors",
@@ -136,7 +143,7 @@ fn grid(columns: &[&str]) -> Grid {
     Grid::new(&spec)
 }
 
-fn tensor_grid(rows: &[ScanRow]) -> Grid {
+fn tensor_grid(rows: &[ScanRow], budget: Option<f64>) -> Grid {
     let mut g = grid(&[
         "tensor",
         "dtype",
@@ -170,6 +177,30 @@ fn tensor_grid(rows: &[ScanRow]) -> Grid {
             ]
         })
         .collect();
+    if let Some(b) = budget {
+        let name = format!("best <= {}", sig(b, 6));
+        g = g
+            .column(&name, Align::Left, None)
+            .column("bits/w", Align::Right, None)
+            .column("RMSE", Align::Right, None)
+            .column("collapsed", Align::Right, None);
+        for (cells, r) in g.rows.iter_mut().zip(rows) {
+            cells.extend(match &r.best {
+                Some(best) => [
+                    best.name.clone(),
+                    error(best.bits_per_weight),
+                    error(best.metrics.rmse),
+                    best.collapsed_channels.to_string(),
+                ],
+                None => [
+                    "-".to_owned(),
+                    "-".to_owned(),
+                    "-".to_owned(),
+                    "-".to_owned(),
+                ],
+            });
+        }
+    }
     g
 }
 
@@ -286,6 +317,8 @@ struct RowView<'a> {
     tensor: SideView,
     channel: SideView,
     bits_per_weight: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    best: Option<&'a Best>,
 }
 
 impl<'a> From<&'a ScanRow> for RowView<'a> {
@@ -299,6 +332,7 @@ impl<'a> From<&'a ScanRow> for RowView<'a> {
             tensor: SideView::from(&r.tensor),
             channel: SideView::from(&r.channel),
             bits_per_weight: r.bits_per_weight,
+            best: r.best.as_ref(),
         }
     }
 }
@@ -309,6 +343,8 @@ struct JsonScan<'a> {
     config: ConfigView<'a>,
     compared: [Granularity; 2],
     sort: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget: Option<f64>,
     tensors: Vec<RowView<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     stored: &'a [StoredRow],
@@ -325,6 +361,7 @@ fn write_json(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
         },
         compared: [Granularity::Tensor, Granularity::Channel],
         sort: "gain_db, largest first: 20*log10(tensor.rmse / channel.rmse) = channel.sqnr_db - tensor.sqnr_db; \"inf\" = infinite (per-channel exact)",
+        budget: scan.budget,
         tensors: scan.rows.iter().map(RowView::from).collect(),
         stored: &scan.stored,
         skipped: &scan.skipped,
@@ -342,6 +379,14 @@ const SIDE_COLUMNS: [&str; 6] = [
     "sqnr_db",
     "collapsed",
     "bits_per_weight",
+];
+
+/// The columns appended when a scan has a budget.
+const BEST_COLUMNS: [&str; 4] = [
+    "best_name",
+    "best_bits_per_weight",
+    "best_rmse",
+    "best_collapsed",
 ];
 
 /// The columns appended when a scan has stored tensors.
@@ -365,6 +410,10 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
         header.extend(SIDE_COLUMNS.iter().map(|c| format!("{side}_{c}")));
     }
     header.push("bits_per_weight".to_owned());
+    let best = scan.budget.is_some();
+    if best {
+        header.extend(BEST_COLUMNS.map(String::from));
+    }
     if stored {
         header.extend(STORED_COLUMNS.map(String::from));
     }
@@ -390,6 +439,17 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
             ]);
         }
         fields.push(float(r.bits_per_weight));
+        if best {
+            fields.extend(match &r.best {
+                Some(b) => [
+                    field(&b.name),
+                    float(b.bits_per_weight),
+                    float(b.metrics.rmse),
+                    b.collapsed_channels.to_string(),
+                ],
+                None => Default::default(),
+            });
+        }
         if stored {
             fields.extend(std::iter::repeat_n(String::new(), STORED_COLUMNS.len()));
         }
@@ -409,7 +469,7 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
         ];
         fields.extend(std::iter::repeat_n(
             String::new(),
-            1 + 2 * SIDE_COLUMNS.len() + 1,
+            1 + 2 * SIDE_COLUMNS.len() + 1 + if best { BEST_COLUMNS.len() } else { 0 },
         ));
         fields.extend([
             r.levels.to_string(),
