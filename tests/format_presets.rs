@@ -50,11 +50,13 @@ fn every_format_is_a_preset_that_matches_the_format_ladder() {
             "{}",
             info.name
         );
-        assert!(
-            r.ladder.is_empty(),
-            "{}: a format has no granularity ladder",
+        assert_eq!(
+            r.ladder.len(),
+            1,
+            "{}: one rung, the format's blocks",
             info.name
         );
+        assert!(r.ladder[0].active && r.ladder[0].overall == r.overall);
         let levels = grid_of(info).levels() as u32;
         for c in &r.channels {
             assert_eq!(c.levels_available, levels, "{}", info.name);

@@ -281,3 +281,35 @@ fn the_status_line_compares_b_with_the_pinned_a() {
     let s = screen(&m, 120, 40);
     assert!(!s.lines().last().unwrap().contains("A→B"));
 }
+
+#[test]
+fn a_format_as_the_active_configuration_fills_the_panes_at_80x24_and_wider() {
+    let mut m = scenario_model("formats");
+    m.size = (80, 24);
+    match m.apply_settings("q4_k", quantscope::core::presets::Overrides::default()) {
+        Ok(()) => {}
+        Err(e) => panic!("{e}"),
+    }
+    settle(&mut m);
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("q4_k: llama.cpp Q4_K"), "{s}");
+    assert!(s.contains("16/16"), "levels used of the 4-bit grid: {s}");
+    assert!(s.contains("fixed by q4_k"), "{s}");
+    assert!(s.contains("0 of 8 collapsed"), "{s}");
+    insta::assert_snapshot!("format_active_80x24", s);
+    let wide = screen(&m, 120, 40);
+    assert!(wide.contains("4.5"), "{wide}");
+    // A setting the format fixes is refused on the status line.
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
+    assert_eq!(m.preset, "q4_k");
+    assert!(
+        m.status
+            .as_deref()
+            .is_some_and(|s| s.contains("q4_k is a format with its own block layout")),
+        "{:?}",
+        m.status
+    );
+}

@@ -154,6 +154,12 @@ impl Setting {
     #[must_use]
     pub fn describe(self, now: &Current<'_>, changed_from_preset: bool) -> String {
         let c = now.config;
+        if let Some(f) = c.format
+            && !matches!(self, Self::Preset | Self::Bits)
+        {
+            // A format's encoder decides the rest.
+            return format!("fixed by {}", f.name);
+        }
         match self {
             Self::Preset => format!(
                 "{}{}",

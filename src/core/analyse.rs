@@ -99,9 +99,18 @@ fn staged(
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
     config.validate()?;
     if let Some(info) = config.format {
-        // A format fixes its blocks: no granularity ladder.
+        // A format fixes its blocks: its ladder is the one rung of its own blocks.
         let report = format::analyse_format(matrix, config, info)?;
-        return Ok(first(report).then(Vec::new));
+        let rung = Rung {
+            granularity: config.granularity,
+            scales: report.blocks.len() as u64,
+            memory: report.memory,
+            overall: report.overall,
+            channels: report.channels.iter().map(|c| c.metrics).collect(),
+            collapsed_channels: report.collapsed_channels,
+            active: true,
+        };
+        return Ok(first(report).then(|| if ladder { vec![rung] } else { Vec::new() }));
     }
     let (lo, hi) = config.clamp_range();
     if hi - lo < 256 {

@@ -82,6 +82,12 @@ struct Column<'r> {
 impl ErrorsPane<'_> {
     /// Tensor, channel and the compared granularity, without repeats.
     fn granularities(&self) -> Vec<Granularity> {
+        if let Some(r) = self.report
+            && r.config.format.is_some()
+        {
+            // A format has its own blocks only.
+            return vec![r.config.granularity];
+        }
         let mut out = vec![Granularity::Tensor, Granularity::Channel];
         if !out.contains(&self.compared) {
             out.push(self.compared);
@@ -213,7 +219,9 @@ impl<'p> ErrorsPane<'p> {
                 let metrics = |i: usize| rung.and_then(|r| r.channels.get(i));
                 let overall = rung.map(|r| &r.overall);
                 let active = g == report.config.granularity;
-                let heading = if active {
+                let heading = if let Some(f) = report.config.format {
+                    format!("{} {}", self.theme.glyphs.active, f.name)
+                } else if active {
                     format!("{} {g}", self.theme.glyphs.active)
                 } else {
                     g.to_string()

@@ -3,7 +3,7 @@
 //! arithmetic of its bits per weight below.
 //!
 //! ```text
-//! ┌ Formats on this data: * Pareto front, > active (Enter uses a preset, Esc closes) ┐
+//! ┌ Formats on this data: * Pareto front, > active (Enter uses it, Esc closes) ┐
 //! │     format           bits/w       MAE      RMSE  SQNR dB  collapsed             │
 //! │ ▶ * q2_k              2.625    0.5067     1.308    10.51          0             │
 //! │   > lesson            4.004     0.427    0.8158    14.62         10             │
@@ -56,7 +56,7 @@ impl Widget for &FormatsOverlay<'_> {
                 "Formats on this data: computing {done} of {total}{}",
                 self.theme.glyphs.ellipsis
             ),
-            None => "Formats: * Pareto front, > active (Enter uses a preset, Esc closes)".into(),
+            None => "Formats: * Pareto front, > active (Enter uses it, Esc closes)".into(),
         };
         let block = self.theme.block(&title, true, false);
         let inner = block.inner(popup);

@@ -14,8 +14,8 @@
 //!   by, `offset` what is subtracted after (k-quants with mins), as stored;
 //! - levels used count distinct grid values (E2M1's two zeros are one level), utilization is
 //!   the span of the grid values used over the grid's span;
-//! - there is no granularity ladder: the format fixes its blocks (the format ladder,
-//!   [`crate::core::lineup`], compares it with everything else).
+//! - the granularity ladder is one rung, the format's own blocks: the format fixes them (the
+//!   format ladder, [`crate::core::lineup`], compares it with everything else).
 
 use std::borrow::Cow;
 
