@@ -22,6 +22,19 @@ use crate::core::format::{Encoded, Format, Grid};
 /// Scales kept for the quantiles before they are sampled (every other one, repeatedly).
 const MAX_SCALES_KEPT: usize = 1 << 22;
 
+/// Added to a finite `f32`'s binary exponent (-149 ..= 127) to index the histogram.
+const EXPONENT_OFFSET: i32 = 149;
+/// Histogram bins: every binary exponent of a finite non-zero `f32`, and 128 (the `log2` of
+/// the largest rounds up to it).
+const BINS: usize = 149 + 129;
+
+/// The histogram bin of a non-zero finite |scale|.
+fn bin_of(x: f32) -> Option<usize> {
+    (x.is_finite() && x > 0.0)
+        .then(|| usize::try_from(x.log2().floor() as i32 + EXPONENT_OFFSET).ok())
+        .flatten()
+}
+
 /// One row of a stored tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RowStats {
@@ -44,8 +57,9 @@ pub struct Scales {
     pub negative: u64,
     /// Quantiles of |scale| over the non-zero scales: min, 1 %, 50 %, 99 %, max.
     pub quantiles: Option<[f32; 5]>,
-    /// Counts of |scale| per power of two, `(exponent, count)`: `e` counts scales in
-    /// `[2^e, 2^(e+1))` (of a sample of every other scale, repeatedly, past 4M scales).
+    /// Counts of |scale| per power of two, `(exponent, count)`: `e` counts the non-zero
+    /// scales in `[2^e, 2^(e+1))`, every one of them (the quantiles come from a sample of
+    /// every other scale, repeatedly, past 4M scales).
     pub log2_histogram: Vec<(i32, u64)>,
 }
 
@@ -157,6 +171,8 @@ pub struct Inspection {
     cols: usize,
     rows: Vec<RowStats>,
     steps: Vec<f32>,
+    /// Non-zero |scales| per power of two, indexed by exponent + [`EXPONENT_OFFSET`].
+    bins: Vec<u64>,
     zero: u64,
     negative: u64,
     nonzero: u64,
@@ -172,6 +188,7 @@ impl Inspection {
             cols,
             rows: Vec::with_capacity(rows),
             steps: Vec::new(),
+            bins: vec![0; BINS],
             zero: 0,
             negative: 0,
             nonzero: 0,
@@ -191,6 +208,9 @@ impl Inspection {
                 *b = false;
             }
             self.steps.push(s.step.abs());
+            if let Some(bin) = bin_of(s.step.abs()).and_then(|b| self.bins.get_mut(b)) {
+                *bin += 1;
+            }
             self.nonzero += 1;
             if s.step < 0.0 {
                 self.negative += 1;
@@ -251,6 +271,7 @@ impl Inspection {
             rows,
             scales: scales(
                 self.steps,
+                &self.bins,
                 self.nonzero + self.zero,
                 self.zero,
                 self.negative,
@@ -259,9 +280,9 @@ impl Inspection {
     }
 }
 
-/// The distribution of the non-zero |scales| in `steps`.
-/// (`steps` may be a sample of them: `count` is the true number of sub-blocks).
-fn scales(mut steps: Vec<f32>, count: u64, zero: u64, negative: u64) -> Scales {
+/// The distribution of the non-zero |scales|: quantiles of `steps` (which may be a sample of
+/// them: `count` is the true number of sub-blocks) and the histogram `bins`.
+fn scales(mut steps: Vec<f32>, bins: &[u64], count: u64, zero: u64, negative: u64) -> Scales {
     steps.sort_by(f32::total_cmp);
     let q = |p: f64| {
         let last = steps.len().saturating_sub(1);
@@ -271,14 +292,12 @@ fn scales(mut steps: Vec<f32>, count: u64, zero: u64, negative: u64) -> Scales {
             .unwrap_or(0.0)
     };
     let quantiles = (!steps.is_empty()).then(|| [q(0.0), q(0.01), q(0.5), q(0.99), q(1.0)]);
-    let mut histogram: Vec<(i32, u64)> = Vec::new();
-    for s in steps.iter().filter(|s| s.is_finite() && **s > 0.0) {
-        let e = s.log2().floor() as i32;
-        match histogram.last_mut() {
-            Some((last, n)) if *last == e => *n += 1,
-            _ => histogram.push((e, 1)),
-        }
-    }
+    let histogram: Vec<(i32, u64)> = bins
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .filter_map(|(i, &n)| Some((i32::try_from(i).ok()? - EXPONENT_OFFSET, n)))
+        .collect();
     Scales {
         count,
         zero,
@@ -323,6 +342,12 @@ mod tests {
         // Eight sub-block scales per block; the zero row's are all 0.
         assert_eq!(s.scales.count, 32);
         assert_eq!(s.scales.zero, 16);
+        let binned: u64 = s.scales.log2_histogram.iter().map(|(_, n)| n).sum();
+        assert_eq!(binned, 16);
+        assert_eq!(bin_of(1.0), Some(149));
+        assert_eq!(bin_of(f32::MAX), Some(BINS - 1));
+        assert_eq!(bin_of(f32::from_bits(1)), Some(0));
+        assert_eq!(bin_of(0.0), None);
         assert_eq!(s.bits_per_weight, 4.5);
         assert_eq!(s.utilization(1), 1.0 / 16.0);
         assert_eq!(s.utilization(9), 0.0);

@@ -23,8 +23,8 @@
 use std::ops::Range;
 
 use crate::core::format::{Format, KQuant, Legacy};
-pub use crate::core::stored::{LayoutPart, RowStats, Scales, Stored};
 use crate::core::stored::Inspection;
+pub use crate::core::stored::{LayoutPart, RowStats, Scales, Stored};
 use crate::core::{Matrix, MatrixError};
 use crate::io::gguf::{GgmlType, Gguf, GgufError, TensorInfo};
 

@@ -16,8 +16,8 @@ use super::Format;
 use super::csv::field;
 use super::markdown::escape;
 use super::num::{count, sig};
-use crate::io::gguf::{MetadataJson, Value};
 use crate::core::stored::{RowOrder, Stored};
+use crate::io::gguf::{MetadataJson, Value};
 
 /// Rows listed as using the fewest levels.
 const FEWEST_SHOWN: usize = 8;
