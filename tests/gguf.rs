@@ -294,6 +294,20 @@ fn the_picker_lists_gguf_types_and_a_quantized_tensor_opens_in_the_stored_view()
         m.analysis.report.as_ref().map(|r| r.shape),
         Some(matrix.shape())
     );
+    // It opens in the stored view: its rows' levels, collapse, layout and scales.
+    assert!(matches!(m.overlay, Some(Overlay::Stored(_))));
+    let shown = screen(&m, 80, 24);
+    for needle in [
+        "q4_k: Q4_K as stored",
+        "1/16 ✗ COLLAPSED",
+        "Layout: 4.5 bits/weight",
+        "Scales: 32 sub-blocks, 8 zero",
+        "Q4_K as stored; Esc: the panes analyse its dequantized values",
+    ] {
+        assert!(shown.contains(needle), "{needle:?} not on\n{shown}");
+    }
+    // Esc: the panes, and the Data pane's summary of the stored codes.
+    key(&mut m, KeyCode::Esc);
     let shown = screen(&m, 80, 24);
     for needle in [
         "stored as Q4_K, 4.5 bits/w",
@@ -302,10 +316,12 @@ fn the_picker_lists_gguf_types_and_a_quantized_tensor_opens_in_the_stored_view()
         "collapsed: 1 row, 1 block",
         "|scale| median ",
         "analysed: its dequantized values",
-        "analysing the dequantized Q4_K values: the original weights are not in the file",
     ] {
         assert!(shown.contains(needle), "{needle:?} not on\n{shown}");
     }
+    // S reopens the stored view from the panes.
+    key(&mut m, KeyCode::Char('S'));
+    assert!(matches!(m.overlay, Some(Overlay::Stored(_))));
     // A float tensor of the same file has no stored view.
     let f16 = quantscope::runtime::files::load_tensor(&path, "f16").unwrap();
     assert!(f16.stored.is_none());
