@@ -374,10 +374,26 @@ fn report_lists_a_gguf_files_tensors_and_metadata_in_every_format() {
             &serde_json::json!(1260)
         )
     );
+    // The same columns as a safetensors listing (tests/scan.rs), the kind included.
     let csv = list("csv");
     assert_eq!(csv.lines().count(), 31, "{csv}");
-    assert!(csv.lines().any(|l| l == "q8_0,Q8_0,4x96,408,true"), "{csv}");
-    assert!(list("markdown").contains(r"| q5\_0 | Q5_0 | [5, 32] | 110 |"));
+    assert_eq!(
+        csv.lines().next(),
+        Some("name,dtype,shape,bytes,loadable,kind")
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l == "q8_0,Q8_0,4x96,408,true,quantized"),
+        "{csv}"
+    );
+    assert!(
+        csv.lines().any(|l| l == "f16,F16,4x7,56,true,float"),
+        "{csv}"
+    );
+    // Every cell escaped: the type's underscore and the shape's brackets too.
+    let md = list("markdown");
+    assert!(md.contains(r"| q5\_0 | Q5\_0 | \[5, 32\] | 110 |"), "{md}");
+    assert!(!md.contains("| Q4_K |"), "{md}");
 
     let metadata = fixture("metadata.gguf");
     let metadata = metadata.to_str().unwrap();
@@ -414,7 +430,9 @@ fn report_lists_a_gguf_files_tensors_and_metadata_in_every_format() {
     let csv = meta("csv");
     assert_eq!(csv.lines().next(), Some("key,type,value"));
     assert!(csv.lines().any(|l| l == "t.bool,BOOL,true"), "{csv}");
-    assert!(meta("markdown").contains("| t.u8 | UINT8 | 200 |"));
+    let md = meta("markdown");
+    assert!(md.contains("| t.u8 | UINT8 | 200 |"), "{md}");
+    assert!(md.contains(r"| t.array\_f32 | ARRAY\[FLOAT32\] |"), "{md}");
 }
 
 #[test]

@@ -311,7 +311,7 @@ pub fn write_metadata(
                     out,
                     "| {} | {} | {} |",
                     escape(k),
-                    v.type_name(),
+                    escape(&v.type_name()),
                     escape(&v.short(width))
                 )?;
             }
