@@ -13,7 +13,7 @@ pub mod setting;
 pub mod update;
 pub mod worker;
 
-pub use model::{Effect, ErrorMetric, Focus, Model, Overlay, Source};
+pub use model::{Effect, ErrorMetric, Focus, Model, Overlay, Source, StoredView};
 pub use setting::{Direction, SETTINGS, Setting};
 pub use update::{Message, translate, update};
 

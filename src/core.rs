@@ -35,6 +35,7 @@ pub mod presets;
 pub mod report;
 mod round;
 mod stats;
+pub mod stored;
 pub mod view;
 
 pub use analyse::{

@@ -34,6 +34,7 @@ pub mod ladder;
 pub mod practice;
 pub mod settings;
 pub mod status;
+pub mod stored;
 pub mod theme;
 pub mod utilization;
 
@@ -358,6 +359,28 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             },
             area,
         ),
+        Some(Overlay::Stored(view)) => {
+            if let Some(stored) = model.source.stored() {
+                let key = |action| {
+                    crate::app::keymap::first_key(crate::app::keymap::Mode::Stored, action)
+                        .unwrap_or_default()
+                };
+                let keys = [
+                    key(crate::app::keymap::Action::Close),
+                    key(crate::app::keymap::Action::SortRows),
+                    key(crate::app::keymap::Action::CollapsedRowsOnly),
+                ];
+                frame.render_widget(
+                    &stored::StoredOverlay {
+                        stored,
+                        view,
+                        keys: [&keys[0], &keys[1], &keys[2]],
+                        theme,
+                    },
+                    area,
+                );
+            }
+        }
         Some(Overlay::ConfirmScenario(_)) => frame.render_widget(
             &help::Question {
                 title: "Unsaved changes",

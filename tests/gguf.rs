@@ -275,6 +275,20 @@ fn the_picker_lists_gguf_types_and_a_quantized_tensor_opens_in_the_stored_view()
         m.analysis.report.as_ref().map(|r| r.shape),
         Some(matrix.shape())
     );
+    // It opens in the stored view: its rows' levels, collapse, layout and scales.
+    assert!(matches!(m.overlay, Some(Overlay::Stored(_))));
+    let shown = screen(&m, 80, 24);
+    for needle in [
+        "q4_k: Q4_K as stored",
+        "1/16 ✗ COLLAPSED",
+        "Layout: 4.5 bits/weight",
+        "Scales: 32 sub-blocks, 8 zero",
+        "Q4_K as stored; Esc: the panes analyse its dequantized values",
+    ] {
+        assert!(shown.contains(needle), "{needle:?} not on\n{shown}");
+    }
+    // Esc: the panes, and the Data pane's summary of the stored codes.
+    key(&mut m, KeyCode::Esc);
     let shown = screen(&m, 80, 24);
     for needle in [
         "stored as Q4_K, 4.5 bits/w",
@@ -283,10 +297,12 @@ fn the_picker_lists_gguf_types_and_a_quantized_tensor_opens_in_the_stored_view()
         "collapsed: 1 row, 1 block",
         "|scale| median ",
         "analysed: its dequantized values",
-        "analysing the dequantized Q4_K values: the original weights are not in the file",
     ] {
         assert!(shown.contains(needle), "{needle:?} not on\n{shown}");
     }
+    // S reopens the stored view from the panes.
+    key(&mut m, KeyCode::Char('S'));
+    assert!(matches!(m.overlay, Some(Overlay::Stored(_))));
     // A float tensor of the same file has no stored view.
     let f16 = quantscope::runtime::files::load_tensor(&path, "f16").unwrap();
     assert!(f16.stored.is_none());
@@ -336,10 +352,26 @@ fn report_lists_a_gguf_files_tensors_and_metadata_in_every_format() {
             &serde_json::json!(1260)
         )
     );
+    // The same columns as a safetensors listing (tests/scan.rs), the kind included.
     let csv = list("csv");
     assert_eq!(csv.lines().count(), 31, "{csv}");
-    assert!(csv.lines().any(|l| l == "q8_0,Q8_0,4x96,408,true"), "{csv}");
-    assert!(list("markdown").contains(r"| q5\_0 | Q5_0 | [5, 32] | 110 |"));
+    assert_eq!(
+        csv.lines().next(),
+        Some("name,dtype,shape,bytes,loadable,kind")
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l == "q8_0,Q8_0,4x96,408,true,quantized"),
+        "{csv}"
+    );
+    assert!(
+        csv.lines().any(|l| l == "f16,F16,4x7,56,true,float"),
+        "{csv}"
+    );
+    // Every cell escaped: the type's underscore and the shape's brackets too.
+    let md = list("markdown");
+    assert!(md.contains(r"| q5\_0 | Q5\_0 | \[5, 32\] | 110 |"), "{md}");
+    assert!(!md.contains("| Q4_K |"), "{md}");
 
     let metadata = fixture("metadata.gguf");
     let metadata = metadata.to_str().unwrap();
@@ -376,7 +408,9 @@ fn report_lists_a_gguf_files_tensors_and_metadata_in_every_format() {
     let csv = meta("csv");
     assert_eq!(csv.lines().next(), Some("key,type,value"));
     assert!(csv.lines().any(|l| l == "t.bool,BOOL,true"), "{csv}");
-    assert!(meta("markdown").contains("| t.u8 | UINT8 | 200 |"));
+    let md = meta("markdown");
+    assert!(md.contains("| t.u8 | UINT8 | 200 |"), "{md}");
+    assert!(md.contains(r"| t.array\_f32 | ARRAY\[FLOAT32\] |"), "{md}");
 }
 
 #[test]

@@ -535,3 +535,42 @@ fn huge_report_utilization_renders_the_window_only() {
     let detail = draw(&panes.detail(), 120, 40);
     assert!(detail.contains("1 column in"), "{detail}");
 }
+
+#[test]
+fn the_stored_view_draws_ascii_only_and_fits_any_area() {
+    use quantscope::app::StoredView;
+    use quantscope::core::stored::RowOrder;
+    use quantscope::ui::stored::StoredOverlay;
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/gguf/types.gguf");
+    let g = quantscope::io::gguf::Gguf::open(&path).unwrap();
+    for name in ["q4_k", "q6_k", "q8_0", "mxfp4"] {
+        let stored = quantscope::io::stored::inspect(&g, g.info(name).unwrap()).unwrap();
+        let view = StoredView::new(&stored, RowOrder::default());
+        for theme in [ascii(), plain()] {
+            let overlay = StoredOverlay {
+                stored: &stored,
+                view: &view,
+                keys: ["Esc", "n", "f"],
+                theme: &theme,
+            };
+            for (w, h) in [
+                (0, 0),
+                (1, 1),
+                (20, 5),
+                (40, 10),
+                (80, 24),
+                (120, 40),
+                (300, 8),
+            ] {
+                let screen = draw(&overlay, w, h);
+                if theme.glyphs.ascii {
+                    assert!(screen.is_ascii(), "{name} {w}x{h}:\n{screen}");
+                }
+                if (w, h) == (80, 24) {
+                    assert!(screen.contains("as stored"), "{name}:\n{screen}");
+                }
+            }
+        }
+    }
+}

@@ -366,9 +366,10 @@ fn the_tensor_list_comes_in_every_format() {
 
     let csv = run("csv");
     let mut lines = csv.lines();
-    assert_eq!(lines.next(), Some("name,dtype,shape,bytes,loadable"));
+    assert_eq!(lines.next(), Some("name,dtype,shape,bytes,loadable,kind"));
     assert!(
-        csv.lines().any(|l| l == "conv.weight,F16,2x1x2x2,16,true"),
+        csv.lines()
+            .any(|l| l == "conv.weight,F16,2x1x2x2,16,true,float"),
         "{csv}"
     );
     assert_eq!(csv.lines().count(), 7, "{csv}");
@@ -379,7 +380,7 @@ fn the_tensor_list_comes_in_every_format() {
         "{md}"
     );
     assert!(
-        md.contains("| conv.weight | F16 | [2, 1, 2, 2] | 16 |"),
+        md.contains(r"| conv.weight | F16 | \[2, 1, 2, 2\] | 16 |"),
         "{md}"
     );
     assert!(md.trim_end().ends_with("6 tensors, 132 bytes"), "{md}");

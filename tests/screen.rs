@@ -288,3 +288,86 @@ fn with_the_collapsed_only_filter_and_nothing_collapsed_both_panes_list_nothing(
     let s = screen(&m, 80, 24);
     assert_eq!(s.matches("no channel to list").count(), 2, "{s}");
 }
+
+/// A quantized tensor of the GGUF fixture (tests/data/gguf/types.gguf), opened as the
+/// explorer opens it: in its stored view.
+fn stored_model(tensor: &str) -> Model {
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/gguf/types.gguf");
+    let t = quantscope::runtime::files::load_tensor(&path, tensor).unwrap();
+    let mut m = Model::with_tensor(t);
+    settle(&mut m);
+    m
+}
+
+#[test]
+fn the_stored_view_of_a_quantized_gguf_tensor_at_80x24_and_120x40() {
+    let m = stored_model("q4_k");
+    let s = screen(&m, 80, 24);
+    for needle in [
+        "q4_k: Q4_K as stored",
+        "1/16 ✗ COLLAPSED",
+        "Layout: 4.5 bits/weight",
+        "1 of 4 rows, 1 of 4 blocks",
+        "Scales: 32 sub-blocks, 8 zero",
+    ] {
+        assert!(s.contains(needle), "{needle:?} not on\n{s}");
+    }
+    insta::assert_snapshot!("screen_80x24_stored_q4_k", s);
+    let m = stored_model("q6_k");
+    insta::assert_snapshot!("screen_120x40_stored_q6_k", screen(&m, 120, 40));
+    // Q8_0's rows of 96 values: three blocks each, one row collapsed, blocks of others.
+    let m = stored_model("q8_0");
+    insta::assert_snapshot!("screen_80x24_stored_q8_0", screen(&m, 80, 24));
+}
+
+#[test]
+fn the_stored_view_sorts_filters_scrolls_and_gives_way_to_the_panes() {
+    let mut m = stored_model("q8_0");
+    let act = |m: &mut Model, a: Action| update(m, Message::Action(a));
+    act(&mut m, Action::SortRows);
+    // The selected row stays selected; Home goes to the top of the new order.
+    assert!(screen(&m, 80, 24).contains("row 0: 70/256 levels"));
+    act(&mut m, Action::First);
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("4 rows, fewest levels first"), "{s}");
+    assert!(s.contains("row 1: 1/256 levels, COLLAPSED"), "{s}");
+    act(&mut m, Action::CollapsedRowsOnly);
+    act(&mut m, Action::Last);
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("1/4 rows with collapse, fewest first"), "{s}");
+    insta::assert_snapshot!("screen_80x24_stored_collapsed_only", s);
+    act(&mut m, Action::SortRows);
+    assert!(screen(&m, 80, 24).contains("1/4 rows with collapse, by index"));
+    act(&mut m, Action::CollapsedRowsOnly);
+    act(&mut m, Action::First);
+    assert!(screen(&m, 120, 40).contains("row 0: 70 of 256 levels (27%), no block collapsed"));
+    // Esc: the panes, on the dequantized values; S brings the view back.
+    act(&mut m, Action::Close);
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("stored as Q8_0, 8.5 bits/w"), "{s}");
+    assert!(
+        s.contains("S stored view"),
+        "the hint says how to come back:\n{s}"
+    );
+    act(&mut m, Action::Stored);
+    assert!(screen(&m, 80, 24).contains("q8_0: Q8_0 as stored"));
+    act(&mut m, Action::Stored);
+    assert!(m.overlay.is_none());
+    // Text data has no stored view, and says so.
+    let mut text = model();
+    act(&mut text, Action::Stored);
+    assert!(text.overlay.is_none());
+    assert!(
+        text.status
+            .as_deref()
+            .unwrap_or("")
+            .contains("no stored view")
+    );
+    // Small and odd sizes draw without panicking.
+    let m = stored_model("q6_k");
+    for (w, h) in [(80, 24), (81, 25), (100, 30), (200, 60), (80, 200)] {
+        let s = screen(&m, w, h);
+        assert!(s.contains("as stored"), "{w}x{h}\n{s}");
+    }
+}

@@ -130,11 +130,11 @@ fn report_and_scan_cover_every_shard() {
     assert!(o.status.success());
     let csv = String::from_utf8(o.stdout).unwrap();
     assert!(
-        csv.starts_with("name,dtype,shape,bytes,loadable,shard\n"),
+        csv.starts_with("name,dtype,shape,bytes,loadable,kind,shard\n"),
         "{csv}"
     );
     assert!(
-        csv.contains("layers.1.weight,BF16,4x8,64,true,model-00002-of-00002.safetensors"),
+        csv.contains("layers.1.weight,BF16,4x8,64,true,float,model-00002-of-00002.safetensors"),
         "{csv}"
     );
 

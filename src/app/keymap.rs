@@ -26,6 +26,12 @@ pub enum Action {
     Pin,
     /// Show every preset and format on the data, by bits per weight (or close it).
     Formats,
+    /// Show the stored view of a quantized GGUF tensor (or close it).
+    Stored,
+    /// The stored view's rows by index, or by fewest levels used.
+    SortRows,
+    /// The stored view lists only the rows with collapse, or all.
+    CollapsedRowsOnly,
     /// Quit (asks first when there are unsaved changes).
     Quit,
     /// Save the text to its file, or ask for a name.
@@ -106,6 +112,13 @@ impl Action {
             Self::Formats => {
                 "the format ladder: every preset and format (k-quants, MXFP4, NVFP4, NF4, FP8) on the data, by bits per weight"
             }
+            Self::Stored => {
+                "the stored view of a quantized GGUF tensor: levels its codes use per row, collapsed rows and blocks, scales, layout"
+            }
+            Self::SortRows => "list the rows by index, or by fewest levels used first",
+            Self::CollapsedRowsOnly => {
+                "list only the rows that are collapsed or have a collapsed block, or all"
+            }
             Self::Pin => {
                 "pin the configuration as A, then change settings to compare B with it side by side (again: unpin)"
             }
@@ -166,6 +179,9 @@ impl Action {
             Self::KeepSettings => "keep settings",
             Self::Pin => "pin A",
             Self::Formats => "formats",
+            Self::Stored => "stored view",
+            Self::SortRows => "fewest first",
+            Self::CollapsedRowsOnly => "rows with collapse",
             Self::Quit => "quit",
             Self::Save => "save",
             Self::SaveAs => "save as",
@@ -225,11 +241,13 @@ pub enum Mode {
     Demo,
     /// The tensor picker is open (other keys type the filter).
     TensorPicker,
+    /// The stored view of a quantized tensor is open.
+    Stored,
 }
 
 impl Mode {
     /// Every mode, in the order the help lists them.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::Global,
         Self::Editor,
         Self::Panes,
@@ -241,6 +259,7 @@ impl Mode {
         Self::Cards,
         Self::Demo,
         Self::TensorPicker,
+        Self::Stored,
     ];
 
     /// The heading the help overlay gives this mode's table.
@@ -258,6 +277,7 @@ impl Mode {
             Self::Cards => "With the recall cards",
             Self::Demo => "While a demo plays (other keys work as usual)",
             Self::TensorPicker => "In the tensor picker (other keys type the filter)",
+            Self::Stored => "In the stored view of a quantized tensor",
         }
     }
 }
@@ -420,6 +440,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, Pin, [(Char('p'), ALT)]),
     bind!(Global, Formats, [(Char('F'), ALT)]),
     bind!(Global, Tensors, [(Char('j'), ALT)]),
+    bind!(Global, Stored, [(Char('S'), ALT)]),
     edit!(Undo, [(Char('z'), CTRL), (Char('u'), CTRL)]),
     edit!(Redo, [(Char('r'), CTRL)]),
     edit!(Left, [(Left, NONE), (Char('b'), CTRL)]),
@@ -473,6 +494,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, CopyToEditor, [(Char('y'), NONE)]),
     bind!(Panes, Scenarios, [(Char('b'), NONE)]),
     bind!(Panes, Formats, [(Char('F'), NONE)]),
+    bind!(Panes, Stored, [(Char('S'), NONE)]),
     bind!(Panes, ToggleExplain, [(Char('i'), NONE)]),
     bind!(Panes, Practice, [(Char('m'), NONE)]),
     bind!(Panes, Tensors, [(Char('t'), NONE)]),
@@ -530,6 +552,15 @@ pub const BINDINGS: &[Binding] = &[
     bind!(TensorPicker, Down, [(Down, NONE)]),
     bind!(TensorPicker, PageUp, [(PageUp, NONE)]),
     bind!(TensorPicker, PageDown, [(PageDown, NONE)]),
+    bind!(Stored, Close, [(Esc, NONE), (Char('q'), NONE)]),
+    bind!(Stored, Up, [(Up, NONE), (Char('k'), NONE)]),
+    bind!(Stored, Down, [(Down, NONE), (Char('j'), NONE)]),
+    bind!(Stored, PageUp, [(PageUp, NONE)]),
+    bind!(Stored, PageDown, [(PageDown, NONE)]),
+    bind!(Stored, First, [(Home, NONE)]),
+    bind!(Stored, Last, [(End, NONE)]),
+    bind!(Stored, SortRows, [(Char('n'), NONE)]),
+    bind!(Stored, CollapsedRowsOnly, [(Char('f'), NONE)]),
     bind!(Prompt, Close, [(Esc, NONE)]),
     bind!(Prompt, Yes, [(Enter, NONE)]),
 ];

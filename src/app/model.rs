@@ -133,6 +133,56 @@ pub enum Overlay {
         /// Selected line.
         selected: usize,
     },
+    /// The stored view of a quantized GGUF tensor: its rows' levels used, collapse, scales
+    /// and layout ([`Source::stored`]).
+    Stored(Box<StoredView>),
+}
+
+/// The stored view's state: which rows are listed, in what order, and the selected one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredView {
+    /// How the rows are listed.
+    pub row_order: crate::core::stored::RowOrder,
+    /// The rows listed, in order (from the core's [`crate::core::stored::Stored::row_order`]).
+    pub order: Vec<usize>,
+    /// The selected position in `order`.
+    pub selected: usize,
+}
+
+impl StoredView {
+    /// The view of `stored`'s rows listed as `row_order` says, the first selected.
+    #[must_use]
+    pub fn new(
+        stored: &crate::core::stored::Stored,
+        row_order: crate::core::stored::RowOrder,
+    ) -> Self {
+        Self {
+            row_order,
+            order: stored.row_order(row_order),
+            selected: 0,
+        }
+    }
+
+    /// Lists the rows as `row_order` says, keeping the selected row selected when it is still
+    /// listed.
+    pub fn reorder(
+        &mut self,
+        stored: &crate::core::stored::Stored,
+        row_order: crate::core::stored::RowOrder,
+    ) {
+        let row = self.order.get(self.selected).copied();
+        self.row_order = row_order;
+        self.order = stored.row_order(row_order);
+        self.selected = row
+            .and_then(|r| self.order.iter().position(|&o| o == r))
+            .unwrap_or(0);
+    }
+
+    /// The selected row, if any is listed.
+    #[must_use]
+    pub fn selected_row(&self) -> Option<usize> {
+        self.order.get(self.selected).copied()
+    }
 }
 
 /// The tensor picker's state.
@@ -432,6 +482,7 @@ impl Model {
         };
         let mut m = Self::new(new_editor(""), source);
         m.focus = Focus::Utilization;
+        m.open_stored_view();
         m
     }
 
@@ -576,6 +627,17 @@ impl Model {
             Granularity::Group(g) => Granularity::Group(g),
             _ => Granularity::Group(self.group_size),
         }
+    }
+
+    /// Opens the stored view of the tensor shown, when it is a quantized GGUF tensor;
+    /// returns whether it did.
+    pub fn open_stored_view(&mut self) -> bool {
+        let Some(stored) = self.source.stored() else {
+            return false;
+        };
+        let view = StoredView::new(stored, crate::core::stored::RowOrder::default());
+        self.overlay = Some(Overlay::Stored(Box::new(view)));
+        true
     }
 
     /// Recomputes the list order after a new report or a change of sort or filter, keeping

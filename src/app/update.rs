@@ -64,6 +64,7 @@ pub fn mode(model: &Model) -> Mode {
         Some(Overlay::SaveAs(_)) => Mode::Prompt,
         Some(Overlay::Scenarios { .. } | Overlay::Formats { .. }) => Mode::Picker,
         Some(Overlay::Tensors(_)) => Mode::TensorPicker,
+        Some(Overlay::Stored(_)) => Mode::Stored,
         None => match &model.practice {
             Some(p) if p.deck.is_some() => Mode::Cards,
             Some(_) => Mode::Practice,
@@ -153,6 +154,9 @@ pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
         Mode::Picker => lookup(Mode::Picker, key)
             .or(global.filter(|a| matches!(a, Action::Quit | Action::Formats)))
             .map(Message::Action),
+        Mode::Stored => lookup(Mode::Stored, key)
+            .or(global.filter(|a| matches!(a, Action::Quit | Action::Stored | Action::Help)))
+            .map(Message::Action),
         Mode::Prompt => lookup(Mode::Prompt, key)
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action)
@@ -221,11 +225,14 @@ pub fn update(model: &mut Model, message: Message) {
             }
             model.status = Some(match model.source.stored() {
                 Some(s) => format!(
-                    "analysing the dequantized {} values: the original weights are not in the file",
+                    "{} as stored; Esc: the panes analyse its dequantized values",
                     s.ggml_type
                 ),
                 None => format!("loaded {name}: {rows} x {cols}"),
             });
+            // A quantized tensor opens in its stored view; the panes behind it analyse its
+            // dequantized values.
+            model.open_stored_view();
             model.request_analysis();
         }
         Message::TensorLoaded { result: Err(e), .. } => {
@@ -364,6 +371,8 @@ fn act(model: &mut Model, action: Action) {
             }
         }
         Action::FocusNext | Action::FocusPrev => cycle_focus(model, action == Action::FocusNext),
+        Action::SortRows | Action::CollapsedRowsOnly => reorder_stored(model, action),
+        Action::Stored => toggle_stored(model),
         Action::CycleSort => {
             model.sort = model.sort.next();
             model.refresh_order();
@@ -446,6 +455,16 @@ fn save_as(model: &mut Model) {
         model.overlay = Some(save_as_prompt(&name));
     } else {
         save(model);
+    }
+}
+
+/// `S`: opens the stored view of a quantized GGUF tensor, or closes it.
+fn toggle_stored(model: &mut Model) {
+    if matches!(model.overlay, Some(Overlay::Stored(_))) {
+        model.overlay = None;
+    } else if !model.open_stored_view() {
+        model.status =
+            Some("no stored view: the data is not a quantized tensor of a GGUF file".into());
     }
 }
 
@@ -830,6 +849,10 @@ fn step_selection(model: &mut Model, delta: isize) {
         picker.selected = moved(picker.selected, n);
         return;
     }
+    if let Some(Overlay::Stored(view)) = &mut model.overlay {
+        view.selected = moved(view.selected, view.order.len());
+        return;
+    }
     if model.overlay.is_some() {
         model.help_scroll = model
             .help_scroll
@@ -858,6 +881,29 @@ fn step_selection(model: &mut Model, delta: isize) {
         }
         Focus::Editor => {}
     }
+}
+
+/// `n` or `f` in the stored view: rows by fewest levels used or by index, collapsed only or
+/// all.
+fn reorder_stored(model: &mut Model, action: Action) {
+    let (Some(stored), Some(Overlay::Stored(view))) = (model.source.stored(), &mut model.overlay)
+    else {
+        return;
+    };
+    let mut order = view.row_order;
+    if action == Action::SortRows {
+        order.fewest_first = !order.fewest_first;
+    } else {
+        order.collapsed_only = !order.collapsed_only;
+    }
+    view.reorder(stored, order);
+    let listed = view.order.len();
+    model.status = Some(match (order.collapsed_only, listed) {
+        (true, 0) => "no row is collapsed or has a collapsed block, as stored".to_string(),
+        (true, n) => format!("listing the {n} rows that are collapsed or have a collapsed block"),
+        (false, _) if order.fewest_first => "rows sorted by fewest levels used".to_string(),
+        (false, _) => "rows by index".to_string(),
+    });
 }
 
 /// Moves `setting` one step `dir` (see [`Setting::step`]), and says when the change did

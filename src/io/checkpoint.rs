@@ -25,6 +25,18 @@ pub enum Kind {
     Other,
 }
 
+impl Kind {
+    /// Its name in listings, as JSON writes it: `float`, `quantized`, `other`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Float => "float",
+            Self::Quantized => "quantized",
+            Self::Other => "other",
+        }
+    }
+}
+
 /// One tensor of a checkpoint, as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {

@@ -3,7 +3,8 @@
 //! `dequantize`), and what the codes say about the tensor.
 //!
 //! [`inspect`] reads the tensor a few rows at a time (about [`CHUNK_BYTES`] of stored bytes)
-//! and keeps only counts, so its memory does not grow with the tensor:
+//! and hands each decoded row to [`crate::core::stored`], which computes what they say and
+//! keeps only counts, so its memory does not grow with the tensor:
 //!
 //! - per row, the distinct values of the grid its codes use ([`RowStats::used`] of
 //!   [`Stored::levels`]): a row that uses 3 of Q4_K's 16 levels is barely resolved;
@@ -21,9 +22,9 @@
 
 use std::ops::Range;
 
-use serde::Serialize;
-
 use crate::core::format::{Format, KQuant, Legacy};
+use crate::core::stored::Inspection;
+pub use crate::core::stored::{LayoutPart, RowStats, Scales, Stored};
 use crate::core::{Matrix, MatrixError};
 use crate::io::gguf::{GgmlType, Gguf, GgufError, TensorInfo};
 
@@ -54,90 +55,6 @@ pub fn format_of(ty: GgmlType) -> Option<Format> {
 #[must_use]
 pub fn decodes(ty: GgmlType) -> bool {
     format_of(ty).is_some()
-}
-
-/// One row of a stored tensor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct RowStats {
-    /// Distinct grid values its codes use.
-    pub used: usize,
-    /// Blocks whose codes all stand for one value, or whose scales are all 0.
-    pub collapsed_blocks: usize,
-    /// Whether the whole row is collapsed (one grid value throughout, or every scale 0).
-    pub collapsed: bool,
-}
-
-/// The effective scales of a tensor's sub-blocks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Scales {
-    /// Sub-blocks (one scale each).
-    pub count: u64,
-    /// Scales that are exactly 0.
-    pub zero: u64,
-    /// Negative scales (Q4_0/Q5_0 store the sign of the block's extreme value in `d`).
-    pub negative: u64,
-    /// Quantiles of |scale| over the non-zero scales: min, 1 %, 50 %, 99 %, max.
-    pub quantiles: Option<[f32; 5]>,
-    /// Counts of |scale| per power of two, `(exponent, count)`: `e` counts scales in
-    /// `[2^e, 2^(e+1))` (of a sample of every other scale, repeatedly, past 4M scales).
-    pub log2_histogram: Vec<(i32, u64)>,
-}
-
-/// One part of the block layout.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LayoutPart {
-    /// What the part is.
-    pub name: &'static str,
-    /// Bits per block.
-    pub bits: u32,
-    /// Bits per weight.
-    pub bits_per_weight: f64,
-}
-
-/// What the stored codes of a quantized tensor say.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Stored {
-    /// The tensor's name.
-    pub name: String,
-    /// Its ggml type.
-    pub ggml_type: &'static str,
-    /// Rows and values per row.
-    pub shape: (usize, usize),
-    /// Values per block.
-    pub block_len: usize,
-    /// Distinct finite values the type's grid has.
-    pub levels: usize,
-    /// Bits per weight of the block layout.
-    pub bits_per_weight: f64,
-    /// The block's parts.
-    pub layout: Vec<LayoutPart>,
-    /// Every row, in order.
-    pub rows: Vec<RowStats>,
-    /// Blocks in the tensor.
-    pub blocks: u64,
-    /// Blocks collapsed as stored.
-    pub collapsed_blocks: u64,
-    /// Rows collapsed as stored.
-    pub collapsed_rows: usize,
-    /// The effective scales.
-    pub scales: Scales,
-}
-
-impl Stored {
-    /// Mean over rows of the grid values used.
-    #[must_use]
-    pub fn mean_used(&self) -> f64 {
-        if self.rows.is_empty() {
-            return 0.0;
-        }
-        self.rows.iter().map(|r| r.used as f64).sum::<f64>() / self.rows.len() as f64
-    }
-
-    /// Fewest grid values any row uses.
-    #[must_use]
-    pub fn min_used(&self) -> usize {
-        self.rows.iter().map(|r| r.used).min().unwrap_or(0)
-    }
 }
 
 /// Why a stored tensor could not be inspected.
@@ -220,101 +137,11 @@ pub fn decode_row(
     out.ok_or_else(|| unsupported(g, t))
 }
 
-/// Inspects quantized tensor `t` as stored (see the [module documentation](self)).
+/// Inspects quantized tensor `t` as stored (see the [module documentation](self)): its rows
+/// decoded a few at a time into [`crate::core::stored::Inspection`].
 pub fn inspect(g: &Gguf, t: &TensorInfo) -> Result<Stored, GgufError> {
     let format = format_of(t.ggml_type).ok_or_else(|| unsupported(g, t))?;
-    let grid = format.grid();
-    let block_len = format.block_len();
-    let (n_rows, cols) = (t.rows(), t.row_len());
-    let mut rows = Vec::with_capacity(n_rows);
-    let mut steps: Vec<f32> = Vec::new();
-    let mut zero = 0_u64;
-    let mut negative = 0_u64;
-    let mut nonzero = 0_u64;
-    for_rows(g, t, 0..n_rows, |_, enc| {
-        let subs = enc.sub_blocks();
-        let mut block_zero = vec![true; cols.div_ceil(block_len)];
-        for s in &subs {
-            if s.step == 0.0 {
-                zero += 1;
-                continue;
-            }
-            if let Some(b) = block_zero.get_mut(s.start / block_len) {
-                *b = false;
-            }
-            steps.push(s.step.abs());
-            nonzero += 1;
-            if s.step < 0.0 {
-                negative += 1;
-            }
-        }
-        let value = |c: u8| grid.values.get(usize::from(c)).copied().unwrap_or(f32::NAN);
-        let one_value = |codes: &[u8]| {
-            codes
-                .first()
-                .is_none_or(|&c0| codes.iter().all(|&c| value(c) == value(c0)))
-        };
-        let collapsed_blocks = enc
-            .codes
-            .chunks(block_len)
-            .zip(&block_zero)
-            .filter(|(codes, zero)| **zero || one_value(codes))
-            .count();
-        rows.push(RowStats {
-            used: grid.usage(&enc.codes).used,
-            collapsed_blocks,
-            collapsed: block_zero.iter().all(|z| *z) || one_value(&enc.codes),
-        });
-        // Quantiles of millions of scales: keep memory bounded by sampling past 4M.
-        if steps.len() > 1 << 22 {
-            steps = steps.iter().step_by(2).copied().collect();
-        }
-    })?;
-    let layout = format.layout();
-    let blocks = (n_rows * cols.div_ceil(block_len)) as u64;
-    Ok(Stored {
-        name: t.name.clone(),
-        ggml_type: t.ggml_type.name,
-        shape: (n_rows, cols),
-        block_len,
-        levels: grid.levels(),
-        bits_per_weight: layout.bits_per_weight(),
-        layout: layout
-            .parts
-            .iter()
-            .map(|p| LayoutPart {
-                name: p.name,
-                bits: p.bits,
-                bits_per_weight: f64::from(p.bits) / layout.block_len as f64,
-            })
-            .collect(),
-        blocks,
-        collapsed_blocks: rows.iter().map(|r| r.collapsed_blocks as u64).sum(),
-        collapsed_rows: rows.iter().filter(|r| r.collapsed).count(),
-        rows,
-        scales: scales(steps, nonzero + zero, zero, negative),
-    })
-}
-
-/// The distribution of the non-zero |scales| in `steps`.
-/// (`steps` may be a sample of them: `count` is the true number of sub-blocks).
-fn scales(mut steps: Vec<f32>, count: u64, zero: u64, negative: u64) -> Scales {
-    steps.sort_by(f32::total_cmp);
-    let q = |p: f64| steps[((steps.len() - 1) as f64 * p).round() as usize];
-    let quantiles = (!steps.is_empty()).then(|| [q(0.0), q(0.01), q(0.5), q(0.99), q(1.0)]);
-    let mut histogram: Vec<(i32, u64)> = Vec::new();
-    for s in steps.iter().filter(|s| s.is_finite() && **s > 0.0) {
-        let e = s.log2().floor() as i32;
-        match histogram.last_mut() {
-            Some((last, n)) if *last == e => *n += 1,
-            _ => histogram.push((e, 1)),
-        }
-    }
-    Scales {
-        count,
-        zero,
-        negative,
-        quantiles,
-        log2_histogram: histogram,
-    }
+    let mut inspection = Inspection::new(format, t.row_len(), t.rows());
+    for_rows(g, t, 0..t.rows(), |_, enc| inspection.add_row(enc))?;
+    Ok(inspection.finish(t.name.clone(), t.ggml_type.name))
 }

@@ -133,6 +133,15 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
             Mode::TensorPicker,
             &[Action::Down, Action::Yes, Action::Close],
         ),
+        Mode::Stored => (
+            Mode::Stored,
+            &[
+                Action::Down,
+                Action::SortRows,
+                Action::CollapsedRowsOnly,
+                Action::Close,
+            ],
+        ),
         Mode::Global => (
             Mode::Global,
             &[
@@ -181,9 +190,16 @@ pub fn hints(model: &Model) -> Vec<(String, &'static str)> {
             .and_then(|b| b.keys.first())
             .map(Combo::label)
     };
+    // A quantized tensor's stored view can be reopened from the panes.
+    let stored = (model.source.stored().is_some() && matches!(table, Mode::Global | Mode::Panes))
+        .then_some(Action::Stored);
     actions
         .iter()
-        .filter_map(|&a| {
+        .copied()
+        .take(1)
+        .chain(stored)
+        .chain(actions.iter().copied().skip(1))
+        .filter_map(|a| {
             // Bits up and down share one hint: "F2/F3 bits".
             if a == Action::Change(Setting::Bits, Direction::Forward) {
                 return Some((

@@ -16,8 +16,8 @@ use super::Format;
 use super::csv::field;
 use super::markdown::escape;
 use super::num::{count, sig};
+use crate::core::stored::{RowOrder, Stored};
 use crate::io::gguf::{MetadataJson, Value};
-use crate::io::stored::Stored;
 
 /// Rows listed as using the fewest levels.
 const FEWEST_SHOWN: usize = 8;
@@ -72,7 +72,7 @@ pub fn write_stored(
         }
         Format::Csv => {
             writeln!(out, "row,used,levels,collapsed_blocks,blocks,collapsed")?;
-            let blocks = s.shape.1.div_ceil(s.block_len.max(1));
+            let blocks = s.blocks_per_row();
             for (i, r) in s.rows.iter().enumerate() {
                 writeln!(
                     out,
@@ -142,16 +142,18 @@ fn write_doc(
         "collapsed as stored (one value, or every scale 0): {} of {} rows, {} of {} blocks",
         s.collapsed_rows, s.shape.0, s.collapsed_blocks, s.blocks
     )?;
-    let mut by_use: Vec<(usize, usize)> = s.rows.iter().map(|r| r.used).enumerate().collect();
-    by_use.sort_by_key(|&(i, used)| (used, i));
+    let by_use = s.row_order(RowOrder {
+        fewest_first: true,
+        collapsed_only: false,
+    });
     let fewest: Vec<Vec<String>> = by_use
         .iter()
         .take(FEWEST_SHOWN)
-        .map(|&(i, used)| {
+        .map(|&i| {
             let r = s.rows[i];
             vec![
                 i.to_string(),
-                used.to_string(),
+                r.used.to_string(),
                 r.collapsed_blocks.to_string(),
                 if r.collapsed { "collapsed" } else { "" }.to_owned(),
             ]
@@ -309,7 +311,7 @@ pub fn write_metadata(
                     out,
                     "| {} | {} | {} |",
                     escape(k),
-                    v.type_name(),
+                    escape(&v.type_name()),
                     escape(&v.short(width))
                 )?;
             }

@@ -3,9 +3,9 @@
 //! | format     | contents                                                            |
 //! |------------|---------------------------------------------------------------------|
 //! | `table`    | aligned `name dtype shape bytes [shard]`, then `N tensors, B bytes` |
-//! | `markdown` | the same as a GitHub table, then the total line                     |
+//! | `markdown` | the same as a GitHub table (every cell escaped), then the total line |
 //! | `json`     | `{"tensors": [{"name", "dtype", "shape", "bytes", "loadable", "kind", "shard"?}], "total_bytes"}` |
-//! | `csv`      | `name,dtype,shape,bytes,loadable[,shard]`: the shape as `384x1536`, no total |
+//! | `csv`      | `name,dtype,shape,bytes,loadable,kind[,shard]`: the shape as `384x1536`, no total |
 //!
 //! `loadable` says whether `--tensor` takes it: a floating tensor (F16, BF16, F32, F64) or a
 //! GGUF type quantscope decodes, with at least one axis (as the explorer's tensor picker
@@ -76,7 +76,7 @@ pub fn write_tensor_list(
         }
         Format::Csv => {
             let extra = if sharded { ",shard" } else { "" };
-            writeln!(out, "name,dtype,shape,bytes,loadable{extra}")?;
+            writeln!(out, "name,dtype,shape,bytes,loadable,kind{extra}")?;
             for t in tensors {
                 let shape: Vec<String> = t.shape.iter().map(usize::to_string).collect();
                 let extra = if sharded {
@@ -86,12 +86,13 @@ pub fn write_tensor_list(
                 };
                 writeln!(
                     out,
-                    "{},{},{},{},{}{extra}",
+                    "{},{},{},{},{},{}{extra}",
                     field(&t.name),
-                    t.dtype,
+                    field(&t.dtype),
                     shape.join("x"),
                     t.bytes,
-                    t.not_loadable().is_none()
+                    t.not_loadable().is_none(),
+                    t.kind.name()
                 )?;
             }
             Ok(())
@@ -116,8 +117,8 @@ pub fn write_tensor_list(
                     out,
                     "| {} | {} | {} | {} |{extra}",
                     escape(&t.name),
-                    t.dtype,
-                    format_shape(&t.shape),
+                    escape(&t.dtype),
+                    escape(&format_shape(&t.shape)),
                     t.bytes
                 )?;
             }
