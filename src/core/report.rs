@@ -347,6 +347,17 @@ pub struct Report {
     pub(crate) codes: CodeBuf,
 }
 
+/// How badly a channel is reconstructed, for [`Report::worst_of`]: collapsed first, then
+/// the lowest SQNR (error without signal lowest, no error highest).
+fn badness(c: &ChannelReport) -> (bool, f64) {
+    let sqnr = match c.metrics.sqnr_db {
+        Some(db) => db,
+        None if c.metrics.mae > 0.0 => f64::NEG_INFINITY,
+        None => f64::INFINITY,
+    };
+    (c.collapsed, -sqnr)
+}
+
 impl Report {
     /// The index of the block holding `(row, col)`.
     #[must_use]
@@ -415,14 +426,6 @@ impl Report {
     /// [`Report::worst_channel`] among `rows` (indices out of range are skipped).
     #[must_use]
     pub fn worst_of(&self, rows: impl IntoIterator<Item = usize>) -> Option<usize> {
-        let badness = |c: &ChannelReport| {
-            let sqnr = match c.metrics.sqnr_db {
-                Some(db) => db,
-                None if c.metrics.mae > 0.0 => f64::NEG_INFINITY,
-                None => f64::INFINITY,
-            };
-            (c.collapsed, -sqnr)
-        };
         rows.into_iter()
             .filter_map(|i| self.channels.get(i).map(|c| (i, badness(c))))
             .fold(
@@ -433,6 +436,24 @@ impl Report {
                 },
             )
             .map(|(i, _)| i)
+    }
+
+    /// The `n` worst channels in the order of [`Report::worst_channel`], worst first (the
+    /// lower index first on ties).
+    #[must_use]
+    pub fn worst_channels(&self, n: usize) -> Vec<usize> {
+        let mut ranked: Vec<(usize, (bool, f64))> = self
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, badness(c)))
+            .collect();
+        ranked.sort_by(|(i, a), (j, b)| {
+            b.partial_cmp(a)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(i.cmp(j))
+        });
+        ranked.into_iter().take(n).map(|(i, _)| i).collect()
     }
 
     /// The rung of the ladder with this granularity, if the ladder has one.
