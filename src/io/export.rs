@@ -22,7 +22,9 @@ mod doc;
 pub(crate) mod json;
 mod markdown;
 pub mod num;
+pub mod rich;
 pub mod stored;
+mod svg;
 mod table;
 mod tensors;
 
@@ -35,6 +37,7 @@ use crate::core::explain::ChannelExplanation;
 use crate::core::lineup::Lineup;
 
 pub use doc::worked::lines as worked_arithmetic;
+pub use rich::{Charts, Document, Paper, Versus, write_document};
 pub use tensors::write_tensor_list;
 
 /// An output format.
