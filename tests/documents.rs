@@ -70,6 +70,10 @@ fn html_has_the_table_sections_and_a_chart_with_words_for_each() {
         "the quiet row's values and codes"
     );
     assert!(html.contains("COLLAPSED"));
+    assert!(
+        html.contains("<pre>bits/weight = (elements x bits + blocks x metadata bits) / elements\n"),
+        "a formula keeps its lines"
+    );
     assert!(!html.contains("<script"), "no script");
     let external: Vec<&str> = html
         .match_indices("http")

@@ -15,8 +15,9 @@
 //! ```
 //!
 //! A matrix of more than [`MAX_CHANNELS`] channels is summarised: the per-channel tables and
-//! charts list the [`WORST`] worst channels and the charts show distributions, so a file's
-//! size does not grow with the matrix (see `core::figures` for every bound).
+//! charts list the [`WORST`] worst channels and the charts show distributions, and each
+//! formula (worked arithmetic) stops after [`MAX_FORMULA_LINES`] lines, so a file's size does
+//! not grow with the matrix (see `core::figures` for the other bounds).
 
 mod charts;
 mod compare;
@@ -135,6 +136,31 @@ pub struct Charts<'a> {
     pub paper: Paper,
 }
 
+/// Lines of one formula (a channel's worked arithmetic grows with the matrix's columns)
+/// printed before the rest are counted instead.
+pub const MAX_FORMULA_LINES: usize = 40;
+
+/// Cuts each formula of `parts` to [`MAX_FORMULA_LINES`], saying how many lines are left out.
+fn shorten_formulas(parts: &mut Vec<Part>) {
+    let mut i = 0;
+    while i < parts.len() {
+        if let Part::Formula(lines) = &mut parts[i]
+            && lines.len() > MAX_FORMULA_LINES
+        {
+            let more = lines.len() - MAX_FORMULA_LINES;
+            lines.truncate(MAX_FORMULA_LINES);
+            parts.insert(
+                i + 1,
+                Part::Text(format!(
+                    "… {more} more lines (the table and Markdown formats print them all)."
+                )),
+            );
+            i += 1;
+        }
+        i += 1;
+    }
+}
+
 /// Writes `report` as `format` to `out`.
 pub fn write_document(
     out: &mut (impl Write + ?Sized),
@@ -203,6 +229,9 @@ fn build(report: &Report, options: ExportOptions, extras: &Extras<'_>, charts: &
                 figures.into_iter().map(|f| Part::Figure(Box::new(f))),
             );
         }
+    }
+    for section in &mut doc.sections {
+        shorten_formulas(&mut section.parts);
     }
     if let Some(v) = charts.versus {
         doc.sections.push(compare::section(report, v, listing.rows));

@@ -69,7 +69,10 @@ pub(super) fn write(out: &mut impl Write, doc: &Doc) -> io::Result<()> {
         for part in &section.parts {
             match part {
                 Part::Text(text) => writeln!(out, "<p>{}</p>", escape(text))?,
-                Part::Formula(lines) => writeln!(out, "<pre>{}</pre>", escape(&lines.join("\n")))?,
+                Part::Formula(lines) => {
+                    let lines: Vec<String> = lines.iter().map(|l| escape(l)).collect();
+                    writeln!(out, "<pre>{}</pre>", lines.join("\n"))?;
+                }
                 Part::Grid(grid) => write_grid(out, grid)?,
                 Part::Figure(figure) => {
                     figures += 1;
