@@ -15,7 +15,7 @@ fn quiet_loud() -> Matrix {
 }
 
 /// `rows` channels of 64 values, every 97th one quiet.
-pub fn many(rows: usize) -> Matrix {
+fn many(rows: usize) -> Matrix {
     let data: Vec<Vec<f32>> = (0..rows)
         .map(|r| {
             let quiet = if r % 97 == 0 { 0.01 } else { 1.0 };

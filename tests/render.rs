@@ -330,8 +330,10 @@ fn poppler_reads_the_pdf_numbers_pages_and_paper() {
             .unwrap()
             .filter_map(Result::ok)
             .filter(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                n.starts_with(&format!("{paper}-")) && n.ends_with(".png")
+                let path = e.path();
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.starts_with(&format!("{paper}-"))
+                    && path.extension().is_some_and(|x| x == "png")
             })
             .count();
         assert_eq!(images, pages, "{paper}: one image per page");
