@@ -93,10 +93,10 @@ pub(in crate::io::export::rich) fn ladder_errors(
     );
     if rows.len() > 1 {
         svg.text(
-            x(rows.len() - 1),
+            WIDTH - right,
             height - 6.0,
             SMALL,
-            Anchor::Middle,
+            Anchor::End,
             ink::TEXT,
             &format!("#{last}"),
         );

@@ -57,7 +57,9 @@ fn value_plot(report: &Report, p: &ValuePlot) -> Figure {
             .fold(hi, |m, l| if m == hi { l } else { m.min(l) });
         (lo, hi) = (below, above);
     }
-    let y = Scale::linear(lo, hi, height - bottom, top);
+    // A margin, so the marks at either end are not cut by the frame.
+    let pad = (hi - lo) * 0.06;
+    let y = Scale::linear(lo - pad, hi + pad, height - bottom, top);
     let n = p.samples.len().max(1) as f64;
     let x = |i: usize| left + (i as f64 + 0.5) * (WIDTH - left - right) / n;
     if let Some(levels) = &p.levels {
@@ -95,20 +97,19 @@ fn value_plot(report: &Report, p: &ValuePlot) -> Figure {
     let first = p.samples.first().map_or(0, |s| s.0);
     let last = p.samples.last().map_or(0, |s| s.0);
     svg.text(
-        x(0),
+        left,
         height - 6.0,
         SMALL,
-        Anchor::Middle,
+        Anchor::Start,
         ink::TEXT,
         &format!("col {first}"),
     );
     if p.samples.len() > 1 {
-        let at = x(p.samples.len() - 1);
         svg.text(
-            at,
+            WIDTH - right,
             height - 6.0,
             SMALL,
-            Anchor::Middle,
+            Anchor::End,
             ink::TEXT,
             &format!("col {last}"),
         );
@@ -148,16 +149,16 @@ fn value_plot(report: &Report, p: &ValuePlot) -> Figure {
         .map(|l| format!(", grid step {}", value(l[1] - l[0])))
         .unwrap_or_default();
     let caption = format!(
-        "Channel {name}, columns {}..{} ({} of {span} values shown){step}; largest error shown {}. Original -> reconstructed: {}{}.",
+        "Channel {name}, columns {}..{} ({} of {span} values shown){step}; largest error shown {}. Original -> reconstructed: {}{}",
         p.cols.0,
         p.cols.1,
         p.samples.len(),
         error(max_err),
         pairs.join(", "),
         if p.samples.len() > CAPTION_PAIRS {
-            ", …"
+            ", … (the table has them all)."
         } else {
-            ""
+            "."
         }
     );
     let mut table = Grid::new(&[
