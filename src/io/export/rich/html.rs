@@ -14,19 +14,19 @@ const OPEN_ROWS: usize = 12;
 const CSS: &str = "\
 :root{color-scheme:light;--ink:#1a1a1a;--faint:#d8d8d8;--alert:#b3261e}
 body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:var(--ink);margin:0 auto;padding:1rem;max-width:62rem}
-h1{font-size:1.4rem;margin:.2rem 0}
-h2{font-size:1.15rem;border-bottom:1px solid var(--faint);margin-top:1.8rem;padding-bottom:.2rem}
-p.header{font-family:'DejaVu Sans Mono',monospace;font-size:.9rem;overflow-wrap:anywhere}
+h1{font-size:1.5em;margin:.2rem 0}
+h2{font-size:1.2em;border-bottom:1px solid var(--faint);margin-top:1.8rem;padding-bottom:.2rem}
+p.header{font-family:'DejaVu Sans Mono',monospace;font-size:.95em;overflow-wrap:anywhere}
 nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3rem 1rem}
 .scroll{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse;font-size:.85rem;margin:.4rem 0}
+table{border-collapse:collapse;font-size:.9em;margin:.4rem 0}
 th,td{padding:.1rem .5rem;border-bottom:1px solid var(--faint);white-space:nowrap;text-align:left}
 td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}
 td.alert{color:var(--alert);font-weight:bold}
-pre{font:.85rem/1.3 'DejaVu Sans Mono',monospace;overflow-x:auto;background:#f6f6f6;padding:.4rem}
+pre{font:.9em/1.3 'DejaVu Sans Mono',monospace;overflow-x:auto;background:#f6f6f6;padding:.4rem}
 figure{margin:1rem 0;break-inside:avoid}
 figure svg{display:block;width:100%;max-width:40rem;height:auto}
-figcaption{font-size:.85rem;margin-top:.3rem}
+figcaption{font-size:.9em;margin-top:.3rem}
 @media print{body{font-size:9pt;max-width:none;padding:0}nav{display:none}.scroll{overflow:visible}
 table,pre{break-inside:auto}tr{break-inside:avoid}h2{break-after:avoid}}
 @page{margin:14mm}
