@@ -7,6 +7,7 @@
 //! The PNGs are written under cargo's target directory (`render/`), never into the repo.
 //! `tests/render/chromium.sh` runs the same Chromium command by hand.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -28,7 +29,8 @@ fn tool(names: &[&str], package: &str) -> Option<PathBuf> {
         names.join(" or ")
     );
     assert!(std::env::var_os("CI").is_none(), "{reason}");
-    eprintln!("skipped: {reason}");
+    // Straight to the process's stderr: libtest would capture eprintln! and show nothing.
+    let _ = std::io::stderr().write_all(format!("\nskipped: {reason}\n").as_bytes());
     None
 }
 
