@@ -102,6 +102,12 @@ fn a_comparison_ends_both_formats() {
         comparison: &c,
     };
     let html = String::from_utf8(write(&m, &b, Document::Html, Some(versus))).unwrap();
+    // Kept under the target directory for a person to open.
+    std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("comparison.html"),
+        &html,
+    )
+    .unwrap();
     let section = &html[html
         .find("<h2>Comparison</h2>")
         .expect("a Comparison section")..];

@@ -6,11 +6,13 @@ mod channels;
 mod cost;
 mod ladder;
 mod values;
+mod versus;
 
 pub(super) use channels::utilization;
 pub(super) use cost::cost_against_error;
 pub(super) use ladder::ladder_errors;
 pub(super) use values::value_plots;
+pub(super) use versus::rmse_a_b;
 
 use crate::core::Report;
 use crate::io::export::svg::ink;

@@ -70,6 +70,9 @@ pub(super) fn section(report: &Report, versus: Versus<'_>, rows: &[usize]) -> Se
             collapsed.to_string(),
         ]);
     }
+    if let Some(figure) = super::charts::rmse_a_b(c, rows) {
+        parts.push(Part::Figure(Box::new(figure)));
+    }
     parts.push(Part::Text(
         "Each channel under A and B (a negative change: B reconstructs it better):".to_string(),
     ));
