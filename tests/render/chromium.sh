@@ -7,6 +7,7 @@
 #
 # Keep the PNGs out of the repository (target/ is ignored).
 set -euo pipefail
+[ -f "$1" ] || { echo "no such file: $1" >&2; exit 2; }
 page=$(realpath "$1")
 png=$(realpath -m "$2")
 width=${3:-1280}
