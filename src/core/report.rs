@@ -448,11 +448,9 @@ impl Report {
             .enumerate()
             .map(|(i, c)| (i, badness(c)))
             .collect();
-        ranked.sort_by(|(i, a), (j, b)| {
-            b.partial_cmp(a)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(i.cmp(j))
-        });
+        // A total order (NaN badness from non-finite values sorts consistently), so the
+        // sort cannot panic on an inconsistent comparison.
+        ranked.sort_by(|(i, a), (j, b)| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(i.cmp(j)));
         ranked.into_iter().take(n).map(|(i, _)| i).collect()
     }
 
