@@ -11,7 +11,8 @@
 //!            bits per weight against RMSE (with the formats, given a lineup)
 //! Formats    (with a lineup) the table; the cost chart when there is no Ladder section
 //! Values, Worked arithmetic   as in the table format
-//! Comparison (given one) what differs, A and B overall and per channel
+//! Comparison (given one) what differs, A and B overall, RMSE per channel under both
+//!            (chart), each channel under both (table)
 //! ```
 //!
 //! A matrix of more than [`MAX_CHANNELS`] channels is summarised: the per-channel tables and
