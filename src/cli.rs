@@ -25,7 +25,9 @@ use crate::core::lineup::{FORMATS, Selection};
 use crate::core::names::Named;
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
-use crate::io::export::{ExportOptions, Extras, Format, write_report_with};
+use crate::io::export::{
+    Charts, Document, ExportOptions, Extras, Format, Paper, write_document, write_report_with,
+};
 use crate::io::load::{load_path_noted, load_reader_noted};
 
 /// quantscope: see what integer quantization does to a weight matrix.
@@ -80,7 +82,7 @@ impl Cli {
 /// Headless commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Analyse a matrix and print the report (table, json, csv or markdown).
+    /// Analyse a matrix and print the report (table, json, csv, markdown, html or pdf).
     Report(ReportArgs),
     /// Analyse every floating tensor of a checkpoint (.safetensors, .gguf, sharded) per
     /// tensor and per channel, rank them by how much per-channel scales gain, and show a
@@ -115,9 +117,16 @@ pub struct ReportArgs {
     /// exit.
     #[arg(long, conflicts_with_all = ["tensor", "list_tensors"])]
     pub metadata: bool,
-    /// Output format.
-    #[arg(long, short, default_value = "table", value_parser = ["table", "json", "csv", "markdown", "md"])]
+    /// Output format. html: one self-contained page with charts (no scripts, no network);
+    /// pdf: the same as a vector PDF (needs --output or a redirected standard output).
+    #[arg(long, short, default_value = "table", value_parser = ["table", "json", "csv", "markdown", "md", "html", "pdf"])]
     pub format: String,
+    /// Write the output to FILE instead of standard output (replacing it).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Page size of --format pdf: a4 or letter.
+    #[arg(long, default_value = "a4", value_parser = parsed::<Paper>)]
+    pub paper: Paper,
     /// Include every value's code and reconstruction.
     #[arg(long)]
     pub values: bool,
@@ -460,12 +469,26 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     if args.list_presets {
         return list_presets(ascii);
     }
+    let document = args.format.parse::<Document>().ok();
+    if let Some(d) = document
+        && (args.list_tensors || args.metadata)
+    {
+        return fail(&format!(
+            "--format {} is for an analysis; list tensors or metadata in table, json, csv or markdown",
+            d.name()
+        ));
+    }
+    if document == Some(Document::Pdf) && args.output.is_none() && io::stdout().is_terminal() {
+        return fail(
+            "a PDF is binary: write it to a file with --output FILE, or redirect standard output",
+        );
+    }
     if args.list_tensors || args.metadata {
         let format = args.format.parse::<Format>().unwrap_or(Format::Table);
         return if args.metadata {
-            files::metadata(args.file.as_ref(), format, ascii)
+            files::metadata(args.file.as_ref(), format, ascii, args.output.as_deref())
         } else {
-            files::list_tensors(args.file.as_ref(), format, ascii)
+            files::list_tensors(args.file.as_ref(), format, ascii, args.output.as_deref())
         };
     }
     if let Some(code) = files::stored_report(args, ascii) {
@@ -518,29 +541,18 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         crate::core::lineup::lineup(&matrix, selection, Some((preset, &config)))
     });
     let analysed = t.elapsed();
-    let format = args.format.parse::<Format>().unwrap_or(Format::Table);
-    let options = ExportOptions {
-        values: args.values,
-        ladder: !args.no_ladder,
-    };
     let t = Instant::now();
     // The report is written into a buffer first, so a failure leaves nothing on stdout.
-    let mut buf = Vec::new();
-    let explanations: Vec<_> = if args.explain {
-        (0..report.shape.0.min(EXPLAIN_CHANNELS))
-            .map(|row| crate::core::explain::explain_channel(&matrix, &report, row))
-            .collect()
-    } else {
-        Vec::new()
+    let buf = match format_report(args, &matrix, &report, lineup.as_ref()) {
+        Ok(buf) => buf,
+        Err(e) => return fail(&format!("could not format the report: {e}")),
     };
-    let extras = Extras {
-        explain: &explanations,
-        lineup: lineup.as_ref(),
-    };
-    if let Err(e) = write_report_with(&mut buf, &report, format, &options, &extras) {
-        return fail(&format!("could not format the report: {e}"));
-    }
-    let code = write_stdout(&buf, ascii);
+    // A PDF is bytes, not text to respell in ASCII.
+    let code = emit(
+        &buf,
+        ascii && document != Some(Document::Pdf),
+        args.output.as_deref(),
+    );
     if code != ExitCode::SUCCESS {
         return code;
     }
@@ -555,6 +567,64 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// `report` in the format `args` ask for, with its extras (and its charts, for HTML and PDF).
+fn format_report(
+    args: &ReportArgs,
+    matrix: &Matrix,
+    report: &crate::core::Report,
+    lineup: Option<&crate::core::lineup::Lineup>,
+) -> Result<Vec<u8>, String> {
+    let options = ExportOptions {
+        values: args.values,
+        ladder: !args.no_ladder,
+    };
+    let explanations: Vec<_> = if args.explain {
+        (0..report.shape.0.min(EXPLAIN_CHANNELS))
+            .map(|row| crate::core::explain::explain_channel(matrix, report, row))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let extras = Extras {
+        explain: &explanations,
+        lineup,
+    };
+    let mut buf = Vec::new();
+    let written = if let Ok(d) = args.format.parse::<Document>() {
+        let figures = crate::core::figures::figures(matrix, report).map_err(|e| e.to_string())?;
+        let charts = Charts {
+            figures: Some(&figures),
+            versus: None,
+            paper: args.paper,
+        };
+        write_document(&mut buf, report, d, &options, &extras, &charts)
+    } else {
+        let format = args.format.parse::<Format>().unwrap_or(Format::Table);
+        write_report_with(&mut buf, report, format, &options, &extras)
+    };
+    written.map_err(|e| e.to_string())?;
+    Ok(buf)
+}
+
+/// Writes a finished output to `output`, or to standard output without one; spelled in
+/// ASCII when `ascii`.
+pub(crate) fn emit(buf: &[u8], ascii: bool, output: Option<&std::path::Path>) -> ExitCode {
+    let Some(path) = output else {
+        return write_stdout(buf, ascii);
+    };
+    let text;
+    let buf = if ascii {
+        text = crate::io::export::ascii::to_ascii(&String::from_utf8_lossy(buf)).into_owned();
+        text.as_bytes()
+    } else {
+        buf
+    };
+    match std::fs::write(path, buf) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&format!("could not write {}: {e}", path.display())),
+    }
 }
 
 /// Prints `message` as an error on stderr, its control characters escaped (it may quote

@@ -92,7 +92,7 @@ fn the_builtin_example_reports_the_collapsed_quiet_row() {
 
 #[test]
 fn every_format_is_written_from_stdin() {
-    for format in ["table", "json", "csv", "markdown"] {
+    for format in ["table", "json", "csv", "markdown", "html", "pdf"] {
         let o = quantscope(
             &["report", "-", "--format", format, "--preset", "ort-int8"],
             Some("a: 1, -2, 3\nb: 0.1 0.2 0.3\n"),
@@ -106,6 +106,72 @@ fn every_format_is_written_from_stdin() {
         stdout(&csv).lines().count(),
         4,
         "header plus one line per channel"
+    );
+}
+
+#[test]
+fn output_goes_to_a_file_and_an_unwritable_one_is_an_error() {
+    let dir = temp_file("placeholder", b"").with_file_name("out");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pdf = dir.join("report.pdf");
+    let o = quantscope(
+        &[
+            "report",
+            "-f",
+            "pdf",
+            "--paper",
+            "letter",
+            "-o",
+            pdf.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF-"));
+    let html = dir.join("report.html");
+    let o = quantscope(
+        &[
+            "report",
+            "--ascii",
+            "-f",
+            "html",
+            "-o",
+            html.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+    let missing = dir.join("no-such-dir").join("report.pdf");
+    let o = quantscope(
+        &["report", "-f", "pdf", "-o", missing.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: could not write "),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("report.pdf"), "{}", stderr(&o));
+    let o = quantscope(&["report", "--list-tensors", "-f", "html"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--format html is for an analysis"),
+        "{}",
+        stderr(&o)
+    );
+    let o = quantscope(&["report", "-f", "pdf", "--paper", "a5"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("expected a4 or letter"),
+        "{}",
+        stderr(&o)
     );
 }
 

@@ -52,3 +52,23 @@ fn every_flag_of_every_command_is_in_the_readme() {
     }
     assert!(missing.is_empty(), "README does not mention: {missing:?}");
 }
+
+#[test]
+fn readme_states_the_html_and_pdf_bounds_the_code_keeps() {
+    use quantscope::core::figures::{MAX_CHANNELS, MAX_LEVELS, MAX_PLOTTED, MAX_SAMPLES, WORST};
+    use quantscope::io::export::rich::MAX_FORMULA_LINES;
+    let readme = readme();
+    for stated in [
+        format!("at most {MAX_PLOTTED} channels' values are plotted"),
+        format!("{MAX_SAMPLES} values each"),
+        format!("grid levels are drawn up to {MAX_LEVELS} codes"),
+        format!("a matrix of more than {MAX_CHANNELS} channels lists its {WORST} worst"),
+        format!("stops after {MAX_FORMULA_LINES} lines"),
+    ] {
+        let flowed = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flowed.contains(&stated), "README should say: {stated}");
+    }
+    for format in ["html", "pdf"] {
+        assert!(readme.contains(&format!("--format {format}")), "{format}");
+    }
+}

@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::{ReportArgs, fail, write_stdout};
+use super::{ReportArgs, fail};
 use crate::io::checkpoint::Checkpoint;
-use crate::io::export::Format;
 use crate::io::export::stored::{Block, write_metadata, write_stored};
 use crate::io::export::write_tensor_list;
+use crate::io::export::{Document, Format};
 use crate::io::gguf::Gguf;
 use crate::io::stored;
 
@@ -33,7 +33,12 @@ fn checkpoint(file: Option<&PathBuf>, flag: &str) -> Result<Checkpoint, String> 
 }
 
 /// `report --list-tensors`: every tensor of a checkpoint.
-pub(super) fn list_tensors(file: Option<&PathBuf>, format: Format, ascii: bool) -> ExitCode {
+pub(super) fn list_tensors(
+    file: Option<&PathBuf>,
+    format: Format,
+    ascii: bool,
+    output: Option<&Path>,
+) -> ExitCode {
     let c = match checkpoint(file, "--list-tensors") {
         Ok(c) => c,
         Err(e) => return fail(&e),
@@ -42,11 +47,16 @@ pub(super) fn list_tensors(file: Option<&PathBuf>, format: Format, ascii: bool) 
     if let Err(e) = write_tensor_list(&mut buf, &c.entries(), format) {
         return fail(&format!("could not format the list: {e}"));
     }
-    write_stdout(&buf, ascii)
+    super::emit(&buf, ascii, output)
 }
 
 /// `report --metadata`: a GGUF file's key/value pairs (a safetensors file's `__metadata__`).
-pub(super) fn metadata(file: Option<&PathBuf>, format: Format, ascii: bool) -> ExitCode {
+pub(super) fn metadata(
+    file: Option<&PathBuf>,
+    format: Format,
+    ascii: bool,
+    output: Option<&Path>,
+) -> ExitCode {
     let c = match checkpoint(file, "--metadata") {
         Ok(c) => c,
         Err(e) => return fail(&e),
@@ -64,7 +74,7 @@ pub(super) fn metadata(file: Option<&PathBuf>, format: Format, ascii: bool) -> E
     if let Err(e) = write_metadata(&mut buf, &pairs, format, METADATA_WIDTH) {
         return fail(&format!("could not format the metadata: {e}"));
     }
-    write_stdout(&buf, ascii)
+    super::emit(&buf, ascii, output)
 }
 
 fn strings(
@@ -125,6 +135,12 @@ pub(super) fn stored_report(args: &ReportArgs, ascii: bool) -> Option<ExitCode> 
         ));
         return None;
     }
+    if args.format.parse::<Document>().is_ok() {
+        return Some(fail(&format!(
+            "{name} is stored as {}: --format html and pdf show an analysis; give a preset or a setting to analyse its dequantized values, or use table, json, csv or markdown to see the stored codes",
+            t.ggml_type
+        )));
+    }
     let inspected = match stored::inspect(&g, &t) {
         Ok(s) => s,
         Err(e) => return Some(fail(&e.to_string())),
@@ -162,5 +178,5 @@ pub(super) fn stored_report(args: &ReportArgs, ascii: bool) -> Option<ExitCode> 
     ) {
         return Some(fail(&format!("could not format the report: {e}")));
     }
-    Some(write_stdout(&buf, ascii))
+    Some(super::emit(&buf, ascii, args.output.as_deref()))
 }

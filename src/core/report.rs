@@ -377,6 +377,17 @@ pub struct Report {
     pub(crate) values: Option<Vec<f32>>,
 }
 
+/// How badly a channel is reconstructed, for [`Report::worst_of`]: collapsed first, then
+/// the lowest SQNR (error without signal lowest, no error highest).
+fn badness(c: &ChannelReport) -> (bool, f64) {
+    let sqnr = match c.metrics.sqnr_db {
+        Some(db) => db,
+        None if c.metrics.mae > 0.0 => f64::NEG_INFINITY,
+        None => f64::INFINITY,
+    };
+    (c.collapsed, -sqnr)
+}
+
 impl Report {
     /// The index of the block holding `(row, col)`.
     #[must_use]
@@ -470,14 +481,6 @@ impl Report {
     /// [`Report::worst_channel`] among `rows` (indices out of range are skipped).
     #[must_use]
     pub fn worst_of(&self, rows: impl IntoIterator<Item = usize>) -> Option<usize> {
-        let badness = |c: &ChannelReport| {
-            let sqnr = match c.metrics.sqnr_db {
-                Some(db) => db,
-                None if c.metrics.mae > 0.0 => f64::NEG_INFINITY,
-                None => f64::INFINITY,
-            };
-            (c.collapsed, -sqnr)
-        };
         rows.into_iter()
             .filter_map(|i| self.channels.get(i).map(|c| (i, badness(c))))
             .fold(
@@ -488,6 +491,22 @@ impl Report {
                 },
             )
             .map(|(i, _)| i)
+    }
+
+    /// The `n` worst channels in the order of [`Report::worst_channel`], worst first (the
+    /// lower index first on ties).
+    #[must_use]
+    pub fn worst_channels(&self, n: usize) -> Vec<usize> {
+        let mut ranked: Vec<(usize, (bool, f64))> = self
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, badness(c)))
+            .collect();
+        // A total order (NaN badness from non-finite values sorts consistently), so the
+        // sort cannot panic on an inconsistent comparison.
+        ranked.sort_by(|(i, a), (j, b)| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(i.cmp(j)));
+        ranked.into_iter().take(n).map(|(i, _)| i).collect()
     }
 
     /// The rung of the ladder with this granularity, if the ladder has one.

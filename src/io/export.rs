@@ -1,5 +1,5 @@
-//! Exporters: a [`Report`] written as a plain-text table, JSON, CSV or Markdown into any
-//! [`Write`].
+//! Exporters: a [`Report`] written as a plain-text table, JSON, CSV, Markdown, HTML or PDF
+//! into any [`Write`].
 //!
 //! Exporters only format numbers the [`Report`] holds; they compute nothing. The table and
 //! Markdown formats show the same content (built once by the private `doc` module), JSON is
@@ -11,6 +11,11 @@
 //! | `markdown` | pasting into an issue  | first 16       | all      | rungs, MAE per channel     |
 //! | `json`     | scripts                | all            | all      | rungs (no per-channel)     |
 //! | `csv`      | spreadsheets, pandas   | none           | all      | MAE and RMSE per channel   |
+//! | `html`     | a browser, printing    | first 16       | all, or the 32 worst past 128 | rungs, charts |
+//! | `pdf`      | reading, printing      | first 16       | all, or the 32 worst past 128 | rungs, charts |
+//!
+//! HTML and PDF ([`rich`], [`write_document`]) add charts drawn from
+//! [`crate::core::figures`], and take an optional comparison.
 //!
 //! [`write_report_explained`] adds a "Worked arithmetic" section to the table and Markdown
 //! formats (one [`ChannelExplanation`] per channel to explain); [`worked_arithmetic`] gives
@@ -23,7 +28,9 @@ pub(crate) mod json;
 mod markdown;
 pub mod num;
 mod scan;
+pub mod rich;
 pub mod stored;
+mod svg;
 mod table;
 mod tensors;
 
@@ -37,6 +44,7 @@ use crate::core::lineup::Lineup;
 
 pub use doc::worked::lines as worked_arithmetic;
 pub use scan::write_scan;
+pub use rich::{Charts, Document, Paper, Versus, write_document};
 pub use tensors::write_tensor_list;
 
 /// An output format.

@@ -55,6 +55,20 @@ pub(super) enum Part {
     Formula(Vec<String>),
     /// A table of formatted cells.
     Grid(Grid),
+    /// A chart with its text equivalent (HTML and PDF only; the text formats never get one).
+    Figure(Box<Figure>),
+}
+
+/// A chart: an SVG drawing and the words and numbers that say the same.
+pub(super) struct Figure {
+    /// A short title.
+    pub title: String,
+    /// The drawing.
+    pub svg: super::svg::Svg,
+    /// The numbers the chart shows, in words.
+    pub caption: String,
+    /// The numbers as a table, when the caption cannot hold them all.
+    pub table: Option<Grid>,
 }
 
 /// Column alignment.
@@ -114,21 +128,47 @@ impl Grid {
 
 /// Builds the shared content of `report`, with the worked arithmetic of `explain` last.
 pub(super) fn build(report: &Report, options: ExportOptions, extras: &Extras<'_>) -> Doc {
+    let every: Vec<usize> = (0..report.channels.len()).collect();
+    build_listing(report, options, extras, &Listing::every(&every))
+}
+
+/// The channels the Channels, Ladder and Values sections list.
+pub(super) struct Listing<'a> {
+    /// Row indices, in the order listed.
+    pub rows: &'a [usize],
+    /// A sentence saying which they are, when not every channel.
+    pub note: Option<String>,
+}
+
+impl<'a> Listing<'a> {
+    /// Every channel.
+    pub fn every(rows: &'a [usize]) -> Self {
+        Self { rows, note: None }
+    }
+}
+
+/// [`build`] listing only `listing`'s channels.
+pub(super) fn build_listing(
+    report: &Report,
+    options: ExportOptions,
+    extras: &Extras<'_>,
+    listing: &Listing<'_>,
+) -> Doc {
     let (rows, cols) = report.shape;
     let mut sections = vec![
         detail::blocks(report),
-        detail::channels(report),
+        detail::channels(report, listing),
         totals::overall(report),
         totals::memory(report),
     ];
     if options.ladder && !report.ladder.is_empty() {
-        sections.push(totals::ladder(report));
+        sections.push(totals::ladder(report, listing));
     }
     if let Some(l) = extras.lineup {
         sections.push(lineup::section(l));
     }
     if options.values {
-        sections.push(detail::values(report));
+        sections.push(detail::values(report, listing));
     }
     if !extras.explain.is_empty() {
         sections.push(worked::section(extras.explain));
@@ -147,7 +187,7 @@ fn has_labels(report: &Report) -> bool {
 }
 
 /// The `#` column, plus a label column when any channel is labelled.
-fn channel_columns(labels: bool) -> Grid {
+pub(super) fn channel_columns(labels: bool) -> Grid {
     let grid = Grid::new(&[("#", Align::Right)]);
     if labels {
         grid.column("label", Align::Left, Some(LABEL_WIDTH))
@@ -157,7 +197,7 @@ fn channel_columns(labels: bool) -> Grid {
 }
 
 /// The cells under [`channel_columns`].
-fn channel_cells(labels: bool, c: &ChannelReport) -> Vec<String> {
+pub(super) fn channel_cells(labels: bool, c: &ChannelReport) -> Vec<String> {
     let mut row = vec![c.index.to_string()];
     if labels {
         row.push(c.label.as_deref().map(clean).unwrap_or_default());

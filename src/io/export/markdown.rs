@@ -18,6 +18,8 @@ pub(super) fn write(out: &mut impl Write, doc: &Doc) -> io::Result<()> {
                 Part::Text(text) => writeln!(out, "{}", escape(text))?,
                 Part::Formula(lines) => writeln!(out, "```text\n{}\n```", lines.join("\n"))?,
                 Part::Grid(grid) => write_grid(out, grid)?,
+                // Charts are for the HTML and PDF formats, which build their own.
+                Part::Figure(_) => {}
             }
         }
     }

@@ -25,13 +25,15 @@ pub(super) fn write(out: &mut impl Write, doc: &Doc) -> io::Result<()> {
                     }
                 }
                 Part::Grid(grid) => write_grid(out, grid)?,
+                // Charts are for the HTML and PDF formats, which build their own.
+                Part::Figure(_) => {}
             }
         }
     }
     Ok(())
 }
 
-fn write_grid(out: &mut impl Write, grid: &Grid) -> io::Result<()> {
+pub(super) fn write_grid(out: &mut impl Write, grid: &Grid) -> io::Result<()> {
     let fit = |i: usize, cell: &str| match grid.columns[i].max_width {
         Some(w) if width(cell) > w => {
             let mut s: String = cell.chars().take(w.saturating_sub(1)).collect();

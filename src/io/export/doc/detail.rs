@@ -3,7 +3,8 @@
 use crate::core::{Block, Report};
 use crate::io::export::doc::Align::{Left, Right};
 use crate::io::export::doc::{
-    Grid, MAX_BLOCKS, MAX_VALUES, Part, Section, channel_cells, channel_columns, has_labels, plural,
+    Grid, Listing, MAX_BLOCKS, MAX_VALUES, Part, Section, channel_cells, channel_columns,
+    has_labels, plural,
 };
 use crate::io::export::num::{error, sqnr, value};
 
@@ -102,7 +103,7 @@ fn block_row(
 }
 
 /// Every channel: errors, levels, utilization and the `COLLAPSED` mark.
-pub(super) fn channels(report: &Report) -> Section {
+pub(super) fn channels(report: &Report, listing: &Listing<'_>) -> Section {
     let labels = has_labels(report);
     let mut grid = channel_columns(labels);
     for (name, align) in [
@@ -117,7 +118,7 @@ pub(super) fn channels(report: &Report) -> Section {
     ] {
         grid = grid.column(name, align, None);
     }
-    for c in &report.channels {
+    for c in listing.rows.iter().filter_map(|&i| report.channels.get(i)) {
         let mut row = channel_cells(labels, c);
         let note = if c.collapsed {
             "COLLAPSED"
@@ -138,9 +139,11 @@ pub(super) fn channels(report: &Report) -> Section {
         ]);
         grid.rows.push(row);
     }
-    Section {
-        title: "Channels",
-        parts: vec![
+    let mut parts = Vec::new();
+    if let Some(note) = &listing.note {
+        parts.push(Part::Text(note.clone()));
+    }
+    parts.extend([
             Part::Text("levels: distinct codes used / codes available.".to_string()),
             Part::Text(
                 "utilization: the share of the code range [qmin, qmax] the channel spans."
@@ -151,7 +154,10 @@ pub(super) fn channels(report: &Report) -> Section {
                     .to_string(),
             ),
             Part::Grid(grid),
-        ],
+    ]);
+    Section {
+        title: "Channels",
+        parts,
     }
 }
 
@@ -167,7 +173,7 @@ fn utilization(u: f64) -> String {
 }
 
 /// Each channel's first codes and dequantized values.
-pub(super) fn values(report: &Report) -> Section {
+pub(super) fn values(report: &Report, listing: &Listing<'_>) -> Section {
     let (_, cols) = report.shape;
     let code_width = report
         .qmin
@@ -177,10 +183,9 @@ pub(super) fn values(report: &Report) -> Section {
     let shown = cols.min(MAX_VALUES);
     let tail = if cols > shown { " …" } else { "" };
     let labels = has_labels(report);
-    let mut cells: Vec<(Vec<String>, String, Vec<String>)> =
-        Vec::with_capacity(report.channels.len());
+    let mut cells: Vec<(Vec<String>, String, Vec<String>)> = Vec::with_capacity(listing.rows.len());
     let mut value_width = 0;
-    for c in &report.channels {
+    for c in listing.rows.iter().filter_map(|&i| report.channels.get(i)) {
         let codes = (0..shown)
             .map(|j| format!("{:>code_width$}", report.code(c.index, j)))
             .collect::<Vec<_>>();

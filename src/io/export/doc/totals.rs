@@ -2,7 +2,9 @@
 
 use crate::core::Report;
 use crate::io::export::doc::Align::{Left, Right};
-use crate::io::export::doc::{Grid, Part, Section, channel_cells, channel_columns, has_labels};
+use crate::io::export::doc::{
+    Grid, Listing, Part, Section, channel_cells, channel_columns, has_labels,
+};
 use crate::io::export::num::{VALUE_DIGITS, error, sig, sqnr};
 
 /// Errors over the whole matrix.
@@ -68,7 +70,7 @@ pub(super) fn memory(report: &Report) -> Section {
 }
 
 /// Every rung of the ladder, then each channel's MAE at every rung.
-pub(super) fn ladder(report: &Report) -> Section {
+pub(super) fn ladder(report: &Report, listing: &Listing<'_>) -> Section {
     let mut rungs = Grid::new(&[
         ("", Left),
         ("granularity", Left),
@@ -99,7 +101,7 @@ pub(super) fn ladder(report: &Report) -> Section {
         let name = format!("{}{}", r.granularity, if r.active { " *" } else { "" });
         by_channel = by_channel.column(&name, Right, None);
     }
-    for c in &report.channels {
+    for c in listing.rows.iter().filter_map(|&i| report.channels.get(i)) {
         let mut row = channel_cells(labels, c);
         for r in &report.ladder {
             row.push(

@@ -1,0 +1,85 @@
+//! Each listed channel's RMSE under configuration A and under B, on one axis.
+
+use super::{SMALL, Scale, WIDTH};
+use crate::core::compare::Comparison;
+use crate::io::export::doc::Figure;
+use crate::io::export::num::{error, sig};
+use crate::io::export::svg::{Anchor, Svg, ink};
+
+/// Rings for A, dots for B, a line between, for each of `rows`.
+pub(in crate::io::export::rich) fn rmse_a_b(c: &Comparison, rows: &[usize]) -> Option<Figure> {
+    let pairs: Vec<_> = rows.iter().filter_map(|&i| c.channels.get(i)).collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let (left, right, top, bottom) = (70.0, 10.0, 24.0, 22.0);
+    let height = 200.0;
+    let mut svg = Svg::new(WIDTH, height);
+    let all: Vec<f64> = pairs.iter().flat_map(|p| [p.a.rmse, p.b.rmse]).collect();
+    let y = Scale::errors(&all, height - bottom, top);
+    let n = pairs.len() as f64;
+    let x = |k: usize| left + (k as f64 + 0.5) * (WIDTH - left - right) / n;
+    svg.frame(
+        left,
+        top,
+        WIDTH - left - right,
+        height - top - bottom,
+        ink::FAINT,
+    );
+    for t in y.ticks() {
+        svg.text(
+            left - 4.0,
+            y.at(t) + 3.0,
+            SMALL,
+            Anchor::End,
+            ink::TEXT,
+            &sig(t, 3),
+        );
+    }
+    let r = (0.3 * (WIDTH - left - right) / n).clamp(1.2, 4.0);
+    for (k, p) in pairs.iter().enumerate() {
+        let (ya, yb) = (y.at(p.a.rmse), y.at(p.b.rmse));
+        svg.line((x(k), ya), (x(k), yb), ink::FAINT, 1.0);
+        svg.ring(x(k), ya, r, ink::TEXT);
+        svg.dot(x(k), yb, r, ink::MAIN);
+    }
+    let scale = if y.log { "log scale" } else { "linear" };
+    svg.text(
+        left,
+        14.0,
+        SMALL,
+        Anchor::Start,
+        ink::TEXT,
+        &format!("RMSE per channel ({scale}): rings A, dots B"),
+    );
+    if let (Some(first), Some(last)) = (pairs.first(), pairs.last()) {
+        svg.text(
+            left,
+            height - 6.0,
+            SMALL,
+            Anchor::Start,
+            ink::TEXT,
+            &format!("#{}", first.index),
+        );
+        svg.text(
+            WIDTH - right,
+            height - 6.0,
+            SMALL,
+            Anchor::End,
+            ink::TEXT,
+            &format!("#{}", last.index),
+        );
+    }
+    Some(Figure {
+        title: "RMSE per channel, A against B".to_string(),
+        svg,
+        caption: format!(
+            "Each listed channel's RMSE under A (rings) and B (dots); overall RMSE {} under A and {} under B, {} and {} channels collapsed. The table below gives every channel's numbers.",
+            error(c.overall.0.rmse),
+            error(c.overall.1.rmse),
+            c.collapsed.0,
+            c.collapsed.1
+        ),
+        table: None,
+    })
+}
