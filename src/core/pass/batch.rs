@@ -194,7 +194,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 ([-1.0; PARAM_LANES], [1.0; PARAM_LANES], [1.0; PARAM_LANES]);
             let values = |i| self.values(i);
             chunks.groups8(i0, per, m, values, [&mut lo, &mut hi, &mut ex]);
-            let p8 = ctx.calc.lanes::<8>(&lo, &hi, &ex);
+            let p8 = ctx.calc.lanes_with::<8, COUNTS>(&lo, &hi, &ex);
             let (k8, fast) = consts8(kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
             for j in 0..m {
                 let i = i0 + j;
