@@ -27,8 +27,8 @@ mod doc;
 pub(crate) mod json;
 mod markdown;
 pub mod num;
-mod scan;
 pub mod rich;
+mod scan;
 pub mod stored;
 mod svg;
 mod table;
@@ -43,8 +43,8 @@ use crate::core::explain::ChannelExplanation;
 use crate::core::lineup::Lineup;
 
 pub use doc::worked::lines as worked_arithmetic;
-pub use scan::write_scan;
 pub use rich::{Charts, Document, Paper, Versus, write_document};
+pub use scan::write_scan;
 pub use tensors::write_tensor_list;
 
 /// An output format.
