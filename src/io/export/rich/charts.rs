@@ -130,3 +130,25 @@ fn channel_name(report: &Report, row: usize) -> String {
         None => format!("#{row}"),
     }
 }
+
+/// A plot's frame, `(left, top, width, height)`, and the tick labels of its y axis `y`
+/// (with `digits` significant digits) to the left of it.
+fn frame_with_ticks(
+    svg: &mut crate::io::export::svg::Svg,
+    (left, top, width, height): (f64, f64, f64, f64),
+    y: &Scale,
+    digits: usize,
+) {
+    use crate::io::export::svg::Anchor;
+    svg.frame(left, top, width, height, ink::FAINT);
+    for t in y.ticks() {
+        svg.text(
+            left - 4.0,
+            y.at(t) + 3.0,
+            SMALL,
+            Anchor::End,
+            ink::TEXT,
+            &crate::io::export::num::sig(t, digits),
+        );
+    }
+}

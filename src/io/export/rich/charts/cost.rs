@@ -1,6 +1,6 @@
 //! Bits per weight against RMSE: the granularity ladder and, given one, the format ladder.
 
-use super::{SMALL, Scale, WIDTH};
+use super::{SMALL, Scale, WIDTH, frame_with_ticks};
 use crate::core::Report;
 use crate::core::lineup::Lineup;
 use crate::io::export::doc::Figure;
@@ -60,23 +60,12 @@ pub(in crate::io::export::rich) fn cost_against_error(
         height - bottom,
         top,
     );
-    svg.frame(
-        left,
-        top,
-        WIDTH - left - right,
-        height - top - bottom,
-        ink::FAINT,
+    frame_with_ticks(
+        &mut svg,
+        (left, top, WIDTH - left - right, height - top - bottom),
+        &y,
+        3,
     );
-    for t in y.ticks() {
-        svg.text(
-            left - 4.0,
-            y.at(t) + 3.0,
-            SMALL,
-            Anchor::End,
-            ink::TEXT,
-            &sig(t, 3),
-        );
-    }
     for t in x.ticks() {
         svg.text(
             x.at(t),

@@ -1,7 +1,7 @@
 //! Each channel's MAE and RMSE at every granularity of the ladder; the distributions when
 //! the matrix is summarised.
 
-use super::{SERIES, SMALL, Scale, WIDTH};
+use super::{SERIES, SMALL, Scale, WIDTH, frame_with_ticks};
 use crate::core::Metrics;
 use crate::core::Report;
 use crate::core::figures::{Figures, RungSpread, Spread};
@@ -47,17 +47,7 @@ pub(in crate::io::export::rich) fn ladder_errors(
             .iter()
             .flat_map(|r| rows.iter().filter_map(|&i| r.channels.get(i)).map(get));
         let y = Scale::errors(&all.collect::<Vec<_>>(), y0 + panel, y0);
-        svg.frame(left, y0, WIDTH - left - right, panel, ink::FAINT);
-        for t in y.ticks() {
-            svg.text(
-                left - 4.0,
-                y.at(t) + 3.0,
-                SMALL,
-                Anchor::End,
-                ink::TEXT,
-                &sig(t, 3),
-            );
-        }
+        frame_with_ticks(&mut svg, (left, y0, WIDTH - left - right, panel), &y, 3);
         let scale = if y.log { "log scale" } else { "linear" };
         svg.text(
             left + 4.0,

@@ -1,12 +1,12 @@
 //! Original against reconstructed values on the quantization grid (the seed calculator's
 //! plot), one chart per plotted channel.
 
-use super::{SMALL, Scale, WIDTH, channel_name};
+use super::{SMALL, Scale, WIDTH, channel_name, frame_with_ticks};
 use crate::core::Report;
 use crate::core::figures::{Figures, MAX_LEVELS, ValuePlot};
 use crate::io::export::doc::Align::Right;
 use crate::io::export::doc::{Figure, Grid};
-use crate::io::export::num::{error, sig, value};
+use crate::io::export::num::{error, value};
 use crate::io::export::svg::{Anchor, Svg, ink};
 
 /// Pairs the caption of a value plot spells out.
@@ -70,23 +70,12 @@ fn value_plot(report: &Report, p: &ValuePlot) -> Figure {
             }
         }
     }
-    svg.frame(
-        left,
-        top,
-        WIDTH - left - right,
-        height - top - bottom,
-        ink::FAINT,
+    frame_with_ticks(
+        &mut svg,
+        (left, top, WIDTH - left - right, height - top - bottom),
+        &y,
+        4,
     );
-    for t in y.ticks() {
-        svg.text(
-            left - 4.0,
-            y.at(t) + 3.0,
-            SMALL,
-            Anchor::End,
-            ink::TEXT,
-            &sig(t, 4),
-        );
-    }
     let r = (0.35 * (WIDTH - left - right) / n).clamp(1.2, 4.0);
     for (i, &(_, orig, rec)) in p.samples.iter().enumerate() {
         let (yo, yr) = (y.at(f64::from(orig)), y.at(f64::from(rec)));

@@ -1,9 +1,9 @@
 //! Each listed channel's RMSE under configuration A and under B, on one axis.
 
-use super::{SMALL, Scale, WIDTH};
+use super::{SMALL, Scale, WIDTH, frame_with_ticks};
 use crate::core::compare::Comparison;
 use crate::io::export::doc::Figure;
-use crate::io::export::num::{error, sig};
+use crate::io::export::num::error;
 use crate::io::export::svg::{Anchor, Svg, ink};
 
 /// Rings for A, dots for B, a line between, for each of `rows`.
@@ -19,23 +19,12 @@ pub(in crate::io::export::rich) fn rmse_a_b(c: &Comparison, rows: &[usize]) -> O
     let y = Scale::errors(&all, height - bottom, top);
     let n = pairs.len() as f64;
     let x = |k: usize| left + (k as f64 + 0.5) * (WIDTH - left - right) / n;
-    svg.frame(
-        left,
-        top,
-        WIDTH - left - right,
-        height - top - bottom,
-        ink::FAINT,
+    frame_with_ticks(
+        &mut svg,
+        (left, top, WIDTH - left - right, height - top - bottom),
+        &y,
+        3,
     );
-    for t in y.ticks() {
-        svg.text(
-            left - 4.0,
-            y.at(t) + 3.0,
-            SMALL,
-            Anchor::End,
-            ink::TEXT,
-            &sig(t, 3),
-        );
-    }
     let r = (0.3 * (WIDTH - left - right) / n).clamp(1.2, 4.0);
     for (k, p) in pairs.iter().enumerate() {
         let (ya, yb) = (y.at(p.a.rmse), y.at(p.b.rmse));
