@@ -26,7 +26,8 @@ use crate::core::names::Named;
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
 use crate::io::export::{
-    Charts, Document, ExportOptions, Extras, Format, Paper, write_document, write_report_with,
+    Charts, Document, ExportOptions, Extras, Format, Paper, Versus, write_document,
+    write_report_with,
 };
 use crate::io::load::{load_path_noted, load_reader_noted};
 
@@ -138,6 +139,12 @@ pub struct ReportArgs {
     /// --list-presets, or all (the default), formats, presets.
     #[arg(long, value_name = "LIST", num_args = 0..=1, default_missing_value = "all", value_parser = parsed::<Selection>)]
     pub formats: Option<Selection>,
+    /// Compare with another configuration of the same matrix, as A against the report's
+    /// own (B): a preset or format name, then settings as the flags spell them without
+    /// `--`, comma-separated: `ort-int8`, `lesson,granularity=channel`,
+    /// `int4-g128,granularity=group:32,bits=3`.
+    #[arg(long, value_name = "SPEC", value_parser = compare_spec)]
+    pub compare: Option<CompareSpec>,
     /// Print how long loading, analysing and writing took, on standard error.
     #[arg(long)]
     pub timings: bool,
@@ -437,6 +444,36 @@ const EXPLAIN_CHANNELS: usize = 16;
 /// Exit code for bad input or flags, and for a scan that analysed no tensor.
 const EXIT_USAGE: u8 = 2;
 
+/// `report --compare SPEC`: the configuration A, and the text it was given as.
+#[derive(Debug, Clone)]
+pub struct CompareSpec {
+    /// As typed.
+    pub text: String,
+    /// The configuration it names.
+    pub config: crate::core::Config,
+}
+
+/// Parses `NAME[,key=value...]`: a preset or format, then settings as the flags spell them.
+fn compare_spec(text: &str) -> Result<CompareSpec, String> {
+    let mut parts = text.split(',');
+    let name = parts.next().unwrap_or("").trim();
+    let mut overrides = Overrides::default();
+    for part in parts {
+        let Some((key, value)) = part.split_once('=') else {
+            return Err(format!(
+                "{part:?} is not a setting: write key=value, such as granularity=channel"
+            ));
+        };
+        crate::core::names::apply_setting(&mut overrides, key.trim(), value.trim())
+            .map_err(|e| e.to_string())?;
+    }
+    let config = overrides.resolve(name).map_err(|e| e.to_string())?;
+    Ok(CompareSpec {
+        text: text.to_string(),
+        config,
+    })
+}
+
 /// Exit code for a scan that analysed some tensors while others failed.
 const EXIT_PARTIAL: u8 = 1;
 
@@ -470,18 +507,8 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         return list_presets(ascii);
     }
     let document = args.format.parse::<Document>().ok();
-    if let Some(d) = document
-        && (args.list_tensors || args.metadata)
-    {
-        return fail(&format!(
-            "--format {} is for an analysis; list tensors or metadata in table, json, csv or markdown",
-            d.name()
-        ));
-    }
-    if document == Some(Document::Pdf) && args.output.is_none() && io::stdout().is_terminal() {
-        return fail(
-            "a PDF is binary: write it to a file with --output FILE, or redirect standard output",
-        );
+    if let Some(refused) = document_refused(args, document) {
+        return refused;
     }
     if args.list_tensors || args.metadata {
         let format = args.format.parse::<Format>().unwrap_or(Format::Table);
@@ -536,6 +563,11 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
+    let a = match compared(args, &matrix, &report) {
+        Ok(a) => a,
+        Err(e) => return fail(&e),
+    };
+    let versus = a.as_ref().map(|(a, comparison)| Versus { a, comparison });
     let lineup = args.formats.as_ref().map(|selection| {
         let preset = args.config.preset.as_deref().unwrap_or("lesson");
         crate::core::lineup::lineup(&matrix, selection, Some((preset, &config)))
@@ -543,7 +575,7 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     let analysed = t.elapsed();
     let t = Instant::now();
     // The report is written into a buffer first, so a failure leaves nothing on stdout.
-    let buf = match format_report(args, &matrix, &report, lineup.as_ref()) {
+    let buf = match format_report(args, &matrix, &report, lineup.as_ref(), versus) {
         Ok(buf) => buf,
         Err(e) => return fail(&format!("could not format the report: {e}")),
     };
@@ -569,12 +601,50 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Why an HTML or PDF document cannot be written as asked (a listing has no analysis to
+/// chart; a PDF is not written to a terminal), as the exit status of the message.
+fn document_refused(args: &ReportArgs, document: Option<Document>) -> Option<ExitCode> {
+    if let Some(d) = document
+        && (args.list_tensors || args.metadata)
+    {
+        return Some(fail(&format!(
+            "--format {} is for an analysis; list tensors or metadata in table, json, csv or markdown",
+            d.name()
+        )));
+    }
+    if document == Some(Document::Pdf) && args.output.is_none() && io::stdout().is_terminal() {
+        return Some(fail(
+            "a PDF is binary: write it to a file with --output FILE, or redirect standard output",
+        ));
+    }
+    None
+}
+
+/// With `--compare SPEC`: the matrix under A, and A against `report` (B).
+fn compared(
+    args: &ReportArgs,
+    matrix: &Matrix,
+    report: &crate::core::Report,
+) -> Result<Option<(crate::core::Report, crate::core::compare::Comparison)>, String> {
+    let Some(spec) = &args.compare else {
+        return Ok(None);
+    };
+    let options = Options {
+        ladder: !args.no_ladder,
+    };
+    let a = analyse_with(matrix, &spec.config, options)
+        .map_err(|e| format!("--compare {}: {e}", spec.text))?;
+    let comparison = crate::core::compare::compare(&a, report).map_err(|e| e.to_string())?;
+    Ok(Some((a, comparison)))
+}
+
 /// `report` in the format `args` ask for, with its extras (and its charts, for HTML and PDF).
 fn format_report(
     args: &ReportArgs,
     matrix: &Matrix,
     report: &crate::core::Report,
     lineup: Option<&crate::core::lineup::Lineup>,
+    versus: Option<Versus<'_>>,
 ) -> Result<Vec<u8>, String> {
     let options = ExportOptions {
         values: args.values,
@@ -590,13 +660,14 @@ fn format_report(
     let extras = Extras {
         explain: &explanations,
         lineup,
+        compare: versus,
     };
     let mut buf = Vec::new();
     let written = if let Ok(d) = args.format.parse::<Document>() {
         let figures = crate::core::figures::figures(matrix, report).map_err(|e| e.to_string())?;
         let charts = Charts {
             figures: Some(&figures),
-            versus: None,
+            versus,
             paper: args.paper,
         };
         write_document(&mut buf, report, d, &options, &extras, &charts)

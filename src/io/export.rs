@@ -132,6 +132,10 @@ pub struct Extras<'a> {
     /// The format ladder of the same matrix: a "Formats" section (table, Markdown), the
     /// `formats` key (JSON), `mae_<format>` and `rmse_<format>` columns (CSV).
     pub lineup: Option<&'a Lineup>,
+    /// Another configuration of the same matrix (A) to compare the report (B) with: a
+    /// "Comparison" section (table, Markdown, HTML, PDF), `{"a", "b", "comparison"}` (JSON),
+    /// `a_mae`, `a_rmse`, `a_collapsed`, `rmse_change` columns (CSV).
+    pub compare: Option<Versus<'a>>,
 }
 
 /// Writes `report` in `format` to `out`.
@@ -183,8 +187,20 @@ pub fn write_report_with(
     match format {
         Format::Table => table::write(&mut out, &doc::build(report, *options, extras))?,
         Format::Markdown => markdown::write(&mut out, &doc::build(report, *options, extras))?,
-        Format::Json => json::write(&mut out, report, *options, extras.lineup)?,
-        Format::Csv => csv::write(&mut out, report, *options, extras.lineup)?,
+        Format::Json => match extras.compare {
+            // Both reports and what differs: {"a": ..., "b": ..., "comparison": ...}.
+            Some(v) => {
+                out.write_all(b"{\n\"a\": ")?;
+                json::write(&mut out, v.a, *options, None)?;
+                out.write_all(b",\n\"b\": ")?;
+                json::write(&mut out, report, *options, extras.lineup)?;
+                out.write_all(b",\n\"comparison\": ")?;
+                serde_json::to_writer_pretty(&mut out, v.comparison)?;
+                out.write_all(b"\n}\n")?;
+            }
+            None => json::write(&mut out, report, *options, extras.lineup)?,
+        },
+        Format::Csv => csv::write(&mut out, report, *options, extras)?,
     }
     out.flush()
 }

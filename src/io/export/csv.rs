@@ -17,16 +17,17 @@
 use std::io::{self, Write};
 
 use crate::core::Report;
-use crate::core::lineup::Lineup;
-use crate::io::export::ExportOptions;
+use crate::io::export::{ExportOptions, Extras};
 
 /// Writes one row per channel of `report`.
 pub(super) fn write(
     out: &mut impl Write,
     report: &Report,
     options: ExportOptions,
-    lineup: Option<&Lineup>,
+    extras: &Extras<'_>,
 ) -> io::Result<()> {
+    let lineup = extras.lineup;
+    let versus = extras.compare.map(|v| v.comparison);
     let entries: Vec<(&str, &[crate::core::Metrics])> = lineup
         .iter()
         .flat_map(|l| &l.entries)
@@ -63,6 +64,9 @@ pub(super) fn write(
         header.push(format!("mae_{name}"));
         header.push(format!("rmse_{name}"));
     }
+    if versus.is_some() {
+        header.extend(["a_mae", "a_rmse", "a_collapsed", "rmse_change"].map(String::from));
+    }
     if options.values {
         header.push("codes".to_string());
     }
@@ -91,6 +95,14 @@ pub(super) fn write(
             let m = channels.get(c.index);
             row.push(m.map(|m| float(m.mae)).unwrap_or_default());
             row.push(m.map(|m| float(m.rmse)).unwrap_or_default());
+        }
+        if let Some(pair) = versus.and_then(|v| v.channels.get(c.index)) {
+            row.extend([
+                float(pair.a.mae),
+                float(pair.a.rmse),
+                pair.collapsed.0.to_string(),
+                float(pair.rmse_change),
+            ]);
         }
         if options.values {
             let codes: Vec<String> = report

@@ -16,6 +16,7 @@
 //! `detail` builds Blocks, Channels and Values; `totals` builds Overall, Memory and Ladder;
 //! `worked` builds Worked arithmetic.
 
+mod compare;
 mod detail;
 mod lineup;
 mod totals;
@@ -166,6 +167,9 @@ pub(super) fn build_listing(
     }
     if let Some(l) = extras.lineup {
         sections.push(lineup::section(l));
+    }
+    if let Some(v) = extras.compare {
+        sections.push(compare::section(v.a, report, v.comparison, listing.rows));
     }
     if options.values {
         sections.push(detail::values(report, listing));
