@@ -419,17 +419,21 @@ fn load_noted(
     }
 }
 
-/// Writes a finished output to standard output; a closed pipe is not an error.
+/// `buf`, spelled in ASCII when `ascii` (`--ascii`).
+fn spelled(buf: &[u8], ascii: bool) -> std::borrow::Cow<'_, [u8]> {
+    if ascii {
+        let text = crate::io::export::ascii::to_ascii(&String::from_utf8_lossy(buf)).into_owned();
+        std::borrow::Cow::Owned(text.into_bytes())
+    } else {
+        std::borrow::Cow::Borrowed(buf)
+    }
+}
+
 /// Writes `buf` to standard output, spelled in ASCII when `ascii` (`--ascii`); a closed pipe
 /// is not an error.
 pub(crate) fn write_stdout(buf: &[u8], ascii: bool) -> ExitCode {
-    let text;
-    let buf = if ascii {
-        text = crate::io::export::ascii::to_ascii(&String::from_utf8_lossy(buf)).into_owned();
-        text.as_bytes()
-    } else {
-        buf
-    };
+    let buf = spelled(buf, ascii);
+    let buf = buf.as_ref();
     let mut stdout = io::stdout().lock();
     match stdout.write_all(buf).and_then(|()| stdout.flush()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -685,14 +689,7 @@ pub(crate) fn emit(buf: &[u8], ascii: bool, output: Option<&std::path::Path>) ->
     let Some(path) = output else {
         return write_stdout(buf, ascii);
     };
-    let text;
-    let buf = if ascii {
-        text = crate::io::export::ascii::to_ascii(&String::from_utf8_lossy(buf)).into_owned();
-        text.as_bytes()
-    } else {
-        buf
-    };
-    match std::fs::write(path, buf) {
+    match std::fs::write(path, spelled(buf, ascii)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&format!("could not write {}: {e}", path.display())),
     }

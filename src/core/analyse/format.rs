@@ -48,7 +48,7 @@ pub(super) fn analyse_format(
     let mut values = vec![0.0f32; rows * cols];
     let steps = encode(info, &view, &x, &mut codes, &mut values)?;
     let grid = grid_of(info);
-    let layout = layout_of(&steps, rows, cols);
+    let layout = layout_of(&steps, cols);
     let records: Vec<Record> = steps
         .iter()
         .map(|b| {
@@ -231,10 +231,9 @@ fn nf4_dq(
         .collect())
 }
 
-/// The layout whose blocks are `steps`, in order: one per tensor, per row, or groups of
-/// equal length along each row.
-fn layout_of(steps: &[SubBlock], rows: usize, cols: usize) -> Layout {
-    let _ = rows;
+/// The layout whose blocks are `steps`, in order: one per row (a block as long as the
+/// row), or groups of equal length along each row.
+fn layout_of(steps: &[SubBlock], cols: usize) -> Layout {
     match steps.first() {
         Some(b) if b.len >= cols => Layout::Rows,
         Some(b) => Layout::Groups {
