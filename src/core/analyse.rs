@@ -101,16 +101,12 @@ fn staged(
     if let Some(info) = config.format {
         // A format fixes its blocks: its ladder is the one rung of its own blocks.
         let report = format::analyse_format(matrix, config, info)?;
-        let rung = Rung {
-            granularity: config.granularity,
-            scales: report.blocks.len() as u64,
-            memory: report.memory,
-            overall: report.overall,
-            channels: report.channels.iter().map(|c| c.metrics).collect(),
-            collapsed_channels: report.collapsed_channels,
-            active: true,
+        let rungs = if ladder {
+            vec![active_rung(&report)]
+        } else {
+            Vec::new()
         };
-        return Ok(first(report).then(|| if ladder { vec![rung] } else { Vec::new() }));
+        return Ok(first(report).then_some(rungs));
     }
     let (lo, hi) = config.clamp_range();
     if hi - lo < 256 {
@@ -147,19 +143,6 @@ fn analyse_as<T: Code>(
     drop(main_plan);
     let overall = total(&main.sums);
     let collapsed = main.channels.iter().filter(|c| c.collapsed).count();
-    let active = Rung {
-        granularity: config.granularity,
-        scales: main.blocks.len() as u64,
-        memory: memory(config, rows, cols, main.blocks.len()),
-        overall,
-        channels: if ladder {
-            main.channels.iter().map(|c| c.metrics).collect()
-        } else {
-            Vec::new()
-        },
-        collapsed_channels: collapsed,
-        active: true,
-    };
     let mut channels = main.channels;
     for (ch, label) in channels.iter_mut().zip(matrix.labels()) {
         ch.label.clone_from(label);
@@ -180,13 +163,27 @@ fn analyse_as<T: Code>(
         codes: wrap(main.codes),
         values: None,
     };
+    let active = ladder.then(|| active_rung(&report));
     if !first(report) {
         return Ok(None);
     }
-    if !ladder {
-        return Ok(Some(Vec::new()));
+    match active {
+        Some(active) => rungs::<T>(&ctx, active, &main.row_stats, &main.sums).map(Some),
+        None => Ok(Some(Vec::new())),
     }
-    rungs::<T>(&ctx, active, &main.row_stats, &main.sums).map(Some)
+}
+
+/// The active configuration's rung of the ladder: the report's own numbers.
+fn active_rung(report: &Report) -> Rung {
+    Rung {
+        granularity: report.config.granularity,
+        scales: report.blocks.len() as u64,
+        memory: report.memory,
+        overall: report.overall,
+        channels: report.channels.iter().map(|c| c.metrics).collect(),
+        collapsed_channels: report.collapsed_channels,
+        active: true,
+    }
 }
 
 /// The ladder of the active pass whose rung is `active`: every other granularity in one
