@@ -237,6 +237,7 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
                 order: &model.order,
                 sort: model.sort,
                 collapsed_only: model.collapsed_only,
+                comparison: model.analysis.comparison.as_deref(),
                 focused: model.focus == Focus::Utilization,
                 stale,
                 theme,
@@ -248,6 +249,7 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
                 report,
                 metric: model.error_metric,
                 compared: model.compared_group(),
+                comparison: model.analysis.comparison.as_deref(),
                 selected: model.selected_channel,
                 order: &model.order,
                 collapsed_only: model.collapsed_only,
@@ -264,6 +266,11 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
                 focused: model.focus == Focus::Ladder,
                 stale,
                 pending: model.analysis.pending,
+                pinned: model
+                    .analysis
+                    .comparison
+                    .as_ref()
+                    .and(model.analysis.pinned.as_deref()),
                 theme,
             },
             areas.ladder,

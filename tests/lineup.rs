@@ -313,3 +313,90 @@ fn a_format_as_the_active_configuration_fills_the_panes_at_80x24_and_wider() {
         m.status
     );
 }
+
+#[test]
+fn the_panes_show_b_beside_the_pinned_a_at_80x24_and_wider() {
+    let mut m = scenario_model("formats");
+    act(&mut m, Action::Pin);
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
+    m.status = None;
+    let narrow = screen(&m, 80, 24);
+    // The title says what differs; the Errors pane's columns are A, B and the change.
+    assert!(
+        narrow
+            .lines()
+            .next()
+            .unwrap()
+            .contains("B: channel vs A: tensor"),
+        "{narrow}"
+    );
+    assert!(narrow.contains("Errors (MAE) · A/B"), "{narrow}");
+    assert!(narrow.contains("A tensor"), "{narrow}");
+    assert!(narrow.contains("● B channel"), "{narrow}");
+    assert!(narrow.contains("B-A"), "{narrow}");
+    // Utilization: B's collapsed count beside A's, and each row's share under A.
+    assert!(narrow.contains("B 0, A 5 of 8 collapsed"), "{narrow}");
+    assert!(
+        narrow.contains("A   0% ✗"),
+        "the quietest row collapses under A: {narrow}"
+    );
+    // Ladder: B's active rung and A's, both in view.
+    assert!(narrow.contains("● channel"), "{narrow}");
+    assert!(narrow.contains("A tensor         1"), "{narrow}");
+    insta::assert_snapshot!("ab_80x24", narrow);
+
+    let wide = screen(&m, 120, 40);
+    assert!(wide.contains("Errors (MAE / RMSE) · A/B"), "{wide}");
+    let quiet = wide
+        .lines()
+        .find(|l| l.contains("▶ r0") && !l.contains("MAE"))
+        .and_then(|l| l.split('│').nth(3))
+        .unwrap_or_default()
+        .to_string();
+    // r0's errors under A, under B, and B - A (negative: B is better).
+    let c = m.analysis.comparison.clone().unwrap();
+    let pair = &c.channels[0];
+    assert!(pair.mae_change < 0.0);
+    assert!(quiet.contains('-'), "{quiet}");
+    insta::assert_snapshot!("ab_120x40", wide);
+
+    // Unpinned, the panes are as before.
+    act(&mut m, Action::Pin);
+    let back = screen(&m, 80, 24);
+    assert!(!back.contains("A/B"), "{back}");
+    assert!(!back.contains("A tensor"), "{back}");
+}
+
+#[test]
+fn a_format_pinned_against_an_integer_configuration_shows_both_rungs() {
+    let mut m = scenario_model("formats");
+    act(&mut m, Action::Pin);
+    match m.apply_settings("q4_k", quantscope::core::presets::Overrides::default()) {
+        Ok(()) => {}
+        Err(e) => panic!("{e}"),
+    }
+    settle(&mut m);
+    m.status = None;
+    let s = screen(&m, 80, 24);
+    // At 80 columns the title names what differs; wider, both sides.
+    assert!(
+        s.lines().next().unwrap().contains("B vs A: format differs"),
+        "{s}"
+    );
+    let wide = screen(&m, 160, 40);
+    assert!(
+        wide.lines()
+            .next()
+            .unwrap()
+            .contains("B: q4_k vs A: int4 symmetric"),
+        "{wide}"
+    );
+    // The ladder: q4_k's one rung at 4.5 bits/w and A's tensor rung at 4.016.
+    assert!(s.contains("4.500"), "{s}");
+    assert!(s.contains("A tensor"), "{s}");
+    assert!(s.contains("4.016"), "{s}");
+    assert!(s.contains("B 0, A 5 of 8 collapsed"), "{s}");
+}

@@ -128,6 +128,7 @@ impl<'a> Panes<'a> {
             order: &[],
             sort: SortKey::Index,
             collapsed_only: false,
+            comparison: None,
             focused: false,
             stale: self.stale,
             theme: self.theme,
@@ -139,6 +140,7 @@ impl<'a> Panes<'a> {
             report: self.report,
             metric: quantscope::app::ErrorMetric::Mae,
             compared: Granularity::Group(32),
+            comparison: None,
             selected: self.selected,
             order: &[],
             collapsed_only: false,
@@ -155,6 +157,7 @@ impl<'a> Panes<'a> {
             focused: false,
             stale: self.stale,
             pending: false,
+            pinned: None,
             theme: self.theme,
         }
     }

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::core::compare::Comparison;
+use crate::core::compare::{Comparison, Difference};
 use crate::ui::utilization::sig;
 
 /// The line for `comparison`, or for a pin whose comparison has not arrived (`None`); `arrow`
@@ -36,4 +36,39 @@ pub fn summary(comparison: Option<&Comparison>, sep: &str, arrow: &str) -> Strin
         let _ = write!(line, " {sep} {} {}{arrow}{}", d.key, d.a, d.b);
     }
     line
+}
+
+/// One difference as one side has it: the value alone for settings whose values name
+/// themselves (`group:32`, `q4_k`), else `key value` (`bits 4`).
+#[must_use]
+pub fn side_value(d: &Difference, value: &str) -> String {
+    match d.key {
+        "granularity" | "format" => value.to_string(),
+        key => format!("{key} {value}"),
+    }
+}
+
+/// The title line's part that says what differs: `B: group:32 vs A: channel`,
+/// `B: bits 5, channel vs A: bits 4, tensor`; when that is longer than `room` cells, how
+/// many settings differ (the status line lists them).
+#[must_use]
+pub fn header(c: &Comparison, room: usize) -> String {
+    if c.differences.is_empty() {
+        return "A/B: the same configuration".to_string();
+    }
+    let side = |b: bool| {
+        c.differences
+            .iter()
+            .map(|d| side_value(d, if b { &d.b } else { &d.a }))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let full = format!("B: {} vs A: {}", side(true), side(false));
+    if crate::ui::utilization::text_width(&full) <= room {
+        full
+    } else if let [d] = c.differences.as_slice() {
+        format!("B vs A: {} differs", d.key)
+    } else {
+        format!("B vs A: {} settings differ", c.differences.len())
+    }
 }

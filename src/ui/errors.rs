@@ -24,6 +24,18 @@
 //! Narrow panes (about 40 columns at 80x24) show one error, the MAE or the RMSE (`v` or
 //! `Alt-v` switches, the bottom border says so); from about 60 columns each granularity
 //! shows MAE and RMSE.
+//!
+//! While a configuration is pinned as A, the columns are A, the active configuration B and
+//! the change B - A, read from the comparison:
+//!
+//! ```text
+//! ┌ Errors (MAE) · A/B ──────────────────┐
+//! │MAE        A tensor  ● B channel   B-A│
+//! │▶ quiet         0.1    0.00536 -0.0946│
+//! │  loud      0.00214    0.00214       0│
+//! │  overall    0.0511    0.00375 -0.0473│
+//! └──────────────────────────────────────┘
+//! ```
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
@@ -32,6 +44,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::app::ErrorMetric;
+use crate::core::compare::Comparison;
 use crate::core::report::{Metrics, Rung};
 use crate::core::{Granularity, Report};
 use crate::ui::Theme;
@@ -48,6 +61,8 @@ pub struct ErrorsPane<'a> {
     pub metric: ErrorMetric,
     /// The group granularity shown beside tensor and channel, e.g. `Group(32)`.
     pub compared: Granularity,
+    /// A pinned configuration A beside the report's (B): the columns are A, B and B - A.
+    pub comparison: Option<&'a Comparison>,
     /// The selected channel (clamped to the last one).
     pub selected: usize,
     /// The channels to list, in order (empty: every channel by index, unless
@@ -68,11 +83,55 @@ const DIGITS: usize = 3;
 /// The label of the last row.
 const OVERALL: &str = "overall";
 
-/// One granularity's column.
+/// Where a column's numbers come from.
+#[derive(Clone, Copy)]
+enum Source<'r> {
+    /// One granularity's rung of the report's ladder (`None`: the ladder has none).
+    Rung(Granularity, Option<&'r Rung>),
+    /// The pinned configuration A.
+    A(&'r Comparison),
+    /// The active configuration B.
+    B(&'r Comparison),
+    /// B's errors less A's.
+    Change(&'r Comparison),
+}
+
+impl Source<'_> {
+    /// Channel `i`'s errors, if the source has them.
+    fn channel(self, i: usize) -> Option<Metrics> {
+        match self {
+            Self::Rung(_, rung) => rung.and_then(|r| r.channels.get(i)).copied(),
+            Self::A(c) => c.channels.get(i).map(|p| p.a),
+            Self::B(c) => c.channels.get(i).map(|p| p.b),
+            Self::Change(c) => c.channels.get(i).map(|p| Metrics {
+                mae: p.mae_change,
+                rmse: p.rmse_change,
+                ..Metrics::default()
+            }),
+        }
+    }
+
+    /// The whole matrix's errors, if the source has them.
+    fn overall(self) -> Option<Metrics> {
+        match self {
+            Self::Rung(_, rung) => rung.map(|r| r.overall),
+            Self::A(c) => Some(c.overall.0),
+            Self::B(c) => Some(c.overall.1),
+            Self::Change(c) => Some(Metrics {
+                mae: c.overall.1.mae - c.overall.0.mae,
+                rmse: c.overall.1.rmse - c.overall.0.rmse,
+                ..Metrics::default()
+            }),
+        }
+    }
+}
+
+/// One column: a granularity's rung, or A, B or the change between them.
 struct Column<'r> {
-    granularity: Granularity,
-    rung: Option<&'r Rung>,
+    source: Source<'r>,
     active: bool,
+    /// The numbers are changes, shown with their sign.
+    signed: bool,
     heading: String,
     mae: usize,
     rmse: usize,
@@ -95,20 +154,48 @@ impl ErrorsPane<'_> {
         out
     }
 
-    fn mae_text(&self, m: Option<&Metrics>) -> String {
-        m.map_or_else(|| missing(self.theme).to_string(), |m| sig(m.mae, DIGITS))
-    }
-
-    /// The one error a narrow pane shows.
-    fn narrow_text(&self, m: Option<&Metrics>) -> String {
-        match self.metric {
-            ErrorMetric::Mae => self.mae_text(m),
-            ErrorMetric::Rmse => self.rmse_text(m),
+    /// `x` to three significant digits; with its sign when `signed` (a change).
+    fn number(x: f64, signed: bool) -> String {
+        let text = sig(x, DIGITS);
+        if signed && x > 0.0 {
+            format!("+{text}")
+        } else {
+            text
         }
     }
 
-    fn rmse_text(&self, m: Option<&Metrics>) -> String {
-        m.map_or_else(|| missing(self.theme).to_string(), |m| sig(m.rmse, DIGITS))
+    fn mae_text(&self, m: Option<Metrics>, signed: bool) -> String {
+        m.map_or_else(
+            || missing(self.theme).to_string(),
+            |m| Self::number(m.mae, signed),
+        )
+    }
+
+    /// The one error a narrow pane shows.
+    fn narrow_text(&self, m: Option<Metrics>, signed: bool) -> String {
+        match self.metric {
+            ErrorMetric::Mae => self.mae_text(m, signed),
+            ErrorMetric::Rmse => self.rmse_text(m, signed),
+        }
+    }
+
+    fn rmse_text(&self, m: Option<Metrics>, signed: bool) -> String {
+        m.map_or_else(
+            || missing(self.theme).to_string(),
+            |m| Self::number(m.rmse, signed),
+        )
+    }
+
+    /// The sources of the columns: A, B and the change while a configuration is pinned,
+    /// else the granularities.
+    fn sources<'r>(&'r self, report: &'r Report) -> Vec<Source<'r>> {
+        if let Some(c) = self.comparison {
+            return vec![Source::A(c), Source::B(c), Source::Change(c)];
+        }
+        self.granularities()
+            .into_iter()
+            .map(|g| Source::Rung(g, report.rung(g)))
+            .collect()
     }
 }
 
@@ -132,6 +219,11 @@ impl Widget for &ErrorsPane<'_> {
         } else {
             format!("Errors ({})", self.metric.name())
         };
+        if self.comparison.is_some() {
+            title.push(' ');
+            title.push_str(crate::ui::utilization::sep(theme));
+            title.push_str(" A/B");
+        }
         if table.clamp_mark {
             title.push(' ');
             title.push_str(crate::ui::utilization::sep(theme));
@@ -171,11 +263,7 @@ impl Widget for &ErrorsPane<'_> {
         }
         for &i in &table.rows {
             let ch = &report.channels[i];
-            let cells: Vec<_> = table
-                .columns
-                .iter()
-                .map(|c| c.rung.and_then(|r| r.channels.get(i)))
-                .collect();
+            let cells: Vec<_> = table.columns.iter().map(|c| c.source.channel(i)).collect();
             let mut line = table.row(&channel_name(ch), &cells, i == selected, theme.text);
             if table.clamp_mark {
                 // At the end of the line: the active configuration clamped values of this
@@ -186,11 +274,7 @@ impl Widget for &ErrorsPane<'_> {
             lines.push(line);
         }
         if table.overall {
-            let cells: Vec<_> = table
-                .columns
-                .iter()
-                .map(|c| c.rung.map(|r| &r.overall))
-                .collect();
+            let cells: Vec<_> = table.columns.iter().map(|c| c.source.overall()).collect();
             lines.push(table.row(OVERALL, &cells, false, theme.heading));
         }
         for (y, line) in (inner.y..inner.bottom()).zip(lines) {
@@ -206,42 +290,52 @@ impl Widget for &ErrorsPane<'_> {
     }
 }
 
-impl<'p> ErrorsPane<'p> {
-    /// The granularity columns with the widths the channels in `rows` need.
-    fn columns<'r>(&self, report: &'r Report, rows: &[usize]) -> Vec<Column<'r>> {
+impl ErrorsPane<'_> {
+    /// The columns with the widths the channels in `rows` need.
+    fn columns<'r>(&'r self, report: &'r Report, rows: &[usize]) -> Vec<Column<'r>> {
         let width = |texts: &mut dyn Iterator<Item = String>| {
             texts.map(|s| text_width(&s)).max().unwrap_or(1)
         };
-        self.granularities()
+        let active_glyph = self.theme.glyphs.active;
+        self.sources(report)
             .into_iter()
-            .map(|g| {
-                let rung = report.rung(g);
-                let metrics = |i: usize| rung.and_then(|r| r.channels.get(i));
-                let overall = rung.map(|r| &r.overall);
-                let active = g == report.config.granularity;
-                let heading = if let Some(f) = report.config.format {
-                    format!("{} {}", self.theme.glyphs.active, f.name)
-                } else if active {
-                    format!("{} {g}", self.theme.glyphs.active)
-                } else {
-                    g.to_string()
+            .map(|source| {
+                let signed = matches!(source, Source::Change(_));
+                let (heading, active) = match source {
+                    Source::Rung(g, _) => {
+                        let active = g == report.config.granularity;
+                        let heading = if let Some(f) = report.config.format {
+                            format!("{active_glyph} {}", f.name)
+                        } else if active {
+                            format!("{active_glyph} {g}")
+                        } else {
+                            g.to_string()
+                        };
+                        (heading, active)
+                    }
+                    Source::A(c) => (side_heading("A", c, false), false),
+                    Source::B(c) => (
+                        format!("{active_glyph} {}", side_heading("B", c, true)),
+                        true,
+                    ),
+                    Source::Change(_) => ("B-A".to_string(), false),
                 };
                 let mae = width(
                     &mut rows
                         .iter()
-                        .map(|&i| self.mae_text(metrics(i)))
-                        .chain([self.mae_text(overall)]),
+                        .map(|&i| self.mae_text(source.channel(i), signed))
+                        .chain([self.mae_text(source.overall(), signed)]),
                 );
                 let rmse = width(
                     &mut rows
                         .iter()
-                        .map(|&i| self.rmse_text(metrics(i)))
-                        .chain([self.rmse_text(overall)]),
+                        .map(|&i| self.rmse_text(source.channel(i), signed))
+                        .chain([self.rmse_text(source.overall(), signed)]),
                 );
                 Column {
-                    granularity: g,
-                    rung,
+                    source,
                     active,
+                    signed,
                     heading,
                     mae: mae.max(3),
                     rmse: rmse.max(4),
@@ -253,7 +347,7 @@ impl<'p> ErrorsPane<'p> {
 
     /// What fits in `inner`: MAE and RMSE side by side when there is room for them and for
     /// two heading lines, the window of channels around the selected one, and the widths.
-    fn table<'r>(&'p self, report: &'r Report, inner: Rect) -> Table<'p, 'r> {
+    fn table<'r>(&'r self, report: &'r Report, inner: Rect) -> Table<'r, 'r> {
         let (w, h) = (usize::from(inner.width), usize::from(inner.height));
         let listed: Vec<usize> = if self.order.is_empty() {
             (0..report.channels.len()).collect()
@@ -318,15 +412,32 @@ impl<'p> ErrorsPane<'p> {
     }
 }
 
+/// A side's column heading: `A` or `B`, with that side's value of the first setting that
+/// differs when it is short (`A tensor`, `B group:32`, `A bits 4`).
+fn side_heading(side: &str, c: &Comparison, b: bool) -> String {
+    let Some(d) = c.differences.first() else {
+        return side.to_string();
+    };
+    let value = crate::ui::compare::side_value(d, if b { &d.b } else { &d.a });
+    if text_width(&value) <= 9 {
+        format!("{side} {value}")
+    } else {
+        side.to_string()
+    }
+}
+
 impl ErrorsPane<'_> {
     /// What a `—` means, when a column has one.
     fn note(&self, report: &Report, columns: &[Column<'_>]) -> Option<String> {
-        let gone = columns.iter().find(|c| c.rung.is_none())?;
+        let gone = columns.iter().find_map(|c| match c.source {
+            Source::Rung(g, None) => Some(g),
+            _ => None,
+        })?;
         let dash = missing(self.theme);
         Some(if report.ladder.is_empty() {
             format!("{dash} ladder not computed")
         } else {
-            format!("{dash} no {} rung", gone.granularity)
+            format!("{dash} no {gone} rung")
         })
     }
 }
@@ -398,7 +509,7 @@ impl Table<'_, '_> {
     fn row(
         &self,
         name: &str,
-        cells: &[Option<&Metrics>],
+        cells: &[Option<Metrics>],
         selected: bool,
         label_style: Style,
     ) -> Line<'static> {
@@ -425,11 +536,11 @@ impl Table<'_, '_> {
             let text = if self.wide {
                 format!(
                     "{} {}",
-                    pad(&pane.mae_text(*m), c.mae, Alignment::Right),
-                    pad(&pane.rmse_text(*m), c.rmse, Alignment::Right)
+                    pad(&pane.mae_text(*m, c.signed), c.mae, Alignment::Right),
+                    pad(&pane.rmse_text(*m, c.signed), c.rmse, Alignment::Right)
                 )
             } else {
-                pane.narrow_text(*m)
+                pane.narrow_text(*m, c.signed)
             };
             spans.push(Span::raw(self.gap.clone()));
             spans.push(Span::styled(

@@ -18,6 +18,9 @@
 //!
 //! Columns are dropped from the least useful (metadata, scales, RMSE) when the pane is
 //! narrow; the arithmetic moves into the bottom border when there is no line for it.
+//!
+//! While a configuration is pinned as A, the table ends in A's active rung (`A tensor`,
+//! `A q4_k`), so both configurations' cost and error are on screen in the same columns.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
@@ -45,6 +48,8 @@ pub struct LadderPane<'a> {
     pub stale: bool,
     /// The ladder is still being computed.
     pub pending: bool,
+    /// The pinned configuration A's report, while one is compared with this one.
+    pub pinned: Option<&'a Report>,
     /// Styles and glyphs.
     pub theme: &'a Theme,
 }
@@ -103,9 +108,14 @@ impl Kind {
         }
     }
 
-    fn text(self, rung: &Rung, theme: &Theme) -> String {
+    fn text(self, row: Row<'_>, theme: &Theme) -> String {
+        let rung = row.rung;
         match self {
-            Self::Granularity => rung.granularity.to_string(),
+            Self::Granularity => match row.side {
+                Side::B => rung.granularity.to_string(),
+                Side::A(Some(format)) => format!("A {format}"),
+                Side::A(None) => format!("A {}", rung.granularity),
+            },
             Self::Scales => rung.scales.to_string(),
             Self::Metadata => format!("{} B", rung.memory.metadata_bytes),
             Self::Bits => format!("{:.3}", rung.memory.bits_per_weight),
@@ -116,6 +126,31 @@ impl Kind {
             }
             Self::Collapsed => "0".to_string(),
             Self::Bar => String::new(),
+        }
+    }
+}
+
+/// Whose rung a table row is.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    /// The active configuration's ladder.
+    B,
+    /// The pinned configuration A's active rung (the format's name, for a format).
+    A(Option<&'static str>),
+}
+
+/// A table row: a rung and whose it is.
+#[derive(Debug, Clone, Copy)]
+struct Row<'r> {
+    rung: &'r Rung,
+    side: Side,
+}
+
+impl<'r> Row<'r> {
+    const fn b(rung: &'r Rung) -> Self {
+        Self {
+            rung,
+            side: Side::B,
         }
     }
 }
@@ -160,12 +195,18 @@ impl Widget for &LadderPane<'_> {
         let inner = block.inner(area);
         let (w, h) = (usize::from(inner.width), usize::from(inner.height));
         let selected = self.selected.min(ladder.len() - 1);
-        let rung = &ladder[selected];
+        let extra_rows = usize::from(self.pinned_row().is_some());
+        let anchor = self.anchor(ladder, selected);
+        let rung = &ladder[anchor];
 
         // The table first; the arithmetic below it when there is a line left, else in the
         // bottom border.
-        let below = h.saturating_sub(1 + ladder.len());
-        let rows = window(selected, ladder.len(), h.saturating_sub(1));
+        let below = h.saturating_sub(1 + ladder.len() + extra_rows);
+        let rows = window(
+            anchor,
+            ladder.len(),
+            h.saturating_sub(1 + extra_rows).max(1),
+        );
         let segments = arithmetic(rung, theme);
         let mut extra = Vec::new();
         if below == 0 {
@@ -192,12 +233,7 @@ impl Widget for &LadderPane<'_> {
             return;
         }
 
-        let table = Table::new(report, rows.clone(), w, theme);
-        let mut lines = vec![table.heading(theme)];
-        let max_mae = ladder.iter().map(|r| r.overall.mae).fold(0.0, f64::max);
-        for i in rows {
-            lines.push(table.row(&ladder[i], i == selected, max_mae, self));
-        }
+        let mut lines = self.table_lines(ladder, rows, selected, w);
         for text in extra {
             lines.push(Line::styled(
                 fit(&text, w, theme.glyphs.ascii),
@@ -213,6 +249,57 @@ impl Widget for &LadderPane<'_> {
                 },
                 buf,
             );
+        }
+    }
+}
+
+impl<'a> LadderPane<'a> {
+    /// A's active rung, listed last while a configuration is pinned.
+    fn pinned_row(&self) -> Option<Row<'a>> {
+        let a = self.pinned?;
+        a.ladder.iter().find(|r| r.active).map(|rung| Row {
+            rung,
+            side: Side::A(a.config.format.map(|f| f.name)),
+        })
+    }
+
+    /// The heading and the rows of the table: the ladder's `rows`, then A's rung.
+    fn table_lines(
+        &self,
+        ladder: &[Rung],
+        rows: std::ops::Range<usize>,
+        selected: usize,
+        width: usize,
+    ) -> Vec<Line<'static>> {
+        let pinned = self.pinned_row();
+        let shown: Vec<Row<'_>> = ladder[rows.clone()]
+            .iter()
+            .map(Row::b)
+            .chain(pinned)
+            .collect();
+        let table = Table::new(&shown, width, self.theme);
+        let mut lines = vec![table.heading(self.theme)];
+        let max_mae = ladder
+            .iter()
+            .chain(pinned.map(|p| p.rung))
+            .map(|r| r.overall.mae)
+            .fold(0.0, f64::max);
+        for (i, row) in rows.zip(&shown) {
+            lines.push(table.row(*row, i == selected, max_mae, self));
+        }
+        if let Some(row) = pinned {
+            lines.push(table.row(row, false, max_mae, self));
+        }
+        lines
+    }
+
+    /// The rung the view is kept around and whose arithmetic is shown: the selected one,
+    /// except that beside A an unfocused pane shows B's active rung, so that both
+    /// configurations' rungs are in view on a small screen.
+    fn anchor(&self, ladder: &[Rung], selected: usize) -> usize {
+        match ladder.iter().position(|r| r.active) {
+            Some(active) if self.pinned.is_some() && !self.focused => active,
+            _ => selected,
         }
     }
 }
@@ -281,11 +368,10 @@ struct Table {
 }
 
 impl Table {
-    fn new(report: &Report, rows: std::ops::Range<usize>, width: usize, theme: &Theme) -> Self {
+    fn new(rows: &[Row<'_>], width: usize, theme: &Theme) -> Self {
         let widths = |kind: Kind| {
-            report.ladder[rows.clone()]
-                .iter()
-                .map(|r| text_width(&kind.text(r, theme)))
+            rows.iter()
+                .map(|r| text_width(&kind.text(*r, theme)))
                 .chain([text_width(kind.heading())])
                 .max()
                 .unwrap_or(0)
@@ -335,29 +421,40 @@ impl Table {
 
     fn row(
         &self,
-        rung: &Rung,
+        row: Row<'_>,
         selected: bool,
         max_mae: f64,
         pane: &LadderPane<'_>,
     ) -> Line<'static> {
+        let rung = row.rung;
         let theme = pane.theme;
         let glyphs = theme.glyphs;
         let numbers = number_style(theme, pane.stale);
+        let pinned = matches!(row.side, Side::A(_));
         let mut spans = vec![
             Span::raw(if selected { glyphs.pointer } else { " " }),
-            Span::styled(if rung.active { glyphs.active } else { " " }, theme.active),
+            Span::styled(
+                if rung.active && !pinned {
+                    glyphs.active
+                } else {
+                    " "
+                },
+                theme.active,
+            ),
         ];
         for &(kind, w) in &self.columns {
             spans.push(Span::raw(" "));
             match kind {
                 Kind::Granularity => {
-                    let style = if rung.active {
+                    let style = if pinned {
+                        theme.heading
+                    } else if rung.active {
                         theme.active
                     } else {
                         theme.text
                     };
                     spans.push(Span::styled(
-                        pad(&kind.text(rung, theme), w, Alignment::Left),
+                        pad(&kind.text(row, theme), w, Alignment::Left),
                         style,
                     ));
                 }
@@ -373,12 +470,12 @@ impl Table {
                 }
                 Kind::Collapsed if rung.collapsed_channels > 0 => {
                     spans.push(Span::styled(
-                        pad(&kind.text(rung, theme), w, Alignment::Right),
+                        pad(&kind.text(row, theme), w, Alignment::Right),
                         theme.bad,
                     ));
                 }
                 _ => spans.push(Span::styled(
-                    pad(&kind.text(rung, theme), w, Alignment::Right),
+                    pad(&kind.text(row, theme), w, Alignment::Right),
                     numbers,
                 )),
             }

@@ -30,8 +30,8 @@ impl Widget for &TitleBar<'_> {
 
 /// The title line's parts that fit in `width`: the parts that say where the user is (the
 /// demo step, stale results, the configuration, the matrix's shape) always stay; the app's
-/// name, the preset, the demo's title and "computing…" are dropped, least useful first,
-/// when the line is too long.
+/// name, the preset, the demo's title, "computing…" and what differs from a pinned A are
+/// dropped, least useful first, when the line is too long.
 #[must_use]
 pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>> {
     let sep = theme.glyphs.sep;
@@ -64,6 +64,18 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
     }
     if let Some(r) = &m.analysis.report {
         parts.push((format!(" {sep} {}x{}", r.shape.0, r.shape.1), theme.text, 0));
+    }
+    if let Some(c) = m
+        .analysis
+        .comparison
+        .as_deref()
+        .filter(|_| m.pinned.is_some())
+    {
+        parts.push((
+            format!(" {sep} {}", crate::ui::compare::header(c, width / 2)),
+            theme.active,
+            1,
+        ));
     }
     if m.analysis.pending && !m.stale() {
         parts.push((

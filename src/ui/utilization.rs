@@ -13,6 +13,16 @@
 //! largest code; `4/15` counts the distinct codes used. Wider panes add the share as a
 //! percentage. Only the lines in view are built, so thousands of channels cost nothing.
 //!
+//! While a configuration is pinned as A, the bar and counts are the active configuration
+//! B's, and a column after them gives A's share and marks a row collapsed under A:
+//!
+//! ```text
+//! ┌ Utilization · B 0, A 1 of 2 collapsed┐
+//! │▶ quiet ██████████·  4/15 A  0% ✗     │
+//! │  loud  █████████··  4/15 A 86%       │
+//! └──────────────────────────────────────┘
+//! ```
+//!
 //! The file also holds the small text helpers the result panes share (fitting text into a
 //! width, `%g`-style numbers, the scroll window, the empty state).
 
@@ -24,6 +34,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
+use crate::core::compare::Comparison;
 use crate::core::view::{SortKey, utilization_summary};
 use crate::core::{ChannelReport, Report};
 use crate::ui::Theme;
@@ -41,6 +52,8 @@ pub struct UtilizationPane<'a> {
     pub sort: SortKey,
     /// `order` holds only the collapsed channels.
     pub collapsed_only: bool,
+    /// A pinned configuration A beside the report's (B): each line adds A's share.
+    pub comparison: Option<&'a Comparison>,
     /// The pane has focus.
     pub focused: bool,
     /// The results are out of date.
@@ -74,7 +87,10 @@ impl Widget for &UtilizationPane<'_> {
             return;
         };
         let n = report.channels.len();
-        let summary = format!("{} of {n} collapsed", report.collapsed_channels);
+        let summary = match self.comparison {
+            Some(c) => format!("B {}, A {} of {n} collapsed", c.collapsed.1, c.collapsed.0),
+            None => format!("{} of {n} collapsed", report.collapsed_channels),
+        };
         let (title, bottom) = title_parts(
             theme,
             "Utilization",
@@ -146,7 +162,13 @@ impl Widget for &UtilizationPane<'_> {
             });
         let rows = window(at, order.len(), usize::from(inner.height));
         let listed: Vec<usize> = order[rows].to_vec();
-        let layout = RowLayout::new(report, &listed, usize::from(inner.width), theme);
+        let layout = RowLayout::new(
+            report,
+            &listed,
+            usize::from(inner.width),
+            self.comparison.is_some(),
+            theme,
+        );
         for (y, &i) in (inner.y..inner.bottom()).zip(&listed) {
             let line = layout.line(&report.channels[i], i == order[at], self);
             line.render(
@@ -228,10 +250,15 @@ struct RowLayout {
     percent: bool,
     /// Room for the note column (0 when no channel has a note).
     note: usize,
+    /// The pinned configuration A's column is shown.
+    pinned: bool,
 }
 
+/// The width of A's column: ` A 100% ✗`.
+const PINNED_WIDTH: usize = 9;
+
 impl RowLayout {
-    fn new(report: &Report, listed: &[usize], width: usize, theme: &Theme) -> Self {
+    fn new(report: &Report, listed: &[usize], width: usize, pinned: bool, theme: &Theme) -> Self {
         let visible: Vec<&ChannelReport> = listed.iter().map(|&i| &report.channels[i]).collect();
         let available = visible
             .iter()
@@ -263,7 +290,7 @@ impl RowLayout {
             .max()
             .unwrap_or(0);
         // Pointer and space, then the label, the bar, the counts and the collapsed note.
-        let fixed = 2 + counts + 1 + note_width;
+        let fixed = 2 + counts + 1 + note_width + if pinned { PINNED_WIDTH } else { 0 };
         let rest = width.saturating_sub(fixed);
         let label = longest.clamp(2, (rest / 2).max(4)).min(rest);
         let bar_room = rest.saturating_sub(label + 1);
@@ -275,6 +302,7 @@ impl RowLayout {
             counts,
             percent,
             note: note_width,
+            pinned,
         }
     }
 
@@ -323,6 +351,21 @@ impl RowLayout {
                 format!(" {:>3.0}%", ch.utilization * 100.0),
                 numbers,
             ));
+        }
+        if self.pinned
+            && let Some(pair) = pane.comparison.and_then(|c| c.channels.get(ch.index))
+        {
+            spans.push(Span::styled(" A", theme.heading));
+            spans.push(Span::styled(
+                format!(" {:>3.0}%", pair.utilization.0 * 100.0),
+                numbers,
+            ));
+            let mark = if pair.collapsed.0 {
+                format!(" {}", glyphs.collapsed)
+            } else {
+                "  ".to_string()
+            };
+            spans.push(Span::styled(mark, theme.bad));
         }
         if self.note > 0
             && let Some((text, style)) = note(ch, theme)
