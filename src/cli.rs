@@ -26,8 +26,7 @@ use crate::core::names::Named;
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_with};
 use crate::io::export::{
-    Charts, Document, ExportOptions, Extras, Format, Paper, Versus, write_document,
-    write_report_with,
+    Document, ExportOptions, Extras, Format, Paper, Versus, write_report_with,
 };
 use crate::io::load::{load_path_noted, load_reader_noted};
 
@@ -666,20 +665,12 @@ fn format_report(
         lineup,
         compare: versus,
     };
+    if let Ok(d) = args.format.parse::<Document>() {
+        return crate::io::export::rich::document(matrix, report, d, &options, &extras, args.paper);
+    }
+    let format = args.format.parse::<Format>().unwrap_or(Format::Table);
     let mut buf = Vec::new();
-    let written = if let Ok(d) = args.format.parse::<Document>() {
-        let figures = crate::core::figures::figures(matrix, report).map_err(|e| e.to_string())?;
-        let charts = Charts {
-            figures: Some(&figures),
-            versus,
-            paper: args.paper,
-        };
-        write_document(&mut buf, report, d, &options, &extras, &charts)
-    } else {
-        let format = args.format.parse::<Format>().unwrap_or(Format::Table);
-        write_report_with(&mut buf, report, format, &options, &extras)
-    };
-    written.map_err(|e| e.to_string())?;
+    write_report_with(&mut buf, report, format, &options, &extras).map_err(|e| e.to_string())?;
     Ok(buf)
 }
 

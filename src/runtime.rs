@@ -26,7 +26,7 @@ pub struct Runtime {
     /// Where every job sends its result.
     tx: Sender<Message>,
     rx: Receiver<Message>,
-    /// Loads started whose message has not been read yet.
+    /// Loads and exports started whose message has not been read yet.
     loads: usize,
 }
 
@@ -78,6 +78,22 @@ impl Runtime {
                 }
                 Ok(())
             }
+            Effect::Export { ref path, .. } => {
+                // A PDF of a large matrix takes a moment: the panes stay live meanwhile.
+                let path = path.clone();
+                self.loads += 1;
+                let tx = self.tx.clone();
+                let started = thread::Builder::new().name("export".into()).spawn(move || {
+                    if let Some(message) = perform_now(effect) {
+                        let _ = tx.send(message);
+                    }
+                });
+                if let Err(e) = started {
+                    let message = format!("could not start the export: {e}");
+                    let _ = self.tx.send(Message::Exported(Err((path, message))));
+                }
+                Ok(())
+            }
             quick => {
                 if let Some(message) = perform_now(quick) {
                     let _ = self.tx.send(message);
@@ -91,7 +107,7 @@ impl Runtime {
     pub fn arrived(&mut self) -> Option<Message> {
         match self.rx.try_recv() {
             Ok(message) => {
-                if matches!(message, Message::TensorLoaded { .. }) {
+                if matches!(message, Message::TensorLoaded { .. } | Message::Exported(_)) {
                     self.loads = self.loads.saturating_sub(1);
                 }
                 Some(message)
@@ -100,7 +116,8 @@ impl Runtime {
         }
     }
 
-    /// A tensor load is under way.
+    /// A tensor load or an export is under way (the event loop keeps checking for its
+    /// result).
     #[must_use]
     pub fn loading(&self) -> bool {
         self.loads > 0
@@ -114,6 +131,11 @@ impl Runtime {
 pub fn perform_now(effect: Effect) -> Option<Message> {
     match effect {
         Effect::Save { path, text } => Some(Message::Saved(files::save(path, &text))),
+        Effect::Export {
+            path,
+            document,
+            job,
+        } => Some(Message::Exported(files::export(path, document, &job))),
         Effect::ListTensors { path } => {
             let result = files::list_tensors(&path);
             Some(Message::TensorsListed { path, result })

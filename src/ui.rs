@@ -315,15 +315,25 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             },
             area,
         ),
-        Some(Overlay::SaveAs(prompt)) => frame.render_widget(
-            &help::Question {
-                title: "Save as",
-                text: "File name for the text (Enter saves, Esc cancels):",
-                prompt: Some(prompt),
-                theme,
-            },
-            area,
-        ),
+        Some(overlay @ (Overlay::SaveAs(prompt) | Overlay::Export(prompt))) => {
+            let (title, text) = if matches!(overlay, Overlay::SaveAs(_)) {
+                ("Save as", "File name for the text (Enter saves, Esc cancels):")
+            } else {
+                (
+                    "Export report",
+                    "File name, ending in .html or .pdf (Enter writes, Esc cancels):",
+                )
+            };
+            frame.render_widget(
+                &help::Question {
+                    title,
+                    text,
+                    prompt: Some(prompt),
+                    theme,
+                },
+                area,
+            );
+        }
         Some(Overlay::Scenarios { selected }) => {
             let entries: Vec<(String, String, String)> = crate::teach::assets::scenarios()
                 .into_iter()
@@ -334,29 +344,7 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 area,
             );
         }
-        Some(Overlay::Tensors(picker)) => {
-            let visible = picker.visible();
-            let entries: Vec<(String, String, String)> = visible
-                .iter()
-                .map(|t| {
-                    let detail = format!(
-                        "{} {}, {} bytes",
-                        t.dtype,
-                        crate::io::safetensors::format_shape(&t.shape),
-                        t.bytes
-                    );
-                    let why = t.not_loadable().map(|w| format!(" {} {w}", theme.glyphs.sep)).unwrap_or_default();
-                    (t.name.clone(), format!("{detail}{why}"), format!("{detail}{why}"))
-                })
-                .collect();
-            let dimmed: Vec<bool> = visible.iter().map(|t| t.not_loadable().is_some()).collect();
-            let title = format!("Tensors of {} (type to filter, Enter opens)", picker.path.display());
-            frame.render_widget(
-                &help::Picker { title: &title, entries: &entries, dimmed: &dimmed, selected: picker.selected, theme },
-                area,
-            );
-            frame.render_widget(&help::FilterLine { filter: &picker.filter, theme }, area);
-        }
+        Some(Overlay::Tensors(picker)) => draw_tensor_picker(frame, picker, theme),
         Some(Overlay::Formats { selected }) => frame.render_widget(
             &formats::FormatsOverlay {
                 lineup: model.analysis.lineup.as_deref(),
@@ -399,4 +387,52 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
         ),
         None => {}
     }
+}
+
+/// The tensor picker over the whole screen, with its filter line.
+fn draw_tensor_picker(frame: &mut Frame, picker: &crate::app::model::TensorPicker, theme: &Theme) {
+    let area = frame.area();
+    let visible = picker.visible();
+    let entries: Vec<(String, String, String)> = visible
+        .iter()
+        .map(|t| {
+            let detail = format!(
+                "{} {}, {} bytes",
+                t.dtype,
+                crate::io::safetensors::format_shape(&t.shape),
+                t.bytes
+            );
+            let why = t
+                .not_loadable()
+                .map(|w| format!(" {} {w}", theme.glyphs.sep))
+                .unwrap_or_default();
+            (
+                t.name.clone(),
+                format!("{detail}{why}"),
+                format!("{detail}{why}"),
+            )
+        })
+        .collect();
+    let dimmed: Vec<bool> = visible.iter().map(|t| t.not_loadable().is_some()).collect();
+    let title = format!(
+        "Tensors of {} (type to filter, Enter opens)",
+        picker.path.display()
+    );
+    frame.render_widget(
+        &help::Picker {
+            title: &title,
+            entries: &entries,
+            dimmed: &dimmed,
+            selected: picker.selected,
+            theme,
+        },
+        area,
+    );
+    frame.render_widget(
+        &help::FilterLine {
+            filter: &picker.filter,
+            theme,
+        },
+        area,
+    );
 }

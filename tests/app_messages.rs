@@ -254,7 +254,10 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     let save = m.effects.iter().find_map(|e| match e {
         Effect::Save { path, text } => Some((path.clone(), text.clone())),
-        Effect::Analyse | Effect::LoadTensor { .. } | Effect::ListTensors { .. } => None,
+        Effect::Analyse
+        | Effect::LoadTensor { .. }
+        | Effect::ListTensors { .. }
+        | Effect::Export { .. } => None,
     });
     let (path, text) = save.expect("a save effect");
     assert_eq!(path.to_string_lossy(), "channels.txtu");
@@ -1015,4 +1018,104 @@ fn only_the_newest_tensor_load_is_shown_and_the_picker_reopens_through_the_runti
     );
     settle(&mut m);
     assert!(matches!(m.overlay, Some(Overlay::Tensors(_))));
+}
+
+/// Opens the export prompt and answers it with `name` (the proposed name replaced).
+fn export_as(m: &mut Model, name: &str) {
+    act(m, Action::Export);
+    assert!(
+        matches!(m.overlay, Some(Overlay::Export(_))),
+        "{:?}",
+        m.status
+    );
+    m.overlay = Some(Overlay::Export(Box::new(ratatui_textarea::TextArea::from(
+        [name.to_string()],
+    ))));
+    act(m, Action::Yes);
+}
+
+#[test]
+fn alt_shift_e_exports_the_report_with_the_comparison_as_html_or_pdf() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = model();
+    // The proposed name says what it is.
+    act(&mut m, Action::Export);
+    let Some(Overlay::Export(prompt)) = &m.overlay else {
+        panic!("no export prompt")
+    };
+    assert_eq!(prompt.lines()[0], "quantscope-report.html");
+    act(&mut m, Action::Close);
+
+    act(&mut m, Action::Pin);
+    act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
+    let html = dir.path().join("ab.html");
+    export_as(&mut m, html.to_str().unwrap());
+    assert!(
+        m.status
+            .as_deref()
+            .unwrap()
+            .starts_with("exported the report to"),
+        "{:?}",
+        m.status
+    );
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.starts_with("<!DOCTYPE html>"), "{}", &text[..40]);
+    assert!(text.contains("Comparison"), "the pinned A is in the report");
+    assert!(text.contains("granularity"));
+
+    let pdf = dir.path().join("ab.PDF");
+    export_as(&mut m, pdf.to_str().unwrap());
+    let bytes = std::fs::read(&pdf).unwrap();
+    assert!(bytes.starts_with(b"%PDF-"), "a PDF, by the name's ending");
+    // No temporary file is left beside them.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn an_export_to_a_bad_name_says_why_and_asks_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = model();
+    export_as(&mut m, "report.txt");
+    assert!(
+        m.status.as_deref().unwrap().contains(".html or .pdf"),
+        "{:?}",
+        m.status
+    );
+    assert!(matches!(m.overlay, Some(Overlay::Export(_))), "asks again");
+    act(&mut m, Action::Close);
+
+    let missing = dir.path().join("no-such-dir").join("r.html");
+    export_as(&mut m, missing.to_str().unwrap());
+    assert!(
+        m.status.as_deref().unwrap().starts_with("not exported:"),
+        "{:?}",
+        m.status
+    );
+    let Some(Overlay::Export(prompt)) = &m.overlay else {
+        panic!("no prompt to give another name")
+    };
+    assert_eq!(prompt.lines()[0], missing.to_str().unwrap());
+    assert!(!missing.exists());
+
+    // Nothing to export before any results.
+    let mut empty = Model::with_text("", None);
+    settle(&mut empty);
+    act(&mut empty, Action::Export);
+    assert!(empty.overlay.is_none());
+    assert!(
+        empty
+            .status
+            .as_deref()
+            .unwrap()
+            .contains("nothing to export"),
+        "{:?}",
+        empty.status
+    );
 }

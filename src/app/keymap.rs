@@ -38,6 +38,8 @@ pub enum Action {
     Save,
     /// Save the text under a new name.
     SaveAs,
+    /// Export the report (data, configuration, A/B) as an HTML or PDF file.
+    Export,
     /// An editing key in the editor.
     Edit(EditAction),
     /// Move a setting to its next or previous value.
@@ -131,6 +133,9 @@ impl Action {
             Self::Quit => "quit (asks first when the text has unsaved changes)",
             Self::Save => "save the text to its file (asks for a name if it has none)",
             Self::SaveAs => "save the text under another name",
+            Self::Export => {
+                "export the report of the data and configuration (with A/B when pinned) as HTML or PDF: asks for a name ending .html or .pdf"
+            }
             Self::Edit(e) => e.describe(),
             Self::Change(setting, dir) => setting.help(dir),
             Self::FocusNext => "focus the next pane",
@@ -185,6 +190,7 @@ impl Action {
             Self::Quit => "quit",
             Self::Save => "save",
             Self::SaveAs => "save as",
+            Self::Export => "export",
             Self::Edit(_) => "edit",
             Self::Change(setting, dir) => setting.short(dir),
             Self::FocusNext => "pane",
@@ -441,6 +447,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, Formats, [(Char('F'), ALT)]),
     bind!(Global, Tensors, [(Char('j'), ALT)]),
     bind!(Global, Stored, [(Char('S'), ALT)]),
+    bind!(Global, Export, [(Char('E'), ALT)]),
     edit!(Undo, [(Char('z'), CTRL), (Char('u'), CTRL)]),
     edit!(Redo, [(Char('r'), CTRL)]),
     edit!(Left, [(Left, NONE), (Char('b'), CTRL)]),
@@ -495,6 +502,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, Scenarios, [(Char('b'), NONE)]),
     bind!(Panes, Formats, [(Char('F'), NONE)]),
     bind!(Panes, Stored, [(Char('S'), NONE)]),
+    bind!(Panes, Export, [(Char('E'), NONE)]),
     bind!(Panes, ToggleExplain, [(Char('i'), NONE)]),
     bind!(Panes, Practice, [(Char('m'), NONE)]),
     bind!(Panes, Tensors, [(Char('t'), NONE)]),

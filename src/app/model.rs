@@ -119,6 +119,8 @@ pub enum Overlay {
     ConfirmQuit,
     /// "Save as:" with the name typed so far (a one-line editor).
     SaveAs(Box<TextArea<'static>>),
+    /// "Export report:" with the file name typed so far (`.html` or `.pdf`).
+    Export(Box<TextArea<'static>>),
     /// The built-in scenarios, with the selected line.
     Scenarios {
         /// Selected line.
@@ -255,6 +257,29 @@ pub enum Effect {
         /// Contents.
         text: String,
     },
+    /// Write the report of `job` as `document` to `path` atomically.
+    Export {
+        /// Destination.
+        path: PathBuf,
+        /// HTML or PDF.
+        document: crate::io::export::rich::Document,
+        /// What the report is of.
+        job: Box<ExportJob>,
+    },
+}
+
+/// What an exported report shows: the analysed matrix and its report (with its ladder), and
+/// the pinned configuration A with the comparison when one is pinned.
+#[derive(Debug, Clone)]
+pub struct ExportJob {
+    /// The matrix the report is of.
+    pub matrix: Arc<Matrix>,
+    /// The active configuration's report (B, when one is pinned).
+    pub report: Arc<Report>,
+    /// The pinned configuration A's report and A against B.
+    pub versus: Option<(Arc<Report>, Arc<crate::core::compare::Comparison>)>,
+    /// The format ladder, when one was computed for this data.
+    pub lineup: Option<Arc<crate::core::lineup::Lineup>>,
 }
 
 /// A configuration pinned as A: how it was made, to say what differs.

@@ -1,6 +1,7 @@
 //! Messages and the one function that applies them to the [`Model`].
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{CursorMove, Input};
@@ -36,6 +37,8 @@ pub enum Message {
     Analysed(JobResult),
     /// A save finished: the path written, or the path and why it failed.
     Saved(Result<PathBuf, (PathBuf, String)>),
+    /// An export finished: the path written, or the path and why it failed.
+    Exported(Result<PathBuf, (PathBuf, String)>),
     /// The terminal is now this many columns and rows.
     Resized(u16, u16),
     /// A tensor load finished: the tensor, or why not; `request` is the number of the load
@@ -61,7 +64,7 @@ pub fn mode(model: &Model) -> Mode {
     match model.overlay {
         Some(Overlay::Help) => Mode::Help,
         Some(Overlay::ConfirmQuit | Overlay::ConfirmScenario(_)) => Mode::Confirm,
-        Some(Overlay::SaveAs(_)) => Mode::Prompt,
+        Some(Overlay::SaveAs(_) | Overlay::Export(_)) => Mode::Prompt,
         Some(Overlay::Scenarios { .. } | Overlay::Formats { .. }) => Mode::Picker,
         Some(Overlay::Tensors(_)) => Mode::TensorPicker,
         Some(Overlay::Stored(_)) => Mode::Stored,
@@ -207,6 +210,15 @@ pub fn update(model: &mut Model, message: Message) {
             model.status = Some(format!("not saved: {e}; give another name (Esc cancels)"));
             model.overlay = Some(save_as_prompt(&path.display().to_string()));
         }
+        Message::Exported(Ok(path)) => {
+            model.status = Some(format!("exported the report to {}", path.display()));
+        }
+        Message::Exported(Err((path, e))) => {
+            model.status = Some(format!(
+                "not exported: {e}; give another name (Esc cancels)"
+            ));
+            model.overlay = Some(export_prompt(&path.display().to_string()));
+        }
         Message::TensorLoaded { request, .. } if request != model.load_request => {}
         Message::TensorLoaded {
             result: Ok(tensor), ..
@@ -250,7 +262,7 @@ pub fn update(model: &mut Model, message: Message) {
 }
 
 fn edit(model: &mut Model, input: Input) {
-    if let Some(Overlay::SaveAs(prompt)) = &mut model.overlay {
+    if let Some(Overlay::SaveAs(prompt) | Overlay::Export(prompt)) = &mut model.overlay {
         // One line only: Enter is handled by the keymap.
         prompt.input(input);
         return;
@@ -276,7 +288,7 @@ fn paste(model: &mut Model, text: &str) {
         return;
     }
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    if let Some(Overlay::SaveAs(prompt)) = &mut model.overlay {
+    if let Some(Overlay::SaveAs(prompt) | Overlay::Export(prompt)) = &mut model.overlay {
         prompt.insert_str(text.lines().next().unwrap_or(""));
         return;
     }
@@ -365,6 +377,7 @@ fn act(model: &mut Model, action: Action) {
         Action::Yes => yes(model),
         Action::Save => save(model),
         Action::SaveAs => save_as(model),
+        Action::Export => export(model),
         Action::Edit(action) => {
             if matches!(model.source, Source::Text { .. }) && model.editor.apply(action, false) {
                 model.request_analysis();
@@ -763,8 +776,83 @@ fn yes(model: &mut Model) {
                 });
             }
         }
+        Some(Overlay::Export(prompt)) => {
+            let name = prompt
+                .lines()
+                .first()
+                .map(|l| l.trim().to_string())
+                .unwrap_or_default();
+            export_to(model, &name);
+        }
         other => model.overlay = other,
     }
+}
+
+/// Alt-Shift-E: asks for the name of an HTML or PDF report of the data and configuration.
+fn export(model: &mut Model) {
+    if model.analysis.report.is_none() {
+        model.status = Some("nothing to export yet: no results".into());
+        return;
+    }
+    let stem = match &model.source {
+        Source::Text { path: Some(p) } => p.file_stem().map(|s| s.to_string_lossy().into_owned()),
+        Source::Tensor { name, .. } => Some(name.replace(['/', '\\'], "_")),
+        Source::Text { path: None } => None,
+    };
+    let name = stem.map_or_else(
+        || "quantscope-report.html".to_string(),
+        |s| format!("{s}-report.html"),
+    );
+    model.overlay = Some(export_prompt(&name));
+}
+
+/// Exports the report to `name` (HTML or PDF by its ending), or says why not.
+fn export_to(model: &mut Model, name: &str) {
+    let document = std::path::Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .and_then(|e| e.parse::<crate::io::export::rich::Document>().ok());
+    let Some(document) = document else {
+        model.status = Some(if name.is_empty() {
+            "not exported: no file name given".to_string()
+        } else {
+            "not exported: the name must end in .html or .pdf (Esc cancels)".to_string()
+        });
+        if !name.is_empty() {
+            model.overlay = Some(export_prompt(name));
+        }
+        return;
+    };
+    let (Some(matrix), Some(report)) = (&model.analysis.matrix, &model.analysis.report) else {
+        model.status = Some("nothing to export yet: no results".into());
+        return;
+    };
+    if model.analysis.pending {
+        model.status = Some(
+            "not exported: the analysis is still running; export again when it is done".into(),
+        );
+        return;
+    }
+    let versus = match (&model.analysis.pinned, &model.analysis.comparison) {
+        (Some(a), Some(c)) if model.pinned.is_some() => Some((Arc::clone(a), Arc::clone(c))),
+        _ => None,
+    };
+    model.effects.push(Effect::Export {
+        path: PathBuf::from(name),
+        document,
+        job: Box::new(crate::app::model::ExportJob {
+            matrix: Arc::clone(matrix),
+            report: Arc::clone(report),
+            versus,
+            lineup: model.analysis.lineup.clone(),
+        }),
+    });
+    let of = if model.stale() {
+        " (of the last data that parsed: the text has an error)"
+    } else {
+        ""
+    };
+    model.status = Some(format!("exporting {name}{of}…"));
 }
 
 fn save(model: &mut Model) {
@@ -822,6 +910,14 @@ fn save_as_prompt(name: &str) -> Overlay {
     prompt.insert_str(name);
     prompt.move_cursor(CursorMove::End);
     Overlay::SaveAs(Box::new(prompt))
+}
+
+/// The "Export report" prompt, holding `name`.
+fn export_prompt(name: &str) -> Overlay {
+    let mut prompt = ratatui_textarea::TextArea::default();
+    prompt.insert_str(name);
+    prompt.move_cursor(CursorMove::End);
+    Overlay::Export(Box::new(prompt))
 }
 
 fn step_selection(model: &mut Model, delta: isize) {

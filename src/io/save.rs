@@ -6,8 +6,25 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// Writes `text` to `path` atomically (temporary file in the same directory, then rename).
+/// Writes `text` to `path` atomically (temporary file in the same directory, then rename),
+/// ending it with a newline when it has none.
 pub fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
+    let newline: &[u8] = if !text.is_empty() && !text.ends_with('\n') {
+        b"\n"
+    } else {
+        b""
+    };
+    write_parts(path, &[text.as_bytes(), newline])
+}
+
+/// Writes `bytes` to `path` atomically, as they are (an HTML or PDF document).
+pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_parts(path, &[bytes])
+}
+
+/// Writes `parts` one after the other to a temporary file beside `path`, flushes it to disk
+/// and renames it over `path`; on failure the temporary file is removed.
+fn write_parts(path: &Path, parts: &[&[u8]]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -22,9 +39,8 @@ pub fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
     ));
     let result = (|| {
         let mut f = File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        if !text.is_empty() && !text.ends_with('\n') {
-            f.write_all(b"\n")?;
+        for part in parts {
+            f.write_all(part)?;
         }
         f.sync_all()?;
         fs::rename(&tmp, path)

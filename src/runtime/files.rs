@@ -69,6 +69,46 @@ pub fn save(path: PathBuf, text: &str) -> Result<PathBuf, (PathBuf, String)> {
     }
 }
 
+/// Writes the report of `job` as `document` to `path` atomically; the path written, or the
+/// path and why not.
+pub fn export(
+    path: PathBuf,
+    document: crate::io::export::rich::Document,
+    job: &crate::app::model::ExportJob,
+) -> Result<PathBuf, (PathBuf, String)> {
+    let versus = job
+        .versus
+        .as_ref()
+        .map(|(a, comparison)| crate::io::export::rich::Versus { a, comparison });
+    let extras = crate::io::export::Extras {
+        explain: &[],
+        lineup: job.lineup.as_deref(),
+        compare: versus,
+    };
+    let options = crate::io::export::ExportOptions {
+        values: false,
+        ladder: true,
+    };
+    let written = crate::io::export::rich::document(
+        &job.matrix,
+        &job.report,
+        document,
+        &options,
+        &extras,
+        crate::io::export::rich::Paper::default(),
+    )
+    .and_then(|bytes| {
+        crate::io::save::write_atomic_bytes(&path, &bytes).map_err(|e| e.to_string())
+    });
+    match written {
+        Ok(()) => Ok(path),
+        Err(e) => {
+            let message = format!("{}: {e}", path.display());
+            Err((path, message))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -183,6 +183,29 @@ pub fn write_document(
     out.flush()
 }
 
+/// `report` of `matrix` as an HTML or PDF document with its charts (the figures are formed
+/// here, by [`crate::core::figures::figures`]), in memory: what `report --format html|pdf`
+/// and the explorer's export write.
+pub fn document(
+    matrix: &crate::core::Matrix,
+    report: &Report,
+    format: Document,
+    options: &ExportOptions,
+    extras: &Extras<'_>,
+    paper: Paper,
+) -> Result<Vec<u8>, String> {
+    let figures = crate::core::figures::figures(matrix, report).map_err(|e| e.to_string())?;
+    let charts = Charts {
+        figures: Some(&figures),
+        versus: extras.compare,
+        paper,
+    };
+    let mut buf = Vec::new();
+    write_document(&mut buf, report, format, options, extras, &charts)
+        .map_err(|e| e.to_string())?;
+    Ok(buf)
+}
+
 /// The table format's content with the charts and the comparison added.
 fn build(report: &Report, options: ExportOptions, extras: &Extras<'_>, charts: &Charts<'_>) -> Doc {
     let every: Vec<usize> = (0..report.channels.len()).collect();
