@@ -122,3 +122,12 @@ fn a_bad_spec_is_one_clear_message_and_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("--compare q4_k: Q4_K needs rows of a multiple of 256"));
 }
+
+#[test]
+fn every_text_format_matches_its_golden_output() {
+    // The whole outputs, reviewed once: a change to any number or word shows in the diff.
+    insta::assert_snapshot!("compare_table", report("table"));
+    insta::assert_snapshot!("compare_markdown", report("markdown"));
+    insta::assert_snapshot!("compare_csv", report("csv"));
+    insta::assert_snapshot!("compare_json", report("json"));
+}

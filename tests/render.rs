@@ -370,3 +370,42 @@ fn poppler_reads_the_pdf_numbers_pages_and_paper() {
     );
     assert!(text.contains("matrix 4096 x 64"));
 }
+
+#[test]
+fn poppler_reads_the_comparison_in_the_pdf() {
+    let Some(pdftotext) = tool(&["pdftotext"], "poppler-utils") else {
+        return;
+    };
+    let dir = workdir("pdf-compare");
+    let pdf = dir.join("compare.pdf");
+    let path = pdf.display().to_string();
+    let out = quantscope(&[
+        "report",
+        "--compare",
+        "lesson,granularity=channel",
+        "-f",
+        "pdf",
+        "-o",
+        &path,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = poppler(&pdftotext, &["-layout", &path, "-"]);
+    let section = text
+        .split_once("\nComparison\n")
+        .map(|(_, rest)| rest)
+        .expect("a Comparison section");
+    assert!(
+        section.contains("What differs: granularity: channel -> tensor."),
+        "{section}"
+    );
+    // The quiet row: collapsed under B (per tensor), not under A (per channel).
+    let quiet = section
+        .lines()
+        .find(|l| l.contains("quiet"))
+        .expect("the quiet row");
+    assert!(quiet.contains("COLLAPSED"), "{quiet}");
+}
