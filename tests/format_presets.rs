@@ -210,6 +210,53 @@ fn mxfp4_worked_arithmetic_shows_the_shared_exponent_and_what_collapses_under_it
 }
 
 #[test]
+fn nf4_dq_worked_arithmetic_shows_how_the_8_bit_code_and_second_scale_form_the_absmax() {
+    // Two rows of 64: a loud row (absmax 2) and a quiet one (absmax 0.01). The offset is
+    // their mean absmax, 1.005; the second-level scale is the larger |absmax - offset|,
+    // 0.995; the quiet block's (0.01 - 1.005) / 0.995 = -1 takes code 0, the signed dynamic
+    // map's most negative value -0.99297 (the map has no -1), so its stored absmax is
+    // -0.99297 x 0.995 + 1.005 = 0.017: 70 % more than its true absmax.
+    let loud: Vec<f32> = (0..64).map(|i| 2.0 * ((i as f32) * 0.3).sin()).collect();
+    let mut loud = loud;
+    loud[5] = 2.0;
+    let quiet: Vec<f32> = loud.iter().map(|v| v * 0.005).collect();
+    let m = Matrix::from_rows(&[&loud, &quiet]).unwrap();
+    let r = analyse(&m, &preset("nf4-dq", PresetOptions::default()).unwrap()).unwrap();
+    let e = explain_channel(&m, &r, 1);
+    let w = e.format.as_ref().unwrap();
+    let FormatBlock::Nf4Dq {
+        cols,
+        amax,
+        offset,
+        dq_block,
+        second_scale,
+        code,
+        map_value,
+        scale,
+    } = w.blocks[0]
+    else {
+        panic!("{:?}", w.blocks[0])
+    };
+    assert_eq!(cols, (0, 64));
+    assert_eq!(amax, 0.01);
+    assert_eq!(dq_block, 0);
+    assert!((offset - 1.005).abs() < 1e-6, "{offset}");
+    assert!((second_scale - 0.995).abs() < 1e-6, "{second_scale}");
+    assert_eq!(code, 0, "the map's most negative value");
+    assert_eq!(map_value, quantscope::core::format::nf4::DYNAMIC_MAP[0]);
+    assert!((map_value + 0.992_968_7).abs() < 1e-6, "{map_value}");
+    assert!((scale - 0.017).abs() < 1e-4, "{scale}");
+    assert_eq!(scale, map_value * second_scale + offset);
+    // The stored absmax is the report's block scale: what the values are multiplied by.
+    assert_eq!(scale, r.blocks.at(r.block_index(1, 0)).scale);
+    let text = quantscope::io::export::worked_arithmetic(&e).join("\n");
+    assert!(
+        text.contains("→ 8-bit code 0 = -0.992969 → stored absmax = -0.992969 × 0.995"),
+        "{text}"
+    );
+}
+
+#[test]
 fn the_command_line_takes_a_format_preset_and_refuses_its_settings() {
     let bin = env!("CARGO_BIN_EXE_quantscope");
     let out = Command::new(bin)

@@ -271,7 +271,7 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
     };
     if let Some(info) = config.format {
         let x: Vec<f32> = values.row(row).to_vec();
-        let work = format::work(info, report, row, &x);
+        let work = format::work(info, report, matrix, row, &x);
         let explained = format::values(&work, report, row, &x);
         return of_row(Vec::new(), explained, Some(work));
     }

@@ -7,9 +7,10 @@
 //! keep (a k-quant's 6-bit scale, MXFP4's exponent byte); the codes and reconstructions
 //! shown are the report's.
 
-use crate::core::Report;
+use crate::core::format::nf4::{self, DoubleQuant};
 use crate::core::format::{Encoded, Format, Fp8Layout, Meta};
 use crate::core::lineup::{Coded, FormatInfo, grid_of};
+use crate::core::{Matrix, Report};
 
 use super::ValueExplanation;
 
@@ -52,6 +53,29 @@ pub enum FormatBlock {
         /// The scale it stands for, `2^(exponent − 127)`.
         scale: f32,
     },
+    /// An NF4 block of 64 whose absmax is double-quantized: the absmax less the tensor's
+    /// mean absmax (`offset`), divided by its block of 256 absmax values' largest magnitude
+    /// (`second_scale`), placed on the 8-bit dynamic map (`code`, `map_value`); stored as
+    /// `map_value × second_scale + offset`.
+    Nf4Dq {
+        /// Columns `[start, end)`.
+        cols: (usize, usize),
+        /// The block's absmax (its largest magnitude).
+        amax: f32,
+        /// The mean of every block's absmax in the tensor (one f32).
+        offset: f32,
+        /// Which block of 256 absmax values (in the tensor's block order) it is in.
+        dq_block: usize,
+        /// That block's largest `|absmax − offset|`: the second-level scale (one f32).
+        second_scale: f32,
+        /// The 8-bit code of `(absmax − offset) / second_scale`.
+        code: u8,
+        /// The dynamic map's value for `code`.
+        map_value: f32,
+        /// The stored absmax, `map_value × second_scale + offset`: what a grid value is
+        /// multiplied by.
+        scale: f32,
+    },
     /// One scale per block (NVFP4's UE4M3 per 16, NF4's absmax per 64, FP8's per region).
     Scaled {
         /// Columns `[start, end)`.
@@ -71,9 +95,10 @@ impl FormatBlock {
     #[must_use]
     pub fn cols(&self) -> (usize, usize) {
         match *self {
-            Self::KQuant { cols, .. } | Self::Mxfp4 { cols, .. } | Self::Scaled { cols, .. } => {
-                cols
-            }
+            Self::KQuant { cols, .. }
+            | Self::Mxfp4 { cols, .. }
+            | Self::Nf4Dq { cols, .. }
+            | Self::Scaled { cols, .. } => cols,
         }
     }
 }
@@ -90,10 +115,13 @@ pub struct FormatWork {
 }
 
 /// The blocks of row `row` of `x` under format `info`, from `report`'s blocks and, for
-/// the integers they do not keep, the row encoded again.
+/// the integers they do not keep, the row encoded again (for NF4 with double
+/// quantization, every block's absmax of `matrix`: the offset and the second-level scales
+/// span rows).
 pub(super) fn work(
     info: &'static FormatInfo,
     report: &Report,
+    matrix: &Matrix,
     row: usize,
     x: &[f32],
 ) -> FormatWork {
@@ -136,6 +164,7 @@ pub(super) fn work(
                 })
                 .collect()
         }
+        (Coded::Nf4Dq, _) => nf4_dq_blocks(matrix, row),
         (Coded::Row(Format::Mxfp4), Some(Meta::Mxfp4(es))) => es
             .iter()
             .enumerate()
@@ -155,7 +184,6 @@ pub(super) fn work(
             let what = match info.coded {
                 Coded::Row(Format::Nvfp4) => "UE4M3 scale (amax / 6, rounded to UE4M3)",
                 Coded::Row(Format::Nf4) => "absmax",
-                Coded::Nf4Dq => "absmax, double-quantized (8-bit code under a second-level scale)",
                 Coded::Fp8(s) => match s.layout {
                     Fp8Layout::Tensor => {
                         "step: the whole tensor's scale (its amax / the format's largest value)"
@@ -165,7 +193,7 @@ pub(super) fn work(
                     }
                     Fp8Layout::Channel => "step (amax / the format's largest value)",
                 },
-                Coded::Row(_) => "scale",
+                Coded::Row(_) | Coded::Nf4Dq => "scale",
             };
             let mut out = Vec::new();
             let mut col = 0;
@@ -190,6 +218,42 @@ pub(super) fn work(
     }
 }
 
+/// NF4 blocks of row `row` with their double quantization: every NF4 block's absmax of
+/// `matrix` (in row-major block order, as the encoder lists them), quantized again by the
+/// same [`DoubleQuant`] the analysis uses.
+fn nf4_dq_blocks(matrix: &Matrix, row: usize) -> Vec<FormatBlock> {
+    let values = matrix.values();
+    let cols = values.ncols();
+    let per_row = cols.div_ceil(nf4::BLOCK);
+    let absmax: Vec<f32> = values
+        .rows()
+        .into_iter()
+        .flat_map(|r| {
+            r.to_vec()
+                .chunks(nf4::BLOCK)
+                .map(|b| b.iter().fold(0.0f32, |m, v| m.max(v.abs())))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let dq = DoubleQuant::new(&absmax);
+    (0..per_row)
+        .map(|j| {
+            let b = row * per_row + j;
+            let code = dq.codes[b];
+            FormatBlock::Nf4Dq {
+                cols: (j * nf4::BLOCK, ((j + 1) * nf4::BLOCK).min(cols)),
+                amax: absmax[b],
+                offset: dq.offset,
+                dq_block: b / nf4::DQ_BLOCK,
+                second_scale: dq.scales[b / nf4::DQ_BLOCK],
+                code,
+                map_value: nf4::DYNAMIC_MAP[usize::from(code)],
+                scale: dq.absmax(b),
+            }
+        })
+        .collect()
+}
+
 /// Every value of the row: its ratio to its block's step, the code chosen, `x̂`.
 pub(super) fn values(
     work: &FormatWork,
@@ -207,11 +271,11 @@ pub(super) fn values(
                 .unwrap_or(0);
             let ratio = match work.blocks.get(block) {
                 Some(FormatBlock::KQuant { step, min, .. }) if *step != 0.0 => (v + min) / step,
-                Some(FormatBlock::Mxfp4 { scale, .. } | FormatBlock::Scaled { scale, .. })
-                    if *scale != 0.0 =>
-                {
-                    v / scale
-                }
+                Some(
+                    FormatBlock::Mxfp4 { scale, .. }
+                    | FormatBlock::Nf4Dq { scale, .. }
+                    | FormatBlock::Scaled { scale, .. },
+                ) if *scale != 0.0 => v / scale,
                 _ => 0.0,
             };
             let code = report.code(row, col);

@@ -82,78 +82,112 @@ pub fn lines(e: &ChannelExplanation) -> Vec<String> {
 /// A format's blocks: how each scale was formed, then each value to its grid point.
 fn format_lines(e: &ChannelExplanation, w: &FormatWork, out: &mut Vec<String>) {
     for (i, b) in w.blocks.iter().enumerate() {
-        let (c0, c1) = b.cols();
-        let indent = match *b {
-            FormatBlock::KQuant {
-                super_block,
-                d,
-                dmin,
-                scale,
-                min_code,
-                bits,
-                step,
-                min,
-                ..
-            } => {
-                if c0 % 256 == 0 {
-                    let mins = if dmin == 0.0 && min == 0.0 {
-                        String::new()
-                    } else {
-                        format!(", dmin = {} (f16)", value(dmin))
-                    };
-                    out.push(format!(
-                        "super-block {super_block} (cols {}..{}): d = {} (f16){mins}",
-                        super_block * 256,
-                        super_block * 256 + 256,
-                        value(d)
-                    ));
-                }
-                let mut line = format!(
-                    "  sub-block (cols {c0}..{c1}): scale {scale} ({bits}-bit) → step = d × {scale} = {}",
-                    value(step)
-                );
-                if min_code != 0 || min != 0.0 {
-                    let _ = write!(
-                        line,
-                        "; min {min_code} ({bits}-bit) → min = dmin × {min_code} = {}",
-                        value(min)
-                    );
-                }
-                out.push(line);
-                "    "
-            }
-            FormatBlock::Mxfp4 {
-                amax,
-                floor_log2,
-                exponent,
-                scale,
-                ..
-            } => {
-                out.push(if amax > 0.0 {
-                    format!(
-                        "block (cols {c0}..{c1}): amax = {} → floor(log2 amax) = {floor_log2} → e = {floor_log2} - 2 + 127 = {exponent} → scale 2^{} = {}",
-                        value(amax),
-                        i32::from(exponent) - 127,
-                        value(scale)
-                    )
-                } else {
-                    format!("block (cols {c0}..{c1}): all zero → e = 0")
-                });
-                "  "
-            }
-            FormatBlock::Scaled {
-                amax, what, scale, ..
-            } => {
-                out.push(format!(
-                    "block (cols {c0}..{c1}): the row's amax here = {}, {what} = {}",
-                    value(amax),
-                    value(scale)
-                ));
-                "  "
-            }
-        };
+        let indent = format_block_lines(b, out);
         for v in e.values.iter().filter(|v| v.block == i) {
             out.push(format!("{indent}{}", format_value_line(b, v)));
+        }
+    }
+}
+
+/// How a format's block scale was formed, as lines into `out`; returns the indent of the
+/// block's value lines.
+fn format_block_lines(b: &FormatBlock, out: &mut Vec<String>) -> &'static str {
+    let (c0, c1) = b.cols();
+    match *b {
+        FormatBlock::KQuant {
+            super_block,
+            d,
+            dmin,
+            scale,
+            min_code,
+            bits,
+            step,
+            min,
+            ..
+        } => {
+            if c0 % 256 == 0 {
+                let mins = if dmin == 0.0 && min == 0.0 {
+                    String::new()
+                } else {
+                    format!(", dmin = {} (f16)", value(dmin))
+                };
+                out.push(format!(
+                    "super-block {super_block} (cols {}..{}): d = {} (f16){mins}",
+                    super_block * 256,
+                    super_block * 256 + 256,
+                    value(d)
+                ));
+            }
+            let mut line = format!(
+                "  sub-block (cols {c0}..{c1}): scale {scale} ({bits}-bit) → step = d × {scale} = {}",
+                value(step)
+            );
+            if min_code != 0 || min != 0.0 {
+                let _ = write!(
+                    line,
+                    "; min {min_code} ({bits}-bit) → min = dmin × {min_code} = {}",
+                    value(min)
+                );
+            }
+            out.push(line);
+            "    "
+        }
+        FormatBlock::Mxfp4 {
+            amax,
+            floor_log2,
+            exponent,
+            scale,
+            ..
+        } => {
+            out.push(if amax > 0.0 {
+                format!(
+                    "block (cols {c0}..{c1}): amax = {} → floor(log2 amax) = {floor_log2} → e = {floor_log2} - 2 + 127 = {exponent} → scale 2^{} = {}",
+                    value(amax),
+                    i32::from(exponent) - 127,
+                    value(scale)
+                )
+            } else {
+                format!("block (cols {c0}..{c1}): all zero → e = 0")
+            });
+            "  "
+        }
+        FormatBlock::Nf4Dq {
+            amax,
+            offset,
+            dq_block,
+            second_scale,
+            code,
+            map_value,
+            scale,
+            ..
+        } => {
+            out.push(format!(
+                "block (cols {c0}..{c1}): absmax = {}; double-quantized: (absmax − offset {}) / second-level scale {} (absmax block {dq_block}) = {} → 8-bit code {code} = {} → stored absmax = {} × {} + {} = {}",
+                value(amax),
+                value(offset),
+                value(second_scale),
+                value(if second_scale == 0.0 {
+                    0.0
+                } else {
+                    (amax - offset) / second_scale
+                }),
+                value(map_value),
+                value(map_value),
+                value(second_scale),
+                value(offset),
+                value(scale)
+            ));
+            "  "
+        }
+        FormatBlock::Scaled {
+            amax, what, scale, ..
+        } => {
+            out.push(format!(
+                "block (cols {c0}..{c1}): the row's amax here = {}, {what} = {}",
+                value(amax),
+                value(scale)
+            ));
+            "  "
         }
     }
 }
@@ -183,7 +217,11 @@ fn format_value_line(b: &FormatBlock, v: &ValueExplanation) -> String {
             v.code,
             int(v.rounded)
         ),
-        FormatBlock::Mxfp4 { scale, .. } | FormatBlock::Scaled { scale, .. } if scale != 0.0 => {
+        FormatBlock::Mxfp4 { scale, .. }
+        | FormatBlock::Nf4Dq { scale, .. }
+        | FormatBlock::Scaled { scale, .. }
+            if scale != 0.0 =>
+        {
             format!(
                 "{} / {} = {} → nearest grid value {} (code {}){tail}",
                 value(v.x),
