@@ -66,13 +66,15 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
     }
     let min0 = min;
     let err = |diff: f32| if p.use_mad { diff.abs() } else { diff * diff };
+    // The codes of a lane are `nearest_int(iscale * (x - min))` clamped, for the `iscale`
+    // and `min` of the step that won (or of the first estimate): rather than copying each
+    // winning step's codes, the pair is kept and the codes formed once at the end, by the
+    // same operations, so they are the same codes.
+    let (mut code_iscale, mut code_min) = (iscale, min);
     let mut best = [0.0f32; N];
-    // Codes are kept as f32 (small integers, exact) so that every update is a vector select.
-    let mut lf = [[0.0f32; N]; M];
     for i in 0..M {
         for k in 0..N {
             let q = nearest_int(iscale[k] * (x[i][k] - min[k])).clamp(0, p.nmax) as f32;
-            lf[i][k] = q;
             let diff = scale[k] * q + min[k] - x[i][k];
             best[k] += w[i][k] * err(diff);
         }
@@ -80,21 +82,11 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
     let mut aux = [[0.0f32; N]; M];
     for is in 0..=p.nstep {
         let numer = p.rmin + p.rdelta * is as f32 + nmax;
-        let (mut sum_l, mut sum_l2, mut sum_xl) = ([0.0f32; N], [0.0f32; N], [0.0f32; N]);
         // `min` moves when a step wins, and ggml's next step divides by the new range.
         for k in 0..N {
             iscale[k] = numer / (max[k] - min[k]);
         }
-        for i in 0..M {
-            for k in 0..N {
-                let qf = nearest_int(iscale[k] * (x[i][k] - min[k])).clamp(0, p.nmax) as f32;
-                aux[i][k] = qf;
-                let wq = w[i][k] * qf;
-                sum_l[k] += wq;
-                sum_l2[k] += wq * qf;
-                sum_xl[k] += wq * x[i][k];
-            }
-        }
+        let (sum_l, sum_l2, sum_xl) = step_sums(p, &iscale, &min, x, w, &mut aux);
         let (mut this_scale, mut this_min, mut ok) = ([0.0f32; N], [0.0f32; N], [false; N]);
         for k in 0..N {
             let d = sum_w[k] * sum_l2[k] - sum_l[k] * sum_l[k];
@@ -112,17 +104,13 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
                 cur[k] += w[i][k] * err(diff);
             }
         }
-        let mut take = [false; N];
         for k in 0..N {
-            take[k] = ok[k] & (cur[k] < best[k]);
-            best[k] = if take[k] { cur[k] } else { best[k] };
-            scale[k] = if take[k] { this_scale[k] } else { scale[k] };
-            min[k] = if take[k] { this_min[k] } else { min[k] };
-        }
-        for i in 0..M {
-            for k in 0..N {
-                lf[i][k] = if take[k] { aux[i][k] } else { lf[i][k] };
-            }
+            let take = ok[k] & (cur[k] < best[k]);
+            code_iscale[k] = if take { iscale[k] } else { code_iscale[k] };
+            code_min[k] = if take { min[k] } else { code_min[k] };
+            best[k] = if take { cur[k] } else { best[k] };
+            scale[k] = if take { this_scale[k] } else { scale[k] };
+            min[k] = if take { this_min[k] } else { min[k] };
         }
     }
     for k in 0..N {
@@ -131,10 +119,66 @@ pub(super) fn qkx2<const N: usize, const M: usize>(
         let dead = max[k] == min0[k];
         the_min[k] = if dead { -min0[k] } else { -min[k] };
         scale[k] = if dead { 0.0 } else { scale[k] };
-        for (row, q) in l.iter_mut().zip(&lf) {
-            row[k] = if dead { 0 } else { q[k] as u8 };
+    }
+    for (row, xr) in l.iter_mut().zip(x) {
+        for k in 0..N {
+            let dead = max[k] == min0[k];
+            let q = nearest_int(code_iscale[k] * (xr[k] - code_min[k])).clamp(0, p.nmax);
+            row[k] = if dead { 0 } else { q as u8 };
         }
     }
+}
+
+/// One step of `make_qkx2_quants`' search: each lane's codes for `iscale` and `min` into
+/// `aux`, and their sums `Σ w·l`, `Σ w·l·l` and `Σ w·l·x`.
+#[inline(always)]
+fn step_sums<const N: usize, const M: usize>(
+    p: &Qkx2,
+    iscale: &[f32; N],
+    min: &[f32; N],
+    x: &[[f32; N]; M],
+    w: &[[f32; N]; M],
+    aux: &mut [[f32; N]; M],
+) -> ([f32; N], [f32; N], [f32; N]) {
+    let (mut sum_l, mut sum_l2, mut sum_xl) = ([0.0f32; N], [0.0f32; N], [0.0f32; N]);
+    if N <= 8 {
+        // One sum per loop: at eight lanes the compiler vectorises each across the lanes
+        // (three sums in one loop stay scalar, two and a half times slower); every lane
+        // still adds ggml's terms (`w * l`, `w * l * l`, `w * l * x`) in ggml's order.
+        for i in 0..M {
+            for k in 0..N {
+                aux[i][k] = nearest_int(iscale[k] * (x[i][k] - min[k])).clamp(0, p.nmax) as f32;
+            }
+        }
+        for i in 0..M {
+            for k in 0..N {
+                sum_l[k] += w[i][k] * aux[i][k];
+            }
+        }
+        for i in 0..M {
+            for k in 0..N {
+                sum_l2[k] += w[i][k] * aux[i][k] * aux[i][k];
+            }
+        }
+        for i in 0..M {
+            for k in 0..N {
+                sum_xl[k] += w[i][k] * aux[i][k] * x[i][k];
+            }
+        }
+    } else {
+        // At sixteen lanes the one loop is vectorised, and measured faster.
+        for i in 0..M {
+            for k in 0..N {
+                let qf = nearest_int(iscale[k] * (x[i][k] - min[k])).clamp(0, p.nmax) as f32;
+                aux[i][k] = qf;
+                let wq = w[i][k] * qf;
+                sum_l[k] += wq;
+                sum_l2[k] += wq * qf;
+                sum_xl[k] += wq * x[i][k];
+            }
+        }
+    }
+    (sum_l, sum_l2, sum_xl)
 }
 
 /// The value of largest magnitude in each lane (the first one on ties) and that magnitude.
@@ -163,13 +207,16 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
 ) {
     let (max, amax) = signed_absmax(x);
     let nmaxf = nmax as f32;
-    let pass = |iscale: &[f32; N], aux: &mut [[f32; N]; M]| {
+    // One pass of the search: the sums for `iscale`; the codes are formed once at the end
+    // from the `iscale` that won, by the same operations.
+    let pass = |iscale: &[f32; N]| {
+        // Two sums in one loop are vectorised here (unlike `qkx2`'s three); splitting them
+        // measured slower.
         let (mut sumlx, mut suml2) = ([0.0f32; N], [0.0f32; N]);
-        for i in 0..M {
+        for row in x {
             for k in 0..N {
-                let v = x[i][k];
+                let v = row[k];
                 let q = nearest_int(iscale[k] * v).clamp(-nmax, nmax - 1);
-                aux[i][k] = (q + nmax) as f32;
                 let w = v * v;
                 let qf = q as f32;
                 sumlx[k] += w * v * qf;
@@ -182,8 +229,8 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
     for k in 0..N {
         iscale[k] = -nmaxf / max[k];
     }
-    let mut lf = [[0.0f32; N]; M];
-    let (sumlx, suml2) = pass(&iscale, &mut lf);
+    let mut code_iscale = iscale;
+    let (sumlx, suml2) = pass(&iscale);
     let mut best = [0.0f32; N];
     for k in 0..N {
         scale[k] = if suml2[k] == 0.0 {
@@ -193,7 +240,6 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
         };
         best[k] = scale[k] * sumlx[k];
     }
-    let mut aux = [[0.0f32; N]; M];
     for is in -9i32..=9 {
         if is == 0 {
             continue;
@@ -202,25 +248,24 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
         for k in 0..N {
             iscale[k] = -numer / max[k];
         }
-        let (sumlx, suml2) = pass(&iscale, &mut aux);
-        let mut take = [false; N];
+        let (sumlx, suml2) = pass(&iscale);
         for k in 0..N {
-            take[k] = (suml2[k] > 0.0) & (sumlx[k] * sumlx[k] > best[k] * suml2[k]);
+            let take = (suml2[k] > 0.0) & (sumlx[k] * sumlx[k] > best[k] * suml2[k]);
             let s = sumlx[k] / suml2[k];
-            scale[k] = if take[k] { s } else { scale[k] };
-            best[k] = if take[k] { s * sumlx[k] } else { best[k] };
-        }
-        for i in 0..M {
-            for k in 0..N {
-                lf[i][k] = if take[k] { aux[i][k] } else { lf[i][k] };
-            }
+            scale[k] = if take { s } else { scale[k] };
+            best[k] = if take { s * sumlx[k] } else { best[k] };
+            code_iscale[k] = if take { iscale[k] } else { code_iscale[k] };
         }
     }
     for k in 0..N {
         let dead = amax[k] < GROUP_MAX_EPS;
         scale[k] = if dead { 0.0 } else { scale[k] };
-        for (row, q) in l_out.iter_mut().zip(&lf) {
-            row[k] = if dead { 0 } else { q[k] as u8 };
+    }
+    for (row, xr) in l_out.iter_mut().zip(x) {
+        for k in 0..N {
+            let dead = amax[k] < GROUP_MAX_EPS;
+            let q = nearest_int(code_iscale[k] * xr[k]).clamp(-nmax, nmax - 1) + nmax;
+            row[k] = if dead { 0 } else { q as u8 };
         }
     }
 }
