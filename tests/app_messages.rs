@@ -733,6 +733,13 @@ fn the_tensor_picker_filters_by_typing_and_opens_the_chosen_tensor() {
     assert!(
         matches!(&m.source, quantscope::app::Source::Tensor { name, .. } if name.ends_with("mlp.up.weight"))
     );
+    // The export proposes the tensor's name as a file name.
+    act(&mut m, Action::Export);
+    let Some(Overlay::Export(prompt)) = &m.overlay else {
+        panic!("no export prompt")
+    };
+    assert_eq!(prompt.lines()[0], "mlp.up.weight-report.html");
+    act(&mut m, Action::Close);
     // t reopens the picker for the same file.
     act(&mut m, Action::Tensors);
     assert!(matches!(m.overlay, Some(Overlay::Tensors(_))));

@@ -796,7 +796,21 @@ fn export(model: &mut Model) {
     }
     let stem = match &model.source {
         Source::Text { path: Some(p) } => p.file_stem().map(|s| s.to_string_lossy().into_owned()),
-        Source::Tensor { name, .. } => Some(name.replace(['/', '\\'], "_")),
+        // `model.safetensors / layer.0.weight`: the tensor's name, spelled for a file name.
+        Source::Tensor { name, .. } => Some(
+            name.rsplit(" / ")
+                .next()
+                .unwrap_or(name)
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect(),
+        ),
         Source::Text { path: None } => None,
     };
     let name = stem.map_or_else(
