@@ -49,8 +49,9 @@ pub(super) fn analyse_format(
     let steps = encode(info, &view, &x, &mut codes, &mut values)?;
     let grid = grid_of(info);
     let layout = layout_of(&steps, cols);
+    // Blocks and channels in parallel, like the encoding (each is on its own values).
     let records: Vec<Record> = steps
-        .iter()
+        .par_iter()
         .map(|b| {
             let mut st = BlockStats::EMPTY;
             st.extend(&x[b.start..b.start + b.len]);
@@ -84,6 +85,7 @@ pub(super) fn analyse_format(
         })
         .collect();
     let channels: Vec<ChannelReport> = (0..rows)
+        .into_par_iter()
         .map(|r| {
             let span = r * cols..(r + 1) * cols;
             channel(
