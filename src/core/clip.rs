@@ -3,18 +3,147 @@
 //! Clipping chooses the real range the parameters are formed from; the MSE search quantizes
 //! the block under each candidate, so this sits above both [`crate::core::params`] and
 //! [`crate::core::kernel`].
+//!
+//! Percentile clipping needs two neighbouring order statistics of the block, not a sorted
+//! copy: when few values lie beyond them (99.9 % of a row leaves a handful), one streamed
+//! pass keeps the largest (or smallest) few, skipping chunks of values that cannot be among
+//! them; otherwise `select_nth_unstable` finds the lower one and the upper one is the least
+//! of the partition above it. Values are compared in [`f32::total_cmp`]'s order (as `i32`
+//! keys), which is the order the full sort used, so every order statistic is the same value
+//! bit for bit.
 
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::params::{BlockParams, BlockStats, ParamCalc, RealRange};
 
-/// Linear-interpolated quantile (numpy's default) of sorted values.
-fn quantile(sorted: &[f32], q: f64) -> f32 {
-    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+/// Buffers of the clipping searches, kept from block to block (one per worker).
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// The block's values as order keys (for selection).
+    keys: Vec<i32>,
+    /// The largest keys seen so far in a streamed selection.
+    top: Vec<i32>,
+}
+
+/// `x`'s place in [`f32::total_cmp`]'s order, as an `i32` in the same order.
+#[inline]
+fn key(x: f32) -> i32 {
+    let b = x.to_bits() as i32;
+    b ^ ((((b >> 31) as u32) >> 1) as i32)
+}
+
+/// The value whose [`key`] is `k`.
+#[inline]
+fn from_key(k: i32) -> f32 {
+    f32::from_bits((k ^ ((((k >> 31) as u32) >> 1) as i32)) as u32)
+}
+
+/// Where numpy's linear-interpolated quantile `q` of `n` sorted values lies: the ranks `i`
+/// and `j` it interpolates between, and the fraction of the way from the one to the other.
+fn quantile_ranks(n: usize, q: f64) -> (usize, usize, f64) {
+    let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
     let i = pos.floor() as usize;
-    let j = (i + 1).min(sorted.len() - 1);
-    let frac = pos - i as f64;
-    (f64::from(sorted[i]) + (f64::from(sorted[j]) - f64::from(sorted[i])) * frac) as f32
+    let j = (i + 1).min(n - 1);
+    (i, j, pos - i as f64)
+}
+
+/// The quantile between order statistics `a` (rank `i`) and `b` (rank `j`).
+fn interpolate(a: f32, b: f32, frac: f64) -> f32 {
+    (f64::from(a) + (f64::from(b) - f64::from(a)) * frac) as f32
+}
+
+/// Linear-interpolated quantile (numpy's default) of `xs` (their magnitudes when `ABS`), the
+/// values a full sort would put at its two ranks.
+fn quantile<const ABS: bool>(xs: &[f32], q: f64, scratch: &mut Scratch) -> f32 {
+    let (i, j, frac) = quantile_ranks(xs.len(), q);
+    let (a, b) = order_pair::<ABS>(xs, i, scratch);
+    debug_assert!(j == i || j == i + 1);
+    interpolate(a, b, frac)
+}
+
+/// At most this many values beyond an order statistic are kept in a streamed selection.
+const STREAM_MAX: usize = 1 << 16;
+
+/// The order statistics of ranks `i` and `min(i + 1, n - 1)` of `xs` (magnitudes when `ABS`)
+/// in [`f32::total_cmp`]'s order.
+fn order_pair<const ABS: bool>(xs: &[f32], i: usize, scratch: &mut Scratch) -> (f32, f32) {
+    let n = xs.len();
+    // Ranks i and i + 1 are the `above`-th and `above − 1`-th largest...
+    let above = n - i;
+    if above <= STREAM_MAX && above * 8 <= n {
+        let (a, b) = largest_pair::<ABS, false>(xs, above, &mut scratch.top);
+        return (from_key(a), from_key(b));
+    }
+    // ... and the `i + 1`-th and `i + 2`-th smallest: the largest of the negated keys.
+    let below = i + 2;
+    if below <= n && below <= STREAM_MAX && below * 8 <= n {
+        let (a, b) = largest_pair::<ABS, true>(xs, below, &mut scratch.top);
+        return (from_key(!b), from_key(!a));
+    }
+    let keys = &mut scratch.keys;
+    keys.clear();
+    keys.extend(xs.iter().map(|&x| key(if ABS { x.abs() } else { x })));
+    let (_, &mut a, upper) = keys.select_nth_unstable(i);
+    let b = upper.iter().copied().min().unwrap_or(a);
+    (from_key(a), from_key(b))
+}
+
+/// Values per chunk of a streamed selection: a chunk whose largest key cannot enter the
+/// kept set is skipped after one vectorised maximum.
+const CHUNK: usize = 16;
+
+/// The `k`-th and `k − 1`-th largest keys of `xs` (the `k`-th twice when `k` is 1), keys
+/// negated when `NEG`, in one pass over `xs` that keeps the largest `k` seen so far
+/// (`1 <= k <= xs.len()`).
+fn largest_pair<const ABS: bool, const NEG: bool>(
+    xs: &[f32],
+    k: usize,
+    top: &mut Vec<i32>,
+) -> (i32, i32) {
+    #[inline]
+    fn of<const ABS: bool, const NEG: bool>(x: f32) -> i32 {
+        let c = key(if ABS { x.abs() } else { x });
+        if NEG { !c } else { c }
+    }
+    let cap = (4 * k).max(64);
+    top.clear();
+    let (head, rest) = xs.split_at(k);
+    top.extend(head.iter().map(|&x| of::<ABS, NEG>(x)));
+    // The k-th largest key seen: a key not above it cannot be among the k largest.
+    let mut floor = top.iter().copied().min().unwrap_or(i32::MIN);
+    let add = |v: i32, top: &mut Vec<i32>, floor: &mut i32| {
+        if v > *floor {
+            top.push(v);
+            if top.len() == cap {
+                *floor = keep_largest(top, k);
+            }
+        }
+    };
+    let (chunks, tail) = rest.as_chunks::<CHUNK>();
+    for c in chunks {
+        let keys: [i32; CHUNK] = std::array::from_fn(|j| of::<ABS, NEG>(c[j]));
+        let most = keys.iter().fold(i32::MIN, |m, &v| m.max(v));
+        if most > floor {
+            for &v in &keys {
+                add(v, top, &mut floor);
+            }
+        }
+    }
+    for &x in tail {
+        add(of::<ABS, NEG>(x), top, &mut floor);
+    }
+    let len = top.len();
+    let (_, &mut a, upper) = top.select_nth_unstable(len - k);
+    (a, upper.iter().copied().min().unwrap_or(a))
+}
+
+/// Keeps the `k` largest of `top` (at its front) and returns the least of them.
+fn keep_largest(top: &mut Vec<i32>, k: usize) -> i32 {
+    let len = top.len();
+    top.select_nth_unstable(len - k);
+    top.copy_within(len - k.., 0);
+    top.truncate(k);
+    top[0]
 }
 
 /// The parameters of a block whose values are `values` (in row-major order) and whose
@@ -22,14 +151,10 @@ fn quantile(sorted: &[f32], q: f64) -> f32 {
 /// parameters ([`block_params`](crate::core::params::block_params) for `config`, or a prepared
 /// [`ParamCalc`]).
 ///
-/// Min-max uses the statistics' range; percentile clipping sorts the values (magnitudes when
-/// symmetric) and takes numpy's linear-interpolated quantile; MSE clipping tries the range
-/// shrunk by 1, 0.98, … 0.2 and keeps the first with the least squared error.
-#[expect(
-    clippy::inline_always,
-    reason = "inlined into the kernel's per-block preparation, once per block of every rung"
-)]
-#[inline(always)]
+/// Min-max uses the statistics' range; percentile clipping takes numpy's linear-interpolated
+/// quantile of the values (magnitudes when symmetric), the same values a full sort gives; MSE
+/// clipping tries the range shrunk by 1, 0.98, … 0.2 and keeps the first with the least
+/// squared error. [`clipped_params_in`] is the same with buffers kept from call to call.
 pub fn clipped_params<I, F>(
     config: &Config,
     values: I,
@@ -39,35 +164,40 @@ pub fn clipped_params<I, F>(
     form: F,
 ) -> BlockParams
 where
-    I: Iterator<Item = f32> + Clone,
+    I: Iterator<Item = f32>,
+    F: Fn(RealRange) -> BlockParams,
+{
+    let xs: Vec<f32> = if config.clipping == Clipping::None {
+        Vec::new()
+    } else {
+        values.collect()
+    };
+    let mut scratch = Scratch::default();
+    clipped_params_in(&mut scratch, config, &xs, stats, qmin, qmax, form)
+}
+
+/// [`clipped_params`] of the block whose values are `xs`, with the buffers of `scratch`.
+#[expect(
+    clippy::inline_always,
+    reason = "inlined into the kernel's per-block preparation, once per block of every rung"
+)]
+#[inline(always)]
+pub fn clipped_params_in<F>(
+    scratch: &mut Scratch,
+    config: &Config,
+    xs: &[f32],
+    stats: &BlockStats,
+    qmin: i32,
+    qmax: i32,
+    form: F,
+) -> BlockParams
+where
     F: Fn(RealRange) -> BlockParams,
 {
     let full = RealRange::of(stats);
     match config.clipping {
         Clipping::None => form(full),
-        Clipping::Percentile(p) => {
-            let range = if config.scheme == Scheme::Symmetric {
-                let mut buf: Vec<f32> = values.map(f32::abs).collect();
-                buf.sort_unstable_by(f32::total_cmp);
-                let t = quantile(&buf, p / 100.0);
-                RealRange {
-                    lo: -t,
-                    hi: t,
-                    extreme: if full.extreme < 0.0 { -t } else { t },
-                }
-            } else {
-                let mut buf: Vec<f32> = values.collect();
-                buf.sort_unstable_by(f32::total_cmp);
-                let lo = quantile(&buf, (100.0 - p) / 200.0);
-                let hi = quantile(&buf, (100.0 + p) / 200.0);
-                RealRange {
-                    lo,
-                    hi,
-                    extreme: if full.extreme < 0.0 { lo } else { hi },
-                }
-            };
-            form(range)
-        }
+        Clipping::Percentile(p) => form(percentile_range(scratch, config, xs, full, p)),
         Clipping::Mse => {
             let mut best = form(full);
             let mut best_sse = f64::INFINITY;
@@ -75,9 +205,9 @@ where
                 let alpha = 1.0 - f32::from(k) * 0.02;
                 let params = form(full.shrunk(alpha));
                 let q = Quantizer::new(config, &params, qmin, qmax);
-                let sse: f64 = values
-                    .clone()
-                    .map(|x| {
+                let sse: f64 = xs
+                    .iter()
+                    .map(|&x| {
                         let e = f64::from(q.dequantize(q.code(x).0)) - f64::from(x);
                         e * e
                     })
@@ -92,21 +222,47 @@ where
     }
 }
 
-/// [`clipped_params`] with the prepared formulas of `calc`.
-#[expect(clippy::inline_always, reason = "see clipped_params")]
+/// The range percentile `p` clips `xs` to: `±` the quantile of the magnitudes when
+/// symmetric, the `(100 ∓ p) / 2` quantiles otherwise; the extreme is the end on the side
+/// of the block's own extreme.
+fn percentile_range(
+    scratch: &mut Scratch,
+    config: &Config,
+    xs: &[f32],
+    full: RealRange,
+    p: f64,
+) -> RealRange {
+    if config.scheme == Scheme::Symmetric {
+        let t = quantile::<true>(xs, p / 100.0, scratch);
+        RealRange {
+            lo: -t,
+            hi: t,
+            extreme: if full.extreme < 0.0 { -t } else { t },
+        }
+    } else {
+        let lo = quantile::<false>(xs, (100.0 - p) / 200.0, scratch);
+        let hi = quantile::<false>(xs, (100.0 + p) / 200.0, scratch);
+        RealRange {
+            lo,
+            hi,
+            extreme: if full.extreme < 0.0 { lo } else { hi },
+        }
+    }
+}
+
+/// [`clipped_params_in`] with the prepared formulas of `calc`.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
 #[inline(always)]
-pub(crate) fn params<I>(
+pub(crate) fn params(
+    scratch: &mut Scratch,
     calc: &ParamCalc,
     config: &Config,
-    values: I,
+    xs: &[f32],
     stats: &BlockStats,
     qmin: i32,
     qmax: i32,
-) -> BlockParams
-where
-    I: Iterator<Item = f32> + Clone,
-{
-    clipped_params(config, values, stats, qmin, qmax, |range| {
+) -> BlockParams {
+    clipped_params_in(scratch, config, xs, stats, qmin, qmax, |range| {
         calc.params(range)
     })
 }

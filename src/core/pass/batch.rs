@@ -42,7 +42,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     stats_of_row: &BlockStats,
     codes: &mut [T],
     blocks: &mut [Record],
-    scratch: &Scratch,
+    scratch: &mut Scratch,
     bufs: &mut Buffers,
 ) -> Option<Result<RowQuant, Failure>> {
     let Plan::RowWise { per_row, size, .. } = plan else {
@@ -59,6 +59,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
             r,
             stats_of_row,
             chunks: &scratch.chunks,
+            clip: &mut scratch.clip,
             blocks: &mut [],
             current: None,
             flat: Flat::default(),
