@@ -796,7 +796,7 @@ fn mse_ties_between_candidates_go_to_the_first() {
             // Blocks whose min-max scale is `over` times the floor.
             let floor = f32::EPSILON * (qmax - qmin) as f32 / 2.0;
             for (seed, over) in [0.8f32, 1.02, 1.1, 1.3, 1.7, 2.5].into_iter().enumerate() {
-                let n = [8, 33, 128, 300][seed % 4];
+                let n = [8, 33, 300, 2000][seed % 4];
                 let mut xs = noise(n, seed as u64 * 31 + i as u64, 1.0);
                 // Repeated values and a zero.
                 for j in (0..n).step_by(5) {
@@ -885,6 +885,72 @@ fn clipping_on_constant_zero_and_repeated_blocks_is_the_reference() {
                     });
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn mse_search_on_long_blocks_is_the_reference() {
+    // Long blocks of noise: the candidates near the least error differ by a few percent, so
+    // the first values rank them differently from the whole block; and blocks whose first
+    // values are quiet and whose later values carry outliers, so that the first values
+    // point at the wrong end of the candidates.
+    let mut scratch = Scratch::default();
+    for name in [
+        "ort-int8",
+        "ort-int4",
+        "int4-g128",
+        "q4_1",
+        "torch-quint8",
+        "q4_0",
+    ] {
+        let base = preset(name, PresetOptions::default()).expect("preset");
+        for scheme in [Scheme::Symmetric, Scheme::Asymmetric] {
+            let c = Config {
+                scheme,
+                clipping: Clipping::Mse,
+                ..base
+            };
+            if c.validate().is_err() {
+                continue;
+            }
+            for seed in 0..10u64 {
+                let n = [4096, 1500, 777][seed as usize % 3];
+                let mut xs = noise(n, seed * 7 + 3, 0.5);
+                if seed % 2 == 1 {
+                    for (i, x) in xs.iter_mut().enumerate() {
+                        if i < n / 8 {
+                            *x *= 0.01;
+                        } else if i % 97 == 0 {
+                            *x *= 6.0;
+                        }
+                    }
+                }
+                let (got, want) = both_clippings(&c, &xs, &mut scratch);
+                same_params(&got, &want)
+                    .unwrap_or_else(|e| panic!("{name} {scheme:?} seed {seed}: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn clipped_analyses_of_long_rows_are_the_reference() {
+    // Rows longer than a step of the MSE search, at every rung of the ladder: the searches
+    // as the analysis runs them (candidates formed eight at a time) against the reference.
+    let m = big(10, 1030, 5);
+    for name in [
+        "ort-int8",
+        "int4-g128",
+        "q4_1",
+        "torch-quint8",
+        "q4_0",
+        "calculator",
+    ] {
+        let base = preset(name, PresetOptions::default()).expect("preset");
+        for clipping in [Clipping::Mse, Clipping::Percentile(99.9)] {
+            let c = Config { clipping, ..base };
+            check(&m, &c).unwrap_or_else(|e| panic!("{name} {clipping:?}: {e}"));
         }
     }
 }

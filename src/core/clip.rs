@@ -14,7 +14,8 @@
 
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
-use crate::core::params::{BlockParams, BlockStats, ParamCalc, RealRange};
+use crate::core::kernel::segment::{Consts, Kind, LANES, Prepared, candidate_sums, consts8};
+use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange};
 
 /// Buffers of the clipping searches, kept from block to block (one per worker).
 #[derive(Debug, Default)]
@@ -23,6 +24,8 @@ pub struct Scratch {
     keys: Vec<i32>,
     /// The largest keys seen so far in a streamed selection.
     top: Vec<i32>,
+    /// The MSE candidates still in the running.
+    active: Vec<usize>,
 }
 
 /// `x`'s place in [`f32::total_cmp`]'s order, as an `i32` in the same order.
@@ -199,25 +202,9 @@ where
         Clipping::None => form(full),
         Clipping::Percentile(p) => form(percentile_range(scratch, config, xs, full, p)),
         Clipping::Mse => {
-            let mut best = form(full);
-            let mut best_sse = f64::INFINITY;
-            for k in 0..=40u8 {
-                let alpha = 1.0 - f32::from(k) * 0.02;
-                let params = form(full.shrunk(alpha));
-                let q = Quantizer::new(config, &params, qmin, qmax);
-                let sse: f64 = xs
-                    .iter()
-                    .map(|&x| {
-                        let e = f64::from(q.dequantize(q.code(x).0)) - f64::from(x);
-                        e * e
-                    })
-                    .sum();
-                if sse < best_sse {
-                    best_sse = sse;
-                    best = params;
-                }
-            }
-            best
+            let candidates: [BlockParams; CANDIDATES] =
+                std::array::from_fn(|k| form(full.shrunk(shrink(k))));
+            candidates[mse_choice(scratch, config, xs, stats, &candidates, (qmin, qmax))]
         }
     }
 }
@@ -250,7 +237,8 @@ fn percentile_range(
     }
 }
 
-/// [`clipped_params_in`] with the prepared formulas of `calc`.
+/// [`clipped_params_in`] with the prepared formulas of `calc`; the MSE search forms its
+/// candidates' parameters eight at a time.
 #[expect(clippy::inline_always, reason = "see clipped_params_in")]
 #[inline(always)]
 pub(crate) fn params(
@@ -262,7 +250,216 @@ pub(crate) fn params(
     qmin: i32,
     qmax: i32,
 ) -> BlockParams {
+    if config.clipping == Clipping::Mse {
+        let kind = Kind::of(config);
+        if let Some(consts) = lane_candidates(calc, kind, stats, qmin, qmax) {
+            let k = fast_choice(scratch, kind, &consts, xs);
+            return calc.params(RealRange::of(stats).shrunk(shrink(k)));
+        }
+    }
     clipped_params_in(scratch, config, xs, stats, qmin, qmax, |range| {
         calc.params(range)
     })
+}
+
+/// The MSE search's candidates: the range shrunk by 1, 0.98, … 0.2.
+const CANDIDATES: usize = 41;
+
+/// Candidate `k`'s shrink factor, `1 − 0.02·k` in f32.
+fn shrink(k: usize) -> f32 {
+    1.0 - f32::from(k as u8) * 0.02
+}
+
+/// Every candidate, in order.
+const ALL: [usize; CANDIDATES] = {
+    let mut all = [0; CANDIDATES];
+    let mut k = 0;
+    while k < CANDIDATES {
+        all[k] = k;
+        k += 1;
+    }
+    all
+};
+
+/// Blocks of at most this many values have every candidate quantized over every value.
+const SMALL_BLOCK: usize = 256;
+
+/// Values per step of the candidates that are still in the running.
+const STEP: usize = 512;
+
+/// Candidates quantized over the whole block first, to bound the others.
+const PROBES: usize = 4;
+
+/// The MSE search: the index of the first of `candidates` (the block's parameters at each
+/// shrink factor) whose squared error over `xs` is least, as the reference finds it by
+/// quantizing the block under each candidate in turn and summing the squared errors value
+/// by value in `f64` (candidate 0 when no sum is below infinity).
+///
+/// Each candidate's sum is formed in exactly that order and precision, eight candidates at
+/// a time, one value after another. On a large block, every candidate first goes over a
+/// prefix of the values; the [`PROBES`] with the least partial sums then finish, and the
+/// others go on step by step, dropped as soon as their partial sum shows they cannot be
+/// chosen (sums of squares never decrease, so a candidate above a finished one, or level
+/// with an earlier finished one, is never the first least). Blocks with a candidate the
+/// specialised loop does not take go candidate by candidate through [`Quantizer`].
+fn mse_choice(
+    scratch: &mut Scratch,
+    config: &Config,
+    xs: &[f32],
+    stats: &BlockStats,
+    candidates: &[BlockParams; CANDIDATES],
+    (qmin, qmax): (i32, i32),
+) -> usize {
+    let prepared: [Prepared; CANDIDATES] =
+        std::array::from_fn(|k| Prepared::new(config, &candidates[k], qmin, qmax, stats));
+    if !prepared.iter().all(Prepared::is_fast) {
+        let sums: [f64; CANDIDATES] = std::array::from_fn(|k| {
+            let q = Quantizer::new(config, &candidates[k], qmin, qmax);
+            xs.iter()
+                .map(|&x| {
+                    let e = f64::from(q.dequantize(q.code(x).0)) - f64::from(x);
+                    e * e
+                })
+                .sum()
+        });
+        return first_least(&sums, 0..CANDIDATES);
+    }
+    let consts: [Consts; CANDIDATES] = std::array::from_fn(|k| prepared[k].consts());
+    fast_choice(scratch, Kind::of(config), &consts, xs)
+}
+
+/// [`mse_choice`] for candidates that are all prepared for the specialised loop, whose
+/// constants are `consts`.
+#[inline(never)]
+fn fast_choice(
+    scratch: &mut Scratch,
+    kind: Kind,
+    consts: &[Consts; CANDIDATES],
+    xs: &[f32],
+) -> usize {
+    crate::core::pass::vectorised(
+        #[inline(always)]
+        || search(kind, consts, xs, &mut scratch.active),
+    )
+}
+
+/// The constants of every candidate of the block whose statistics are `stats`, their
+/// parameters formed eight at a time by `calc` (the same values as [`ParamCalc::params`]
+/// gives); `None` when one of them is not for the specialised loop.
+#[inline(always)]
+fn lane_candidates(
+    calc: &ParamCalc,
+    kind: Kind,
+    stats: &BlockStats,
+    qmin: i32,
+    qmax: i32,
+) -> Option<[Consts; CANDIDATES]> {
+    const GROUPS: usize = CANDIDATES.div_ceil(PARAM_LANES);
+    if stats.count == 0 {
+        return None;
+    }
+    let full = RealRange::of(stats);
+    let (min, max) = ([stats.min; PARAM_LANES], [stats.max; PARAM_LANES]);
+    let mut fast = true;
+    let groups: [[Consts; PARAM_LANES]; GROUPS] = std::array::from_fn(|g| {
+        // Lanes past the last candidate repeat it.
+        let a: [f32; PARAM_LANES] =
+            std::array::from_fn(|j| shrink((g * PARAM_LANES + j).min(CANDIDATES - 1)));
+        let lo = std::array::from_fn(|j| full.lo * a[j]);
+        let hi = std::array::from_fn(|j| full.hi * a[j]);
+        let ex = std::array::from_fn(|j| full.extreme * a[j]);
+        let p8 = calc.lanes_with::<PARAM_LANES, false>(&lo, &hi, &ex);
+        let (k8, f8) = consts8(kind, &p8, &min, &max, qmin, qmax);
+        fast &= f8.iter().all(|&f| f);
+        k8
+    });
+    fast.then(|| std::array::from_fn(|k| groups[k / PARAM_LANES][k % PARAM_LANES]))
+}
+
+/// [`fast_choice`]'s search, inlined into its vectorised body.
+#[expect(
+    clippy::inline_always,
+    reason = "inlined into the vectorised closure of mse_choice, with the candidates' loop"
+)]
+#[inline(always)]
+fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Vec<usize>) -> usize {
+    let mut sums = [0.0f64; CANDIDATES];
+    if xs.len() <= SMALL_BLOCK {
+        add_sums(kind, consts, &ALL, xs, &mut sums);
+        return first_least(&sums, 0..CANDIDATES);
+    }
+    let (head, rest) = xs.split_at((xs.len() / 16).max(SMALL_BLOCK));
+    add_sums(kind, consts, &ALL, head, &mut sums);
+    // The probes: the least partial sums (the earlier of equal ones).
+    let mut order = ALL;
+    order.sort_by(|&a, &b| sums[a].total_cmp(&sums[b]).then(a.cmp(&b)));
+    let probes = &order[..PROBES];
+    add_sums(kind, consts, probes, rest, &mut sums);
+    let mut finished = [false; CANDIDATES];
+    for &k in probes {
+        finished[k] = true;
+    }
+    // The earliest of the least finished sums (none below infinity: no bound).
+    let (best, best_sse) = probes
+        .iter()
+        .map(|&k| (k, sums[k]))
+        .filter(|&(_, s)| s < f64::INFINITY)
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+        .unwrap_or((usize::MAX, f64::INFINITY));
+    let may_win = |k: usize, s: f64| s < best_sse || (s == best_sse && k < best);
+    active.clear();
+    active.extend(
+        order[PROBES..]
+            .iter()
+            .copied()
+            .filter(|&k| may_win(k, sums[k])),
+    );
+    for step in rest.chunks(STEP) {
+        if active.is_empty() {
+            break;
+        }
+        add_sums(kind, consts, active, step, &mut sums);
+        active.retain(|&k| may_win(k, sums[k]));
+    }
+    for &k in active.iter() {
+        finished[k] = true;
+    }
+    first_least(&sums, (0..CANDIDATES).filter(|&k| finished[k]))
+}
+
+/// Adds the squared errors of `xs` under the candidates `which` to their `sums`, eight
+/// candidates at a time.
+#[expect(clippy::inline_always, reason = "see search")]
+#[inline(always)]
+fn add_sums(
+    kind: Kind,
+    consts: &[Consts; CANDIDATES],
+    which: &[usize],
+    xs: &[f32],
+    sums: &mut [f64; CANDIDATES],
+) {
+    for group in which.chunks(LANES) {
+        // Unused lanes repeat the first candidate; their sums are dropped.
+        let k: [Consts; LANES] = std::array::from_fn(|j| consts[group[j.min(group.len() - 1)]]);
+        let mut lanes: [f64; LANES] = std::array::from_fn(|j| sums[group[j.min(group.len() - 1)]]);
+        candidate_sums(kind, &k, xs, &mut lanes);
+        for (&c, &s) in group.iter().zip(&lanes) {
+            sums[c] = s;
+        }
+    }
+}
+
+/// The first of `which` (in increasing order) whose sum is least, as the search keeps
+/// it: a sum replaces the best only when strictly below it, starting from infinity;
+/// candidate 0 when none is below infinity.
+fn first_least(sums: &[f64; CANDIDATES], which: impl Iterator<Item = usize>) -> usize {
+    let mut best = 0;
+    let mut best_sse = f64::INFINITY;
+    for k in which {
+        if sums[k] < best_sse {
+            best_sse = sums[k];
+            best = k;
+        }
+    }
+    best
 }

@@ -470,7 +470,7 @@ pub(super) fn rows_per_task(rows: usize, cols: usize) -> usize {
 /// Rust never fuses a multiplication and an addition on its own, and every operation is
 /// IEEE-exact whatever the vector width.
 #[inline(always)]
-pub(super) fn vectorised<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn vectorised<R>(f: impl FnOnce() -> R) -> R {
     pulp::Arch::new().dispatch(f)
 }
 
