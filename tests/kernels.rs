@@ -954,3 +954,21 @@ fn clipped_analyses_of_long_rows_are_the_reference() {
         }
     }
 }
+
+#[test]
+fn mse_search_of_a_tensor_sized_block_is_the_reference() {
+    // Over a million values: the search's groups of candidates go to the thread pool.
+    let mut scratch = Scratch::default();
+    let mut xs = noise(1_100_000, 99, 0.5);
+    for x in xs.iter_mut().step_by(1009) {
+        *x *= 5.0;
+    }
+    for name in ["ort-int8", "int4-g128"] {
+        let c = Config {
+            clipping: Clipping::Mse,
+            ..preset(name, PresetOptions::default()).expect("preset")
+        };
+        let (got, want) = both_clippings(&c, &xs, &mut scratch);
+        same_params(&got, &want).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}

@@ -12,6 +12,8 @@
 //! keys), which is the order the full sort used, so every order statistic is the same value
 //! bit for bit.
 
+use rayon::prelude::*;
+
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{Consts, Kind, LANES, Prepared, candidate_sums, consts8};
@@ -341,13 +343,18 @@ const ALL: [usize; CANDIDATES] = {
 };
 
 /// Blocks of at most this many values have every candidate quantized over every value.
-const SMALL_BLOCK: usize = 256;
+const SMALL_BLOCK: usize = 64;
 
-/// Values per step of the candidates that are still in the running.
-const STEP: usize = 512;
+/// Values per step of the candidates that are still in the running, at most; a
+/// sixteenth of the block, at least 32.
+const STEP: usize = 256;
 
-/// Candidates quantized over the whole block first, to bound the others.
-const PROBES: usize = 4;
+/// Values from which the groups of candidates of one call go to the thread pool.
+const PARALLEL: usize = 1 << 16;
+
+/// Candidates quantized over the whole block first, to bound the others: one group of
+/// lanes.
+const PROBES: usize = LANES;
 
 /// The MSE search: the index of the first of `candidates` (the block's parameters at each
 /// shrink factor) whose squared error over `xs` is least, as the reference finds it by
@@ -355,8 +362,8 @@ const PROBES: usize = 4;
 /// by value in `f64` (candidate 0 when no sum is below infinity).
 ///
 /// Each candidate's sum is formed in exactly that order and precision, eight candidates at
-/// a time, one value after another. On a large block, every candidate first goes over a
-/// prefix of the values; the [`PROBES`] with the least partial sums then finish, and the
+/// a time, one value after another. On a block of more than [`SMALL_BLOCK`] values, every
+/// candidate first goes over a sixteenth of the values (at least 32); the [`PROBES`] with the least partial sums then finish, and the
 /// others go on step by step, dropped as soon as their partial sum shows they cannot be
 /// chosen (sums of squares never decrease, so a candidate above a finished one, or level
 /// with an earlier finished one, is never the first least). Blocks with a candidate the
@@ -447,7 +454,8 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
         add_sums(kind, consts, &ALL, xs, &mut sums);
         return first_least(&sums, 0..CANDIDATES);
     }
-    let (head, rest) = xs.split_at((xs.len() / 16).max(SMALL_BLOCK));
+    let part = (xs.len() / 16).max(32);
+    let (head, rest) = xs.split_at(part);
     add_sums(kind, consts, &ALL, head, &mut sums);
     // The probes: the least partial sums (the earlier of equal ones).
     let mut order = ALL;
@@ -473,7 +481,14 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
             .copied()
             .filter(|&k| may_win(k, sums[k])),
     );
-    for step in rest.chunks(STEP) {
+    // Steps of a sixteenth of the block (at least 32 values, at most STEP); a block large
+    // enough for the pool steps by PARALLEL.
+    let step = if rest.len() >= 16 * PARALLEL {
+        PARALLEL
+    } else {
+        part.min(STEP)
+    };
+    for step in rest.chunks(step) {
         if active.is_empty() {
             break;
         }
@@ -497,13 +512,37 @@ fn add_sums(
     xs: &[f32],
     sums: &mut [f64; CANDIDATES],
 ) {
-    for group in which.chunks(LANES) {
-        // Unused lanes repeat the first candidate; their sums are dropped.
+    // Group `group`'s lanes, from its candidates' sums; unused lanes repeat the first
+    // candidate (their sums are dropped).
+    let run = |group: &[usize], sums: &[f64; CANDIDATES]| {
         let k: [Consts; LANES] = std::array::from_fn(|j| consts[group[j.min(group.len() - 1)]]);
         let mut lanes: [f64; LANES] = std::array::from_fn(|j| sums[group[j.min(group.len() - 1)]]);
         candidate_sums(kind, &k, xs, &mut lanes);
-        for (&c, &s) in group.iter().zip(&lanes) {
-            sums[c] = s;
+        lanes
+    };
+    if which.len() > LANES && xs.len() >= PARALLEL {
+        // A block as large as a whole tensor: its groups on the pool, each sum as before.
+        let start = *sums;
+        let groups: Vec<[f64; LANES]> = which
+            .par_chunks(LANES)
+            .map(|group| {
+                crate::core::pass::vectorised(
+                    #[inline(always)]
+                    || run(group, &start),
+                )
+            })
+            .collect();
+        for (group, lanes) in which.chunks(LANES).zip(groups) {
+            for (&c, &s) in group.iter().zip(&lanes) {
+                sums[c] = s;
+            }
+        }
+    } else {
+        for group in which.chunks(LANES) {
+            let lanes = run(group, sums);
+            for (&c, &s) in group.iter().zip(&lanes) {
+                sums[c] = s;
+            }
         }
     }
 }
