@@ -59,6 +59,8 @@ fn interpolate(a: f32, b: f32, frac: f64) -> f32 {
 
 /// Linear-interpolated quantile (numpy's default) of `xs` (their magnitudes when `ABS`), the
 /// values a full sort would put at its two ranks.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
 fn quantile<const ABS: bool>(xs: &[f32], q: f64, scratch: &mut Scratch) -> f32 {
     let (i, j, frac) = quantile_ranks(xs.len(), q);
     let (a, b) = order_pair::<ABS>(xs, i, scratch);
@@ -71,6 +73,8 @@ const STREAM_MAX: usize = 1 << 16;
 
 /// The order statistics of ranks `i` and `min(i + 1, n - 1)` of `xs` (magnitudes when `ABS`)
 /// in [`f32::total_cmp`]'s order.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
 fn order_pair<const ABS: bool>(xs: &[f32], i: usize, scratch: &mut Scratch) -> (f32, f32) {
     let n = xs.len();
     // Ranks i and i + 1 are the `above`-th and `above − 1`-th largest...
@@ -86,6 +90,15 @@ fn order_pair<const ABS: bool>(xs: &[f32], i: usize, scratch: &mut Scratch) -> (
         let (a, b) = largest_two::<ABS, true>(xs);
         return (from_key(!a), from_key(!b));
     }
+    order_pair_selected::<ABS>(xs, i, scratch)
+}
+
+/// [`order_pair`] when more than two values lie on either side: a streamed selection, or
+/// `select_nth_unstable`.
+#[inline(never)]
+fn order_pair_selected<const ABS: bool>(xs: &[f32], i: usize, scratch: &mut Scratch) -> (f32, f32) {
+    let n = xs.len();
+    let above = n - i;
     if above <= STREAM_MAX && above * 8 <= n {
         let (a, b) = largest_pair::<ABS, false>(xs, above, &mut scratch.top);
         return (from_key(a), from_key(b));
@@ -106,9 +119,11 @@ fn order_pair<const ABS: bool>(xs: &[f32], i: usize, scratch: &mut Scratch) -> (
 
 /// The largest and second largest keys of `xs` (the second is `i32::MIN` for fewer than two
 /// values), keys negated when `NEG`: the largest two of each of eight lanes, then of those.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
 fn largest_two<const ABS: bool, const NEG: bool>(xs: &[f32]) -> (i32, i32) {
     const W: usize = 8;
-    #[inline]
+    #[inline(always)]
     fn push(v: i32, a: &mut i32, b: &mut i32) {
         let lower = (*a).min(v);
         *a = (*a).max(v);
@@ -118,6 +133,13 @@ fn largest_two<const ABS: bool, const NEG: bool>(xs: &[f32]) -> (i32, i32) {
         let c = key(if ABS { x.abs() } else { x });
         if NEG { !c } else { c }
     };
+    let (mut a, mut b) = (i32::MIN, i32::MIN);
+    if xs.len() < 4 * W {
+        for &x in xs {
+            push(of(x), &mut a, &mut b);
+        }
+        return (a, b);
+    }
     let (mut first, mut second) = ([i32::MIN; W], [i32::MIN; W]);
     let (chunks, tail) = xs.as_chunks::<W>();
     for c in chunks {
@@ -125,13 +147,14 @@ fn largest_two<const ABS: bool, const NEG: bool>(xs: &[f32]) -> (i32, i32) {
             push(of(c[j]), &mut first[j], &mut second[j]);
         }
     }
-    let (mut a, mut b) = (i32::MIN, i32::MIN);
-    for v in first
-        .into_iter()
-        .chain(second)
-        .chain(tail.iter().map(|&x| of(x)))
-    {
+    // The largest two of the lanes' largest, then the lanes' second largest (each below
+    // its lane's largest) and the tail.
+    for v in first {
         push(v, &mut a, &mut b);
+    }
+    b = second.iter().fold(b, |m, &v| m.max(v));
+    for &x in tail {
+        push(of(x), &mut a, &mut b);
     }
     (a, b)
 }
@@ -273,6 +296,8 @@ pub(crate) fn percentile_clipped(
 /// The range percentile `p` clips `xs` to: `±` the quantile of the magnitudes when
 /// symmetric, the `(100 ∓ p) / 2` quantiles otherwise; the extreme is the end on the side
 /// of the block's own extreme.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
 fn percentile_range(
     scratch: &mut Scratch,
     config: &Config,
