@@ -526,6 +526,26 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
     first_least(&sums, (0..CANDIDATES).filter(|&k| finished[k]))
 }
 
+/// The sums of group `group` of candidates (at most [`LANES`]) after `xs`, from their
+/// `sums`; unused lanes repeat the first candidate (their sums are dropped). Inlined
+/// wherever it is called, so that it is compiled for its caller's vectorised context (an
+/// outlined copy would get the baseline instructions, and call libm to round).
+#[expect(clippy::inline_always, reason = "see the documentation")]
+#[inline(always)]
+fn group_sums(
+    kind: Kind,
+    consts: &[Consts; CANDIDATES],
+    group: &[usize],
+    xs: &[f32],
+    sums: &[f64; CANDIDATES],
+) -> [f64; LANES] {
+    let last = group.len() - 1;
+    let k: [Consts; LANES] = std::array::from_fn(|j| consts[group[j.min(last)]]);
+    let mut lanes: [f64; LANES] = std::array::from_fn(|j| sums[group[j.min(last)]]);
+    candidate_sums(kind, &k, xs, &mut lanes);
+    lanes
+}
+
 /// Adds the squared errors of `xs` under the candidates `which` to their `sums`, eight
 /// candidates at a time.
 #[expect(clippy::inline_always, reason = "see search")]
@@ -537,14 +557,6 @@ fn add_sums(
     xs: &[f32],
     sums: &mut [f64; CANDIDATES],
 ) {
-    // Group `group`'s lanes, from its candidates' sums; unused lanes repeat the first
-    // candidate (their sums are dropped).
-    let run = |group: &[usize], sums: &[f64; CANDIDATES]| {
-        let k: [Consts; LANES] = std::array::from_fn(|j| consts[group[j.min(group.len() - 1)]]);
-        let mut lanes: [f64; LANES] = std::array::from_fn(|j| sums[group[j.min(group.len() - 1)]]);
-        candidate_sums(kind, &k, xs, &mut lanes);
-        lanes
-    };
     if which.len() > LANES && xs.len() >= PARALLEL {
         // A block as large as a whole tensor: its groups on the pool, each sum as before.
         let start = *sums;
@@ -553,7 +565,7 @@ fn add_sums(
             .map(|group| {
                 crate::core::pass::vectorised(
                     #[inline(always)]
-                    || run(group, &start),
+                    || group_sums(kind, consts, group, xs, &start),
                 )
             })
             .collect();
@@ -564,7 +576,7 @@ fn add_sums(
         }
     } else {
         for group in which.chunks(LANES) {
-            let lanes = run(group, sums);
+            let lanes = group_sums(kind, consts, group, xs, sums);
             for (&c, &s) in group.iter().zip(&lanes) {
                 sums[c] = s;
             }
