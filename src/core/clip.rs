@@ -338,7 +338,8 @@ pub(crate) fn params(
 ) -> BlockParams {
     if config.clipping == Clipping::Mse {
         let kind = Kind::of(config);
-        if let Some(consts) = lane_candidates(calc, kind, stats, qmin, qmax) {
+        let mut consts = [Consts::default(); CANDIDATES];
+        if lane_candidates(calc, kind, stats, (qmin, qmax), &mut consts) {
             let k = fast_choice(scratch, kind, &consts, xs);
             return calc.params(RealRange::of(stats).shrunk(shrink(k)));
         }
@@ -434,25 +435,27 @@ fn fast_choice(
     )
 }
 
-/// The constants of every candidate of the block whose statistics are `stats`, their
-/// parameters formed eight at a time by `calc` (the same values as [`ParamCalc::params`]
-/// gives); `None` when one of them is not for the specialised loop.
+/// The constants of every candidate of the block whose statistics are `stats` into `out`,
+/// their parameters formed eight at a time by `calc` (the same values as
+/// [`ParamCalc::params`] gives); whether every one is for the specialised loop.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
 #[inline(always)]
 fn lane_candidates(
     calc: &ParamCalc,
     kind: Kind,
     stats: &BlockStats,
-    qmin: i32,
-    qmax: i32,
-) -> Option<[Consts; CANDIDATES]> {
-    const GROUPS: usize = CANDIDATES.div_ceil(PARAM_LANES);
+    (qmin, qmax): (i32, i32),
+    out: &mut [Consts; CANDIDATES],
+) -> bool {
     if stats.count == 0 {
-        return None;
+        return false;
     }
     let full = RealRange::of(stats);
     let (min, max) = ([stats.min; PARAM_LANES], [stats.max; PARAM_LANES]);
     let mut fast = true;
-    let groups: [[Consts; PARAM_LANES]; GROUPS] = std::array::from_fn(|g| {
+    // A loop rather than an array built by a closure, which the compiler may outline (and
+    // compile without the vectorised context's instructions).
+    for g in 0..CANDIDATES.div_ceil(PARAM_LANES) {
         // Lanes past the last candidate repeat it.
         let a: [f32; PARAM_LANES] =
             std::array::from_fn(|j| shrink((g * PARAM_LANES + j).min(CANDIDATES - 1)));
@@ -462,9 +465,11 @@ fn lane_candidates(
         let p8 = calc.lanes_with::<PARAM_LANES, false>(&lo, &hi, &ex);
         let (k8, f8) = consts8(kind, &p8, &min, &max, qmin, qmax);
         fast &= f8.iter().all(|&f| f);
-        k8
-    });
-    fast.then(|| std::array::from_fn(|k| groups[k / PARAM_LANES][k % PARAM_LANES]))
+        for (slot, k) in out.iter_mut().skip(g * PARAM_LANES).zip(k8) {
+            *slot = k;
+        }
+    }
+    fast
 }
 
 /// [`fast_choice`]'s search, inlined into its vectorised body.

@@ -137,7 +137,7 @@ impl Lanes {
 }
 
 /// The constants of one block in the specialised loop, all f32.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(crate) struct Consts {
     code_scale: f32,
     recip: f32,
