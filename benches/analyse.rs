@@ -14,7 +14,11 @@
 //!   ladder;
 //! - `int4-g128_ladder`: uint4 asymmetric in groups of 128 (`MatMulNBits`), with the ladder;
 //! - `ort-int8_no-ladder`, `int4-g128_no-ladder`: one configuration alone (`Options { ladder:
-//!   false }`), what `quantscope report --no-ladder` times.
+//!   false }`), what `quantscope report --no-ladder` times;
+//! - at 4096², `ort-int8` with clipping, one configuration and with the ladder:
+//!   `ort-int8_p99.9_no-ladder`, `ort-int8_p99.9_ladder` (`--clip percentile:99.9`) and
+//!   `ort-int8_mse_no-ladder`, `ort-int8_mse_ladder` (`--clip mse`), to set beside
+//!   `ort-int8_no-ladder` and `ort-int8_ladder` of the same group.
 //!
 //! `benches/compare.py` times the same work with ONNX Runtime and numpy on the same machine.
 //!
@@ -27,6 +31,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, measurement::WallTime};
 use ndarray::Array2;
+use quantscope::core::config::Clipping;
 use quantscope::core::{Config, Matrix, Options, PresetOptions, analyse, analyse_with, preset};
 
 /// Side lengths of the benchmarked matrices.
@@ -157,7 +162,34 @@ fn bench_size(c: &mut Criterion, n: usize, rows: Rows) {
             });
         });
     }
+    if n >= 4096 {
+        bench_clipping(&mut group, n, rows);
+    }
     group.finish();
+}
+
+/// `ort-int8` under percentile and MSE clipping, one configuration and with the ladder.
+fn bench_clipping(group: &mut BenchmarkGroup<'_, WallTime>, n: usize, rows: Rows) {
+    for (label, clipping) in [
+        ("p99.9", Clipping::Percentile(99.9)),
+        ("mse", Clipping::Mse),
+    ] {
+        let cfg = Config {
+            clipping,
+            ..config("ort-int8")
+        };
+        group.bench_function(format!("ort-int8_{label}_no-ladder"), |b| {
+            let m = matrix(n, rows);
+            b.iter(|| {
+                analyse_with(black_box(m), black_box(&cfg), Options { ladder: false })
+                    .expect("valid preset")
+            });
+        });
+        group.bench_function(format!("ort-int8_{label}_ladder"), |b| {
+            let m = matrix(n, rows);
+            b.iter(|| analyse(black_box(m), black_box(&cfg)).expect("valid preset"));
+        });
+    }
 }
 
 fn main() {

@@ -17,6 +17,11 @@ For each matrix (written as .npy under --dir, fixed seed):
                memory, repeated in one process (as the ORT and numpy columns are timed).
   read         numpy's sum of the matrix, and quantscope's own read baseline (the criterion
                bench `read_sum`, a sequential sum), the floor any analysis pays.
+  clipping     ort-int8 with `--clip percentile:99.9` and `--clip mse`, one configuration and
+               the full ladder (fresh processes, the `analyse` time), each set against the
+               unclipped run of the same kind.
+  load         the `load` time `quantscope report --timings` gives for the .npy file, against
+               numpy's warm `np.load` of the same file.
 
 The fresh-process, ONNX Runtime, numpy and numpy-sum timings are taken in interleaved
 rounds (each round times every one of them once, after one warm-up run of each), so that a
@@ -178,22 +183,27 @@ def numpy_work(m: np.ndarray, case: str):
 THP_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
 
 
-def quantscope_run(path: Path, preset: str, ladder: bool, env=None):
-    """A function that runs `quantscope report` once (a fresh process) and returns the
-    `analyse` time it reports, in ms."""
+def quantscope_run(path: Path, preset: str, ladder: bool, env=None, clip=None, stage="analyse"):
+    """A function that runs `quantscope report` once (a fresh process) and returns the time
+    it reports for `stage` (`analyse` or `load`), in ms."""
     args = [str(BIN), "report", str(path), "--timings", "--format", "json", "--preset", preset]
     if not ladder:
         args.append("--no-ladder")
+    if clip:
+        args += ["--clip", clip]
     run_env = {**os.environ, **env} if env else None
 
     def run() -> float:
         r = subprocess.run(args, capture_output=True, text=True, check=True, env=run_env)
-        hit = re.search(r"analyse ([0-9.]+) ms", r.stderr)
+        hit = re.search(stage + r" ([0-9.]+) ms", r.stderr)
         if not hit:
-            sys.exit(f"no analyse time in: {r.stderr!r}")
+            sys.exit(f"no {stage} time in: {r.stderr!r}")
         return float(hit.group(1))
 
     return run
+
+
+CLIPS = ["percentile:99.9", "mse"]
 
 
 def peak_rss_mib(path: Path, ladder: bool) -> float:
@@ -262,6 +272,11 @@ def main() -> None:
         if a.thp:
             runners[case, "one-thp"] = quantscope_run(path, case, False, THP_ENV)
             runners[case, "ladder-thp"] = quantscope_run(path, case, True, THP_ENV)
+    for clip in CLIPS:
+        runners["clip", clip, "one"] = quantscope_run(path, "ort-int8", False, clip=clip)
+        runners["clip", clip, "ladder"] = quantscope_run(path, "ort-int8", True, clip=clip)
+    runners["load"] = quantscope_run(path, "ort-int8", False, stage="load")
+    runners["np.load"] = timer(lambda: np.load(path))
     ms = interleaved_medians(runners, a.reps)
     numpy_sum = ms["sum"]
     rust_read = None if a.no_criterion else criterion_ms(a.n, "read_sum")
@@ -296,6 +311,19 @@ def main() -> None:
               "ONNX Runtime and numpy columns repeat the default rows.")
     print(f"\nPlain read of the matrix: numpy `sum` {numpy_sum:.1f} ms; quantscope's criterion "
           f"`read_sum` (sequential f32 sum) {rust_text}.\n")
+
+    one, ladder = ms["ort-int8", "one"], ms["ort-int8", "ladder"]
+    print("| `ort-int8` (fresh process, analyse) | one config | / unclipped one config "
+          "| full ladder | ladder / its one config |")
+    print("|---|---:|---:|---:|---:|")
+    print(f"| no clipping | {one:.1f} ms | 1.0x | {ladder:.1f} ms | {ladder / one:.1f}x |")
+    for clip in CLIPS:
+        c1, cl = ms["clip", clip, "one"], ms["clip", clip, "ladder"]
+        print(f"| `--clip {clip}` | {c1:.1f} ms | {c1 / one:.1f}x | {cl:.1f} ms | {cl / c1:.1f}x |")
+    load, np_load = ms["load"], ms["np.load"]
+    print(f"\nLoad of the {m.nbytes / 2**20:.0f} MiB .npy file: quantscope {load:.1f} ms "
+          f"(`report --timings`), numpy's warm `np.load` {np_load:.1f} ms "
+          f"({load / np_load:.2f}x).\n")
 
     print("| `quantscope report` (ort-int8, table output) | peak resident memory | / tensor bytes |")
     print("|---|---:|---:|")

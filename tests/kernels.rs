@@ -12,13 +12,13 @@
 
 use ndarray::Array2;
 use proptest::prelude::*;
-use quantscope::core::clip::clipped_params;
+use quantscope::core::clip::{Scratch, clipped_params_in};
 use quantscope::core::config::{
     Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, Degenerate, NonFinite, QuantExpr,
     RangeKind, RangeSource, Rounding, ScaleDtype, SymScale, SymZeroPoint,
 };
 use quantscope::core::kernel::Quantizer;
-use quantscope::core::params::{BlockParams, BlockStats, block_params};
+use quantscope::core::params::{BlockParams, BlockStats, RealRange, block_params};
 use quantscope::core::{
     AnalyseError, Granularity, Matrix, Options, PRESETS, PresetOptions, Report, Scheme,
     analyse_with, ladder_granularities, preset,
@@ -64,12 +64,99 @@ fn values(m: &Matrix, rect: Rect) -> Vec<f32> {
     out
 }
 
+/// numpy's linear-interpolated quantile of fully sorted values.
+fn sorted_quantile(sorted: &[f32], q: f64) -> f32 {
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let i = pos.floor() as usize;
+    let j = (i + 1).min(sorted.len() - 1);
+    let frac = pos - i as f64;
+    (f64::from(sorted[i]) + (f64::from(sorted[j]) - f64::from(sorted[i])) * frac) as f32
+}
+
+/// The clipping searches as first written, for a block whose values are `xs`: percentile
+/// clipping sorts a copy of the values (magnitudes when symmetric) and interpolates; the
+/// MSE search quantizes the whole block under each candidate in turn, summing its squared
+/// errors value by value, and keeps the first with the least sum. `form` forms a range's
+/// parameters; codes are clamped into `[lo, hi]`.
+fn reference_clipping(
+    c: &Config,
+    xs: &[f32],
+    st: &BlockStats,
+    (lo, hi): (i32, i32),
+    form: impl Fn(RealRange) -> BlockParams,
+) -> BlockParams {
+    let full = RealRange::of(st);
+    match c.clipping {
+        Clipping::None => form(full),
+        Clipping::Percentile(p) => {
+            let range = if c.scheme == Scheme::Symmetric {
+                let mut buf: Vec<f32> = xs.iter().map(|x| x.abs()).collect();
+                buf.sort_by(f32::total_cmp);
+                let t = sorted_quantile(&buf, p / 100.0);
+                RealRange {
+                    lo: -t,
+                    hi: t,
+                    extreme: if full.extreme < 0.0 { -t } else { t },
+                }
+            } else {
+                let mut buf = xs.to_vec();
+                buf.sort_by(f32::total_cmp);
+                let l = sorted_quantile(&buf, (100.0 - p) / 200.0);
+                let h = sorted_quantile(&buf, (100.0 + p) / 200.0);
+                RealRange {
+                    lo: l,
+                    hi: h,
+                    extreme: if full.extreme < 0.0 { l } else { h },
+                }
+            };
+            form(range)
+        }
+        Clipping::Mse => {
+            let sums = candidate_sse(c, xs, full, (lo, hi), &form);
+            let mut best = form(full);
+            let mut best_sse = f64::INFINITY;
+            for (k, &sse) in sums.iter().enumerate() {
+                if sse < best_sse {
+                    best_sse = sse;
+                    best = form(full.shrunk(alpha(k)));
+                }
+            }
+            best
+        }
+    }
+}
+
+/// The MSE search's shrink factor of candidate `k` (1, 0.98, ... 0.2).
+fn alpha(k: usize) -> f32 {
+    1.0 - f32::from(k as u8) * 0.02
+}
+
+/// Each MSE candidate's squared error over `xs`, summed value by value in `f64`.
+fn candidate_sse(
+    c: &Config,
+    xs: &[f32],
+    full: RealRange,
+    (lo, hi): (i32, i32),
+    form: impl Fn(RealRange) -> BlockParams,
+) -> Vec<f64> {
+    (0..=40)
+        .map(|k| {
+            let q = Quantizer::new(c, &form(full.shrunk(alpha(k))), lo, hi);
+            let mut sse = 0.0f64;
+            for &x in xs {
+                let e = f64::from(q.dequantize(q.code(x).0)) - f64::from(x);
+                sse += e * e;
+            }
+            sse
+        })
+        .collect()
+}
+
 /// The clipped parameters of a block, one block at a time: the scale is formed for
 /// the code range, the MSE search's codes are clamped into the clamp range.
 fn choose(c: &Config, xs: &[f32], st: &BlockStats) -> BlockParams {
     let (qmin, qmax) = c.code_range();
-    let (lo, hi) = c.clamp_range();
-    clipped_params(c, xs.iter().copied(), st, lo, hi, |range| {
+    reference_clipping(c, xs, st, c.clamp_range(), |range| {
         block_params(c, range, qmin, qmax)
     })
 }
@@ -586,5 +673,302 @@ fn results_do_not_depend_on_the_number_of_threads() {
         let one = run(1);
         assert_eq!(one, run(2), "{name}: 1 vs 2 threads");
         assert_eq!(one, run(3), "{name}: 1 vs 3 threads");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The clipping searches against their reference, block by block
+// ---------------------------------------------------------------------------------------------
+
+/// `c`'s clipped parameters of `xs`, from the core (with `scratch`, kept from block to block
+/// by the caller) and from [`reference_clipping`].
+fn both_clippings(c: &Config, xs: &[f32], scratch: &mut Scratch) -> (BlockParams, BlockParams) {
+    let mut st = BlockStats::EMPTY;
+    st.extend(xs);
+    let (qmin, qmax) = c.code_range();
+    let form = |range| block_params(c, range, qmin, qmax);
+    let (lo, hi) = c.clamp_range();
+    let got = clipped_params_in(scratch, c, xs, &st, lo, hi, form);
+    let want = reference_clipping(c, xs, &st, (lo, hi), form);
+    (got, want)
+}
+
+/// Every field of `got` and `want`, bit for bit (`Debug` spells every f32 so that it reads
+/// back to the same bits, and tells -0.0 from 0.0).
+fn same_params(got: &BlockParams, want: &BlockParams) -> Result<(), TestCaseError> {
+    prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    prop_assert_eq!(got.range.0.to_bits(), want.range.0.to_bits());
+    prop_assert_eq!(got.range.1.to_bits(), want.range.1.to_bits());
+    Ok(())
+}
+
+/// Blocks of 1 to 300 values: drawn from [`value`]'s pool (ties, zeros of both signs,
+/// extreme magnitudes), a few distinct values repeated, one value repeated, or normal-ish
+/// values with an outlier.
+fn block() -> impl Strategy<Value = Vec<f32>> {
+    (1..=300usize, -20i32..20).prop_flat_map(|(n, exp)| {
+        let unit = 2f32.powi(exp);
+        prop_oneof![
+            3 => prop::collection::vec(value(unit), n),
+            2 => (prop::collection::vec(value(unit), 1..=4), prop::collection::vec(any::<prop::sample::Index>(), n))
+                .prop_map(|(pool, picks)| picks.iter().map(|i| *i.get(&pool)).collect()),
+            1 => value(unit).prop_map(move |x| vec![x; n]),
+            2 => (prop::collection::vec(-1.0f32..1.0, n), 0..n, 1.0f32..1e3).prop_map(move |(mut xs, at, big)| {
+                for x in &mut xs {
+                    *x = *x * x.abs() * unit;
+                }
+                xs[at] = big * unit;
+                xs
+            }),
+        ]
+    })
+}
+
+/// Percentiles near 100 (where few values lie beyond the quantile), anywhere in (0, 100],
+/// and the MSE search.
+fn clipping() -> impl Strategy<Value = Clipping> {
+    prop_oneof![
+        2 => prop::sample::select(vec![99.9, 100.0, 99.99, 99.0, 95.0, 90.0])
+            .prop_map(Clipping::Percentile),
+        2 => (50.0f64..=100.0).prop_map(Clipping::Percentile),
+        1 => (0.001f64..50.0).prop_map(Clipping::Percentile),
+        2 => Just(Clipping::Mse),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// The clipping searches choose the reference's range and parameters, bit for bit, on
+    /// every configuration; one scratch serves every block in turn.
+    #[test]
+    fn clipping_searches_are_their_reference(
+        c in config(),
+        clip in clipping(),
+        blocks in prop::collection::vec(block(), 1..4),
+    ) {
+        let c = Config { clipping: clip, ..c };
+        let mut scratch = Scratch::default();
+        for xs in &blocks {
+            let (got, want) = both_clippings(&c, xs, &mut scratch);
+            same_params(&got, &want)?;
+        }
+    }
+}
+
+/// A fixed-seed xorshift's values: normal-ish, scaled by `spread`.
+fn noise(n: usize, seed: u64, spread: f32) -> Vec<f32> {
+    let mut s = seed | 1;
+    let mut next = move || {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 24) as f32
+    };
+    (0..n)
+        .map(|_| (next() + next() + next() - 1.5) * spread)
+        .collect()
+}
+
+#[test]
+fn mse_ties_between_candidates_go_to_the_first() {
+    // Under PyTorch's degenerate rule a scale below 2^-23 is raised to 2^-23, so on a block
+    // whose scale is near that floor every candidate past some shrink factor stores the same
+    // scale and zero point: the same squared error, bit for bit, often the least. The first
+    // of the candidates with the least error must win, wherever it lies.
+    let mut ties = 0;
+    let mut ties_inside = 0;
+    let mut scratch = Scratch::default();
+    for (i, p) in PRESETS.iter().enumerate() {
+        let base = preset(p.name, PresetOptions::default()).expect("preset");
+        for bits in [3u8, 4, 8] {
+            let mut c = Config {
+                clipping: Clipping::Mse,
+                bits,
+                range: RangeKind::Full,
+                ..base
+            };
+            c.conventions.degenerate = Degenerate::Epsilon;
+            if c.validate().is_err() {
+                continue;
+            }
+            let (qmin, qmax) = c.code_range();
+            // Blocks whose min-max scale is `over` times the floor.
+            let floor = f32::EPSILON * (qmax - qmin) as f32 / 2.0;
+            for (seed, over) in [0.8f32, 1.02, 1.1, 1.3, 1.7, 2.5].into_iter().enumerate() {
+                let n = [8, 33, 300, 2000][seed % 4];
+                let mut xs = noise(n, seed as u64 * 31 + i as u64, 1.0);
+                // Repeated values and a zero.
+                for j in (0..n).step_by(5) {
+                    xs[j] = xs[j / 2];
+                }
+                xs[n / 3] = 0.0;
+                let absmax = xs.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+                for x in &mut xs {
+                    *x *= over * floor / absmax;
+                }
+                let mut st = BlockStats::EMPTY;
+                st.extend(&xs);
+                let form = |range| block_params(&c, range, qmin, qmax);
+                let sums = candidate_sse(&c, &xs, RealRange::of(&st), c.clamp_range(), form);
+                let least = sums.iter().copied().fold(f64::INFINITY, f64::min);
+                let first = sums.iter().position(|&s| s == least);
+                if sums.iter().filter(|&&s| s == least).count() > 1 {
+                    ties += 1;
+                    ties_inside += usize::from(first.is_some_and(|k| k > 0));
+                }
+                let (got, want) = both_clippings(&c, &xs, &mut scratch);
+                same_params(&got, &want).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+                if let Some(k) = first {
+                    let chosen = form(RealRange::of(&st).shrunk(alpha(k)));
+                    assert_eq!(format!("{got:?}"), format!("{chosen:?}"), "{}", p.name);
+                }
+            }
+        }
+    }
+    assert!(
+        ties >= 50 && ties_inside >= 20,
+        "{ties} ties, {ties_inside} past the first candidate"
+    );
+}
+
+#[test]
+fn clipping_on_constant_zero_and_repeated_blocks_is_the_reference() {
+    let mut scratch = Scratch::default();
+    let blocks: Vec<Vec<f32>> = vec![
+        vec![0.0; 200],
+        vec![-0.0; 7],
+        vec![0.25; 129],
+        vec![-3.5; 1],
+        [vec![0.0; 150], vec![-0.0; 150]].concat(),
+        (0..256)
+            .map(|i| if i % 64 == 0 { 1.0 } else { 0.0 })
+            .collect(),
+        (0..4096)
+            .map(|i| [0.5f32, -0.5, 0.25, 0.0][i % 4])
+            .collect(),
+        (0..4096).map(|i| (i as f32).sin() * 1e-3).collect(),
+        // Ascending, then descending: every value enters the kept set of a streamed
+        // selection.
+        (0..5000).map(|i| i as f32 * 0.01).collect(),
+        (0..5000).map(|i| -(i as f32) * 0.01).collect(),
+    ];
+    for name in [
+        "ort-int8",
+        "int4-g128",
+        "q4_0",
+        "q4_1",
+        "torch-quint8",
+        "calculator",
+    ] {
+        let base = preset(name, PresetOptions::default()).expect("preset");
+        for scheme in [Scheme::Symmetric, Scheme::Asymmetric] {
+            for clip in [
+                Clipping::Percentile(99.9),
+                Clipping::Percentile(99.0),
+                Clipping::Percentile(50.0),
+                Clipping::Percentile(0.5),
+                Clipping::Mse,
+            ] {
+                let c = Config {
+                    scheme,
+                    clipping: clip,
+                    ..base
+                };
+                if c.validate().is_err() {
+                    continue;
+                }
+                for xs in &blocks {
+                    let (got, want) = both_clippings(&c, xs, &mut scratch);
+                    same_params(&got, &want).unwrap_or_else(|e| {
+                        panic!("{name} {scheme:?} {clip:?} n={}: {e}", xs.len())
+                    });
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn mse_search_on_long_blocks_is_the_reference() {
+    // Long blocks of noise: the candidates near the least error differ by a few percent, so
+    // the first values rank them differently from the whole block; and blocks whose first
+    // values are quiet and whose later values carry outliers, so that the first values
+    // point at the wrong end of the candidates.
+    let mut scratch = Scratch::default();
+    for name in [
+        "ort-int8",
+        "ort-int4",
+        "int4-g128",
+        "q4_1",
+        "torch-quint8",
+        "q4_0",
+    ] {
+        let base = preset(name, PresetOptions::default()).expect("preset");
+        for scheme in [Scheme::Symmetric, Scheme::Asymmetric] {
+            let c = Config {
+                scheme,
+                clipping: Clipping::Mse,
+                ..base
+            };
+            if c.validate().is_err() {
+                continue;
+            }
+            for seed in 0..10u64 {
+                let n = [4096, 1500, 777][seed as usize % 3];
+                let mut xs = noise(n, seed * 7 + 3, 0.5);
+                if seed % 2 == 1 {
+                    for (i, x) in xs.iter_mut().enumerate() {
+                        if i < n / 8 {
+                            *x *= 0.01;
+                        } else if i % 97 == 0 {
+                            *x *= 6.0;
+                        }
+                    }
+                }
+                let (got, want) = both_clippings(&c, &xs, &mut scratch);
+                same_params(&got, &want)
+                    .unwrap_or_else(|e| panic!("{name} {scheme:?} seed {seed}: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn clipped_analyses_of_long_rows_are_the_reference() {
+    // Rows longer than a step of the MSE search, at every rung of the ladder: the searches
+    // as the analysis runs them (candidates formed eight at a time) against the reference.
+    let m = big(10, 1030, 5);
+    for name in [
+        "ort-int8",
+        "int4-g128",
+        "q4_1",
+        "torch-quint8",
+        "q4_0",
+        "calculator",
+    ] {
+        let base = preset(name, PresetOptions::default()).expect("preset");
+        for clipping in [Clipping::Mse, Clipping::Percentile(99.9)] {
+            let c = Config { clipping, ..base };
+            check(&m, &c).unwrap_or_else(|e| panic!("{name} {clipping:?}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn mse_search_of_a_tensor_sized_block_is_the_reference() {
+    // Over a million values: the search's groups of candidates go to the thread pool.
+    let mut scratch = Scratch::default();
+    let mut xs = noise(1_100_000, 99, 0.5);
+    for x in xs.iter_mut().step_by(1009) {
+        *x *= 5.0;
+    }
+    for name in ["ort-int8", "int4-g128"] {
+        let c = Config {
+            clipping: Clipping::Mse,
+            ..preset(name, PresetOptions::default()).expect("preset")
+        };
+        let (got, want) = both_clippings(&c, &xs, &mut scratch);
+        same_params(&got, &want).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }

@@ -3,18 +3,218 @@
 //! Clipping chooses the real range the parameters are formed from; the MSE search quantizes
 //! the block under each candidate, so this sits above both [`crate::core::params`] and
 //! [`crate::core::kernel`].
+//!
+//! Percentile clipping needs two neighbouring order statistics of the block, not a sorted
+//! copy: when few values lie beyond them (99.9 % of a row leaves a handful), one streamed
+//! pass keeps the largest (or smallest) few, skipping chunks of values that cannot be among
+//! them; otherwise `select_nth_unstable` finds the lower one and the upper one is the least
+//! of the partition above it. Values are compared in [`f32::total_cmp`]'s order (as `i32`
+//! keys), which is the order the full sort used, so every order statistic is the same value
+//! bit for bit.
+
+use rayon::prelude::*;
 
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
-use crate::core::params::{BlockParams, BlockStats, ParamCalc, RealRange};
+use crate::core::kernel::segment::{Consts, Kind, LANES, Prepared, candidate_sums, consts8};
+use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange};
 
-/// Linear-interpolated quantile (numpy's default) of sorted values.
-fn quantile(sorted: &[f32], q: f64) -> f32 {
-    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+/// Buffers of the clipping searches, kept from block to block (one per worker).
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// The block's values as order keys (for selection).
+    keys: Vec<i32>,
+    /// The largest keys seen so far in a streamed selection.
+    top: Vec<i32>,
+    /// The MSE candidates still in the running.
+    active: Vec<usize>,
+}
+
+/// `x`'s place in [`f32::total_cmp`]'s order, as an `i32` in the same order.
+#[inline]
+fn key(x: f32) -> i32 {
+    let b = x.to_bits() as i32;
+    b ^ ((((b >> 31) as u32) >> 1) as i32)
+}
+
+/// The value whose [`key`] is `k`.
+#[inline]
+fn from_key(k: i32) -> f32 {
+    f32::from_bits((k ^ ((((k >> 31) as u32) >> 1) as i32)) as u32)
+}
+
+/// Where numpy's linear-interpolated quantile `q` of `n` sorted values lies: the ranks `i`
+/// and `j` it interpolates between, and the fraction of the way from the one to the other.
+fn quantile_ranks(n: usize, q: f64) -> (usize, usize, f64) {
+    let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
     let i = pos.floor() as usize;
-    let j = (i + 1).min(sorted.len() - 1);
-    let frac = pos - i as f64;
-    (f64::from(sorted[i]) + (f64::from(sorted[j]) - f64::from(sorted[i])) * frac) as f32
+    let j = (i + 1).min(n - 1);
+    (i, j, pos - i as f64)
+}
+
+/// The quantile between order statistics `a` (rank `i`) and `b` (rank `j`).
+fn interpolate(a: f32, b: f32, frac: f64) -> f32 {
+    (f64::from(a) + (f64::from(b) - f64::from(a)) * frac) as f32
+}
+
+/// Linear-interpolated quantile (numpy's default) of `xs` (their magnitudes when `ABS`), the
+/// values a full sort would put at its two ranks.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
+fn quantile<const ABS: bool>(xs: &[f32], q: f64, scratch: &mut Scratch) -> f32 {
+    let (i, j, frac) = quantile_ranks(xs.len(), q);
+    let (a, b) = order_pair::<ABS>(xs, i, scratch);
+    debug_assert!(j == i || j == i + 1);
+    interpolate(a, b, frac)
+}
+
+/// At most this many values beyond an order statistic are kept in a streamed selection.
+const STREAM_MAX: usize = 1 << 16;
+
+/// The order statistics of ranks `i` and `min(i + 1, n - 1)` of `xs` (magnitudes when `ABS`)
+/// in [`f32::total_cmp`]'s order.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
+fn order_pair<const ABS: bool>(xs: &[f32], i: usize, scratch: &mut Scratch) -> (f32, f32) {
+    let n = xs.len();
+    // Ranks i and i + 1 are the `above`-th and `above − 1`-th largest...
+    let above = n - i;
+    if above <= 2 {
+        // 99.9 % of up to 1001 values: the largest two.
+        let (a, b) = largest_two::<ABS, false>(xs);
+        let a = from_key(a);
+        return if above == 1 { (a, a) } else { (from_key(b), a) };
+    }
+    if i == 0 {
+        // The smallest two (n > 2 here).
+        let (a, b) = largest_two::<ABS, true>(xs);
+        return (from_key(!a), from_key(!b));
+    }
+    order_pair_selected::<ABS>(xs, i, scratch)
+}
+
+/// [`order_pair`] when more than two values lie on either side: a streamed selection, or
+/// `select_nth_unstable`.
+#[inline(never)]
+fn order_pair_selected<const ABS: bool>(xs: &[f32], i: usize, scratch: &mut Scratch) -> (f32, f32) {
+    let n = xs.len();
+    let above = n - i;
+    if above <= STREAM_MAX && above * 8 <= n {
+        let (a, b) = largest_pair::<ABS, false>(xs, above, &mut scratch.top);
+        return (from_key(a), from_key(b));
+    }
+    // ... and the `i + 1`-th and `i + 2`-th smallest: the largest of the negated keys.
+    let below = i + 2;
+    if below <= n && below <= STREAM_MAX && below * 8 <= n {
+        let (a, b) = largest_pair::<ABS, true>(xs, below, &mut scratch.top);
+        return (from_key(!b), from_key(!a));
+    }
+    let keys = &mut scratch.keys;
+    keys.clear();
+    keys.extend(xs.iter().map(|&x| key(if ABS { x.abs() } else { x })));
+    let (_, &mut a, upper) = keys.select_nth_unstable(i);
+    let b = upper.iter().copied().min().unwrap_or(a);
+    (from_key(a), from_key(b))
+}
+
+/// The largest and second largest keys of `xs` (the second is `i32::MIN` for fewer than two
+/// values), keys negated when `NEG`: the largest two of each of eight lanes, then of those.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
+fn largest_two<const ABS: bool, const NEG: bool>(xs: &[f32]) -> (i32, i32) {
+    const W: usize = 8;
+    #[inline(always)]
+    fn push(v: i32, a: &mut i32, b: &mut i32) {
+        let lower = (*a).min(v);
+        *a = (*a).max(v);
+        *b = (*b).max(lower);
+    }
+    let of = |x: f32| {
+        let c = key(if ABS { x.abs() } else { x });
+        if NEG { !c } else { c }
+    };
+    let (mut a, mut b) = (i32::MIN, i32::MIN);
+    if xs.len() < 4 * W {
+        for &x in xs {
+            push(of(x), &mut a, &mut b);
+        }
+        return (a, b);
+    }
+    let (mut first, mut second) = ([i32::MIN; W], [i32::MIN; W]);
+    let (chunks, tail) = xs.as_chunks::<W>();
+    for c in chunks {
+        for j in 0..W {
+            push(of(c[j]), &mut first[j], &mut second[j]);
+        }
+    }
+    // The largest two of the lanes' largest, then the lanes' second largest (each below
+    // its lane's largest) and the tail.
+    for v in first {
+        push(v, &mut a, &mut b);
+    }
+    b = second.iter().fold(b, |m, &v| m.max(v));
+    for &x in tail {
+        push(of(x), &mut a, &mut b);
+    }
+    (a, b)
+}
+
+/// Values per chunk of a streamed selection: a chunk whose largest key cannot enter the
+/// kept set is skipped after one vectorised maximum.
+const CHUNK: usize = 16;
+
+/// The `k`-th and `k − 1`-th largest keys of `xs` (the `k`-th twice when `k` is 1), keys
+/// negated when `NEG`, in one pass over `xs` that keeps the largest `k` seen so far
+/// (`1 <= k <= xs.len()`).
+fn largest_pair<const ABS: bool, const NEG: bool>(
+    xs: &[f32],
+    k: usize,
+    top: &mut Vec<i32>,
+) -> (i32, i32) {
+    #[inline]
+    fn of<const ABS: bool, const NEG: bool>(x: f32) -> i32 {
+        let c = key(if ABS { x.abs() } else { x });
+        if NEG { !c } else { c }
+    }
+    let cap = (4 * k).max(64);
+    top.clear();
+    let (head, rest) = xs.split_at(k);
+    top.extend(head.iter().map(|&x| of::<ABS, NEG>(x)));
+    // The k-th largest key seen: a key not above it cannot be among the k largest.
+    let mut floor = top.iter().copied().min().unwrap_or(i32::MIN);
+    let add = |v: i32, top: &mut Vec<i32>, floor: &mut i32| {
+        if v > *floor {
+            top.push(v);
+            if top.len() == cap {
+                *floor = keep_largest(top, k);
+            }
+        }
+    };
+    let (chunks, tail) = rest.as_chunks::<CHUNK>();
+    for c in chunks {
+        let keys: [i32; CHUNK] = std::array::from_fn(|j| of::<ABS, NEG>(c[j]));
+        let most = keys.iter().fold(i32::MIN, |m, &v| m.max(v));
+        if most > floor {
+            for &v in &keys {
+                add(v, top, &mut floor);
+            }
+        }
+    }
+    for &x in tail {
+        add(of::<ABS, NEG>(x), top, &mut floor);
+    }
+    let len = top.len();
+    let (_, &mut a, upper) = top.select_nth_unstable(len - k);
+    (a, upper.iter().copied().min().unwrap_or(a))
+}
+
+/// Keeps the `k` largest of `top` (at its front) and returns the least of them.
+fn keep_largest(top: &mut Vec<i32>, k: usize) -> i32 {
+    let len = top.len();
+    top.select_nth_unstable(len - k);
+    top.copy_within(len - k.., 0);
+    top.truncate(k);
+    top[0]
 }
 
 /// The parameters of a block whose values are `values` (in row-major order) and whose
@@ -22,14 +222,10 @@ fn quantile(sorted: &[f32], q: f64) -> f32 {
 /// parameters ([`block_params`](crate::core::params::block_params) for `config`, or a prepared
 /// [`ParamCalc`]).
 ///
-/// Min-max uses the statistics' range; percentile clipping sorts the values (magnitudes when
-/// symmetric) and takes numpy's linear-interpolated quantile; MSE clipping tries the range
-/// shrunk by 1, 0.98, … 0.2 and keeps the first with the least squared error.
-#[expect(
-    clippy::inline_always,
-    reason = "inlined into the kernel's per-block preparation, once per block of every rung"
-)]
-#[inline(always)]
+/// Min-max uses the statistics' range; percentile clipping takes numpy's linear-interpolated
+/// quantile of the values (magnitudes when symmetric), the same values a full sort gives; MSE
+/// clipping tries the range shrunk by 1, 0.98, … 0.2 and keeps the first with the least
+/// squared error. [`clipped_params_in`] is the same with buffers kept from call to call.
 pub fn clipped_params<I, F>(
     config: &Config,
     values: I,
@@ -39,74 +235,371 @@ pub fn clipped_params<I, F>(
     form: F,
 ) -> BlockParams
 where
-    I: Iterator<Item = f32> + Clone,
+    I: Iterator<Item = f32>,
+    F: Fn(RealRange) -> BlockParams,
+{
+    let xs: Vec<f32> = if config.clipping == Clipping::None {
+        Vec::new()
+    } else {
+        values.collect()
+    };
+    let mut scratch = Scratch::default();
+    clipped_params_in(&mut scratch, config, &xs, stats, qmin, qmax, form)
+}
+
+/// [`clipped_params`] of the block whose values are `xs`, with the buffers of `scratch`.
+#[expect(
+    clippy::inline_always,
+    reason = "inlined into the kernel's per-block preparation, once per block of every rung"
+)]
+#[inline(always)]
+pub fn clipped_params_in<F>(
+    scratch: &mut Scratch,
+    config: &Config,
+    xs: &[f32],
+    stats: &BlockStats,
+    qmin: i32,
+    qmax: i32,
+    form: F,
+) -> BlockParams
+where
     F: Fn(RealRange) -> BlockParams,
 {
     let full = RealRange::of(stats);
     match config.clipping {
         Clipping::None => form(full),
-        Clipping::Percentile(p) => {
-            let range = if config.scheme == Scheme::Symmetric {
-                let mut buf: Vec<f32> = values.map(f32::abs).collect();
-                buf.sort_unstable_by(f32::total_cmp);
-                let t = quantile(&buf, p / 100.0);
-                RealRange {
-                    lo: -t,
-                    hi: t,
-                    extreme: if full.extreme < 0.0 { -t } else { t },
-                }
-            } else {
-                let mut buf: Vec<f32> = values.collect();
-                buf.sort_unstable_by(f32::total_cmp);
-                let lo = quantile(&buf, (100.0 - p) / 200.0);
-                let hi = quantile(&buf, (100.0 + p) / 200.0);
-                RealRange {
-                    lo,
-                    hi,
-                    extreme: if full.extreme < 0.0 { lo } else { hi },
-                }
-            };
-            form(range)
-        }
+        Clipping::Percentile(p) => form(percentile_range(scratch, config, xs, full, p)),
         Clipping::Mse => {
-            let mut best = form(full);
-            let mut best_sse = f64::INFINITY;
-            for k in 0..=40u8 {
-                let alpha = 1.0 - f32::from(k) * 0.02;
-                let params = form(full.shrunk(alpha));
-                let q = Quantizer::new(config, &params, qmin, qmax);
-                let sse: f64 = values
-                    .clone()
-                    .map(|x| {
-                        let e = f64::from(q.dequantize(q.code(x).0)) - f64::from(x);
-                        e * e
-                    })
-                    .sum();
-                if sse < best_sse {
-                    best_sse = sse;
-                    best = params;
-                }
-            }
-            best
+            let candidates: [BlockParams; CANDIDATES] =
+                std::array::from_fn(|k| form(full.shrunk(shrink(k))));
+            candidates[mse_choice(scratch, config, xs, stats, &candidates, (qmin, qmax))]
         }
     }
 }
 
-/// [`clipped_params`] with the prepared formulas of `calc`.
-#[expect(clippy::inline_always, reason = "see clipped_params")]
+/// The range the block whose values are `xs` and whose min-max range is `full` is formed
+/// from, for a configuration clipped by percentile (`full` itself otherwise).
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
 #[inline(always)]
-pub(crate) fn params<I>(
+pub(crate) fn percentile_clipped(
+    scratch: &mut Scratch,
+    config: &Config,
+    xs: &[f32],
+    full: RealRange,
+) -> RealRange {
+    match config.clipping {
+        Clipping::Percentile(p) => percentile_range(scratch, config, xs, full, p),
+        _ => full,
+    }
+}
+
+/// The range percentile `p` clips `xs` to: `±` the quantile of the magnitudes when
+/// symmetric, the `(100 ∓ p) / 2` quantiles otherwise; the extreme is the end on the side
+/// of the block's own extreme.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
+fn percentile_range(
+    scratch: &mut Scratch,
+    config: &Config,
+    xs: &[f32],
+    full: RealRange,
+    p: f64,
+) -> RealRange {
+    if config.scheme == Scheme::Symmetric {
+        let t = quantile::<true>(xs, p / 100.0, scratch);
+        RealRange {
+            lo: -t,
+            hi: t,
+            extreme: if full.extreme < 0.0 { -t } else { t },
+        }
+    } else {
+        let lo = quantile::<false>(xs, (100.0 - p) / 200.0, scratch);
+        let hi = quantile::<false>(xs, (100.0 + p) / 200.0, scratch);
+        RealRange {
+            lo,
+            hi,
+            extreme: if full.extreme < 0.0 { lo } else { hi },
+        }
+    }
+}
+
+/// [`clipped_params_in`] with the prepared formulas of `calc`; the MSE search forms its
+/// candidates' parameters eight at a time.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
+pub(crate) fn params(
+    scratch: &mut Scratch,
     calc: &ParamCalc,
     config: &Config,
-    values: I,
+    xs: &[f32],
     stats: &BlockStats,
     qmin: i32,
     qmax: i32,
-) -> BlockParams
-where
-    I: Iterator<Item = f32> + Clone,
-{
-    clipped_params(config, values, stats, qmin, qmax, |range| {
+) -> BlockParams {
+    if config.clipping == Clipping::Mse {
+        let kind = Kind::of(config);
+        let mut consts = [Consts::default(); CANDIDATES];
+        if lane_candidates(calc, kind, stats, (qmin, qmax), &mut consts) {
+            let k = fast_choice(scratch, kind, &consts, xs);
+            return calc.params(RealRange::of(stats).shrunk(shrink(k)));
+        }
+    }
+    clipped_params_in(scratch, config, xs, stats, qmin, qmax, |range| {
         calc.params(range)
     })
+}
+
+/// The MSE search's candidates: the range shrunk by 1, 0.98, … 0.2.
+const CANDIDATES: usize = 41;
+
+/// Candidate `k`'s shrink factor, `1 − 0.02·k` in f32.
+fn shrink(k: usize) -> f32 {
+    1.0 - f32::from(k as u8) * 0.02
+}
+
+/// Every candidate, in order.
+const ALL: [usize; CANDIDATES] = {
+    let mut all = [0; CANDIDATES];
+    let mut k = 0;
+    while k < CANDIDATES {
+        all[k] = k;
+        k += 1;
+    }
+    all
+};
+
+/// Blocks of at most this many values have every candidate quantized over every value.
+const SMALL_BLOCK: usize = 64;
+
+/// Values per step of the candidates that are still in the running, at most; a
+/// sixteenth of the block, at least 32.
+const STEP: usize = 256;
+
+/// Values from which the groups of candidates of one call go to the thread pool.
+const PARALLEL: usize = 1 << 16;
+
+/// Candidates quantized over the whole block first, to bound the others: one group of
+/// lanes.
+const PROBES: usize = LANES;
+
+/// The MSE search: the index of the first of `candidates` (the block's parameters at each
+/// shrink factor) whose squared error over `xs` is least, as the reference finds it by
+/// quantizing the block under each candidate in turn and summing the squared errors value
+/// by value in `f64` (candidate 0 when no sum is below infinity).
+///
+/// Each candidate's sum is formed in exactly that order and precision, eight candidates at
+/// a time, one value after another. On a block of more than [`SMALL_BLOCK`] values, every
+/// candidate first goes over a sixteenth of the values (at least 32); the [`PROBES`] with the least partial sums then finish, and the
+/// others go on step by step, dropped as soon as their partial sum shows they cannot be
+/// chosen (sums of squares never decrease, so a candidate above a finished one, or level
+/// with an earlier finished one, is never the first least). Blocks with a candidate the
+/// specialised loop does not take go candidate by candidate through [`Quantizer`].
+fn mse_choice(
+    scratch: &mut Scratch,
+    config: &Config,
+    xs: &[f32],
+    stats: &BlockStats,
+    candidates: &[BlockParams; CANDIDATES],
+    (qmin, qmax): (i32, i32),
+) -> usize {
+    let prepared: [Prepared; CANDIDATES] =
+        std::array::from_fn(|k| Prepared::new(config, &candidates[k], qmin, qmax, stats));
+    if !prepared.iter().all(Prepared::is_fast) {
+        let sums: [f64; CANDIDATES] = std::array::from_fn(|k| {
+            let q = Quantizer::new(config, &candidates[k], qmin, qmax);
+            xs.iter()
+                .map(|&x| {
+                    let e = f64::from(q.dequantize(q.code(x).0)) - f64::from(x);
+                    e * e
+                })
+                .sum()
+        });
+        return first_least(&sums, 0..CANDIDATES);
+    }
+    let consts: [Consts; CANDIDATES] = std::array::from_fn(|k| prepared[k].consts());
+    fast_choice(scratch, Kind::of(config), &consts, xs)
+}
+
+/// [`mse_choice`] for candidates that are all prepared for the specialised loop, whose
+/// constants are `consts`.
+#[inline(never)]
+fn fast_choice(
+    scratch: &mut Scratch,
+    kind: Kind,
+    consts: &[Consts; CANDIDATES],
+    xs: &[f32],
+) -> usize {
+    crate::core::pass::vectorised(
+        #[inline(always)]
+        || search(kind, consts, xs, &mut scratch.active),
+    )
+}
+
+/// The constants of every candidate of the block whose statistics are `stats` into `out`,
+/// their parameters formed eight at a time by `calc` (the same values as
+/// [`ParamCalc::params`] gives); whether every one is for the specialised loop.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
+fn lane_candidates(
+    calc: &ParamCalc,
+    kind: Kind,
+    stats: &BlockStats,
+    (qmin, qmax): (i32, i32),
+    out: &mut [Consts; CANDIDATES],
+) -> bool {
+    if stats.count == 0 {
+        return false;
+    }
+    let full = RealRange::of(stats);
+    let (min, max) = ([stats.min; PARAM_LANES], [stats.max; PARAM_LANES]);
+    let mut fast = true;
+    // A loop rather than an array built by a closure, which the compiler may outline (and
+    // compile without the vectorised context's instructions).
+    for g in 0..CANDIDATES.div_ceil(PARAM_LANES) {
+        // Lanes past the last candidate repeat it.
+        let a: [f32; PARAM_LANES] =
+            std::array::from_fn(|j| shrink((g * PARAM_LANES + j).min(CANDIDATES - 1)));
+        let lo = std::array::from_fn(|j| full.lo * a[j]);
+        let hi = std::array::from_fn(|j| full.hi * a[j]);
+        let ex = std::array::from_fn(|j| full.extreme * a[j]);
+        let p8 = calc.lanes_with::<PARAM_LANES, false>(&lo, &hi, &ex);
+        let (k8, f8) = consts8(kind, &p8, &min, &max, qmin, qmax);
+        fast &= f8.iter().all(|&f| f);
+        for (slot, k) in out.iter_mut().skip(g * PARAM_LANES).zip(k8) {
+            *slot = k;
+        }
+    }
+    fast
+}
+
+/// [`fast_choice`]'s search, inlined into its vectorised body.
+#[expect(
+    clippy::inline_always,
+    reason = "inlined into the vectorised closure of mse_choice, with the candidates' loop"
+)]
+#[inline(always)]
+fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Vec<usize>) -> usize {
+    let mut sums = [0.0f64; CANDIDATES];
+    if xs.len() <= SMALL_BLOCK {
+        add_sums(kind, consts, &ALL, xs, &mut sums);
+        return first_least(&sums, 0..CANDIDATES);
+    }
+    let part = (xs.len() / 16).max(32);
+    let (head, rest) = xs.split_at(part);
+    add_sums(kind, consts, &ALL, head, &mut sums);
+    // The probes: the least partial sums (the earlier of equal ones).
+    let mut order = ALL;
+    order.sort_by(|&a, &b| sums[a].total_cmp(&sums[b]).then(a.cmp(&b)));
+    let probes = &order[..PROBES];
+    add_sums(kind, consts, probes, rest, &mut sums);
+    let mut finished = [false; CANDIDATES];
+    for &k in probes {
+        finished[k] = true;
+    }
+    // The earliest of the least finished sums (none below infinity: no bound).
+    let (best, best_sse) = probes
+        .iter()
+        .map(|&k| (k, sums[k]))
+        .filter(|&(_, s)| s < f64::INFINITY)
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+        .unwrap_or((usize::MAX, f64::INFINITY));
+    let may_win = |k: usize, s: f64| s < best_sse || (s == best_sse && k < best);
+    active.clear();
+    active.extend(
+        order[PROBES..]
+            .iter()
+            .copied()
+            .filter(|&k| may_win(k, sums[k])),
+    );
+    // Steps of a sixteenth of the block (at least 32 values, at most STEP); a block large
+    // enough for the pool steps by PARALLEL.
+    let step = if rest.len() >= 16 * PARALLEL {
+        PARALLEL
+    } else {
+        part.min(STEP)
+    };
+    for step in rest.chunks(step) {
+        if active.is_empty() {
+            break;
+        }
+        add_sums(kind, consts, active, step, &mut sums);
+        active.retain(|&k| may_win(k, sums[k]));
+    }
+    for &k in active.iter() {
+        finished[k] = true;
+    }
+    first_least(&sums, (0..CANDIDATES).filter(|&k| finished[k]))
+}
+
+/// The sums of group `group` of candidates (at most [`LANES`]) after `xs`, from their
+/// `sums`; unused lanes repeat the first candidate (their sums are dropped). Inlined
+/// wherever it is called, so that it is compiled for its caller's vectorised context (an
+/// outlined copy would get the baseline instructions, and call libm to round).
+#[expect(clippy::inline_always, reason = "see the documentation")]
+#[inline(always)]
+fn group_sums(
+    kind: Kind,
+    consts: &[Consts; CANDIDATES],
+    group: &[usize],
+    xs: &[f32],
+    sums: &[f64; CANDIDATES],
+) -> [f64; LANES] {
+    let last = group.len() - 1;
+    let k: [Consts; LANES] = std::array::from_fn(|j| consts[group[j.min(last)]]);
+    let mut lanes: [f64; LANES] = std::array::from_fn(|j| sums[group[j.min(last)]]);
+    candidate_sums(kind, &k, xs, &mut lanes);
+    lanes
+}
+
+/// Adds the squared errors of `xs` under the candidates `which` to their `sums`, eight
+/// candidates at a time.
+#[expect(clippy::inline_always, reason = "see search")]
+#[inline(always)]
+fn add_sums(
+    kind: Kind,
+    consts: &[Consts; CANDIDATES],
+    which: &[usize],
+    xs: &[f32],
+    sums: &mut [f64; CANDIDATES],
+) {
+    if which.len() > LANES && xs.len() >= PARALLEL {
+        // A block as large as a whole tensor: its groups on the pool, each sum as before.
+        let start = *sums;
+        let groups: Vec<[f64; LANES]> = which
+            .par_chunks(LANES)
+            .map(|group| {
+                crate::core::pass::vectorised(
+                    #[inline(always)]
+                    || group_sums(kind, consts, group, xs, &start),
+                )
+            })
+            .collect();
+        for (group, lanes) in which.chunks(LANES).zip(groups) {
+            for (&c, &s) in group.iter().zip(&lanes) {
+                sums[c] = s;
+            }
+        }
+    } else {
+        for group in which.chunks(LANES) {
+            let lanes = group_sums(kind, consts, group, xs, sums);
+            for (&c, &s) in group.iter().zip(&lanes) {
+                sums[c] = s;
+            }
+        }
+    }
+}
+
+/// The first of `which` (in increasing order) whose sum is least, as the search keeps
+/// it: a sum replaces the best only when strictly below it, starting from infinity;
+/// candidate 0 when none is below infinity.
+fn first_least(sums: &[f64; CANDIDATES], which: impl Iterator<Item = usize>) -> usize {
+    let mut best = 0;
+    let mut best_sse = f64::INFINITY;
+    for k in which {
+        if sums[k] < best_sse {
+            best_sse = sums[k];
+            best = k;
+        }
+    }
+    best
 }

@@ -24,7 +24,7 @@ use ndarray::ArrayView2;
 use rayon::prelude::*;
 
 use crate::core::clip;
-use crate::core::config::Config;
+use crate::core::config::{Clipping, Config};
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
     BlockSource, Code, Kind, LANES, Lanes, Prepared, run_row, scalar_value,
@@ -115,10 +115,21 @@ pub(crate) fn plan(
         }
         Layout::Tensor => {
             let st = tensor_stats(ctx, row_stats);
+            let owned: Vec<f32>;
+            let values = match (ctx.config.clipping, ctx.view.as_slice()) {
+                (Clipping::None, _) => &[][..],
+                (_, Some(s)) => s,
+                (_, None) => {
+                    owned = ctx.view.iter().copied().collect();
+                    &owned
+                }
+            };
+            let mut scratch = clip::Scratch::default();
             let p = clip::params(
+                &mut scratch,
                 &ctx.calc,
                 ctx.config,
-                ctx.view.iter().copied(),
+                values,
                 &st,
                 ctx.qmin,
                 ctx.qmax,
@@ -127,20 +138,22 @@ pub(crate) fn plan(
         }
         Layout::Columns => {
             let stats = column_stats(&ctx.view);
+            let clipping = ctx.config.clipping != Clipping::None;
             let params: Vec<BlockParams> = stats
                 .par_iter()
                 .enumerate()
-                .map(|(c, st)| {
-                    let column = ctx.view.column(c);
-                    clip::params(
-                        &ctx.calc,
-                        ctx.config,
-                        column.iter().copied(),
-                        st,
-                        ctx.qmin,
-                        ctx.qmax,
-                    )
-                })
+                .map_init(
+                    || (clip::Scratch::default(), Vec::new()),
+                    |(scratch, column), (c, st)| {
+                        column.clear();
+                        if clipping {
+                            column.extend(ctx.view.column(c).iter().copied());
+                        }
+                        clip::params(
+                            scratch, &ctx.calc, ctx.config, column, st, ctx.qmin, ctx.qmax,
+                        )
+                    },
+                )
                 .collect();
             (stats, params)
         }
@@ -279,6 +292,8 @@ pub(super) struct Scratch {
     /// The row's chunks ([`LANES`] values wide in the ladder, one group wide in the active
     /// pass).
     pub chunks: ChunkStats,
+    /// The clipping searches' buffers.
+    pub clip: clip::Scratch,
 }
 
 /// The blocks of one row under a row-wise plan, prepared one at a time as the kernel
@@ -291,6 +306,7 @@ struct RowSource<'a, 'c, const COUNTS: bool> {
     r: usize,
     stats_of_row: &'a BlockStats,
     chunks: &'a ChunkStats,
+    clip: &'a mut clip::Scratch,
     blocks: &'a mut [Record],
     /// The parameters and statistics of the block being run (kept for its record).
     current: Option<(BlockParams, BlockStats)>,
@@ -315,12 +331,7 @@ impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
             block_stats(xs)
         };
         let p = clip::params(
-            &ctx.calc,
-            ctx.config,
-            xs.iter().copied(),
-            &st,
-            ctx.qmin,
-            ctx.qmax,
+            self.clip, &ctx.calc, ctx.config, xs, &st, ctx.qmin, ctx.qmax,
         );
         if let Some(problem) = p.problem {
             return Err((self.r * self.per_row + i, problem));
@@ -374,6 +385,7 @@ pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
                 r,
                 stats_of_row,
                 chunks: &scratch.chunks,
+                clip: &mut scratch.clip,
                 blocks,
                 current: None,
                 flat: Flat::default(),
@@ -458,7 +470,7 @@ pub(super) fn rows_per_task(rows: usize, cols: usize) -> usize {
 /// Rust never fuses a multiplication and an addition on its own, and every operation is
 /// IEEE-exact whatever the vector width.
 #[inline(always)]
-pub(super) fn vectorised<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn vectorised<R>(f: impl FnOnce() -> R) -> R {
     pulp::Arch::new().dispatch(f)
 }
 

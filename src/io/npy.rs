@@ -376,6 +376,42 @@ mod tests {
             b"not numpy at all".to_vec(),
             Vec::new(),
         ];
+        // Longer than one read straight into the values (2^20 of them): every finite f16
+        // (subnormals included) in both byte orders, f32 and f64 big-endian.
+        let halves: Vec<u16> = (0..1_100_000u32)
+            .map(|i| (i % 0x7c00) as u16 | (((i / 0x7c00) as u16 & 1) << 15))
+            .collect();
+        let singles: Vec<f32> = (0..1_100_000u32)
+            .map(|i| (i as f32 - 5e5) * 1.25e-3)
+            .collect();
+        let doubles: Vec<f64> = (0..9_000u32).map(|i| f64::from(i) / 7.0 - 600.0).collect();
+        cases.extend([
+            npy(
+                1,
+                &header("<f2", false, "(1100, 1000)"),
+                &bytes_of(&halves, u16::to_le_bytes),
+            ),
+            npy(
+                1,
+                &header(">f2", false, "(1100, 1000)"),
+                &bytes_of(&halves, u16::to_be_bytes),
+            ),
+            npy(
+                1,
+                &header(">f4", false, "(1000, 1100)"),
+                &bytes_of(&singles, f32::to_be_bytes),
+            ),
+            npy(
+                1,
+                &header("<f4", false, "(1100000,)"),
+                &bytes_of(&singles, f32::to_le_bytes),
+            ),
+            npy(
+                1,
+                &header(">f8", false, "(9000,)"),
+                &bytes_of(&doubles, f64::to_be_bytes),
+            ),
+        ]);
         let mut nan = six.clone();
         nan[8..12].copy_from_slice(&f32::NAN.to_le_bytes());
         cases.push(npy(1, &header("<f4", false, "(2, 3)"), &nan));

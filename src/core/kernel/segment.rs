@@ -137,7 +137,7 @@ impl Lanes {
 }
 
 /// The constants of one block in the specialised loop, all f32.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(crate) struct Consts {
     code_scale: f32,
     recip: f32,
@@ -524,6 +524,16 @@ pub(crate) fn run_prepared<T: Code>(
             (blocks, size, xs, codes, lanes, ahead)
         );
     }
+}
+
+/// The squared errors of `xs` under [`LANES`] candidate blocks (lane `j` for the block whose
+/// constants are `k[j]`), each added to `sums[j]` one value after another in `f64`, in the
+/// order of `xs`: for each lane, the sum the reference forms value by value with
+/// [`Quantizer`]. Every candidate must be prepared for the specialised loop
+/// ([`Prepared::is_fast`]) under `kind`, for a block holding every value of `xs`.
+#[inline(always)]
+pub(crate) fn candidate_sums(kind: Kind, k: &[Consts; LANES], xs: &[f32], sums: &mut [f64; LANES]) {
+    dispatch!(kind, candidate_sums, [], (k, xs, sums));
 }
 
 /// One value through [`Quantizer`] (blocks the specialised loop does not take, and columns

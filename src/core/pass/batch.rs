@@ -8,9 +8,10 @@
 )]
 
 use super::{Ctx, Failure, Flat, Plan, RowQuant, RowSource, Scratch, needs_chunks, vectorised};
+use crate::core::clip;
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{BlockSource, Code, Consts, Kind, Lanes, consts8, run_prepared};
-use crate::core::params::{BlockStats, PARAM_LANES};
+use crate::core::params::{BlockStats, PARAM_LANES, RealRange};
 use crate::core::report::{Record, record, set_clipped};
 
 /// The buffers of [`batch`], reused from row to row.
@@ -42,7 +43,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     stats_of_row: &BlockStats,
     codes: &mut [T],
     blocks: &mut [Record],
-    scratch: &Scratch,
+    scratch: &mut Scratch,
     bufs: &mut Buffers,
 ) -> Option<Result<RowQuant, Failure>> {
     let Plan::RowWise { per_row, size, .. } = plan else {
@@ -59,6 +60,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
             r,
             stats_of_row,
             chunks: &scratch.chunks,
+            clip: &mut scratch.clip,
             blocks: &mut [],
             current: None,
             flat: Flat::default(),
@@ -94,7 +96,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     }))
 }
 
-/// Every block of the row in `prep` ([`RowPrep::eights`], or [`RowPrep::each`] under
+/// Every block of the row in `prep` ([`RowPrep::eights`], or [`RowPrep::each`] under MSE
 /// clipping), compiled on its own rather than inlined into the row loop's body: one call per
 /// row, and the loop's registers are not shared with the per-block arithmetic.
 #[inline(never)]
@@ -108,10 +110,10 @@ fn prepare<const COUNTS: bool>(
     vectorised(
         #[inline(always)]
         || {
-            if clipping == Clipping::None {
-                prep.eights(kind, consts, blocks)
-            } else {
+            if clipping == Clipping::Mse {
                 prep.each(consts, blocks)
+            } else {
+                prep.eights(kind, consts, blocks)
             }
         },
     )
@@ -174,7 +176,8 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         Some(Ok(()))
     }
 
-    /// Every block without clipping, eight blocks' parameters at a time (the same values as
+    /// Every block without clipping or with percentile clipping (each block's clipped range
+    /// first), eight blocks' parameters at a time (the same values as
     /// `prepare` gives; a block with a problem is computed again by [`RowPrep::one`], which
     /// names it); as [`RowPrep::one`] for each block.
     #[inline(always)]
@@ -194,7 +197,23 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 ([-1.0; PARAM_LANES], [1.0; PARAM_LANES], [1.0; PARAM_LANES]);
             let values = |i| self.values(i);
             chunks.groups8(i0, per, m, values, [&mut lo, &mut hi, &mut ex]);
-            let p8 = ctx.calc.lanes_with::<8, COUNTS>(&lo, &hi, &ex);
+            let p8 = if matches!(ctx.config.clipping, Clipping::Percentile(_)) {
+                // The clipped ranges; the loop's bounds stay the blocks' own.
+                let (mut clo, mut chi, mut cex) = (lo, hi, ex);
+                for j in 0..m {
+                    let full = RealRange {
+                        lo: lo[j],
+                        hi: hi[j],
+                        extreme: ex[j],
+                    };
+                    let xs = self.values(i0 + j);
+                    let r = clip::percentile_clipped(self.source.clip, ctx.config, xs, full);
+                    (clo[j], chi[j], cex[j]) = (r.lo, r.hi, r.extreme);
+                }
+                ctx.calc.lanes_with::<8, COUNTS>(&clo, &chi, &cex)
+            } else {
+                ctx.calc.lanes_with::<8, COUNTS>(&lo, &hi, &ex)
+            };
             let (k8, fast) = consts8(kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
             for j in 0..m {
                 let i = i0 + j;

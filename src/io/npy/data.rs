@@ -50,8 +50,17 @@ pub(super) struct StreamData<'a, R> {
 /// Bytes converted per read of a stream (a multiple of every element size).
 pub(super) const CHUNK: usize = 1 << 16;
 
+/// Values per read of a stream straight into the matrix: 4 MiB of `f32`.
+const DIRECT: usize = 1 << 20;
+
 impl<R: Read + Seek> Data for StreamData<'_, R> {
     type Error = std::io::Error;
+    /// Reads straight into the matrix's values: `f32` data is read into them as it is (its
+    /// bytes put in order afterwards if the file is big-endian); `f16` data is read into
+    /// the upper half of each run of values' bytes and widened forward in place; `f64`
+    /// data goes through a buffer of [`CHUNK`] bytes. The values are allocated zeroed,
+    /// which for a matrix of any size is fresh memory from the system, not a pass of
+    /// writes.
     fn decode(
         &mut self,
         count: usize,
@@ -59,14 +68,56 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
         big_endian: bool,
     ) -> std::io::Result<Vec<f32>> {
         self.reader.seek(SeekFrom::Start(self.start))?;
-        let mut out = Vec::with_capacity(count);
-        let mut buf = vec![0; CHUNK];
-        let mut left = count * dtype.size();
-        while left > 0 {
-            let n = left.min(CHUNK);
-            self.reader.read_exact(&mut buf[..n])?;
-            decode(&buf[..n], dtype, big_endian, &mut out);
-            left -= n;
+        let mut out = vec![0.0_f32; count];
+        match dtype {
+            Dtype::F32 => {
+                for run in out.chunks_mut(DIRECT) {
+                    self.reader.read_exact(bytemuck::cast_slice_mut(run))?;
+                    for v in run {
+                        let raw = v.to_ne_bytes();
+                        *v = if big_endian {
+                            f32::from_be_bytes(raw)
+                        } else {
+                            f32::from_le_bytes(raw)
+                        };
+                    }
+                }
+            }
+            Dtype::F16 => {
+                for run in out.chunks_mut(DIRECT) {
+                    let n = run.len();
+                    let bytes: &mut [u8] = bytemuck::cast_slice_mut(run);
+                    self.reader.read_exact(&mut bytes[2 * n..])?;
+                    // Value j's two bytes sit at 2n + 2j; writing value j (bytes 4j ..
+                    // 4j + 4, below 2n + 2j + 2) overwrites no byte of a later value.
+                    for j in 0..n {
+                        let raw = [bytes[2 * n + 2 * j], bytes[2 * n + 2 * j + 1]];
+                        let h = if big_endian {
+                            f16::from_be_bytes(raw)
+                        } else {
+                            f16::from_le_bytes(raw)
+                        };
+                        bytes[4 * j..4 * j + 4].copy_from_slice(&h.to_f32().to_ne_bytes());
+                    }
+                }
+            }
+            Dtype::F64 => {
+                let mut buf = vec![0; CHUNK];
+                for run in out.chunks_mut(CHUNK / 8) {
+                    let raw = &mut buf[..run.len() * 8];
+                    self.reader.read_exact(raw)?;
+                    for (v, b) in run.iter_mut().zip(raw.chunks_exact(8)) {
+                        let b: [u8; 8] = b.try_into().unwrap_or_default();
+                        let x = if big_endian {
+                            f64::from_be_bytes(b)
+                        } else {
+                            f64::from_le_bytes(b)
+                        };
+                        // Values beyond f32's range become infinities; `build` reports them.
+                        *v = x as f32;
+                    }
+                }
+            }
         }
         Ok(out)
     }
