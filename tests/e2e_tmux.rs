@@ -111,8 +111,10 @@ fn paste_arrives_whole(bracketed: bool) {
     t.wait_for("the empty file", |s| s.contains("Type or paste channels"));
     let start = Instant::now();
     t.paste(&fifty_by_sixty_four(), bracketed);
-    let s = t.wait_for("the whole paste", |s| {
-        s.contains("50 9.8765") && s.contains("50x64")
+    // Until the whole paste is on screen and analysed: the report of an earlier part of the
+    // paste can show 50x64 while the last keys' analysis is still on its way (stale).
+    let s = t.wait_for("the whole paste, analysed", |s| {
+        s.contains("50 9.8765") && s.contains("50x64") && !s.contains("stale")
     });
     let took = start.elapsed();
     assert!(
