@@ -762,11 +762,7 @@ fn yes(model: &mut Model) {
         }
         Some(Overlay::ConfirmQuit) => model.quit = true,
         Some(Overlay::SaveAs(prompt)) => {
-            let name = prompt
-                .lines()
-                .first()
-                .map(|l| l.trim().to_string())
-                .unwrap_or_default();
+            let name = typed_name(&prompt);
             if name.is_empty() {
                 model.status = Some("not saved: no file name given".into());
             } else {
@@ -776,14 +772,7 @@ fn yes(model: &mut Model) {
                 });
             }
         }
-        Some(Overlay::Export(prompt)) => {
-            let name = prompt
-                .lines()
-                .first()
-                .map(|l| l.trim().to_string())
-                .unwrap_or_default();
-            export_to(model, &name);
-        }
+        Some(Overlay::Export(prompt)) => export_to(model, &typed_name(&prompt)),
         other => model.overlay = other,
     }
 }
@@ -920,18 +909,29 @@ fn keep_settings(model: &mut Model) {
 
 /// The "Save as" prompt, holding `name`.
 fn save_as_prompt(name: &str) -> Overlay {
-    let mut prompt = ratatui_textarea::TextArea::default();
-    prompt.insert_str(name);
-    prompt.move_cursor(CursorMove::End);
-    Overlay::SaveAs(Box::new(prompt))
+    Overlay::SaveAs(name_prompt(name))
 }
 
 /// The "Export report" prompt, holding `name`.
 fn export_prompt(name: &str) -> Overlay {
+    Overlay::Export(name_prompt(name))
+}
+
+/// A one-line file name prompt holding `name`, the cursor at its end.
+fn name_prompt(name: &str) -> Box<ratatui_textarea::TextArea<'static>> {
     let mut prompt = ratatui_textarea::TextArea::default();
     prompt.insert_str(name);
     prompt.move_cursor(CursorMove::End);
-    Overlay::Export(Box::new(prompt))
+    Box::new(prompt)
+}
+
+/// The file name typed into a name prompt, trimmed.
+fn typed_name(prompt: &ratatui_textarea::TextArea<'_>) -> String {
+    prompt
+        .lines()
+        .first()
+        .map(|l| l.trim().to_string())
+        .unwrap_or_default()
 }
 
 fn step_selection(model: &mut Model, delta: isize) {
