@@ -24,6 +24,8 @@
 
 mod encode;
 mod fit;
+#[cfg(target_arch = "x86_64")]
+mod fit_v3;
 mod pack;
 
 use crate::core::format::bits::f16_to_f32;

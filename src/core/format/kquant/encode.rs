@@ -121,8 +121,7 @@ pub(super) fn q2_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
 pub(super) fn q3_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
     let t = transpose::<16, 16>(x);
     let (mut l, mut scales) = ([[0u8; 16]; 16], [0.0f32; 16]);
-    fit::q3_rmse(4, &t, &mut l, &mut scales);
-    untranspose(&l, codes);
+    q3_search(&t, &mut l, &mut scales);
     let max_scale = signed_max(&scales);
     let mut sb = SuperBlock::default();
     let mut six = [0u8; 16];
@@ -137,13 +136,35 @@ pub(super) fn q3_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
         sb.d = f32_to_f16(1.0 / iscale);
     }
     let d = f16_to_f32(sb.d);
-    for (j, &b) in six.iter().enumerate() {
+    let mut dl = [0.0f32; 16];
+    for ((s, dl), &b) in sb.scales.iter_mut().zip(&mut dl).zip(&six) {
         let sc = i32::from(b) - 32;
-        sb.scales[j] = sc as i8;
-        let r = 16 * j..16 * j + 16;
-        requantize(&x[r.clone()], &mut codes[r], d * sc as f32, 0.0, -4, 3, 4);
+        *s = sc as i8;
+        *dl = d * sc as f32;
     }
+    // `requantize` on the transposed values, all sub-blocks at once (so it is vectorised).
+    for (lr, tr) in l.iter_mut().zip(&t) {
+        for k in 0..16 {
+            let q = (nearest_int(tr[k] / dl[k]).clamp(-4, 3) + 4) as u8;
+            lr[k] = if dl[k] == 0.0 { lr[k] } else { q };
+        }
+    }
+    untranspose(&l, codes);
     sb
+}
+
+/// Q3_K's sub-block search: on AVX2 by speculation (`fit_v3`), else the portable lanes.
+#[inline(always)]
+fn q3_search(t: &[[f32; 16]; 16], l: &mut [[u8; 16]; 16], scales: &mut [f32; 16]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(simd) = pulp::x86::V3::try_new() {
+        simd.vectorize(
+            #[inline(always)]
+            || super::fit_v3::q3_rmse(simd, 4, t, l, scales),
+        );
+        return;
+    }
+    fit::q3_rmse(4, t, l, scales);
 }
 
 /// `quantize_row_q4_K_ref` (`nmax` 15) and `quantize_row_q5_K_ref` (`nmax` 31) on one
