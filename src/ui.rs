@@ -266,6 +266,7 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
                 focused: model.focus == Focus::Ladder,
                 stale,
                 pending: model.analysis.pending,
+                progress: model.analysis.ladder_progress,
                 pinned: model
                     .analysis
                     .comparison

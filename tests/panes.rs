@@ -157,6 +157,7 @@ impl<'a> Panes<'a> {
             focused: false,
             stale: self.stale,
             pending: false,
+            progress: None,
             pinned: None,
             theme: self.theme,
         }
@@ -354,6 +355,12 @@ fn ladder_pending_without_rungs_says_so() {
     let mut pane = Panes::new(Some(&report), None, &theme).ladder();
     pane.pending = true;
     assert!(draw(&pane, 40, 5).contains("ladder: computing…"));
+    // With its progress once the first slice of rows is done, in the title too.
+    pane.progress = Some((1536, 4096));
+    let screen = draw(&pane, 40, 5);
+    assert!(screen.contains("ladder: computing 37%…"), "{screen}");
+    assert!(screen.contains("Ladder · computing 37%…"), "{screen}");
+    pane.progress = None;
     pane.pending = false;
     assert!(draw(&pane, 40, 5).contains("ladder: not computed"));
     // And the errors pane shows dashes for every column.

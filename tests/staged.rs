@@ -37,10 +37,15 @@ fn the_report_then_its_rungs_equal_one_analysis() {
             ..preset(name, PresetOptions::default()).unwrap()
         };
         let mut first = None;
-        let rungs = analyse_staged(&m, &config, &mut |r| {
-            first = Some(r);
-            true
-        })
+        let rungs = analyse_staged(
+            &m,
+            &config,
+            &mut |r| {
+                first = Some(r);
+                true
+            },
+            &mut |_, _| true,
+        )
         .unwrap()
         .unwrap();
         let mut staged = first.expect("the report comes first");
@@ -57,12 +62,80 @@ fn the_report_then_its_rungs_equal_one_analysis() {
 fn stopping_after_the_report_skips_the_ladder() {
     let config = preset("ort-int8", PresetOptions::default()).unwrap();
     let mut calls = 0;
-    let out = analyse_staged(&matrix(), &config, &mut |_| {
-        calls += 1;
+    let mut told = 0;
+    let out = analyse_staged(
+        &matrix(),
+        &config,
+        &mut |_| {
+            calls += 1;
+            false
+        },
+        &mut |_, _| {
+            told += 1;
+            true
+        },
+    )
+    .unwrap();
+    assert_eq!((out, calls, told), (None, 1, 0));
+}
+
+/// A matrix large enough for the ladder to go in slices: 600 rows of 512 values whose
+/// spreads differ by decades.
+fn large() -> Matrix {
+    let rows: Vec<Vec<f32>> = (0..600)
+        .map(|r| {
+            let spread = 10f32.powi(r % 7 - 4);
+            (0..512)
+                .map(|c| spread * (((c * 37 + r * 11) % 101) as f32 - 50.0) / 13.0)
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
+    Matrix::from_rows(&refs).unwrap()
+}
+
+#[test]
+fn a_large_ladder_reports_its_progress_and_the_same_rungs() {
+    let m = large();
+    let config = quantscope::core::Config {
+        clipping: Clipping::Mse,
+        ..preset("ort-int8", PresetOptions::default()).unwrap()
+    };
+    let mut first = None;
+    let mut told = Vec::new();
+    let rungs = analyse_staged(
+        &m,
+        &config,
+        &mut |r| {
+            first = Some(r);
+            true
+        },
+        &mut |done, total| {
+            told.push((done, total));
+            true
+        },
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(told.len(), 8, "{told:?}");
+    assert!(told.windows(2).all(|w| w[0].0 < w[1].0), "{told:?}");
+    assert!(told.iter().all(|&(_, total)| total == 600), "{told:?}");
+    assert_eq!(told.last(), Some(&(600, 600)));
+    let mut staged = first.unwrap();
+    staged.ladder = rungs;
+    assert_eq!(staged, analyse(&m, &config).unwrap());
+}
+
+#[test]
+fn stopping_the_ladder_midway_returns_nothing() {
+    let config = preset("ort-int8", PresetOptions::default()).unwrap();
+    let mut told = 0;
+    let out = analyse_staged(&large(), &config, &mut |_| true, &mut |_, _| {
+        told += 1;
         false
     })
     .unwrap();
-    assert_eq!((out, calls), (None, 1));
+    assert_eq!((out, told), (None, 1));
 }
 
 #[test]
@@ -89,10 +162,76 @@ fn the_worker_sends_the_report_then_its_ladder_then_done() {
                 assert!(rungs.iter().filter(|r| r.active).count() == 1);
                 "ladder"
             }
+            Outcome::LadderProgress(..) => "progress",
             Outcome::Done => "done",
             other => panic!("unexpected {other:?}"),
         });
         true
     });
     assert_eq!(kinds, ["report", "ladder", "done"]);
+}
+
+#[test]
+fn the_worker_sends_the_ladders_progress_before_the_ladder() {
+    let config = preset("ort-int8", PresetOptions::default()).unwrap();
+    let job = Job {
+        generation: 3,
+        input: Input::Matrix(Arc::new(large())),
+        config,
+        pinned: None,
+        formats: None,
+    };
+    let mut seen = Vec::new();
+    compute(&job, |r| {
+        seen.push(match r.outcome {
+            Outcome::Report { .. } => "report".to_string(),
+            Outcome::LadderProgress(done, total) => {
+                assert!(done < total, "{done} of {total}");
+                "progress".to_string()
+            }
+            Outcome::Ladder(_) => "ladder".to_string(),
+            Outcome::Done => "done".to_string(),
+            other => panic!("unexpected {other:?}"),
+        });
+        true
+    });
+    let progress = seen.iter().filter(|k| *k == "progress").count();
+    assert_eq!(progress, 7, "{seen:?}");
+    assert_eq!(seen.first().map(String::as_str), Some("report"));
+    assert_eq!(&seen[seen.len() - 2..], ["ladder", "done"]);
+}
+
+#[test]
+fn the_explorer_shows_the_ladders_progress_until_the_ladder_arrives() {
+    use quantscope::app::model::Analysis;
+    let config = preset("ort-int8", PresetOptions::default()).unwrap();
+    let mut analysis = Analysis::default();
+    analysis.request();
+    let job = Job {
+        generation: analysis.generation,
+        input: Input::Matrix(Arc::new(large())),
+        config,
+        pinned: None,
+        formats: None,
+    };
+    let mut shown = Vec::new();
+    compute(&job, |r| {
+        let ladder = matches!(r.outcome, Outcome::Ladder(_));
+        analysis.receive(r);
+        shown.push((analysis.ladder_progress, analysis.pending));
+        if ladder {
+            assert!(!analysis.report.as_ref().unwrap().ladder.is_empty());
+        }
+        true
+    });
+    // The report (no progress yet), seven slices' progress, the ladder, done.
+    assert_eq!(shown[0], (None, true));
+    let told: Vec<(usize, usize)> = shown[1..8].iter().map(|s| s.0.unwrap()).collect();
+    assert!(told.windows(2).all(|w| w[0].0 < w[1].0), "{told:?}");
+    assert!(shown[1..8].iter().all(|s| s.1), "{shown:?}");
+    assert_eq!(&shown[8..], [(None, false), (None, false)]);
+    // A new request forgets the old progress.
+    analysis.ladder_progress = Some((1, 2));
+    analysis.request();
+    assert_eq!(analysis.ladder_progress, None);
 }

@@ -320,6 +320,8 @@ pub struct Analysis {
     pub lineup: Option<Arc<crate::core::lineup::Lineup>>,
     /// Entries of the format ladder computed so far, of all, while it is coming.
     pub lineup_progress: Option<(usize, usize)>,
+    /// Rows of the granularity ladder computed so far, of all, while it is coming.
+    pub ladder_progress: Option<(usize, usize)>,
 }
 
 impl Analysis {
@@ -328,6 +330,7 @@ impl Analysis {
         self.generation += 1;
         self.pending = true;
         self.busy = true;
+        self.ladder_progress = None;
     }
 
     /// Takes in a job's result; returns whether it was the newest request's report (the
@@ -340,6 +343,7 @@ impl Analysis {
             Outcome::Done => {
                 self.busy = false;
                 self.pending = false;
+                self.ladder_progress = None;
                 false
             }
             Outcome::Invalid(e) => {
@@ -352,13 +356,19 @@ impl Analysis {
                 self.failure = Some(e);
                 self.pending = false;
                 self.busy = false;
+                self.ladder_progress = None;
                 false
             }
             Outcome::LineupProgress(done, total) => {
                 self.lineup_progress = (done < total).then_some((done, total));
                 false
             }
+            Outcome::LadderProgress(done, total) => {
+                self.ladder_progress = (done < total).then_some((done, total));
+                false
+            }
             Outcome::Ladder(rungs) => {
+                self.ladder_progress = None;
                 if let Some(report) = &mut self.report {
                     // Copied only if something else still holds the report (nothing does
                     // in the explorer: the worker handed its only reference over).

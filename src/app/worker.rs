@@ -47,6 +47,8 @@ pub enum Outcome {
     Pinned(Arc<Report>),
     /// Entries of the format ladder done so far, of all.
     LineupProgress(usize, usize),
+    /// Rows of the ladder done so far, of all, while it is computed.
+    LadderProgress(usize, usize),
     /// The format ladder, last.
     Lineup(Arc<Lineup>),
     /// The job has sent everything it will send.
@@ -145,20 +147,31 @@ fn analyse_job(
             return true;
         }
     };
-    // The active configuration first, as soon as it is ready; its ladder after.
+    // The active configuration first, as soon as it is ready; its ladder after, with its
+    // progress. Both hand results to `emit` (shared by the two callbacks).
     let mut stopped = false;
-    let ladder = analyse_staged(&matrix, &job.config, &mut |report| {
-        stopped = !emit(JobResult {
-            generation,
-            outcome: Outcome::Report {
+    let ladder = {
+        let shared = std::cell::RefCell::new(&mut *emit);
+        let send = |outcome| {
+            (shared.borrow_mut())(JobResult {
+                generation,
+                outcome,
+            })
+        };
+        let mut first = |report| {
+            stopped = !send(Outcome::Report {
                 matrix: Arc::clone(&matrix),
                 notes: Arc::clone(&notes),
                 report: Arc::new(report),
                 complete: false,
-            },
-        });
-        !stopped
-    });
+            });
+            !stopped
+        };
+        // The last slice's progress would only be replaced by the ladder itself.
+        let mut progress =
+            |done, total| done >= total || send(Outcome::LadderProgress(done, total));
+        analyse_staged(&matrix, &job.config, &mut first, &mut progress)
+    };
     let outcome = match ladder {
         Ok(Some(rungs)) => Outcome::Ladder(rungs),
         Ok(None) => return false,

@@ -67,10 +67,11 @@ pub fn analyse_with(
     options: Options,
 ) -> Result<Report, AnalyseError> {
     let mut whole = None;
-    let ladder = staged(matrix, config, options.ladder, &mut |report| {
+    let first = &mut |report| {
         whole = Some(report);
         true
-    })?;
+    };
+    let ladder = staged(matrix, config, options.ladder, first, &mut |_, _| true)?;
     let mut report = whole.ok_or(AnalyseError::Stopped)?;
     report.ladder = ladder.unwrap_or_default();
     Ok(report)
@@ -80,6 +81,8 @@ pub fn analyse_with(
 /// configuration before its ladder is done: `first` receives the report without its ladder
 /// as soon as it is ready (return false to stop there), then the ladder's rungs are
 /// computed and returned, ready for [`Report::ladder`]. `Ok(None)` when `first` stopped.
+/// While the ladder is computed, `progress` is told the rows done so far and all rows, a few
+/// times for a large matrix; return false to stop (`Ok(None)` too).
 ///
 /// The active configuration is analysed once: the ladder's rungs reuse its pass's row
 /// statistics and sums, as [`analyse`] does.
@@ -87,15 +90,20 @@ pub fn analyse_staged(
     matrix: &Matrix,
     config: &Config,
     first: &mut dyn FnMut(Report) -> bool,
+    progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
-    staged(matrix, config, true, first)
+    staged(matrix, config, true, first, progress)
 }
+
+/// Told the ladder's rows done so far and all rows; returns false to stop.
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize) -> bool;
 
 fn staged(
     matrix: &Matrix,
     config: &Config,
     ladder: bool,
     first: &mut dyn FnMut(Report) -> bool,
+    progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
     config.validate()?;
     if let Some(info) = config.format {
@@ -109,19 +117,20 @@ fn staged(
         return Ok(first(report).then_some(rungs));
     }
     let (lo, hi) = config.clamp_range();
+    let wanted = ladder.then_some(progress);
     if hi - lo < 256 {
-        analyse_as::<u8>(matrix, config, ladder, CodeBuf::U8, first)
+        analyse_as::<u8>(matrix, config, wanted, CodeBuf::U8, first)
     } else {
-        analyse_as::<u16>(matrix, config, ladder, CodeBuf::U16, first)
+        analyse_as::<u16>(matrix, config, wanted, CodeBuf::U16, first)
     }
 }
 
 /// [`staged`] with codes stored as `T`: the active pass, the report handed to `first`, then
-/// (with `ladder`) the other rungs in one more pass.
+/// (with `ladder`, told its progress) the other rungs in one more pass.
 fn analyse_as<T: Code>(
     matrix: &Matrix,
     config: &Config,
-    ladder: bool,
+    ladder: Option<Progress<'_>>,
     wrap: fn(Pages<T>) -> CodeBuf,
     first: &mut dyn FnMut(Report) -> bool,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
@@ -163,13 +172,15 @@ fn analyse_as<T: Code>(
         codes: wrap(main.codes),
         values: None,
     };
-    let active = ladder.then(|| active_rung(&report));
+    let active = ladder.is_some().then(|| active_rung(&report));
     if !first(report) {
         return Ok(None);
     }
-    match active {
-        Some(active) => rungs::<T>(&ctx, active, &main.row_stats, &main.sums).map(Some),
-        None => Ok(Some(Vec::new())),
+    match (active, ladder) {
+        (Some(active), Some(progress)) => {
+            rungs::<T>(&ctx, active, &main.row_stats, &main.sums, progress)
+        }
+        _ => Ok(Some(Vec::new())),
     }
 }
 
@@ -187,13 +198,14 @@ fn active_rung(report: &Report) -> Rung {
 }
 
 /// The ladder of the active pass whose rung is `active`: every other granularity in one
-/// more pass over the rows, coarse to fine.
+/// more pass over the rows, coarse to fine (`None` when `progress` stopped it).
 fn rungs<T: Code>(
     ctx: &Ctx<'_>,
     active: Rung,
     row_stats: &[BlockStats],
     sums: &[ErrorSums],
-) -> Result<Vec<Rung>, AnalyseError> {
+    progress: Progress<'_>,
+) -> Result<Option<Vec<Rung>>, AnalyseError> {
     let config = ctx.config;
     let (rows, cols) = ctx.view.dim();
     let grans = ladder_granularities(config.granularity, cols);
@@ -217,7 +229,9 @@ fn rungs<T: Code>(
             }
         }
     }
-    let passes = ladder_pass::<T>(ctx, &plans, row_stats, sums);
+    let Some(passes) = ladder_pass::<T>(ctx, &plans, row_stats, sums, progress) else {
+        return Ok(None);
+    };
     let mut ladder = Vec::with_capacity(grans.len());
     let mut active = Some(active);
     for ((&g, &l), slot) in grans.iter().zip(&layouts).zip(slots) {
@@ -246,7 +260,7 @@ fn rungs<T: Code>(
     // Coarse to fine by scale count: with channels along columns, "channel" can have
     // more scales than the groups (stable, so equal counts keep their order).
     ladder.sort_by_key(|r| r.scales);
-    Ok(ladder)
+    Ok(Some(ladder))
 }
 
 /// The error of block `block` of `layout` over a matrix of `shape` that `problem` stopped.

@@ -48,10 +48,21 @@ pub struct LadderPane<'a> {
     pub stale: bool,
     /// The ladder is still being computed.
     pub pending: bool,
+    /// Rows of the ladder done so far, of all, while it is computed (once known).
+    pub progress: Option<(usize, usize)>,
     /// The pinned configuration A's report, while one is compared with this one.
     pub pinned: Option<&'a Report>,
     /// Styles and glyphs.
     pub theme: &'a Theme,
+}
+
+/// ` 37%` for rows done of all (nothing when unknown).
+#[must_use]
+pub fn percent(progress: Option<(usize, usize)>) -> String {
+    progress
+        .filter(|&(_, total)| total > 0)
+        .map(|(done, total)| format!(" {}%", done * 100 / total))
+        .unwrap_or_default()
 }
 
 /// Significant digits of the errors.
@@ -159,7 +170,11 @@ impl Widget for &LadderPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let theme = self.theme;
         let ellipsis = if theme.glyphs.ascii { "..." } else { "…" };
-        let computing = format!("Ladder {} computing{ellipsis}", sep(theme));
+        let computing = format!(
+            "Ladder {} computing{}{ellipsis}",
+            sep(theme),
+            percent(self.progress)
+        );
         let title = if self.pending {
             computing.as_str()
         } else {
@@ -178,7 +193,7 @@ impl Widget for &LadderPane<'_> {
         let ladder = &report.ladder;
         if ladder.is_empty() {
             let message = if self.pending {
-                format!("ladder: computing{ellipsis}")
+                format!("ladder: computing{}{ellipsis}", percent(self.progress))
             } else {
                 "ladder: not computed".to_string()
             };

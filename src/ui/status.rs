@@ -79,7 +79,11 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
     }
     if m.analysis.pending && !m.stale() {
         parts.push((
-            format!(" {sep} computing{}", theme.glyphs.ellipsis),
+            format!(
+                " {sep} computing{}{}",
+                crate::ui::ladder::percent(m.analysis.ladder_progress),
+                theme.glyphs.ellipsis
+            ),
             theme.dim,
             1,
         ));

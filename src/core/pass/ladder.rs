@@ -19,21 +19,90 @@ pub(crate) struct RungRows {
 }
 
 /// Quantizes every row under each of `plans` (the ladder's other rungs) in one pass over the
-/// matrix. `main` gives each row's statistics and `Σx²`.
+/// matrix. `main` gives each row's statistics and `Σx²`. The rows go in slices of a few
+/// tasks per thread; after each slice `progress` is told the rows done and all rows (`None`
+/// when it returns false).
 pub(crate) fn ladder_pass<T: Code>(
     ctx: &Ctx<'_>,
     plans: &[Plan],
     row_stats: &[BlockStats],
     main_sums: &[ErrorSums],
-) -> Vec<Result<RungRows, Failure>> {
+    progress: &mut dyn FnMut(usize, usize) -> bool,
+) -> Option<Vec<Result<RungRows, Failure>>> {
     let (rows, cols) = ctx.view.dim();
-    let rpt = rows_per_task(rows, cols);
-    let tasks: Vec<usize> = (0..rows).step_by(rpt.max(1)).collect();
-    let results = run_tasks(
+    // A large matrix goes in eight slices of rows, each in two tasks per thread (of at
+    // least `MIN_TASK` values), so that progress shows eight times whatever the number of
+    // threads, and the threads stay busy within a slice.
+    let (rpt, per_slice) = if rows * cols > SLICED {
+        let per_slice = rows.div_ceil(SLICES);
+        let threads = rayon::current_num_threads().max(1);
+        let rpt = per_slice
+            .div_ceil(2 * threads)
+            .max(MIN_TASK.div_ceil(cols.max(1)))
+            .min(per_slice);
+        (rpt, per_slice)
+    } else {
+        (rows_per_task(rows, cols).max(1), rows.max(1))
+    };
+    let mut rungs: Vec<Result<RungRows, Failure>> = plans
+        .iter()
+        .map(|_| {
+            Ok(RungRows {
+                sums: Vec::with_capacity(rows),
+                collapsed: 0,
+            })
+        })
+        .collect();
+    for start in (0..rows).step_by(per_slice) {
+        let end = (start + per_slice).min(rows);
+        let tasks: Vec<usize> = (start..end).step_by(rpt).collect();
+        let results = slice::<T>(ctx, plans, row_stats, main_sums, tasks, (rpt, end));
+        for task in results {
+            for (rung, out) in rungs.iter_mut().zip(task) {
+                let Ok(acc) = rung else { continue };
+                match out {
+                    Ok((sums, collapsed)) => {
+                        acc.sums.extend(sums);
+                        acc.collapsed += collapsed;
+                    }
+                    Err(f) => *rung = Err(f),
+                }
+            }
+        }
+        if !progress(end, rows) {
+            return None;
+        }
+    }
+    Some(rungs)
+}
+
+/// Values from which the ladder goes in slices, with its progress after each.
+const SLICED: usize = 1 << 18;
+
+/// Slices of a large matrix's ladder.
+const SLICES: usize = 8;
+
+/// Fewest values of a task of a sliced ladder.
+const MIN_TASK: usize = 1 << 14;
+
+/// Each rung's per-row sums and collapsed rows, per task.
+type TaskOut = Vec<Result<(Vec<ErrorSums>, usize), Failure>>;
+
+/// The tasks starting at rows `tasks`, each of `rpt` rows (none past `end`), in parallel.
+fn slice<T: Code>(
+    ctx: &Ctx<'_>,
+    plans: &[Plan],
+    row_stats: &[BlockStats],
+    main_sums: &[ErrorSums],
+    tasks: Vec<usize>,
+    (rpt, end): (usize, usize),
+) -> Vec<TaskOut> {
+    let cols = ctx.view.ncols();
+    run_tasks(
         tasks,
         #[inline(always)]
         |r0| {
-            let r1 = (r0 + rpt).min(rows);
+            let r1 = (r0 + rpt).min(end);
             let mut codes = vec![T::default(); cols];
             let mut scratch = Scratch::default();
             let mut row_buf = Vec::new();
@@ -49,7 +118,7 @@ pub(crate) fn ladder_pass<T: Code>(
                 })
                 .max()
                 .unwrap_or(0);
-            let mut outs: Vec<Result<(Vec<ErrorSums>, usize), Failure>> = plans
+            let mut outs: TaskOut = plans
                 .iter()
                 .map(|_| Ok((Vec::with_capacity(r1 - r0), 0)))
                 .collect();
@@ -101,27 +170,5 @@ pub(crate) fn ladder_pass<T: Code>(
             }
             outs
         },
-    );
-    let mut rungs: Vec<Result<RungRows, Failure>> = plans
-        .iter()
-        .map(|_| {
-            Ok(RungRows {
-                sums: Vec::with_capacity(rows),
-                collapsed: 0,
-            })
-        })
-        .collect();
-    for task in results {
-        for (rung, out) in rungs.iter_mut().zip(task) {
-            let Ok(acc) = rung else { continue };
-            match out {
-                Ok((sums, collapsed)) => {
-                    acc.sums.extend(sums);
-                    acc.collapsed += collapsed;
-                }
-                Err(f) => *rung = Err(f),
-            }
-        }
-    }
-    rungs
+    )
 }
