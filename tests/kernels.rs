@@ -839,6 +839,8 @@ fn clipping_on_constant_zero_and_repeated_blocks_is_the_reference() {
         vec![0.0; 200],
         vec![-0.0; 7],
         vec![0.25; 129],
+        vec![0.25; 16],
+        vec![-0.0; 8],
         vec![-3.5; 1],
         [vec![0.0; 150], vec![-0.0; 150]].concat(),
         (0..256)
@@ -929,6 +931,58 @@ fn mse_search_on_long_blocks_is_the_reference() {
                 let (got, want) = both_clippings(&c, &xs, &mut scratch);
                 same_params(&got, &want)
                     .unwrap_or_else(|e| panic!("{name} {scheme:?} seed {seed}: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn mse_search_on_small_blocks_is_the_reference() {
+    // Blocks of 8 to 64 values, the ladder's small groups: each candidate is first bounded by
+    // its two extreme values. Noise over decades, a lone outlier at either end, two values
+    // only, and values on a coarse grid (so candidates tie).
+    let mut scratch = Scratch::default();
+    for name in [
+        "ort-int8",
+        "ort-int4",
+        "int4-g128",
+        "q4_1",
+        "torch-quint8",
+        "q4_0",
+        "calculator",
+    ] {
+        let base = preset(name, PresetOptions::default()).expect("preset");
+        for scheme in [Scheme::Symmetric, Scheme::Asymmetric] {
+            let c = Config {
+                scheme,
+                clipping: Clipping::Mse,
+                ..base
+            };
+            if c.validate().is_err() {
+                continue;
+            }
+            for seed in 0..120u64 {
+                let n = [8, 9, 16, 31, 32, 64][seed as usize % 6];
+                let spread = 10f32.powi((seed % 9) as i32 - 5);
+                let mut xs = noise(n, seed * 13 + 5, spread);
+                match seed % 5 {
+                    1 => xs[n / 2] = 9.0 * spread,
+                    2 => xs[0] = -7.0 * spread,
+                    3 => {
+                        for (i, x) in xs.iter_mut().enumerate() {
+                            *x = if i % 3 == 0 { spread } else { -0.5 * spread };
+                        }
+                    }
+                    4 => {
+                        for x in &mut xs {
+                            *x = (*x / spread * 4.0).round() * spread / 4.0;
+                        }
+                    }
+                    _ => {}
+                }
+                let (got, want) = both_clippings(&c, &xs, &mut scratch);
+                same_params(&got, &want)
+                    .unwrap_or_else(|e| panic!("{name} {scheme:?} seed {seed} n={n}: {e}"));
             }
         }
     }

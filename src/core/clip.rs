@@ -481,8 +481,7 @@ fn lane_candidates(
 fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Vec<usize>) -> usize {
     let mut sums = [0.0f64; CANDIDATES];
     if xs.len() <= SMALL_BLOCK {
-        add_sums(kind, consts, &ALL, xs, &mut sums);
-        return first_least(&sums, 0..CANDIDATES);
+        return small_search(kind, consts, xs);
     }
     let part = (xs.len() / 16).max(32);
     let (head, rest) = xs.split_at(part);
@@ -527,6 +526,70 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
     }
     for &k in active.iter() {
         finished[k] = true;
+    }
+    first_least(&sums, (0..CANDIDATES).filter(|&k| finished[k]))
+}
+
+/// Blocks of at least this many values (and at most [`SMALL_BLOCK`]) bound every candidate
+/// by its two extreme values before quantizing the whole block under any.
+const BOUNDED: usize = 8;
+
+/// [`search`] on a block of at most [`SMALL_BLOCK`] values. From [`BOUNDED`] values on,
+/// every candidate's squared errors of the block's largest and smallest values are added
+/// first: a sum of non-negative terms added in order never falls below the sum of any two
+/// of its terms (each partial sum is at least the one before, and rounding is monotone),
+/// so that is a lower bound on the candidate's whole sum, in the same arithmetic. The
+/// [`PROBES`] with the least bounds are quantized over the whole block; another candidate
+/// is quantized only if its bound shows it could still be the first least.
+#[expect(clippy::inline_always, reason = "see search")]
+#[inline(always)]
+fn small_search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> usize {
+    let mut sums = [0.0f64; CANDIDATES];
+    if xs.len() < BOUNDED {
+        add_sums(kind, consts, &ALL, xs, &mut sums);
+        return first_least(&sums, 0..CANDIDATES);
+    }
+    // Two different values of the block: its largest, and its smallest (another one when
+    // every value is the same).
+    let (mut hi, mut lo) = (0, 0);
+    for (i, &x) in xs.iter().enumerate() {
+        if x > xs[hi] {
+            hi = i;
+        }
+        if x < xs[lo] {
+            lo = i;
+        }
+    }
+    if lo == hi {
+        lo = usize::from(hi == 0);
+    }
+    let mut bound = [0.0f64; CANDIDATES];
+    add_sums(kind, consts, &ALL, &[xs[hi], xs[lo]], &mut bound);
+    let mut order = ALL;
+    order.sort_by(|&a, &b| bound[a].total_cmp(&bound[b]).then(a.cmp(&b)));
+    let (probes, others) = order.split_at(PROBES);
+    add_sums(kind, consts, probes, xs, &mut sums);
+    let (best, best_sse) = probes
+        .iter()
+        .map(|&k| (k, sums[k]))
+        .filter(|&(_, s)| s < f64::INFINITY)
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+        .unwrap_or((usize::MAX, f64::INFINITY));
+    let mut finished = [false; CANDIDATES];
+    for &k in probes {
+        finished[k] = true;
+    }
+    let mut rest = [0usize; CANDIDATES];
+    let mut n = 0;
+    for &k in others {
+        if bound[k] < best_sse || (bound[k] == best_sse && k < best) {
+            rest[n] = k;
+            finished[k] = true;
+            n += 1;
+        }
+    }
+    if n > 0 {
+        add_sums(kind, consts, &rest[..n], xs, &mut sums);
     }
     first_least(&sums, (0..CANDIDATES).filter(|&k| finished[k]))
 }
