@@ -534,13 +534,14 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
 /// by its two extreme values before quantizing the whole block under any.
 const BOUNDED: usize = 8;
 
-/// [`search`] on a block of at most [`SMALL_BLOCK`] values. From [`BOUNDED`] values on,
-/// every candidate's squared errors of the block's largest and smallest values are added
-/// first: a sum of non-negative terms added in order never falls below the sum of any two
-/// of its terms (each partial sum is at least the one before, and rounding is monotone),
-/// so that is a lower bound on the candidate's whole sum, in the same arithmetic. The
-/// [`PROBES`] with the least bounds are quantized over the whole block; another candidate
-/// is quantized only if its bound shows it could still be the first least.
+/// [`search`] on a block of at most [`SMALL_BLOCK`] values. From [`BOUNDED`] values on, the
+/// first [`PROBES`] candidates (the least clipping, which small blocks mostly choose) are
+/// quantized over the whole block; every other candidate's squared errors of the block's
+/// largest and smallest values are added first: a sum of non-negative terms added in order
+/// never falls below the sum of any two of its terms (each partial sum is at least the one
+/// before, and rounding is monotone), so that is a lower bound on the candidate's whole
+/// sum, in the same arithmetic. A candidate is quantized over the block only if its bound
+/// shows it could still be the first least.
 #[expect(clippy::inline_always, reason = "see search")]
 #[inline(always)]
 fn small_search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> usize {
@@ -549,6 +550,15 @@ fn small_search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> usize 
         add_sums(kind, consts, &ALL, xs, &mut sums);
         return first_least(&sums, 0..CANDIDATES);
     }
+    let (probes, others) = ALL.split_at(PROBES);
+    add_sums(kind, consts, probes, xs, &mut sums);
+    // The earliest of the least sums (none below infinity: no bound).
+    let (best, best_sse) = probes
+        .iter()
+        .map(|&k| (k, sums[k]))
+        .filter(|&(_, s)| s < f64::INFINITY)
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+        .unwrap_or((usize::MAX, f64::INFINITY));
     // Two different values of the block: its largest, and its smallest (another one when
     // every value is the same).
     let (mut hi, mut lo) = (0, 0);
@@ -564,17 +574,7 @@ fn small_search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> usize 
         lo = usize::from(hi == 0);
     }
     let mut bound = [0.0f64; CANDIDATES];
-    add_sums(kind, consts, &ALL, &[xs[hi], xs[lo]], &mut bound);
-    let mut order = ALL;
-    order.sort_by(|&a, &b| bound[a].total_cmp(&bound[b]).then(a.cmp(&b)));
-    let (probes, others) = order.split_at(PROBES);
-    add_sums(kind, consts, probes, xs, &mut sums);
-    let (best, best_sse) = probes
-        .iter()
-        .map(|&k| (k, sums[k]))
-        .filter(|&(_, s)| s < f64::INFINITY)
-        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
-        .unwrap_or((usize::MAX, f64::INFINITY));
+    add_sums(kind, consts, others, &[xs[hi], xs[lo]], &mut bound);
     let mut finished = [false; CANDIDATES];
     for &k in probes {
         finished[k] = true;
