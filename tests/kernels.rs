@@ -898,14 +898,38 @@ fn mse_search_on_long_blocks_is_the_reference() {
     // values are quiet and whose later values carry outliers, so that the first values
     // point at the wrong end of the candidates.
     let mut scratch = Scratch::default();
-    for name in [
+    let names = [
         "ort-int8",
         "ort-int4",
         "int4-g128",
         "q4_1",
         "torch-quint8",
         "q4_0",
-    ] {
+    ];
+    for (name, c) in mse_configs(&names) {
+        for seed in 0..10u64 {
+            let n = [4096, 1500, 777][seed as usize % 3];
+            let mut xs = noise(n, seed * 7 + 3, 0.5);
+            if seed % 2 == 1 {
+                for (i, x) in xs.iter_mut().enumerate() {
+                    if i < n / 8 {
+                        *x *= 0.01;
+                    } else if i % 97 == 0 {
+                        *x *= 6.0;
+                    }
+                }
+            }
+            let (got, want) = both_clippings(&c, &xs, &mut scratch);
+            same_params(&got, &want)
+                .unwrap_or_else(|e| panic!("{name} {:?} seed {seed}: {e}", c.scheme));
+        }
+    }
+}
+
+/// Each of the presets `names` with MSE clipping, symmetric and asymmetric, where valid.
+fn mse_configs(names: &[&'static str]) -> Vec<(&'static str, Config)> {
+    let mut out = Vec::new();
+    for &name in names {
         let base = preset(name, PresetOptions::default()).expect("preset");
         for scheme in [Scheme::Symmetric, Scheme::Asymmetric] {
             let c = Config {
@@ -913,27 +937,12 @@ fn mse_search_on_long_blocks_is_the_reference() {
                 clipping: Clipping::Mse,
                 ..base
             };
-            if c.validate().is_err() {
-                continue;
-            }
-            for seed in 0..10u64 {
-                let n = [4096, 1500, 777][seed as usize % 3];
-                let mut xs = noise(n, seed * 7 + 3, 0.5);
-                if seed % 2 == 1 {
-                    for (i, x) in xs.iter_mut().enumerate() {
-                        if i < n / 8 {
-                            *x *= 0.01;
-                        } else if i % 97 == 0 {
-                            *x *= 6.0;
-                        }
-                    }
-                }
-                let (got, want) = both_clippings(&c, &xs, &mut scratch);
-                same_params(&got, &want)
-                    .unwrap_or_else(|e| panic!("{name} {scheme:?} seed {seed}: {e}"));
+            if c.validate().is_ok() {
+                out.push((name, c));
             }
         }
     }
+    out
 }
 
 #[test]
@@ -942,7 +951,7 @@ fn mse_search_on_small_blocks_is_the_reference() {
     // its two extreme values. Noise over decades, a lone outlier at either end, two values
     // only, and values on a coarse grid (so candidates tie).
     let mut scratch = Scratch::default();
-    for name in [
+    let names = [
         "ort-int8",
         "ort-int4",
         "int4-g128",
@@ -950,40 +959,30 @@ fn mse_search_on_small_blocks_is_the_reference() {
         "torch-quint8",
         "q4_0",
         "calculator",
-    ] {
-        let base = preset(name, PresetOptions::default()).expect("preset");
-        for scheme in [Scheme::Symmetric, Scheme::Asymmetric] {
-            let c = Config {
-                scheme,
-                clipping: Clipping::Mse,
-                ..base
-            };
-            if c.validate().is_err() {
-                continue;
-            }
-            for seed in 0..120u64 {
-                let n = [8, 9, 16, 31, 32, 64][seed as usize % 6];
-                let spread = 10f32.powi((seed % 9) as i32 - 5);
-                let mut xs = noise(n, seed * 13 + 5, spread);
-                match seed % 5 {
-                    1 => xs[n / 2] = 9.0 * spread,
-                    2 => xs[0] = -7.0 * spread,
-                    3 => {
-                        for (i, x) in xs.iter_mut().enumerate() {
-                            *x = if i % 3 == 0 { spread } else { -0.5 * spread };
-                        }
+    ];
+    for (name, c) in mse_configs(&names) {
+        for seed in 0..120u64 {
+            let n = [8, 9, 16, 31, 32, 64][seed as usize % 6];
+            let spread = 10f32.powi((seed % 9) as i32 - 5);
+            let mut xs = noise(n, seed * 13 + 5, spread);
+            match seed % 5 {
+                1 => xs[n / 2] = 9.0 * spread,
+                2 => xs[0] = -7.0 * spread,
+                3 => {
+                    for (i, x) in xs.iter_mut().enumerate() {
+                        *x = if i % 3 == 0 { spread } else { -0.5 * spread };
                     }
-                    4 => {
-                        for x in &mut xs {
-                            *x = (*x / spread * 4.0).round() * spread / 4.0;
-                        }
-                    }
-                    _ => {}
                 }
-                let (got, want) = both_clippings(&c, &xs, &mut scratch);
-                same_params(&got, &want)
-                    .unwrap_or_else(|e| panic!("{name} {scheme:?} seed {seed} n={n}: {e}"));
+                4 => {
+                    for x in &mut xs {
+                        *x = (*x / spread * 4.0).round() * spread / 4.0;
+                    }
+                }
+                _ => {}
             }
+            let (got, want) = both_clippings(&c, &xs, &mut scratch);
+            same_params(&got, &want)
+                .unwrap_or_else(|e| panic!("{name} {:?} seed {seed} n={n}: {e}", c.scheme));
         }
     }
 }

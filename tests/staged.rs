@@ -8,18 +8,30 @@ use quantscope::app::worker::{Input, Job, Outcome, compute};
 use quantscope::core::config::{Clipping, Granularity};
 use quantscope::core::{Matrix, PresetOptions, analyse, analyse_staged, preset};
 
-/// Rows whose spreads differ by decades, as real weights do.
-fn matrix() -> Matrix {
-    let rows: Vec<Vec<f32>> = (0..6)
+/// `rows` rows of `cols` values whose spreads differ by decades, as real weights do: row
+/// `r` spreads over `10^exponent(r)`, its values on a grid of `levels` steps of `1 / step`.
+fn decades(
+    (rows, cols): (usize, usize),
+    exponent: impl Fn(i32) -> i32,
+    levels: usize,
+    step: f32,
+) -> Matrix {
+    let rows: Vec<Vec<f32>> = (0..rows)
         .map(|r| {
-            let spread = 10f32.powi(r - 3);
-            (0..96)
-                .map(|c| spread * (((c * 37 + r * 11) % 23) as f32 - 11.0) / 7.0)
+            let spread = 10f32.powi(exponent(r as i32));
+            let half = (levels / 2) as f32;
+            (0..cols)
+                .map(|c| spread * (((c * 37 + r * 11) % levels) as f32 - half) / step)
                 .collect()
         })
         .collect();
     let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
     Matrix::from_rows(&refs).unwrap()
+}
+
+/// Six rows of 96 values over six decades.
+fn matrix() -> Matrix {
+    decades((6, 96), |r| r - 3, 23, 7.0)
 }
 
 #[test]
@@ -82,16 +94,7 @@ fn stopping_after_the_report_skips_the_ladder() {
 /// A matrix large enough for the ladder to go in slices: 600 rows of 512 values whose
 /// spreads differ by decades.
 fn large() -> Matrix {
-    let rows: Vec<Vec<f32>> = (0..600)
-        .map(|r| {
-            let spread = 10f32.powi(r % 7 - 4);
-            (0..512)
-                .map(|c| spread * (((c * 37 + r * 11) % 101) as f32 - 50.0) / 13.0)
-                .collect()
-        })
-        .collect();
-    let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
-    Matrix::from_rows(&refs).unwrap()
+    decades((600, 512), |r| r % 7 - 4, 101, 13.0)
 }
 
 #[test]

@@ -495,14 +495,8 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
     for &k in probes {
         finished[k] = true;
     }
-    // The earliest of the least finished sums (none below infinity: no bound).
-    let (best, best_sse) = probes
-        .iter()
-        .map(|&k| (k, sums[k]))
-        .filter(|&(_, s)| s < f64::INFINITY)
-        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
-        .unwrap_or((usize::MAX, f64::INFINITY));
-    let may_win = |k: usize, s: f64| s < best_sse || (s == best_sse && k < best);
+    let best = Best::of(probes, &sums);
+    let may_win = |k: usize, s: f64| best.may_lose_to(k, s);
     active.clear();
     active.extend(
         order[PROBES..]
@@ -530,6 +524,33 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
     first_least(&sums, (0..CANDIDATES).filter(|&k| finished[k]))
 }
 
+/// The earliest of the least of some finished sums (none below infinity: no bound).
+#[derive(Clone, Copy)]
+struct Best {
+    k: usize,
+    sse: f64,
+}
+
+impl Best {
+    /// The earliest of the least sums of `finished` (a candidate index past every one, and
+    /// infinity, when none is below infinity).
+    fn of(finished: &[usize], sums: &[f64; CANDIDATES]) -> Self {
+        let (k, sse) = finished
+            .iter()
+            .map(|&k| (k, sums[k]))
+            .filter(|&(_, s)| s < f64::INFINITY)
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+            .unwrap_or((usize::MAX, f64::INFINITY));
+        Self { k, sse }
+    }
+
+    /// Whether candidate `k`, whose whole sum is at least `s`, may still be the first least
+    /// (below the best, or level with it and earlier).
+    fn may_lose_to(self, k: usize, s: f64) -> bool {
+        s < self.sse || (s == self.sse && k < self.k)
+    }
+}
+
 /// Blocks of at least this many values (and at most [`SMALL_BLOCK`]) bound every candidate
 /// by its two extreme values before quantizing the whole block under any.
 const BOUNDED: usize = 8;
@@ -552,13 +573,7 @@ fn small_search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> usize 
     }
     let (probes, others) = ALL.split_at(PROBES);
     add_sums(kind, consts, probes, xs, &mut sums);
-    // The earliest of the least sums (none below infinity: no bound).
-    let (best, best_sse) = probes
-        .iter()
-        .map(|&k| (k, sums[k]))
-        .filter(|&(_, s)| s < f64::INFINITY)
-        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
-        .unwrap_or((usize::MAX, f64::INFINITY));
+    let best = Best::of(probes, &sums);
     // Two different values of the block: its largest, and its smallest (another one when
     // every value is the same).
     let (mut hi, mut lo) = (0, 0);
@@ -582,7 +597,7 @@ fn small_search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> usize 
     let mut rest = [0usize; CANDIDATES];
     let mut n = 0;
     for &k in others {
-        if bound[k] < best_sse || (bound[k] == best_sse && k < best) {
+        if best.may_lose_to(k, bound[k]) {
             rest[n] = k;
             finished[k] = true;
             n += 1;
