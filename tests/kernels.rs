@@ -833,6 +833,65 @@ fn mse_ties_between_candidates_go_to_the_first() {
 }
 
 #[test]
+fn mse_ties_in_small_groups_go_to_the_first() {
+    // The same near-floor blocks as above, as the groups of a matrix: groups of at most 64
+    // values are searched eight blocks at a time, each block keeping the first of its tied
+    // candidates (the reference's choice is checked through every block's recorded range).
+    let (rows, cols) = (12, 200);
+    let mut ties = 0;
+    for (i, p) in PRESETS.iter().enumerate() {
+        let base = preset(p.name, PresetOptions::default()).expect("preset");
+        for bits in [3u8, 4, 8] {
+            let mut c = Config {
+                clipping: Clipping::Mse,
+                bits,
+                range: RangeKind::Full,
+                ..base
+            };
+            c.conventions.degenerate = Degenerate::Epsilon;
+            if c.validate().is_err() {
+                continue;
+            }
+            let (qmin, qmax) = c.code_range();
+            let floor = f32::EPSILON * (qmax - qmin) as f32 / 2.0;
+            let mut flat = noise(rows * cols, i as u64 * 7 + u64::from(bits), 1.0);
+            // Each run of eight values scaled to `over` times the floor; some repeated values,
+            // zeros, and a constant run.
+            for (g, run) in flat.chunks_mut(8).enumerate() {
+                let over = [0.8f32, 1.02, 1.1, 1.3, 1.7, 2.5, 40.0][g % 7];
+                run[g % 8] = 0.0;
+                run[(g + 3) % 8] = run[(g + 5) % 8];
+                if g % 23 == 0 {
+                    run.fill(0.5);
+                }
+                let absmax = run.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+                for x in run.iter_mut() {
+                    *x *= over * floor / absmax;
+                }
+            }
+            for run in flat.chunks(8) {
+                let mut st = BlockStats::EMPTY;
+                st.extend(run);
+                let form = |range| block_params(&c, range, qmin, qmax);
+                let sums = candidate_sse(&c, run, RealRange::of(&st), c.clamp_range(), form);
+                let least = sums.iter().copied().fold(f64::INFINITY, f64::min);
+                ties += usize::from(sums.iter().filter(|&&s| s == least).count() > 1);
+            }
+            let m = Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape"))
+                .expect("finite");
+            for size in [8, 16, 24, 64] {
+                let g = Config {
+                    granularity: Granularity::Group(size),
+                    ..c
+                };
+                check(&m, &g).unwrap_or_else(|e| panic!("{} {bits} bits g{size}: {e}", p.name));
+            }
+        }
+    }
+    assert!(ties >= 500, "{ties} runs of eight with tied candidates");
+}
+
+#[test]
 fn clipping_on_constant_zero_and_repeated_blocks_is_the_reference() {
     let mut scratch = Scratch::default();
     let blocks: Vec<Vec<f32>> = vec![

@@ -16,7 +16,9 @@ use rayon::prelude::*;
 
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
-use crate::core::kernel::segment::{Consts, Kind, LANES, Prepared, candidate_sums, consts8};
+use crate::core::kernel::segment::{
+    Consts, Kind, LANES, Prepared, block_sums, candidate_sums, const_lanes8, consts8,
+};
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange};
 
 /// Buffers of the clipping searches, kept from block to block (one per worker).
@@ -607,6 +609,79 @@ fn small_search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> usize 
         add_sums(kind, consts, &rest[..n], xs, &mut sums);
     }
     first_least(&sums, (0..CANDIDATES).filter(|&k| finished[k]))
+}
+
+/// Blocks of at most this many values (and at least 2) can be searched eight at a time by
+/// [`mse_lanes`].
+pub(crate) const LANE_BLOCK: usize = SMALL_BLOCK;
+
+/// The MSE search of eight blocks at once, lane `j` for block `j`, whose values are `xs[j]`
+/// (all of one length, from 2 to [`LANE_BLOCK`]) and whose statistics give the range `lo[j]`,
+/// `hi[j]`, `ex[j]` (the block's least and greatest values and its extreme): the range each
+/// block's first least candidate gives, as [`search`] finds it; `None` when a candidate of
+/// some block is not for the specialised loop, or the blocks are not of one such length (the
+/// caller then searches block by block).
+///
+/// Every candidate's parameters are formed for the eight blocks together, and its sums for
+/// the eight blocks go over the values together, each lane's sum added value by value in the
+/// reference's order. Candidates are taken in order, each kept by a block only when its sum
+/// is strictly below the block's best so far (the first least, as the reference keeps it).
+/// A later candidate is first bounded by its squared errors of each block's largest and
+/// smallest values (a lower bound on its whole sum: see [`small_search`]), and quantized over
+/// the blocks only when that bound is below the best sum of at least one of them.
+#[expect(clippy::inline_always, reason = "see search")]
+#[inline(always)]
+pub(crate) fn mse_lanes(
+    calc: &ParamCalc,
+    kind: Kind,
+    xs: &[&[f32]; LANES],
+    [lo, hi, ex]: [&[f32; LANES]; 3],
+    (qmin, qmax): (i32, i32),
+) -> Option<[[f32; LANES]; 3]> {
+    let n = xs[0].len();
+    if !(2..=LANE_BLOCK).contains(&n) || xs.iter().any(|b| b.len() != n) {
+        return None;
+    }
+    // The values row by row, lane `j` of row `i` being block `j`'s value `i`.
+    let mut rows = [[0.0f32; LANES]; LANE_BLOCK];
+    for (i, row) in rows[..n].iter_mut().enumerate() {
+        for (x, block) in row.iter_mut().zip(xs) {
+            *x = block[i];
+        }
+    }
+    let rows = &rows[..n];
+    let extremes = [*hi, *lo];
+    let mut best = [0usize; LANES];
+    let mut best_sse = [f64::INFINITY; LANES];
+    // A loop rather than arrays built by closures over candidates (see lane_candidates).
+    for k in 0..CANDIDATES {
+        let a = shrink(k);
+        let clo: [f32; LANES] = std::array::from_fn(|j| lo[j] * a);
+        let chi: [f32; LANES] = std::array::from_fn(|j| hi[j] * a);
+        let cex: [f32; LANES] = std::array::from_fn(|j| ex[j] * a);
+        let p8 = calc.lanes_with::<PARAM_LANES, false>(&clo, &chi, &cex);
+        let (k8, fast) = const_lanes8(kind, &p8, lo, hi, qmin, qmax);
+        if !fast.iter().all(|&f| f) {
+            return None;
+        }
+        if k > 0 {
+            let mut bound = [0.0f64; LANES];
+            block_sums(kind, &k8, &extremes, &mut bound);
+            if bound.iter().zip(&best_sse).all(|(b, s)| b >= s) {
+                continue;
+            }
+        }
+        let mut sums = [0.0f64; LANES];
+        block_sums(kind, &k8, rows, &mut sums);
+        for j in 0..LANES {
+            if sums[j] < best_sse[j] {
+                best_sse[j] = sums[j];
+                best[j] = k;
+            }
+        }
+    }
+    let range = |v: &[f32; LANES]| std::array::from_fn(|j| v[j] * shrink(best[j]));
+    Some([range(lo), range(hi), range(ex)])
 }
 
 /// The sums of group `group` of candidates (at most [`LANES`]) after `xs`, from their

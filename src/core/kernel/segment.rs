@@ -154,6 +154,58 @@ pub(crate) struct Consts {
     offset: f32,
 }
 
+/// The constants of `N` blocks, one array per field (lane `j` for block `j`), as the
+/// search over many blocks at once uses them ([`block_sums`]); [`ConstLanes::get`] is one
+/// block's [`Consts`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConstLanes<const N: usize> {
+    code_scale: [f32; N],
+    recip: [f32; N],
+    zero_f: [f32; N],
+    zero_half: [f32; N],
+    code_offset: [f32; N],
+    scale: [f32; N],
+    offset: [f32; N],
+    qmin: f32,
+    qmax: f32,
+}
+
+impl<const N: usize> ConstLanes<N> {
+    /// Lane `j`'s constants.
+    #[inline(always)]
+    fn get(&self, j: usize) -> Consts {
+        Consts {
+            code_scale: self.code_scale[j],
+            recip: self.recip[j],
+            zero_f: self.zero_f[j],
+            zero_half: self.zero_half[j],
+            code_offset: self.code_offset[j],
+            qmin: self.qmin,
+            qmax: self.qmax,
+            bias: 8_388_608.0 - self.qmin,
+            scale: self.scale[j],
+            offset: self.offset[j],
+        }
+    }
+
+    /// The constants of blocks `k`, lane by lane.
+    #[inline(always)]
+    pub(crate) fn of(k: &[Consts; N]) -> Self {
+        use std::array::from_fn;
+        Self {
+            code_scale: from_fn(|j| k[j].code_scale),
+            recip: from_fn(|j| k[j].recip),
+            zero_f: from_fn(|j| k[j].zero_f),
+            zero_half: from_fn(|j| k[j].zero_half),
+            code_offset: from_fn(|j| k[j].code_offset),
+            scale: from_fn(|j| k[j].scale),
+            offset: from_fn(|j| k[j].offset),
+            qmin: k.first().map_or(0.0, |k| k.qmin),
+            qmax: k.first().map_or(0.0, |k| k.qmax),
+        }
+    }
+}
+
 /// The constants of `N` blocks of `kind` with parameters `p` (lane `j` for block `j`), whose
 /// values lie in `min[j]..=max[j]`, for codes `qmin..=qmax`; and whether each block is for
 /// the specialised loop (never a lane with a problem). One block is `N = 1`
@@ -181,7 +233,7 @@ fn consts_lanes<const N: usize>(
     max: &[f32; N],
     qmin: i32,
     qmax: i32,
-) -> ([Consts; N], [bool; N]) {
+) -> (ConstLanes<N>, [bool; N]) {
     use std::array::from_fn;
     let s = &p.code_scale;
     let recip: [f32; N] = from_fn(|j| if s[j] == 0.0 { 0.0 } else { 1.0 / s[j] });
@@ -231,18 +283,17 @@ fn consts_lanes<const N: usize>(
         from_fn(|j| a[j] & b[j] & c[j])
     };
     let fast = from_fn(|j| p.ok[j] & divides[j] & bound[j] & exact[j]);
-    let k = from_fn(|j| Consts {
-        code_scale: s[j],
-        recip: recip[j],
-        zero_f: zero_f[j],
-        zero_half: zero_half[j],
-        code_offset: code_offset[j],
+    let k = ConstLanes {
+        code_scale: *s,
+        recip,
+        zero_f,
+        zero_half,
+        code_offset,
+        scale: p.scale,
+        offset,
         qmin: qmin as f32,
         qmax: qmax as f32,
-        bias: 8_388_608.0 - qmin as f32,
-        scale: p.scale[j],
-        offset: offset[j],
-    });
+    };
     (k, fast)
 }
 
@@ -256,6 +307,20 @@ pub(crate) fn consts8(
     qmin: i32,
     qmax: i32,
 ) -> ([Consts; PARAM_LANES], [bool; PARAM_LANES]) {
+    let (k, fast) = consts_lanes(kind, p, min, max, qmin, qmax);
+    (std::array::from_fn(|j| k.get(j)), fast)
+}
+
+/// [`consts8`] lane by lane, for [`block_sums`].
+#[inline(always)]
+pub(crate) fn const_lanes8(
+    kind: Kind,
+    p: &Params8,
+    min: &[f32; PARAM_LANES],
+    max: &[f32; PARAM_LANES],
+    qmin: i32,
+    qmax: i32,
+) -> (ConstLanes<PARAM_LANES>, [bool; PARAM_LANES]) {
     consts_lanes(kind, p, min, max, qmin, qmax)
 }
 
@@ -337,7 +402,7 @@ impl Prepared {
         stats: &BlockStats,
     ) -> Self {
         let kind = Kind::of(config);
-        let ([k], [fast]) = consts_lanes(
+        let (k, [fast]) = consts_lanes(
             kind,
             &ParamLanes::of(params),
             &[stats.min],
@@ -345,6 +410,7 @@ impl Prepared {
             qmin,
             qmax,
         );
+        let k = k.get(0);
         let fast = stats.count > 0 && fast;
         let slow = (!fast).then(|| Quantizer::new(config, params, qmin, qmax));
         Self { kind, k, slow }
@@ -534,6 +600,20 @@ pub(crate) fn run_prepared<T: Code>(
 #[inline(always)]
 pub(crate) fn candidate_sums(kind: Kind, k: &[Consts; LANES], xs: &[f32], sums: &mut [f64; LANES]) {
     dispatch!(kind, candidate_sums, [], (k, xs, sums));
+}
+
+/// The squared errors of [`LANES`] blocks (lane `j` for the block whose constants are
+/// `k[j]`), whose values are lane `j` of each row of `xs`, each added to `sums[j]` one value
+/// after another in `f64`: for each lane, the sum the reference forms value by value with
+/// [`Quantizer`]. Every block must be prepared for the specialised loop under `kind`.
+#[inline(always)]
+pub(crate) fn block_sums(
+    kind: Kind,
+    k: &ConstLanes<LANES>,
+    xs: &[[f32; LANES]],
+    sums: &mut [f64; LANES],
+) {
+    dispatch!(kind, block_sums, [], (k, xs, sums));
 }
 
 /// One value through [`Quantizer`] (blocks the specialised loop does not take, and columns

@@ -97,7 +97,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
 }
 
 /// Every block of the row in `prep` ([`RowPrep::eights`], or [`RowPrep::each`] under MSE
-/// clipping), compiled on its own rather than inlined into the row loop's body: one call per
+/// clipping of larger blocks), compiled on its own rather than inlined into the row loop's body: one call per
 /// row, and the loop's registers are not shared with the per-block arithmetic.
 #[inline(never)]
 fn prepare<const COUNTS: bool>(
@@ -110,7 +110,7 @@ fn prepare<const COUNTS: bool>(
     vectorised(
         #[inline(always)]
         || {
-            if clipping == Clipping::Mse {
+            if clipping == Clipping::Mse && prep.source.size > clip::LANE_BLOCK {
                 prep.each(consts, blocks)
             } else {
                 prep.eights(kind, consts, blocks)
@@ -176,8 +176,9 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         Some(Ok(()))
     }
 
-    /// Every block without clipping or with percentile clipping (each block's clipped range
-    /// first), eight blocks' parameters at a time (the same values as
+    /// Every block without clipping, with percentile clipping (each block's clipped range
+    /// first) or with MSE clipping of blocks of at most [`clip::LANE_BLOCK`] values (eight
+    /// blocks searched at once), eight blocks' parameters at a time (the same values as
     /// `prepare` gives; a block with a problem is computed again by [`RowPrep::one`], which
     /// names it); as [`RowPrep::one`] for each block.
     #[inline(always)]
@@ -197,22 +198,47 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 ([-1.0; PARAM_LANES], [1.0; PARAM_LANES], [1.0; PARAM_LANES]);
             let values = |i| self.values(i);
             chunks.groups8(i0, per, m, values, [&mut lo, &mut hi, &mut ex]);
-            let p8 = if matches!(ctx.config.clipping, Clipping::Percentile(_)) {
-                // The clipped ranges; the loop's bounds stay the blocks' own.
-                let (mut clo, mut chi, mut cex) = (lo, hi, ex);
-                for j in 0..m {
-                    let full = RealRange {
-                        lo: lo[j],
-                        hi: hi[j],
-                        extreme: ex[j],
-                    };
-                    let xs = self.values(i0 + j);
-                    let r = clip::percentile_clipped(self.source.clip, ctx.config, xs, full);
-                    (clo[j], chi[j], cex[j]) = (r.lo, r.hi, r.extreme);
+            let p8 = match ctx.config.clipping {
+                Clipping::Percentile(_) => {
+                    // The clipped ranges; the loop's bounds stay the blocks' own.
+                    let (mut clo, mut chi, mut cex) = (lo, hi, ex);
+                    for j in 0..m {
+                        let full = RealRange {
+                            lo: lo[j],
+                            hi: hi[j],
+                            extreme: ex[j],
+                        };
+                        let xs = self.values(i0 + j);
+                        let r = clip::percentile_clipped(self.source.clip, ctx.config, xs, full);
+                        (clo[j], chi[j], cex[j]) = (r.lo, r.hi, r.extreme);
+                    }
+                    ctx.calc.lanes_with::<8, COUNTS>(&clo, &chi, &cex)
                 }
-                ctx.calc.lanes_with::<8, COUNTS>(&clo, &chi, &cex)
-            } else {
-                ctx.calc.lanes_with::<8, COUNTS>(&lo, &hi, &ex)
+                Clipping::Mse => {
+                    // Lanes past the last block repeat it (their results are dropped).
+                    let last = m - 1;
+                    let xs = std::array::from_fn(|j| self.values(i0 + j.min(last)));
+                    (lo, hi, ex) = (
+                        std::array::from_fn(|j| lo[j.min(last)]),
+                        std::array::from_fn(|j| hi[j.min(last)]),
+                        std::array::from_fn(|j| ex[j.min(last)]),
+                    );
+                    let q = (ctx.qmin, ctx.qmax);
+                    let Some([clo, chi, cex]) =
+                        clip::mse_lanes(&ctx.calc, kind, &xs, [&lo, &hi, &ex], q)
+                    else {
+                        // Searched block by block.
+                        for i in i0..i0 + m {
+                            if let Err(f) = self.one(i, consts, blocks)? {
+                                return Some(Err(f));
+                            }
+                        }
+                        i0 += m;
+                        continue;
+                    };
+                    ctx.calc.lanes_with::<8, COUNTS>(&clo, &chi, &cex)
+                }
+                Clipping::None => ctx.calc.lanes_with::<8, COUNTS>(&lo, &hi, &ex),
             };
             let (k8, fast) = consts8(kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
             for j in 0..m {

@@ -11,7 +11,7 @@
     reason = "the specialised loop is these small functions inlined into one monomorphised body per instance; an outlined call per value or per chunk would defeat the vectoriser"
 )]
 
-use super::{BlockSource, Code, Consts, LANES, Lanes, scalar_value};
+use super::{BlockSource, Code, ConstLanes, Consts, LANES, Lanes, scalar_value};
 use crate::core::round::{UP, round_const};
 
 pub(super) const DIV: u8 = 0;
@@ -340,58 +340,79 @@ fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Co
     *lanes = acc;
 }
 
-/// [`super::candidate_sums`] for one instance: the arithmetic of [`unclamped`], [`clamp`]
-/// and [`dequantize`], lane by lane over the candidates, for one value at a time.
+impl ConstLanes<LANES> {
+    /// The reconstruction of `x[j]` under lane `j`'s constants: the arithmetic of
+    /// [`unclamped`], [`clamp`] and [`dequantize`], lane by lane.
+    #[inline(always)]
+    fn x_hat<const E: u8, const R: u8, const O: bool>(&self, x: &[f32; LANES]) -> [f32; LANES] {
+        use std::array::from_fn;
+        let xo: [f32; LANES] = from_fn(|j| if O { x[j] - self.code_offset[j] } else { x[j] });
+        let t: [f32; LANES] = from_fn(|j| {
+            if E == DIV {
+                xo[j] / self.code_scale[j]
+            } else {
+                xo[j] * self.recip[j]
+            }
+        });
+        let u: [f32; LANES] = from_fn(|j| {
+            if E == ADD {
+                if R == UP {
+                    (t[j] + self.zero_half[j]).floor()
+                } else {
+                    round_const::<R, f32>(t[j] + self.zero_f[j])
+                }
+            } else {
+                round_const::<R, f32>(t[j]) + self.zero_f[j]
+            }
+        });
+        let c: [f32; LANES] = from_fn(|j| {
+            let c = if u[j] < self.qmin { self.qmin } else { u[j] };
+            if c > self.qmax { self.qmax } else { c }
+        });
+        from_fn(|j| {
+            if O {
+                self.scale[j] * c[j] + self.offset[j]
+            } else {
+                (c[j] - self.zero_f[j]) * self.scale[j]
+            }
+        })
+    }
+}
+
+/// [`super::candidate_sums`] for one instance: every lane's constants applied to the same
+/// value, one value at a time.
 #[inline(always)]
 pub(super) fn candidate_sums<const E: u8, const R: u8, const O: bool>(
     k: &[Consts; LANES],
     xs: &[f32],
     sums: &mut [f64; LANES],
 ) {
-    use std::array::from_fn;
-    let code_scale: [f32; LANES] = from_fn(|j| k[j].code_scale);
-    let recip: [f32; LANES] = from_fn(|j| k[j].recip);
-    let zero_f: [f32; LANES] = from_fn(|j| k[j].zero_f);
-    let zero_half: [f32; LANES] = from_fn(|j| k[j].zero_half);
-    let code_offset: [f32; LANES] = from_fn(|j| k[j].code_offset);
-    let scale: [f32; LANES] = from_fn(|j| k[j].scale);
-    let offset: [f32; LANES] = from_fn(|j| k[j].offset);
-    let (qmin, qmax) = (k[0].qmin, k[0].qmax);
+    let soa = ConstLanes::of(k);
     let mut s = *sums;
     for &x in xs {
-        let xo: [f32; LANES] = from_fn(|j| if O { x - code_offset[j] } else { x });
-        let t: [f32; LANES] = from_fn(|j| {
-            if E == DIV {
-                xo[j] / code_scale[j]
-            } else {
-                xo[j] * recip[j]
-            }
-        });
-        let u: [f32; LANES] = from_fn(|j| {
-            if E == ADD {
-                if R == UP {
-                    (t[j] + zero_half[j]).floor()
-                } else {
-                    round_const::<R, f32>(t[j] + zero_f[j])
-                }
-            } else {
-                round_const::<R, f32>(t[j]) + zero_f[j]
-            }
-        });
-        let c: [f32; LANES] = from_fn(|j| {
-            let c = if u[j] < qmin { qmin } else { u[j] };
-            if c > qmax { qmax } else { c }
-        });
-        let x_hat: [f32; LANES] = from_fn(|j| {
-            if O {
-                scale[j] * c[j] + offset[j]
-            } else {
-                (c[j] - zero_f[j]) * scale[j]
-            }
-        });
+        let x_hat = soa.x_hat::<E, R, O>(&[x; LANES]);
         let xd = f64::from(x);
         for j in 0..LANES {
             let e = f64::from(x_hat[j]) - xd;
+            s[j] += e * e;
+        }
+    }
+    *sums = s;
+}
+
+/// [`super::block_sums`] for one instance: lane `j`'s constants applied to lane `j`'s
+/// value, one row of lanes at a time.
+#[inline(always)]
+pub(super) fn block_sums<const E: u8, const R: u8, const O: bool>(
+    soa: &ConstLanes<LANES>,
+    xs: &[[f32; LANES]],
+    sums: &mut [f64; LANES],
+) {
+    let mut s = *sums;
+    for x in xs {
+        let x_hat = soa.x_hat::<E, R, O>(x);
+        for j in 0..LANES {
+            let e = f64::from(x_hat[j]) - f64::from(x[j]);
             s[j] += e * e;
         }
     }
