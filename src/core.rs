@@ -29,7 +29,7 @@ pub mod kernel;
 pub mod lineup;
 mod matrix;
 pub mod names;
-mod pages;
+pub(crate) mod pages;
 pub mod params;
 mod pass;
 pub mod presets;

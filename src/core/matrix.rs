@@ -2,14 +2,48 @@
 
 use ndarray::{Array2, ArrayView2};
 
+use crate::core::pages::Pages;
+
 /// A matrix of weights, one row per output channel, with optional channel labels.
 ///
 /// Every value is finite: constructors reject NaN and infinities, so the core can rely on
 /// ordered comparisons.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Matrix {
-    values: Array2<f32>,
+    values: Values,
     labels: Vec<Option<String>>,
+}
+
+/// Where a matrix's values live.
+#[derive(Debug, Clone)]
+enum Values {
+    /// An array built by the caller.
+    Array(Array2<f32>),
+    /// `rows x cols` values in row-major order, as a loader read them (in memory that asks
+    /// for huge pages when large: a fresh process then takes one page fault per 2 MiB of a
+    /// loaded matrix rather than per 4 KiB).
+    Flat {
+        flat: Pages<f32>,
+        rows: usize,
+        cols: usize,
+    },
+}
+
+impl Values {
+    fn view(&self) -> ArrayView2<'_, f32> {
+        match self {
+            Self::Array(a) => a.view(),
+            // The length is checked when the matrix is built; an empty view otherwise.
+            Self::Flat { flat, rows, cols } => ArrayView2::from_shape((*rows, *cols), flat)
+                .unwrap_or_else(|_| ArrayView2::from(&[] as &[[f32; 0]])),
+        }
+    }
+}
+
+impl PartialEq for Values {
+    fn eq(&self, other: &Self) -> bool {
+        self.view() == other.view()
+    }
 }
 
 /// Why a [`Matrix`] could not be built.
@@ -65,10 +99,33 @@ impl Matrix {
                 rows,
             });
         }
-        if let Some(((row, col), value)) = first_not_finite(&values) {
+        if let Some(((row, col), value)) = first_not_finite(&values.view()) {
             return Err(MatrixError::NotFinite { row, col, value });
         }
-        Ok(Self { values, labels })
+        Ok(Self {
+            values: Values::Array(values),
+            labels,
+        })
+    }
+
+    /// An unlabelled `rows x cols` matrix of the row-major values `flat`, checked as
+    /// [`Matrix::new`] checks (a length other than `rows * cols` is refused as empty).
+    pub(crate) fn from_flat(
+        flat: Pages<f32>,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self, MatrixError> {
+        if rows == 0 || cols == 0 || rows.checked_mul(cols) != Some(flat.len()) {
+            return Err(MatrixError::Empty { rows, cols });
+        }
+        let values = Values::Flat { flat, rows, cols };
+        if let Some(((row, col), value)) = first_not_finite(&values.view()) {
+            return Err(MatrixError::NotFinite { row, col, value });
+        }
+        Ok(Self {
+            values,
+            labels: vec![None; rows],
+        })
     }
 
     /// Builds a matrix from rows of equal length (a convenience for tests and examples).
@@ -107,19 +164,26 @@ impl Matrix {
     /// `(rows, columns)`.
     #[must_use]
     pub fn shape(&self) -> (usize, usize) {
-        self.values.dim()
+        match &self.values {
+            Values::Array(a) => a.dim(),
+            Values::Flat { rows, cols, .. } => (*rows, *cols),
+        }
     }
 
     /// Takes the values and labels apart.
     #[must_use]
     pub fn into_parts(self) -> (Array2<f32>, Vec<Option<String>>) {
-        (self.values, self.labels)
+        let values = match self.values {
+            Values::Array(a) => a,
+            flat @ Values::Flat { .. } => flat.view().to_owned(),
+        };
+        (values, self.labels)
     }
 }
 
 /// The first value (in row-major order) that is not finite, with its row and column. Checks
 /// blocks of values with a loop that vectorises, then looks inside the first failing block.
-fn first_not_finite(values: &Array2<f32>) -> Option<((usize, usize), f32)> {
+fn first_not_finite(values: &ArrayView2<'_, f32>) -> Option<((usize, usize), f32)> {
     const BLOCK: usize = 1024;
     let cols = values.ncols();
     let Some(flat) = values.as_slice() else {
@@ -177,5 +241,32 @@ mod tests {
             ));
         }
         assert!(Matrix::new(Array2::from_elem((3, 700), 1.0)).is_ok());
+    }
+
+    #[test]
+    fn a_loaded_flat_matrix_is_the_same_matrix() {
+        // Large enough for mapped pages, and a small one on the heap.
+        for (rows, cols) in [(3, 5), (600, 1100)] {
+            let values: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.25 - 7.0).collect();
+            let mut flat = Pages::<f32>::zeroed(values.len());
+            flat.copy_from_slice(&values);
+            let loaded = Matrix::from_flat(flat.clone(), rows, cols).unwrap();
+            let built = Matrix::new(Array2::from_shape_vec((rows, cols), values).unwrap()).unwrap();
+            assert_eq!(loaded, built);
+            assert_eq!(loaded.shape(), (rows, cols));
+            assert_eq!(loaded.values(), built.values());
+            assert_eq!(loaded.labels().len(), rows);
+            assert_eq!(loaded.clone().into_parts(), built.into_parts());
+            // A length that is not rows x cols, and a value that is not finite.
+            assert!(matches!(
+                Matrix::from_flat(flat.clone(), rows, cols + 1),
+                Err(MatrixError::Empty { .. })
+            ));
+            flat[cols + 2] = f32::NAN;
+            assert!(matches!(
+                Matrix::from_flat(flat, rows, cols),
+                Err(MatrixError::NotFinite { row: 1, col: 2, .. })
+            ));
+        }
     }
 }

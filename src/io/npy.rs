@@ -33,7 +33,7 @@ use std::io::{Read, Seek, SeekFrom};
 mod data;
 mod header;
 
-use ndarray::{Array2, ArrayD, IxDyn, ShapeBuilder};
+use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 
 use crate::core::{Matrix, MatrixError};
 use data::{Data, SliceData, StreamData, file_index};
@@ -263,22 +263,22 @@ fn build<D: Data>(
     }
     // Only now, with the size checked against the bytes present, allocate.
     let flat = data.decode(count, dtype, big_endian)?;
-    let values = if fortran_order && shape.len() > 1 {
-        ArrayD::from_shape_vec(IxDyn(&shape).f(), flat)
+    let matrix = if fortran_order && shape.len() > 1 {
+        let values = ArrayD::from_shape_vec(IxDyn(&shape).f(), flat.to_vec())
             .map_err(|_| overflow())
             .map(|a| a.as_standard_layout().into_owned())
             .and_then(|a| {
                 a.into_shape_with_order((rows, cols))
                     .map_err(|_| overflow())
-            })
+            });
+        match values {
+            Ok(v) => Matrix::new(v),
+            Err(e) => return Ok(Err(e)),
+        }
     } else {
-        Array2::from_shape_vec((rows, cols), flat).map_err(|_| overflow())
+        Matrix::from_flat(flat, rows, cols)
     };
-    let values = match values {
-        Ok(v) => v,
-        Err(e) => return Ok(Err(e)),
-    };
-    Ok(Matrix::new(values).map_err(|e| match e {
+    Ok(matrix.map_err(|e| match e {
         MatrixError::NotFinite { row, col, value } => {
             let index = file_index(row, col, &shape, fortran_order);
             let stored = data.f64_at(index, big_endian);

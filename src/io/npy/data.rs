@@ -5,6 +5,7 @@ use std::io::{Read, Seek, SeekFrom};
 use half::f16;
 
 use super::header::Dtype;
+use crate::core::pages::Pages;
 
 /// The data bytes after the header, wherever they are.
 pub(super) trait Data {
@@ -16,7 +17,7 @@ pub(super) trait Data {
         count: usize,
         dtype: Dtype,
         big_endian: bool,
-    ) -> Result<Vec<f32>, Self::Error>;
+    ) -> Result<Pages<f32>, Self::Error>;
     /// The `f64` at element `index`, if it is there.
     fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64>;
 }
@@ -31,10 +32,10 @@ impl Data for SliceData<'_> {
         _: usize,
         dtype: Dtype,
         big_endian: bool,
-    ) -> Result<Vec<f32>, Self::Error> {
+    ) -> Result<Pages<f32>, Self::Error> {
         let mut out = Vec::with_capacity(self.0.len() / dtype.size());
         decode(self.0, dtype, big_endian, &mut out);
-        Ok(out)
+        Ok(Pages::Heap(out))
     }
     fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64> {
         read_f64(self.0, index, big_endian)
@@ -60,15 +61,16 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
     /// the upper half of each run of values' bytes and widened forward in place; `f64`
     /// data goes through a buffer of [`CHUNK`] bytes. The values are allocated zeroed,
     /// which for a matrix of any size is fresh memory from the system, not a pass of
-    /// writes.
+    /// writes, and from 2 MiB on memory that asks for huge pages ([`Pages`]): the read then
+    /// takes one page fault per 2 MiB.
     fn decode(
         &mut self,
         count: usize,
         dtype: Dtype,
         big_endian: bool,
-    ) -> std::io::Result<Vec<f32>> {
+    ) -> std::io::Result<Pages<f32>> {
         self.reader.seek(SeekFrom::Start(self.start))?;
-        let mut out = vec![0.0_f32; count];
+        let mut out = Pages::<f32>::zeroed(count);
         match dtype {
             Dtype::F32 => {
                 for run in out.chunks_mut(DIRECT) {
