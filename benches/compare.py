@@ -22,6 +22,12 @@ For each matrix (written as .npy under --dir, fixed seed):
                unclipped run of the same kind.
   load         the `load` time `quantscope report --timings` gives for the .npy file, against
                numpy's warm `np.load` of the same file.
+  ORT, scales  ort-int8 on that matrix and on a plain gaussian one of the same size: a graph
+               that also forms the scales, Abs -> ReduceMax over each row -> Div by 127 ->
+               (a zero scale replaced by 1) -> QuantizeLinear -> DequantizeLinear (axis 0) ->
+               Sub -> Abs -> ReduceMean, and Mul -> ReduceMean -> Sqrt, with the session's
+               graph optimisations off (so the Q/DQ pair is not fused), against
+               `quantscope report --no-ladder` (fresh processes, the `analyse` time).
 
 The fresh-process, ONNX Runtime, numpy and numpy-sum timings are taken in interleaved
 rounds (each round times every one of them once, after one warm-up run of each), so that a
@@ -33,6 +39,7 @@ Then peak resident memory of `quantscope report FILE` with and without the ladde
 
 Usage: python3 benches/compare.py [--n 4096] [--reps 7] [--dir /tmp/quantscope-compare]
        [--no-criterion]   (skip the criterion benches; they take a few minutes)
+       [--no-build]       (use the release binary already built)
        [--thp]            (also time quantscope with GLIBC_TUNABLES=glibc.malloc.hugetlb=1:
                            glibc asks for transparent huge pages, so a fresh process pays a
                            few hundred page faults instead of ~20 000 for its 64 + 16 MiB)
@@ -62,6 +69,12 @@ def matrix(n: int) -> np.ndarray:
     rng = np.random.default_rng(SEED)
     std = 10.0 ** (-3.0 * rng.random(n))
     return (rng.standard_normal((n, n)) * std[:, None]).astype(np.float32)
+
+
+def gaussian(n: int) -> np.ndarray:
+    """Plain standard normal rows (one spread for the whole matrix)."""
+    rng = np.random.default_rng(SEED + 1)
+    return rng.standard_normal((n, n)).astype(np.float32)
 
 
 def timer(f):
@@ -147,6 +160,51 @@ def ort_session(m: np.ndarray, case: str):
     model.ir_version = 10  # what onnxruntime 1.31 accepts
     onnx.checker.check_model(model)
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return lambda: sess.run(None, {"X": m})
+
+
+def ort_session_with_scales(m: np.ndarray):
+    """ort-int8 with the scales formed in the graph (absmax / 127 per row, 0 replaced by 1),
+    then Q/DQ along axis 0 and the error reductions; graph optimisations off."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    n, k = m.shape
+    f32 = TensorProto.FLOAT
+    init = [
+        helper.make_tensor("axes", TensorProto.INT64, [1], [1]),
+        helper.make_tensor("c127", f32, [], [127.0]),
+        helper.make_tensor("zero", f32, [], [0.0]),
+        helper.make_tensor("one", f32, [], [1.0]),
+        helper.make_tensor("flat", TensorProto.INT64, [1], [n]),
+        helper.make_tensor("Z", TensorProto.INT8, [n], [0] * n),
+    ]
+    nodes = [
+        helper.make_node("Abs", ["X"], ["A"]),
+        helper.make_node("ReduceMax", ["A", "axes"], ["M"], keepdims=1),
+        helper.make_node("Div", ["M", "c127"], ["S0"]),
+        helper.make_node("Equal", ["S0", "zero"], ["IsZero"]),
+        helper.make_node("Where", ["IsZero", "one", "S0"], ["S1"]),
+        helper.make_node("Reshape", ["S1", "flat"], ["S"]),
+        helper.make_node("QuantizeLinear", ["X", "S", "Z"], ["Q"], axis=0),
+        helper.make_node("DequantizeLinear", ["Q", "S", "Z"], ["D"], axis=0),
+        helper.make_node("Sub", ["D", "X"], ["E"]),
+        helper.make_node("Abs", ["E"], ["AE"]),
+        helper.make_node("ReduceMean", ["AE"], ["mae"], keepdims=0),
+        helper.make_node("Mul", ["E", "E"], ["E2"]),
+        helper.make_node("ReduceMean", ["E2"], ["mse"], keepdims=0),
+        helper.make_node("Sqrt", ["mse"], ["rmse"]),
+    ]
+    x = helper.make_tensor_value_info("X", f32, [n, k])
+    outs = [helper.make_tensor_value_info(o, f32, []) for o in ("mae", "rmse")]
+    graph = helper.make_graph(nodes, "ort-int8-scales", [x], outs, initializer=init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    onnx.checker.check_model(model)
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     return lambda: sess.run(None, {"X": m})
 
 
@@ -254,13 +312,18 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/quantscope-compare"))
     ap.add_argument("--no-criterion", action="store_true")
     ap.add_argument("--thp", action="store_true")
+    ap.add_argument("--no-build", action="store_true")
     a = ap.parse_args()
 
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    if not a.no_build:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
     a.dir.mkdir(parents=True, exist_ok=True)
     m = matrix(a.n)
     path = a.dir / f"weights_{a.n}x{a.n}.npy"
     np.save(path, m)
+    g = gaussian(a.n)
+    gpath = a.dir / f"gaussian_{a.n}x{a.n}.npy"
+    np.save(gpath, g)
 
     cases = ["ort-int8", "int4-g128"]
     runners = {"sum": timer(lambda: m.sum())}
@@ -277,6 +340,9 @@ def main() -> None:
         runners["clip", clip, "ladder"] = quantscope_run(path, "ort-int8", True, clip=clip)
     runners["load"] = quantscope_run(path, "ort-int8", False, stage="load")
     runners["np.load"] = timer(lambda: np.load(path))
+    for name, mat, file in (("decades", m, path), ("gaussian", g, gpath)):
+        runners["scales", name, "ort"] = timer(ort_session_with_scales(mat))
+        runners["scales", name, "ours"] = quantscope_run(file, "ort-int8", False)
     ms = interleaved_medians(runners, a.reps)
     numpy_sum = ms["sum"]
     rust_read = None if a.no_criterion else criterion_ms(a.n, "read_sum")
@@ -324,6 +390,14 @@ def main() -> None:
     print(f"\nLoad of the {m.nbytes / 2**20:.0f} MiB .npy file: quantscope {load:.1f} ms "
           f"(`report --timings`), numpy's warm `np.load` {np_load:.1f} ms "
           f"({load / np_load:.2f}x).\n")
+
+    print("| `ort-int8`, scales formed by both | quantscope (fresh process, analyse) "
+          "| ONNX Runtime graph with scales, optimisations off | ORT / quantscope |")
+    print("|---|---:|---:|---:|")
+    for name in ("decades", "gaussian"):
+        ours, ort_ms = ms["scales", name, "ours"], ms["scales", name, "ort"]
+        print(f"| {name} | {ours:.1f} ms | {ort_ms:.1f} ms | {ort_ms / ours:.2f}x |")
+    print()
 
     print("| `quantscope report` (ort-int8, table output) | peak resident memory | / tensor bytes |")
     print("|---|---:|---:|")
