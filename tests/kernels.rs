@@ -834,10 +834,10 @@ fn mse_ties_between_candidates_go_to_the_first() {
 
 #[test]
 fn mse_ties_in_small_groups_go_to_the_first() {
-    // The same near-floor blocks as above, as the groups of a matrix: groups of at most 64
+    // The same near-floor blocks as above, as the groups of a matrix: groups of at most 256
     // values are searched eight blocks at a time, each block keeping the first of its tied
     // candidates (the reference's choice is checked through every block's recorded range).
-    let (rows, cols) = (12, 200);
+    let (rows, cols) = (8, 512);
     let mut ties = 0;
     for (i, p) in PRESETS.iter().enumerate() {
         let base = preset(p.name, PresetOptions::default()).expect("preset");
@@ -879,7 +879,7 @@ fn mse_ties_in_small_groups_go_to_the_first() {
             }
             let m = Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape"))
                 .expect("finite");
-            for size in [8, 16, 24, 64] {
+            for size in [8, 24, 64, 256] {
                 let g = Config {
                     granularity: Granularity::Group(size),
                     ..c

@@ -30,6 +30,19 @@ pub struct Scratch {
     top: Vec<i32>,
     /// The MSE candidates still in the running.
     active: Vec<usize>,
+    /// Eight blocks' values read across the blocks (row `i` holds each block's value `i`).
+    rows: Vec<[f32; LANES]>,
+}
+
+/// Eight blocks' values (all of one length) into `rows`, row `i` holding each block's value
+/// `i`.
+#[expect(clippy::inline_always, reason = "see clipped_params_in")]
+#[inline(always)]
+fn across<'r>(xs: &[&[f32]; LANES], rows: &'r mut Vec<[f32; LANES]>) -> &'r [[f32; LANES]] {
+    let n = xs[0].len();
+    rows.clear();
+    rows.extend((0..n).map(|i| std::array::from_fn(|j| xs[j][i])));
+    rows
 }
 
 /// `x`'s place in [`f32::total_cmp`]'s order, as an `i32` in the same order.
@@ -613,7 +626,11 @@ fn small_search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> usize 
 
 /// Blocks of at most this many values (and at least 2) can be searched eight at a time by
 /// [`mse_lanes`].
-pub(crate) const LANE_BLOCK: usize = SMALL_BLOCK;
+pub(crate) const LANE_BLOCK: usize = 256;
+
+/// Values per step of a candidate's sums in [`mse_lanes`], after which it is dropped when no
+/// block can take it any more.
+const LANE_STEP: usize = 32;
 
 /// The MSE search of eight blocks at once, lane `j` for block `j`, whose values are `xs[j]`
 /// (all of one length, from 2 to [`LANE_BLOCK`]) and whose statistics give the range `lo[j]`,
@@ -628,10 +645,13 @@ pub(crate) const LANE_BLOCK: usize = SMALL_BLOCK;
 /// is strictly below the block's best so far (the first least, as the reference keeps it).
 /// A later candidate is first bounded by its squared errors of each block's largest and
 /// smallest values (a lower bound on its whole sum: see [`small_search`]), and quantized over
-/// the blocks only when that bound is below the best sum of at least one of them.
+/// the blocks only when that bound is below the best sum of at least one of them; its sums
+/// then go [`LANE_STEP`] values at a time, and stop when every block's partial sum is at
+/// least its best (sums of squares never decrease, so no block could keep it).
 #[expect(clippy::inline_always, reason = "see search")]
 #[inline(always)]
 pub(crate) fn mse_lanes(
+    scratch: &mut Scratch,
     calc: &ParamCalc,
     kind: Kind,
     xs: &[&[f32]; LANES],
@@ -642,14 +662,7 @@ pub(crate) fn mse_lanes(
     if !(2..=LANE_BLOCK).contains(&n) || xs.iter().any(|b| b.len() != n) {
         return None;
     }
-    // The values row by row, lane `j` of row `i` being block `j`'s value `i`.
-    let mut rows = [[0.0f32; LANES]; LANE_BLOCK];
-    for (i, row) in rows[..n].iter_mut().enumerate() {
-        for (x, block) in row.iter_mut().zip(xs) {
-            *x = block[i];
-        }
-    }
-    let rows = &rows[..n];
+    let rows = across(xs, &mut scratch.rows);
     let extremes = [*hi, *lo];
     let mut best = [0usize; LANES];
     let mut best_sse = [f64::INFINITY; LANES];
@@ -672,7 +685,17 @@ pub(crate) fn mse_lanes(
             }
         }
         let mut sums = [0.0f64; LANES];
-        block_sums(kind, &k8, rows, &mut sums);
+        let mut dropped = false;
+        for step in rows.chunks(LANE_STEP) {
+            block_sums(kind, &k8, step, &mut sums);
+            if k > 0 && sums.iter().zip(&best_sse).all(|(s, b)| s >= b) {
+                dropped = true;
+                break;
+            }
+        }
+        if dropped {
+            continue;
+        }
         for j in 0..LANES {
             if sums[j] < best_sse[j] {
                 best_sse[j] = sums[j];

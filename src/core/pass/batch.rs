@@ -225,7 +225,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                     );
                     let q = (ctx.qmin, ctx.qmax);
                     let Some([clo, chi, cex]) =
-                        clip::mse_lanes(&ctx.calc, kind, &xs, [&lo, &hi, &ex], q)
+                        clip::mse_lanes(self.source.clip, &ctx.calc, kind, &xs, [&lo, &hi, &ex], q)
                     else {
                         // Searched block by block.
                         for i in i0..i0 + m {
