@@ -97,8 +97,9 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
 }
 
 /// Every block of the row in `prep` ([`RowPrep::eights`], or [`RowPrep::each`] under MSE
-/// clipping of larger blocks), compiled on its own rather than inlined into the row loop's body: one call per
-/// row, and the loop's registers are not shared with the per-block arithmetic.
+/// clipping of blocks longer than [`clip::LANE_BLOCK`]), compiled on its own rather than
+/// inlined into the row loop's body: one call per row, and the loop's registers are not
+/// shared with the per-block arithmetic.
 #[inline(never)]
 fn prepare<const COUNTS: bool>(
     prep: &mut RowPrep<'_, '_, COUNTS>,
