@@ -770,15 +770,11 @@ fn noise(n: usize, seed: u64, spread: f32) -> Vec<f32> {
         .collect()
 }
 
-#[test]
-fn mse_ties_between_candidates_go_to_the_first() {
-    // Under PyTorch's degenerate rule a scale below 2^-23 is raised to 2^-23, so on a block
-    // whose scale is near that floor every candidate past some shrink factor stores the same
-    // scale and zero point: the same squared error, bit for bit, often the least. The first
-    // of the candidates with the least error must win, wherever it lies.
-    let mut ties = 0;
-    let mut ties_inside = 0;
-    let mut scratch = Scratch::default();
+/// Every preset at 3, 4 and 8 bits (where valid) with MSE clipping, the full range and
+/// PyTorch's degenerate rule (a scale below 2^-23 raised to 2^-23), with the preset's index
+/// and name, and about the magnitude at which a block's min-max scale reaches that floor.
+fn near_floor_configs() -> Vec<(usize, &'static str, Config, f32)> {
+    let mut out = Vec::new();
     for (i, p) in PRESETS.iter().enumerate() {
         let base = preset(p.name, PresetOptions::default()).expect("preset");
         for bits in [3u8, 4, 8] {
@@ -789,40 +785,53 @@ fn mse_ties_between_candidates_go_to_the_first() {
                 ..base
             };
             c.conventions.degenerate = Degenerate::Epsilon;
-            if c.validate().is_err() {
-                continue;
+            if c.validate().is_ok() {
+                let (qmin, qmax) = c.code_range();
+                out.push((i, p.name, c, f32::EPSILON * (qmax - qmin) as f32 / 2.0));
             }
-            let (qmin, qmax) = c.code_range();
-            // Blocks whose min-max scale is `over` times the floor.
-            let floor = f32::EPSILON * (qmax - qmin) as f32 / 2.0;
-            for (seed, over) in [0.8f32, 1.02, 1.1, 1.3, 1.7, 2.5].into_iter().enumerate() {
-                let n = [8, 33, 300, 2000][seed % 4];
-                let mut xs = noise(n, seed as u64 * 31 + i as u64, 1.0);
-                // Repeated values and a zero.
-                for j in (0..n).step_by(5) {
-                    xs[j] = xs[j / 2];
-                }
-                xs[n / 3] = 0.0;
-                let absmax = xs.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-                for x in &mut xs {
-                    *x *= over * floor / absmax;
-                }
-                let mut st = BlockStats::EMPTY;
-                st.extend(&xs);
-                let form = |range| block_params(&c, range, qmin, qmax);
-                let sums = candidate_sse(&c, &xs, RealRange::of(&st), c.clamp_range(), form);
-                let least = sums.iter().copied().fold(f64::INFINITY, f64::min);
-                let first = sums.iter().position(|&s| s == least);
-                if sums.iter().filter(|&&s| s == least).count() > 1 {
-                    ties += 1;
-                    ties_inside += usize::from(first.is_some_and(|k| k > 0));
-                }
-                let (got, want) = both_clippings(&c, &xs, &mut scratch);
-                same_params(&got, &want).unwrap_or_else(|e| panic!("{}: {e}", p.name));
-                if let Some(k) = first {
-                    let chosen = form(RealRange::of(&st).shrunk(alpha(k)));
-                    assert_eq!(format!("{got:?}"), format!("{chosen:?}"), "{}", p.name);
-                }
+        }
+    }
+    out
+}
+
+#[test]
+fn mse_ties_between_candidates_go_to_the_first() {
+    // Under PyTorch's degenerate rule a scale below 2^-23 is raised to 2^-23, so on a block
+    // whose scale is near that floor every candidate past some shrink factor stores the same
+    // scale and zero point: the same squared error, bit for bit, often the least. The first
+    // of the candidates with the least error must win, wherever it lies.
+    let mut ties = 0;
+    let mut ties_inside = 0;
+    let mut scratch = Scratch::default();
+    for (i, name, c, floor) in near_floor_configs() {
+        let (qmin, qmax) = c.code_range();
+        for (seed, over) in [0.8f32, 1.02, 1.1, 1.3, 1.7, 2.5].into_iter().enumerate() {
+            let n = [8, 33, 300, 2000][seed % 4];
+            let mut xs = noise(n, seed as u64 * 31 + i as u64, 1.0);
+            // Repeated values and a zero.
+            for j in (0..n).step_by(5) {
+                xs[j] = xs[j / 2];
+            }
+            xs[n / 3] = 0.0;
+            let absmax = xs.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+            for x in &mut xs {
+                *x *= over * floor / absmax;
+            }
+            let mut st = BlockStats::EMPTY;
+            st.extend(&xs);
+            let form = |range| block_params(&c, range, qmin, qmax);
+            let sums = candidate_sse(&c, &xs, RealRange::of(&st), c.clamp_range(), form);
+            let least = sums.iter().copied().fold(f64::INFINITY, f64::min);
+            let first = sums.iter().position(|&s| s == least);
+            if sums.iter().filter(|&&s| s == least).count() > 1 {
+                ties += 1;
+                ties_inside += usize::from(first.is_some_and(|k| k > 0));
+            }
+            let (got, want) = both_clippings(&c, &xs, &mut scratch);
+            same_params(&got, &want).unwrap_or_else(|e| panic!("{name} {} bits: {e}", c.bits));
+            if let Some(k) = first {
+                let chosen = form(RealRange::of(&st).shrunk(alpha(k)));
+                assert_eq!(format!("{got:?}"), format!("{chosen:?}"), "{name}");
             }
         }
     }
@@ -839,53 +848,39 @@ fn mse_ties_in_small_groups_go_to_the_first() {
     // candidates (the reference's choice is checked through every block's recorded range).
     let (rows, cols) = (8, 512);
     let mut ties = 0;
-    for (i, p) in PRESETS.iter().enumerate() {
-        let base = preset(p.name, PresetOptions::default()).expect("preset");
-        for bits in [3u8, 4, 8] {
-            let mut c = Config {
-                clipping: Clipping::Mse,
-                bits,
-                range: RangeKind::Full,
-                ..base
+    for (i, name, c, floor) in near_floor_configs() {
+        let (qmin, qmax) = c.code_range();
+        let mut flat = noise(rows * cols, i as u64 * 7 + u64::from(c.bits), 1.0);
+        // Each run of eight values scaled to `over` times the floor; some repeated values,
+        // zeros, and a constant run.
+        for (g, run) in flat.chunks_mut(8).enumerate() {
+            let over = [0.8f32, 1.02, 1.1, 1.3, 1.7, 2.5, 40.0][g % 7];
+            run[g % 8] = 0.0;
+            run[(g + 3) % 8] = run[(g + 5) % 8];
+            if g % 23 == 0 {
+                run.fill(0.5);
+            }
+            let absmax = run.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+            for x in run.iter_mut() {
+                *x *= over * floor / absmax;
+            }
+        }
+        for run in flat.chunks(8) {
+            let mut st = BlockStats::EMPTY;
+            st.extend(run);
+            let form = |range| block_params(&c, range, qmin, qmax);
+            let sums = candidate_sse(&c, run, RealRange::of(&st), c.clamp_range(), form);
+            let least = sums.iter().copied().fold(f64::INFINITY, f64::min);
+            ties += usize::from(sums.iter().filter(|&&s| s == least).count() > 1);
+        }
+        let m = Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape"))
+            .expect("finite");
+        for size in [8, 24, 64, 256] {
+            let g = Config {
+                granularity: Granularity::Group(size),
+                ..c
             };
-            c.conventions.degenerate = Degenerate::Epsilon;
-            if c.validate().is_err() {
-                continue;
-            }
-            let (qmin, qmax) = c.code_range();
-            let floor = f32::EPSILON * (qmax - qmin) as f32 / 2.0;
-            let mut flat = noise(rows * cols, i as u64 * 7 + u64::from(bits), 1.0);
-            // Each run of eight values scaled to `over` times the floor; some repeated values,
-            // zeros, and a constant run.
-            for (g, run) in flat.chunks_mut(8).enumerate() {
-                let over = [0.8f32, 1.02, 1.1, 1.3, 1.7, 2.5, 40.0][g % 7];
-                run[g % 8] = 0.0;
-                run[(g + 3) % 8] = run[(g + 5) % 8];
-                if g % 23 == 0 {
-                    run.fill(0.5);
-                }
-                let absmax = run.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-                for x in run.iter_mut() {
-                    *x *= over * floor / absmax;
-                }
-            }
-            for run in flat.chunks(8) {
-                let mut st = BlockStats::EMPTY;
-                st.extend(run);
-                let form = |range| block_params(&c, range, qmin, qmax);
-                let sums = candidate_sse(&c, run, RealRange::of(&st), c.clamp_range(), form);
-                let least = sums.iter().copied().fold(f64::INFINITY, f64::min);
-                ties += usize::from(sums.iter().filter(|&&s| s == least).count() > 1);
-            }
-            let m = Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape"))
-                .expect("finite");
-            for size in [8, 24, 64, 256] {
-                let g = Config {
-                    granularity: Granularity::Group(size),
-                    ..c
-                };
-                check(&m, &g).unwrap_or_else(|e| panic!("{} {bits} bits g{size}: {e}", p.name));
-            }
+            check(&m, &g).unwrap_or_else(|e| panic!("{name} {} bits g{size}: {e}", c.bits));
         }
     }
     assert!(ties >= 500, "{ties} runs of eight with tied candidates");

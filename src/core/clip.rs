@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
-    Consts, Kind, LANES, Prepared, block_sums, candidate_sums, const_lanes8, consts8,
+    Consts, Kind, LANES, Prepared, block_sums, candidate_sums, consts_lanes, consts8,
 };
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange};
 
@@ -673,7 +673,7 @@ pub(crate) fn mse_lanes(
         let chi: [f32; LANES] = std::array::from_fn(|j| hi[j] * a);
         let cex: [f32; LANES] = std::array::from_fn(|j| ex[j] * a);
         let p8 = calc.lanes_with::<PARAM_LANES, false>(&clo, &chi, &cex);
-        let (k8, fast) = const_lanes8(kind, &p8, lo, hi, qmin, qmax);
+        let (k8, fast) = consts_lanes(kind, &p8, lo, hi, qmin, qmax);
         if !fast.iter().all(|&f| f) {
             return None;
         }

@@ -226,7 +226,7 @@ impl<const N: usize> ConstLanes<N> {
 /// - `(q − z) · s` can be formed in f32 exactly as the reference forms it in i64: `z` and
 ///   every `q − z` are integers f32 holds exactly (always, with a float offset).
 #[inline(always)]
-fn consts_lanes<const N: usize>(
+pub(crate) fn consts_lanes<const N: usize>(
     kind: Kind,
     p: &ParamLanes<N>,
     min: &[f32; N],
@@ -309,19 +309,6 @@ pub(crate) fn consts8(
 ) -> ([Consts; PARAM_LANES], [bool; PARAM_LANES]) {
     let (k, fast) = consts_lanes(kind, p, min, max, qmin, qmax);
     (std::array::from_fn(|j| k.get(j)), fast)
-}
-
-/// [`consts8`] lane by lane, for [`block_sums`].
-#[inline(always)]
-pub(crate) fn const_lanes8(
-    kind: Kind,
-    p: &Params8,
-    min: &[f32; PARAM_LANES],
-    max: &[f32; PARAM_LANES],
-    qmin: i32,
-    qmax: i32,
-) -> (ConstLanes<PARAM_LANES>, [bool; PARAM_LANES]) {
-    consts_lanes(kind, p, min, max, qmin, qmax)
 }
 
 /// What selects the loop's instance: the same for every block of a configuration.
