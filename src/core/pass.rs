@@ -280,6 +280,28 @@ impl Flat {
         self.broken |= scale != 0.0 || self.offset != offset;
     }
 
+    /// Adds eight blocks by their stored scales and offsets, as [`Flat::add_stored`] does
+    /// one at a time.
+    #[inline(always)]
+    #[expect(
+        clippy::needless_bitwise_bool,
+        reason = "each test over the eight lanes without a branch per lane"
+    )]
+    pub(super) fn add8(&mut self, scale: &[f32; 8], offset: Option<&[f32; 8]>) {
+        if !self.seen {
+            self.seen = true;
+            self.offset = offset.map(|o| o[0]);
+        }
+        let nonzero = scale.iter().fold(false, |a, &s| a | (s != 0.0));
+        // `Option<f32>` equality: both absent, or both present and equal as floats.
+        let moved = match (offset, self.offset) {
+            (Some(o), Some(first)) => o.iter().fold(false, |a, &x| a | (x != first)),
+            (None, None) => false,
+            _ => true,
+        };
+        self.broken |= nonzero | moved;
+    }
+
     /// Blocks were added, and all store a zero scale with one offset.
     pub(super) fn is_flat(&self) -> bool {
         self.seen && !self.broken

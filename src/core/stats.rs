@@ -250,7 +250,12 @@ impl ChunkStats {
         // Groups past the chunks filled (none in the ladder) go through `group`.
         let mut have = [false; 8];
         let m = m.min(8);
-        if step == 1 {
+        let eight = |v: &[f32]| -> Option<[f32; 8]> { v.get(g0..g0 + 8)?.try_into().ok() };
+        if let (1, 8, Some(l), Some(h)) = (step, m, eight(los), eight(his)) {
+            // One entry per group, eight groups: a copy of fixed size (in registers, where
+            // a copy of `m` entries is a call that the lanes' reads then wait for).
+            (*lo, *hi, have) = (l, h, [true; 8]);
+        } else if step == 1 {
             // One entry per group: a copy.
             let end = (g0 + m).min(n);
             if let (Some(l), Some(h)) = (los.get(g0..end), his.get(g0..end)) {
@@ -274,13 +279,20 @@ impl ChunkStats {
                 }
             }
         }
-        let plain: [bool; 8] =
-            std::array::from_fn(|j| have[j] && lo[j] != 0.0 && hi[j] != 0.0 && -lo[j] != hi[j]);
+        // Lanes whose statistics come from the values.
+        #[expect(
+            clippy::needless_bitwise_bool,
+            reason = "one mask of the eight lanes, without a branch per lane and test"
+        )]
+        let odd: [bool; 8] =
+            std::array::from_fn(|j| !have[j] | (lo[j] == 0.0) | (hi[j] == 0.0) | (-lo[j] == hi[j]));
         *extreme = std::array::from_fn(|j| if -lo[j] > hi[j] { lo[j] } else { hi[j] });
-        for j in 0..m {
-            if !plain[j] {
-                let st = self.group((g0 + j) * per, xs(g0 + j));
-                (lo[j], hi[j], extreme[j]) = (st.min, st.max, st.extreme);
+        if odd[..m].iter().fold(false, |a, &o| a | o) {
+            for j in 0..m {
+                if odd[j] {
+                    let st = self.group((g0 + j) * per, xs(g0 + j));
+                    (lo[j], hi[j], extreme[j]) = (st.min, st.max, st.extreme);
+                }
             }
         }
     }

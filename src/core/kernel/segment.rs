@@ -269,7 +269,18 @@ pub(crate) fn consts_lanes<const N: usize>(
     } else {
         [true; N]
     };
-    let exact: [bool; N] = if kind.offset {
+    // Zero points within 2^23 of 0 leave every difference with a code of at most 16 bits
+    // below 2^24: one test of the zero points' largest magnitude, rather than three
+    // differences per lane in i64.
+    let near = p
+        .zero_point
+        .iter()
+        .map(|z| z.unsigned_abs())
+        .max()
+        .unwrap_or(0)
+        <= 1 << 23
+        && i64::from(qmin).abs().max(i64::from(qmax).abs()) + (1 << 23) <= EXACT_INT;
+    let exact: [bool; N] = if kind.offset || near {
         [true; N]
     } else {
         let within = |d: i64| d.abs() <= EXACT_INT;

@@ -242,6 +242,15 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 Clipping::None => ctx.calc.lanes_with::<8, COUNTS>(&lo, &hi, &ex),
             };
             let (k8, fast) = consts8(kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
+            if !COUNTS && m == PARAM_LANES && fast.iter().fold(true, |a, &f| a & f) {
+                // Eight blocks for the loop and no records: their constants at once.
+                consts.extend_from_slice(&k8);
+                self.source
+                    .flat
+                    .add8(&p8.scale, p8.float_min.then_some(&p8.offset));
+                i0 += m;
+                continue;
+            }
             for j in 0..m {
                 let i = i0 + j;
                 if fast[j] {

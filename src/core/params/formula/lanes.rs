@@ -273,12 +273,15 @@ impl ParamCalc {
         if self.float_min {
             p.offset = stored(dtype, &p.lo);
         }
-        p.ok = from_fn(|j| {
-            p.code_scale[j].is_finite()
-                && p.scale[j].is_finite()
-                && (!self.float_min || p.offset[j].is_finite())
-                && p.zero_ok[j]
-        });
+        let finite: [bool; N] = from_fn(|j| p.code_scale[j].is_finite());
+        let stored_finite: [bool; N] = from_fn(|j| p.scale[j].is_finite());
+        let offset_finite: [bool; N] = if self.float_min {
+            from_fn(|j| p.offset[j].is_finite())
+        } else {
+            [true; N]
+        };
+        // `&` on the lanes' flags: one mask, no branch per lane.
+        p.ok = from_fn(|j| finite[j] & stored_finite[j] & offset_finite[j] & p.zero_ok[j]);
         p
     }
 }
