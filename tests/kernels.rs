@@ -1079,3 +1079,126 @@ fn mse_search_of_a_tensor_sized_block_is_the_reference() {
         same_params(&got, &want).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
+
+/// Symmetric configurations with MSE clipping across every symmetric scale rule, zero point,
+/// scale type, code clamp and degenerate rule, at 2, 4 and 8 bits, signed and unsigned
+/// (where valid): a fixed walk through the combinations, `n` of them.
+fn symmetric_mse_configs(n: usize) -> Vec<Config> {
+    let rules = [
+        SymScale::MaxCode,
+        SymScale::HalfSpan,
+        SymScale::SignedExtreme,
+        SymScale::SignedMinMax,
+    ];
+    let zeros = [
+        SymZeroPoint::Zero,
+        SymZeroPoint::MidHalfEven,
+        SymZeroPoint::MidFloor,
+    ];
+    let dtypes = [ScaleDtype::F32, ScaleDtype::F16, ScaleDtype::Bf16];
+    let clamps = [CodeClamp::Range, CodeClamp::Type];
+    let degenerates = [
+        Degenerate::One,
+        Degenerate::Flat,
+        Degenerate::Epsilon,
+        Degenerate::Zero,
+    ];
+    let base = Config {
+        scheme: Scheme::Symmetric,
+        clipping: Clipping::Mse,
+        ..preset("ort-int8", PresetOptions::default()).expect("preset")
+    };
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    while out.len() < n {
+        // Steps prime to every list's length, so that the walk meets every pairing.
+        let mut c = base;
+        c.conventions.sym_scale = rules[i % 4];
+        c.conventions.sym_zero_point = zeros[(i / 4) % 3];
+        c.scale_dtype = dtypes[(i * 7) % 3];
+        c.conventions.code_clamp = clamps[(i / 3) % 2];
+        c.conventions.degenerate = degenerates[(i * 5 / 3) % 4];
+        c.bits = [2u8, 4, 8][(i / 2) % 3];
+        c.signed = !i.is_multiple_of(5);
+        c.range = if i % 7 == 3 {
+            RangeKind::Narrow
+        } else {
+            RangeKind::Full
+        };
+        if c.validate().is_ok() {
+            out.push(c);
+        }
+        i += 1;
+        assert!(i < 100_000, "too few valid symmetric configurations");
+    }
+    out
+}
+
+#[test]
+fn symmetric_mse_groups_stop_only_past_every_winner() {
+    // A symmetric search of eight groups at a time stops at the first candidate whose
+    // reconstructions all lie so near 0 that every block's largest value is farther from
+    // them than its best error: every later candidate's range is nested in it. Runs whose
+    // winner clips hard (an outlier among quiet values), runs whose two ends have nearly the
+    // same magnitude (the signed rules' scale changes sign from one candidate to the next),
+    // runs near the degenerate rules' thresholds, and plain noise, as whole analyses in
+    // groups of 8 to 256 against the reference.
+    let (rows, cols) = (8, 512);
+    let mut late = 0;
+    for (n, c) in symmetric_mse_configs(36).into_iter().enumerate() {
+        let (qmin, qmax) = c.code_range();
+        let mut flat = noise(rows * cols, n as u64 * 11 + 1, 1.0);
+        for (g, run) in flat.chunks_mut(8).enumerate() {
+            match g % 6 {
+                // One outlier among quiet values: clipping it wins.
+                1 => {
+                    for x in run.iter_mut() {
+                        *x *= 0.05;
+                    }
+                    run[g % 8] = 3.0;
+                }
+                // Two ends of nearly equal magnitude.
+                2 => {
+                    run[0] = 1.0;
+                    run[7] = -1.0 - f32::EPSILON * (g % 3) as f32;
+                }
+                // Outliers at both ends.
+                3 => {
+                    run[1] = 4.0;
+                    run[6] = -3.9;
+                }
+                _ => {}
+            }
+            // Magnitudes from ordinary to the degenerate rules' thresholds.
+            let scale = [1.0f32, 3e-3, 2e-5, 1.5e-7, 2e-36, 1e-38][(g / 6) % 6];
+            for x in run.iter_mut() {
+                *x *= scale;
+            }
+        }
+        for run in flat.chunks(8) {
+            let mut st = BlockStats::EMPTY;
+            st.extend(run);
+            let form = |range| block_params(&c, range, qmin, qmax);
+            let sums = candidate_sse(&c, run, RealRange::of(&st), c.clamp_range(), form);
+            let least = sums.iter().copied().fold(f64::INFINITY, f64::min);
+            late += usize::from(
+                sums.iter()
+                    .position(|&s| s == least)
+                    .is_some_and(|k| k >= 2),
+            );
+        }
+        let m = Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape"))
+            .expect("finite");
+        for size in [8, 16, 64, 256] {
+            let g = Config {
+                granularity: Granularity::Group(size),
+                ..c
+            };
+            check(&m, &g).unwrap_or_else(|e| panic!("{c:?} g{size}: {e}"));
+        }
+    }
+    assert!(
+        late >= 500,
+        "{late} runs of eight whose winner is past the second candidate"
+    );
+}

@@ -19,7 +19,7 @@ use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
     Consts, Kind, LANES, Prepared, block_sums, candidate_sums, consts_lanes, consts8,
 };
-use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange};
+use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange, ScaleRule};
 
 /// Buffers of the clipping searches, kept from block to block (one per worker).
 #[derive(Debug, Default)]
@@ -666,6 +666,9 @@ pub(crate) fn mse_lanes(
     let extremes = [*hi, *lo];
     let mut best = [0usize; LANES];
     let mut best_sse = [f64::INFINITY; LANES];
+    // Each block's largest magnitude, a value of the block.
+    let far: [f32; LANES] = std::array::from_fn(|j| lo[j].abs().max(hi[j].abs()));
+    let nested = nested_reach(calc, &far);
     // A loop rather than arrays built by closures over candidates (see lane_candidates).
     for k in 0..CANDIDATES {
         let a = shrink(k);
@@ -676,6 +679,20 @@ pub(crate) fn mse_lanes(
         let (k8, fast) = consts_lanes(kind, &p8, lo, hi, qmin, qmax);
         if !fast.iter().all(|&f| f) {
             return None;
+        }
+        if nested {
+            // Every reconstruction of this candidate and of every later one lies within
+            // `reach` of 0, so each such candidate's sum holds the square of at least
+            // `far - reach` (see `nested_reach`): once that is at least every block's best,
+            // no candidate from here on can be any block's first least.
+            let reach = k8.reach();
+            let floor: [f64; LANES] = std::array::from_fn(|j| {
+                let d = (f64::from(far[j]) - f64::from(reach[j])).max(0.0);
+                d * d
+            });
+            if floor.iter().zip(&best_sse).all(|(f, b)| f >= b) {
+                break;
+            }
         }
         if k > 0 {
             let mut bound = [0.0f64; LANES];
@@ -705,6 +722,42 @@ pub(crate) fn mse_lanes(
     }
     let range = |v: &[f32; LANES]| std::array::from_fn(|j| v[j] * shrink(best[j]));
     Some([range(lo), range(hi), range(ex)])
+}
+
+/// Whether the candidates of blocks whose values reach at most `far[j]` in magnitude (as
+/// [`mse_lanes`] forms them) reconstruct within ranges that shrink from one candidate to the
+/// next, so that a candidate's largest reconstruction in magnitude ([`ConstLanes::reach`])
+/// bounds every later candidate's.
+///
+/// That holds for the symmetric rules: each candidate's scale is its range's magnitude (or
+/// signed extreme) shrunk by a factor that falls from one candidate to the next, divided by
+/// a fixed denominator, in rounded arithmetic that is monotone at every step; the
+/// degenerate rules that keep a zero scale or raise a small one to a floor, and the rounding
+/// to the scale's storage type, are monotone too; the zero point and the clamped codes are
+/// the same for every candidate, and `reach` takes the farther of the two ends, so a scale
+/// whose sign changes from one candidate to the next (the signed-extreme rules, on blocks
+/// whose two ends have nearly the same magnitude) still reaches no farther. The rules that
+/// replace a degenerate scale by 1 would break that, so under them every block must reach
+/// at least `2^-100`: the smallest candidate's raw scale is then at least
+/// `0.2·2^-100 / 2^16`, far above where they apply (below `f32::MIN_POSITIVE`) for every
+/// code range of up to 16 bits. Asymmetric zero points move with rounding from one
+/// candidate to the next, so asymmetric blocks are not bounded this way.
+///
+/// The bound itself: for the value `x` of largest magnitude `far` of a block, a candidate
+/// whose reconstructions all lie within `reach` of 0 reconstructs `x` at least
+/// `far − reach` away (when positive), and the reference's error of `x`, formed in `f64`
+/// from the two `f32`s, is rounded from an exact difference at least that large, so its
+/// square (rounding is monotone) is at least that of `far − reach` formed the same way; a
+/// candidate's ordered sum of squares is at least any one of its terms.
+///
+/// [`ConstLanes::reach`]: crate::core::kernel::segment::ConstLanes::reach
+fn nested_reach(calc: &ParamCalc, far: &[f32; LANES]) -> bool {
+    /// `2^-100`.
+    const SMALLEST: f32 = 7.888_609e-31;
+    if matches!(calc.rule(), ScaleRule::Asymmetric { .. }) || calc.float_min() {
+        return false;
+    }
+    !calc.degenerate_is_one() || far.iter().all(|&f| f >= SMALLEST)
 }
 
 /// The sums of group `group` of candidates (at most [`LANES`]) after `xs`, from their

@@ -188,6 +188,23 @@ impl<const N: usize> ConstLanes<N> {
         }
     }
 
+    /// The largest magnitude a clamped code reconstructs to under lane `j`'s constants,
+    /// for parameters with an integer zero point (no float offset): `(c − z)·s` rounded in
+    /// f32, as the loop forms it, for the code `c` of `qmin..=qmax` farthest from `z`.
+    /// Rounding is monotone, so no code's reconstruction is larger in magnitude, and a
+    /// scale of smaller magnitude (with the same `z` and codes) reaches no farther.
+    #[inline(always)]
+    pub(crate) fn reach(&self) -> [f32; N] {
+        use std::array::from_fn;
+        // Codes and zero points are small integers: these differences are exact.
+        let far: [f32; N] = from_fn(|j| {
+            (self.qmin - self.zero_f[j])
+                .abs()
+                .max((self.qmax - self.zero_f[j]).abs())
+        });
+        from_fn(|j| far[j] * self.scale[j].abs())
+    }
+
     /// The constants of blocks `k`, lane by lane.
     #[inline(always)]
     pub(crate) fn of(k: &[Consts; N]) -> Self {

@@ -237,6 +237,16 @@ impl ParamCalc {
         self.imposes_zero
     }
 
+    /// A degenerate scale is replaced by 1 (the `one` and `flat` policies), a larger scale,
+    /// rather than kept or raised to a floor.
+    #[must_use]
+    pub fn degenerate_is_one(&self) -> bool {
+        matches!(
+            self.config.conventions.degenerate,
+            Degenerate::One | Degenerate::Flat
+        )
+    }
+
     /// Blocks store a float minimum instead of an integer zero point (GGUF Q4_1/Q5_1).
     #[must_use]
     pub fn float_min(&self) -> bool {
