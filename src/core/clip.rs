@@ -404,10 +404,12 @@ const PROBES: usize = LANES;
 ///
 /// Each candidate's sum is formed in exactly that order and precision, eight candidates at
 /// a time, one value after another. On a block of more than [`SMALL_BLOCK`] values, every
-/// candidate first goes over a sixteenth of the values (at least 32); the [`PROBES`] with the least partial sums then finish, and the
-/// others go on step by step, dropped as soon as their partial sum shows they cannot be
-/// chosen (sums of squares never decrease, so a candidate above a finished one, or level
-/// with an earlier finished one, is never the first least). Blocks with a candidate the
+/// candidate first goes over a sixteenth of the values (at least 32) and over the block's
+/// largest values (its [`Tail`]); the [`PROBES`] with the least bounds (the partial sum
+/// continued with the tail) then finish, and the others go on step by step, dropped as soon
+/// as their bound shows they cannot be chosen (a candidate whose whole sum is at least a
+/// bound above a finished one, or level with an earlier finished one, is never the first
+/// least). Blocks with a candidate the
 /// specialised loop does not take go candidate by candidate through [`Quantizer`].
 fn mse_choice(
     scratch: &mut Scratch,
@@ -498,12 +500,23 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
     if xs.len() <= SMALL_BLOCK {
         return small_search(kind, consts, xs);
     }
+    let tail = Tail::of(kind, consts, xs);
     let part = (xs.len() / 16).max(32);
     let (head, rest) = xs.split_at(part);
     add_sums(kind, consts, &ALL, head, &mut sums);
-    // The probes: the least partial sums (the earlier of equal ones).
+    // Every candidate's bound so far: its sum of the head and its errors of the tail
+    // values past the head.
+    let bounds: [f64; CANDIDATES] = std::array::from_fn(|k| tail.bound(k, sums[k], part));
+    // The probes: the least bounds (the earlier of equal ones), or on a block as large as
+    // a tensor, the least sums over values spread through the whole block (its first
+    // sixteenth can be rows of other spreads than the rest).
+    let ranks = if xs.len() >= 16 * PARALLEL {
+        spread_sums(kind, consts, xs)
+    } else {
+        bounds
+    };
     let mut order = ALL;
-    order.sort_by(|&a, &b| sums[a].total_cmp(&sums[b]).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| ranks[a].total_cmp(&ranks[b]).then(a.cmp(&b)));
     let probes = &order[..PROBES];
     add_sums(kind, consts, probes, rest, &mut sums);
     let mut finished = [false; CANDIDATES];
@@ -517,7 +530,7 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
         order[PROBES..]
             .iter()
             .copied()
-            .filter(|&k| may_win(k, sums[k])),
+            .filter(|&k| may_win(k, bounds[k])),
     );
     // Steps of a sixteenth of the block (at least 32 values, at most STEP); a block large
     // enough for the pool steps by PARALLEL.
@@ -526,17 +539,127 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
     } else {
         part.min(STEP)
     };
+    let mut done = part;
     for step in rest.chunks(step) {
         if active.is_empty() {
             break;
         }
         add_sums(kind, consts, active, step, &mut sums);
-        active.retain(|&k| may_win(k, sums[k]));
+        done += step.len();
+        active.retain(|&k| may_win(k, tail.bound(k, sums[k], done)));
     }
     for &k in active.iter() {
         finished[k] = true;
     }
     first_least(&sums, (0..CANDIDATES).filter(|&k| finished[k]))
+}
+
+/// Values of a block as large as a tensor that rank its candidates for the probes.
+const SPREAD: usize = PARALLEL;
+
+/// Every candidate's sum over [`SPREAD`] values taken at even steps through `xs`: which
+/// candidates are probed first (the order of the sums is all they are used for).
+#[expect(clippy::inline_always, reason = "see search")]
+#[inline(always)]
+fn spread_sums(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> [f64; CANDIDATES] {
+    let step = (xs.len() / SPREAD).max(1);
+    let spread: Vec<f32> = xs.iter().step_by(step).copied().collect();
+    let mut sums = [0.0f64; CANDIDATES];
+    add_sums(kind, consts, &ALL, &spread, &mut sums);
+    sums
+}
+
+/// At most this many values of a long block bound its candidates' sums ahead of their turn.
+const TAIL: usize = 32;
+
+/// A long block's values of magnitude at least [`Tail::EDGE`] of its largest (the first
+/// [`TAIL`] of them, in order), with every candidate's squared error of each, formed as the
+/// reference forms them.
+///
+/// Clipping candidates lose on the block's largest values, which may come anywhere in the
+/// block, while their sums of the values before those are lower than the best's (a smaller
+/// scale rounds more finely). The sum of a candidate's squares of the values before some
+/// point, continued in order with its squares of the tail values after that point, is its
+/// ordered sum over a subsequence of the block's values, which is never above its whole sum
+/// (sums of non-negative terms, each rounding monotone: every partial sum of the whole
+/// sequence is at least the partial sum of the subsequence taken so far). That bound lets
+/// such a candidate go as soon as the tail shows it cannot win, instead of after most of the
+/// block.
+struct Tail {
+    /// Values held.
+    n: usize,
+    /// Their indices in the block, increasing.
+    at: [usize; TAIL],
+    /// Candidate `k`'s squared error of tail value `t` at `terms[t][k]`.
+    terms: [[f64; CANDIDATES]; TAIL],
+}
+
+impl Tail {
+    /// The part of the largest magnitude that makes a value part of the tail.
+    const EDGE: f32 = 0.8;
+
+    /// The tail of `xs` under the candidates whose constants are `consts`.
+    #[expect(clippy::inline_always, reason = "see search")]
+    #[inline(always)]
+    fn of(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> Self {
+        let mut tail = Self {
+            n: 0,
+            at: [0; TAIL],
+            terms: [[0.0; CANDIDATES]; TAIL],
+        };
+        // The largest magnitude, through the magnitudes' bits (integer order is their
+        // order), which vectorises.
+        let top = f32::from_bits(
+            xs.iter()
+                .fold(0u32, |m, &x| m.max(x.to_bits() & !(1 << 31))),
+        );
+        let edge = top * Self::EDGE;
+        let (chunks, rest) = xs.as_chunks::<LANES>();
+        let mut take = |i: usize, x: f32| {
+            if x.abs() >= edge && tail.n < TAIL {
+                tail.at[tail.n] = i;
+                tail.n += 1;
+            }
+        };
+        for (c, chunk) in chunks.iter().enumerate() {
+            // Most chunks hold no tail value: one test of the whole chunk.
+            if chunk.iter().fold(false, |hit, &x| hit | (x.abs() >= edge)) {
+                for (j, &x) in chunk.iter().enumerate() {
+                    take(c * LANES + j, x);
+                }
+            }
+        }
+        let base = chunks.len() * LANES;
+        for (j, &x) in rest.iter().enumerate() {
+            take(base + j, x);
+        }
+        for group in ALL.chunks(LANES) {
+            let last = group.len() - 1;
+            let k: [Consts; LANES] = std::array::from_fn(|j| consts[group[j.min(last)]]);
+            for t in 0..tail.n {
+                // From 0, the sum of one value is its square.
+                let mut one = [0.0f64; LANES];
+                candidate_sums(kind, &k, &xs[tail.at[t]..=tail.at[t]], &mut one);
+                for (j, &c) in group.iter().enumerate() {
+                    tail.terms[t][c] = one[j];
+                }
+            }
+        }
+        tail
+    }
+
+    /// A lower bound on candidate `k`'s whole sum, from `sum`, its ordered sum of the values
+    /// before `done`: that sum continued with its squares of the tail values from `done` on.
+    #[inline]
+    fn bound(&self, k: usize, sum: f64, done: usize) -> f64 {
+        let mut s = sum;
+        for t in 0..self.n {
+            if self.at[t] >= done {
+                s += self.terms[t][k];
+            }
+        }
+        s
+    }
 }
 
 /// The earliest of the least of some finished sums (none below infinity: no bound).
