@@ -29,6 +29,8 @@ use crate::core::kernel::Quantizer;
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamLanes, Params8};
 use crate::core::round;
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod simd;
 
 /// Partial sums per accumulator: the value in column `c` goes to lane `c % LANES`.
@@ -471,67 +473,71 @@ impl Prepared {
 }
 
 /// `simd::$f::<E, R, O, $t...>($arg...)` for the loop instance of `$kind`: its quantize
-/// expression, rounding and float offset as const parameters.
+/// expression, rounding and float offset as const parameters (`@ m, ...`: module `m`'s
+/// `$f`).
 macro_rules! dispatch {
-    ($kind:expr, $f:ident, [$($t:ty),*], ($($arg:expr),*)) => {{
+    (@ $m:ident, $kind:expr, $f:ident, [$($t:ty),*], ($($arg:expr),*)) => {{
         let kind: Kind = $kind;
         match (kind.expr, kind.rounding, kind.offset) {
             (QuantExpr::Divide, Rounding::HalfEven, false) => {
-                simd::$f::<{ simd::DIV }, { round::EVEN }, false $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::DIV }, { round::EVEN }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfEven, true) => {
-                simd::$f::<{ simd::DIV }, { round::EVEN }, true $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::DIV }, { round::EVEN }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfAway, false) => {
-                simd::$f::<{ simd::DIV }, { round::AWAY }, false $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::DIV }, { round::AWAY }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfAway, true) => {
-                simd::$f::<{ simd::DIV }, { round::AWAY }, true $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::DIV }, { round::AWAY }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfUp, false) => {
-                simd::$f::<{ simd::DIV }, { round::UP }, false $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::DIV }, { round::UP }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Divide, Rounding::HalfUp, true) => {
-                simd::$f::<{ simd::DIV }, { round::UP }, true $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::DIV }, { round::UP }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfEven, false) => {
-                simd::$f::<{ simd::MUL }, { round::EVEN }, false $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::MUL }, { round::EVEN }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfEven, true) => {
-                simd::$f::<{ simd::MUL }, { round::EVEN }, true $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::MUL }, { round::EVEN }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfAway, false) => {
-                simd::$f::<{ simd::MUL }, { round::AWAY }, false $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::MUL }, { round::AWAY }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfAway, true) => {
-                simd::$f::<{ simd::MUL }, { round::AWAY }, true $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::MUL }, { round::AWAY }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfUp, false) => {
-                simd::$f::<{ simd::MUL }, { round::UP }, false $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::MUL }, { round::UP }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::Reciprocal, Rounding::HalfUp, true) => {
-                simd::$f::<{ simd::MUL }, { round::UP }, true $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::MUL }, { round::UP }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, false) => {
-                simd::$f::<{ simd::ADD }, { round::EVEN }, false $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::ADD }, { round::EVEN }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, true) => {
-                simd::$f::<{ simd::ADD }, { round::EVEN }, true $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::ADD }, { round::EVEN }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, false) => {
-                simd::$f::<{ simd::ADD }, { round::AWAY }, false $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::ADD }, { round::AWAY }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, true) => {
-                simd::$f::<{ simd::ADD }, { round::AWAY }, true $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::ADD }, { round::AWAY }, true $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, false) => {
-                simd::$f::<{ simd::ADD }, { round::UP }, false $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::ADD }, { round::UP }, false $(, $t)*>($($arg),*)
             },
             (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, true) => {
-                simd::$f::<{ simd::ADD }, { round::UP }, true $(, $t)*>($($arg),*)
+                $m::$f::<{ simd::ADD }, { round::UP }, true $(, $t)*>($($arg),*)
             },
         }
     }};
+    ($kind:expr, $f:ident, [$($t:ty),*], ($($arg:expr),*)) => {
+        dispatch!(@ simd, $kind, $f, [$($t),*], ($($arg),*))
+    };
 }
 
 /// Quantizes `xs`, consecutive blocks of one row starting at column `start` (block `i` holds
@@ -614,6 +620,11 @@ pub(crate) fn run_prepared<T: Code>(
 /// ([`Prepared::is_fast`]) under `kind`, for a block holding every value of `xs`.
 #[inline(always)]
 pub(crate) fn candidate_sums(kind: Kind, k: &[Consts; LANES], xs: &[f32], sums: &mut [f64; LANES]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(simd) = pulp::x86::V3::try_new() {
+        dispatch!(@ avx2, kind, candidate_sums, [], (simd, k, xs, sums));
+        return;
+    }
     dispatch!(kind, candidate_sums, [], (k, xs, sums));
 }
 
@@ -628,6 +639,11 @@ pub(crate) fn block_sums(
     xs: &[[f32; LANES]],
     sums: &mut [f64; LANES],
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(simd) = pulp::x86::V3::try_new() {
+        dispatch!(@ avx2, kind, block_sums, [], (simd, k, xs, sums));
+        return;
+    }
     dispatch!(kind, block_sums, [], (k, xs, sums));
 }
 

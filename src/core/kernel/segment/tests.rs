@@ -199,3 +199,84 @@ proptest! {
         }
     }
 }
+
+/// Each of eight candidates' ordered `f64` sum of squared errors over `xs`, through
+/// [`Quantizer`], value by value.
+fn reference_sums(config: &Config, params: &[BlockParams], xs: &[f32]) -> [f64; LANES] {
+    let (qmin, qmax) = config.clamp_range();
+    std::array::from_fn(|j| {
+        let q = Quantizer::new(config, &params[j], qmin, qmax);
+        let mut s = 0.0f64;
+        for &x in xs {
+            let e = f64::from(q.dequantize(q.code(x).0)) - f64::from(x);
+            s += e * e;
+        }
+        s
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// The MSE search's sums ([`candidate_sums`]: eight candidates over the same values;
+    /// [`block_sums`]: eight blocks side by side), on whatever path this machine takes, are
+    /// [`Quantizer`]'s ordered sums bit for bit, for every quantize expression, rounding
+    /// and offset, on values with ties and values clamped by narrow candidates.
+    #[test]
+    fn search_sums_are_the_quantizers(
+        config in config_strategy(),
+        xs in values_strategy(),
+        shrinks in prop::collection::vec(0.05f32..1.0, LANES),
+    ) {
+        let (qmin, qmax) = config.code_range();
+        let (cmin, cmax) = config.clamp_range();
+        let kind = Kind::of(&config);
+        let mut st = BlockStats::EMPTY;
+        st.extend(&xs);
+        // The block's own range and exact halvings of it (whose ratios meet the values'
+        // ties), and narrower ones at random.
+        let params: Vec<BlockParams> = shrinks
+            .iter()
+            .enumerate()
+            .map(|(j, &a)| {
+                let a = [1.0, 0.5, 0.25].get(j).copied().unwrap_or(a);
+                block_params(&config, RealRange::of(&st).shrunk(a), qmin, qmax)
+            })
+            .collect();
+        if params.iter().any(|p| p.problem.is_some()) {
+            return Ok(());
+        }
+        let prepared: Vec<Prepared> =
+            params.iter().map(|p| Prepared::new(&config, p, cmin, cmax, &st)).collect();
+        if !prepared.iter().all(Prepared::is_fast) {
+            return Ok(());
+        }
+        let consts: [Consts; LANES] = std::array::from_fn(|j| prepared[j].consts());
+        let start: [f64; LANES] = std::array::from_fn(|j| j as f64 * 0.125);
+        let mut got = start;
+        candidate_sums(kind, &consts, &xs, &mut got);
+        for j in 0..LANES {
+            // The reference's terms added, in order, to the same nonzero start.
+            let mut w = start[j];
+            let q = Quantizer::new(&config, &params[j], cmin, cmax);
+            for &x in &xs {
+                let e = f64::from(q.dequantize(q.code(x).0)) - f64::from(x);
+                w += e * e;
+            }
+            prop_assert_eq!(got[j].to_bits(), w.to_bits(), "candidate {}", j);
+        }
+        // Eight blocks: block `j` is `xs` shifted by `j` places (rotated), under candidate
+        // `j`'s constants (every value lies in `st`'s range, so each stays for the loop).
+        let n = xs.len();
+        let rows: Vec<[f32; LANES]> =
+            (0..n).map(|i| std::array::from_fn(|j| xs[(i + j) % n])).collect();
+        let soa = ConstLanes::of(&consts);
+        let mut got = [0.0f64; LANES];
+        block_sums(kind, &soa, &rows, &mut got);
+        for j in 0..LANES {
+            let rotated: Vec<f32> = (0..n).map(|i| xs[(i + j) % n]).collect();
+            let want = reference_sums(&config, &params, &rotated)[j];
+            prop_assert_eq!(got[j].to_bits(), want.to_bits(), "block {}", j);
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The MSE search's squared-error sums ([`super::candidate_sums`] and
+//! [`super::block_sums`]) written with AVX2 operations, eight lanes of `f32` to a register.
+//!
+//! Written as plain loops, the compiler pairs each four `f64` lanes of the sums with four
+//! `f32` lanes of the reconstruction, so every `f32` step runs twice at half width (two
+//! divisions where one would do). Here each reconstruction is one eight-lane register and
+//! its two halves are widened to `f64` for the sums. The operations are those of
+//! [`super::simd`], in the same order and precision (no fused multiply-add), so every
+//! reconstruction, and so every sum, is the same bit for bit; the tests compare both
+//! against the reference quantizer.
+
+#![expect(
+    clippy::inline_always,
+    reason = "inlined into pulp's AVX2 context, or every intrinsic would be a call"
+)]
+
+use std::arch::x86_64::{__m256, __m256d};
+
+use pulp::x86::V3;
+
+use super::simd::{ADD, DIV};
+use super::{ConstLanes, Consts, LANES};
+use crate::core::round::{EVEN, UP};
+
+/// `_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC`: ties to even.
+const NEAREST: i32 = 0x08;
+/// `_MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC`.
+const TRUNCATE: i32 = 0x0B;
+/// `_CMP_GE_OQ`.
+const GE: i32 = 0x1D;
+
+/// The constants of eight lanes, one register each.
+#[derive(Clone, Copy)]
+struct Regs {
+    code_scale: __m256,
+    recip: __m256,
+    zero_f: __m256,
+    zero_half: __m256,
+    code_offset: __m256,
+    qmin: __m256,
+    qmax: __m256,
+    scale: __m256,
+    offset: __m256,
+}
+
+impl Regs {
+    #[inline(always)]
+    fn of(simd: V3, k: &ConstLanes<LANES>) -> Self {
+        let avx = simd.avx;
+        Self {
+            code_scale: pulp::cast(k.code_scale),
+            recip: pulp::cast(k.recip),
+            zero_f: pulp::cast(k.zero_f),
+            zero_half: pulp::cast(k.zero_half),
+            code_offset: pulp::cast(k.code_offset),
+            qmin: avx._mm256_set1_ps(k.qmin),
+            qmax: avx._mm256_set1_ps(k.qmax),
+            scale: pulp::cast(k.scale),
+            offset: pulp::cast(k.offset),
+        }
+    }
+}
+
+/// `t` rounded by rule `R` ([`crate::core::round::round_const`], lane by lane): ties to
+/// even; half up as `(t + 0.5).floor()`; ties away from zero as `t` truncated, moved one
+/// away from zero when the part truncated is at least one half (that part is exact: `t`
+/// and its truncation lie within one of each other, and from `2^23` on `t` is an integer).
+#[inline(always)]
+fn round<const R: u8>(simd: V3, t: __m256) -> __m256 {
+    let avx = simd.avx;
+    match R {
+        EVEN => avx._mm256_round_ps::<NEAREST>(t),
+        UP => avx._mm256_floor_ps(avx._mm256_add_ps(t, avx._mm256_set1_ps(0.5))),
+        _ => {
+            let r = avx._mm256_round_ps::<TRUNCATE>(t);
+            let part = avx._mm256_sub_ps(t, r);
+            let sign = avx._mm256_set1_ps(-0.0);
+            let magnitude = avx._mm256_andnot_ps(sign, part);
+            let up = avx._mm256_cmp_ps::<GE>(magnitude, avx._mm256_set1_ps(0.5));
+            // ±1 with the sign of `t`.
+            let one = avx._mm256_or_ps(avx._mm256_and_ps(t, sign), avx._mm256_set1_ps(1.0));
+            avx._mm256_blendv_ps(r, avx._mm256_add_ps(r, one), up)
+        }
+    }
+}
+
+/// The reconstructions of `x` under the eight lanes' constants: the arithmetic of
+/// `ConstLanes::x_hat` ([`super::simd`]'s `unclamped`, `clamp` and `dequantize`).
+#[inline(always)]
+fn x_hat<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256) -> __m256 {
+    let avx = simd.avx;
+    let x = if O {
+        avx._mm256_sub_ps(x, k.code_offset)
+    } else {
+        x
+    };
+    let t = if E == DIV {
+        avx._mm256_div_ps(x, k.code_scale)
+    } else {
+        avx._mm256_mul_ps(x, k.recip)
+    };
+    let u = if E == ADD {
+        if R == UP {
+            avx._mm256_floor_ps(avx._mm256_add_ps(t, k.zero_half))
+        } else {
+            round::<R>(simd, avx._mm256_add_ps(t, k.zero_f))
+        }
+    } else {
+        avx._mm256_add_ps(round::<R>(simd, t), k.zero_f)
+    };
+    // `if u < qmin { qmin } else { u }`, then `if c > qmax { qmax } else { c }`: `maxps` and
+    // `minps` return their first operand exactly when it compares greater (less).
+    let c = avx._mm256_min_ps(k.qmax, avx._mm256_max_ps(k.qmin, u));
+    if O {
+        avx._mm256_add_ps(avx._mm256_mul_ps(k.scale, c), k.offset)
+    } else {
+        avx._mm256_mul_ps(avx._mm256_sub_ps(c, k.zero_f), k.scale)
+    }
+}
+
+/// Adds the squares of `x_hat − x` (eight lanes, `x` widened in `xd` as two halves) to the
+/// sums `lo` (lanes 0–3) and `hi` (lanes 4–7), each in `f64`.
+#[inline(always)]
+fn add_squares(
+    simd: V3,
+    x_hat: __m256,
+    (xd_lo, xd_hi): (__m256d, __m256d),
+    lo: &mut __m256d,
+    hi: &mut __m256d,
+) {
+    let avx = simd.avx;
+    let h_lo = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(x_hat));
+    let h_hi = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(x_hat));
+    let e_lo = avx._mm256_sub_pd(h_lo, xd_lo);
+    let e_hi = avx._mm256_sub_pd(h_hi, xd_hi);
+    *lo = avx._mm256_add_pd(*lo, avx._mm256_mul_pd(e_lo, e_lo));
+    *hi = avx._mm256_add_pd(*hi, avx._mm256_mul_pd(e_hi, e_hi));
+}
+
+/// The sums as two registers.
+#[inline(always)]
+fn load(sums: &[f64; LANES]) -> (__m256d, __m256d) {
+    let (halves, _) = sums.as_chunks::<4>();
+    (pulp::cast(halves[0]), pulp::cast(halves[1]))
+}
+
+/// The two registers back into `sums`.
+#[inline(always)]
+fn store(sums: &mut [f64; LANES], lo: __m256d, hi: __m256d) {
+    let lo: [f64; 4] = pulp::cast(lo);
+    let hi: [f64; 4] = pulp::cast(hi);
+    sums[..4].copy_from_slice(&lo);
+    sums[4..].copy_from_slice(&hi);
+}
+
+/// [`super::candidate_sums`] for one instance: every lane's constants applied to the same
+/// value, one value at a time.
+#[inline(always)]
+pub(super) fn candidate_sums<const E: u8, const R: u8, const O: bool>(
+    simd: V3,
+    k: &[Consts; LANES],
+    xs: &[f32],
+    sums: &mut [f64; LANES],
+) {
+    // One instance per closure, inlined into pulp's AVX2 context (a closure over every
+    // instance is not, and every intrinsic becomes a call).
+    simd.vectorize(
+        #[inline(always)]
+        || candidate_sums_in::<E, R, O>(simd, k, xs, sums),
+    );
+}
+
+/// [`candidate_sums`] in the AVX2 context.
+#[inline(always)]
+fn candidate_sums_in<const E: u8, const R: u8, const O: bool>(
+    simd: V3,
+    k: &[Consts; LANES],
+    xs: &[f32],
+    sums: &mut [f64; LANES],
+) {
+    let avx = simd.avx;
+    let regs = Regs::of(simd, &ConstLanes::of(k));
+    let (mut lo, mut hi) = load(sums);
+    for &x in xs {
+        let h = x_hat::<E, R, O>(simd, &regs, avx._mm256_set1_ps(x));
+        let xd = avx._mm256_set1_pd(f64::from(x));
+        add_squares(simd, h, (xd, xd), &mut lo, &mut hi);
+    }
+    store(sums, lo, hi);
+}
+
+/// [`super::block_sums`] for one instance: lane `j`'s constants applied to lane `j`'s
+/// value, one row of lanes at a time.
+#[inline(always)]
+pub(super) fn block_sums<const E: u8, const R: u8, const O: bool>(
+    simd: V3,
+    soa: &ConstLanes<LANES>,
+    xs: &[[f32; LANES]],
+    sums: &mut [f64; LANES],
+) {
+    simd.vectorize(
+        #[inline(always)]
+        || block_sums_in::<E, R, O>(simd, soa, xs, sums),
+    );
+}
+
+/// [`block_sums`] in the AVX2 context.
+#[inline(always)]
+fn block_sums_in<const E: u8, const R: u8, const O: bool>(
+    simd: V3,
+    soa: &ConstLanes<LANES>,
+    xs: &[[f32; LANES]],
+    sums: &mut [f64; LANES],
+) {
+    let avx = simd.avx;
+    let regs = Regs::of(simd, soa);
+    let (mut lo, mut hi) = load(sums);
+    for row in xs {
+        let x: __m256 = pulp::cast(*row);
+        let h = x_hat::<E, R, O>(simd, &regs, x);
+        let xd = (
+            avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(x)),
+            avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(x)),
+        );
+        add_squares(simd, h, xd, &mut lo, &mut hi);
+    }
+    store(sums, lo, hi);
+}
