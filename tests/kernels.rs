@@ -1202,3 +1202,47 @@ fn symmetric_mse_groups_stop_only_past_every_winner() {
         "{late} runs of eight whose winner is past the second candidate"
     );
 }
+
+#[test]
+fn percentile_groups_with_ties_are_the_reference() {
+    // Groups of 8 to 64 values whose quantiles lie between their two largest or two
+    // smallest values (the largest-two pass) and elsewhere (the selections), a row's last
+    // groups fewer than eight, on values with exact ties (a coarse grid, one magnitude at
+    // both signs, negative zeros), symmetric and asymmetric, as whole analyses against the
+    // reference.
+    let (rows, cols) = (6, 8 * 64 + 24);
+    let mut flat = noise(rows * cols, 23, 1.0);
+    for (i, x) in flat.iter_mut().enumerate() {
+        *x = match (i % 11, i % 13) {
+            (0, _) => (*x * 4.0).round() / 4.0,
+            (3, _) => -0.0,
+            (5, _) => 2.0,
+            (_, 7) => -2.0,
+            _ => *x,
+        };
+    }
+    let m =
+        Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape")).expect("finite");
+    let mut runs = 0;
+    for name in ["ort-int8", "int4-g128", "q4_1", "torch-quint8"] {
+        let base = preset(name, PresetOptions::default()).expect("preset");
+        for scheme in [Scheme::Symmetric, Scheme::Asymmetric] {
+            for p in [100.0, 99.9, 95.0, 90.0, 80.0, 50.0] {
+                for size in [8, 16, 64] {
+                    let c = Config {
+                        scheme,
+                        clipping: Clipping::Percentile(p),
+                        granularity: Granularity::Group(size),
+                        ..base
+                    };
+                    if c.validate().is_err() {
+                        continue;
+                    }
+                    check(&m, &c).unwrap_or_else(|e| panic!("{name} {scheme:?} {p} g{size}: {e}"));
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(runs >= 100, "{runs} configurations");
+}
