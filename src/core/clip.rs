@@ -406,11 +406,12 @@ const PROBES: usize = LANES;
 /// a time, one value after another. On a block of more than [`SMALL_BLOCK`] values, every
 /// candidate first goes over a sixteenth of the values (at least 32) and over the block's
 /// largest values (its [`Tail`]); the [`PROBES`] with the least bounds (the partial sum
-/// continued with the tail) then finish, and the others go on step by step, dropped as soon
-/// as their bound shows they cannot be chosen (a candidate whose whole sum is at least a
-/// bound above a finished one, or level with an earlier finished one, is never the first
-/// least). Blocks with a candidate the
-/// specialised loop does not take go candidate by candidate through [`Quantizer`].
+/// continued with the tail; one group per thread on a block as large as a tensor, see
+/// [`probes_for`]) then finish, and the others go on step by step, dropped as soon as their
+/// bound shows they cannot be chosen (a candidate whose whole sum is at least a bound above
+/// a finished one, or level with an earlier finished one, is never the first least). Blocks
+/// with a candidate the specialised loop does not take go candidate by candidate through
+/// [`Quantizer`].
 fn mse_choice(
     scratch: &mut Scratch,
     config: &Config,
@@ -517,7 +518,7 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
     };
     let mut order = ALL;
     order.sort_by(|&a, &b| ranks[a].total_cmp(&ranks[b]).then(a.cmp(&b)));
-    let probes = &order[..PROBES];
+    let probes = &order[..probes_for(rest.len())];
     add_sums(kind, consts, probes, rest, &mut sums);
     let mut finished = [false; CANDIDATES];
     for &k in probes {
@@ -527,7 +528,7 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
     let may_win = |k: usize, s: f64| best.may_lose_to(k, s);
     active.clear();
     active.extend(
-        order[PROBES..]
+        order[probes.len()..]
             .iter()
             .copied()
             .filter(|&k| may_win(k, bounds[k])),
@@ -552,6 +553,20 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
         finished[k] = true;
     }
     first_least(&sums, (0..CANDIDATES).filter(|&k| finished[k]))
+}
+
+/// How many candidates finish first on a block whose values past the head number `rest`:
+/// [`PROBES`], or on a block large enough for the pool, one group of lanes per thread (the
+/// groups go over the block side by side, so the threads that one group would leave idle
+/// finish the next candidates in the same time). Which candidates finish first changes how
+/// soon the others are dropped, never the choice: the first least is always among those
+/// finished.
+fn probes_for(rest: usize) -> usize {
+    if rest >= 16 * PARALLEL {
+        (LANES * rayon::current_num_threads()).clamp(PROBES, CANDIDATES)
+    } else {
+        PROBES
+    }
 }
 
 /// Values of a block as large as a tensor that rank its candidates for the probes.
@@ -609,10 +624,21 @@ impl Tail {
         };
         // The largest magnitude, through the magnitudes' bits (integer order is their
         // order), which vectorises.
-        let top = f32::from_bits(
-            xs.iter()
-                .fold(0u32, |m, &x| m.max(x.to_bits() & !(1 << 31))),
-        );
+        let magnitude = |m: u32, &x: &f32| m.max(x.to_bits() & !(1 << 31));
+        let top = f32::from_bits(if xs.len() >= 16 * PARALLEL {
+            // A block as large as a tensor: its parts on the pool.
+            xs.par_chunks(PARALLEL)
+                .map(|part| {
+                    crate::core::pass::vectorised(
+                        #[inline(always)]
+                        || part.iter().fold(0, magnitude),
+                    )
+                })
+                .max()
+                .unwrap_or(0)
+        } else {
+            xs.iter().fold(0, magnitude)
+        });
         let edge = top * Self::EDGE;
         let (chunks, rest) = xs.as_chunks::<LANES>();
         let mut take = |i: usize, x: f32| {
