@@ -131,6 +131,17 @@ fn alpha(k: usize) -> f32 {
     1.0 - f32::from(k as u8) * 0.02
 }
 
+/// Every candidate's squared error of `run` (a block of its own under `c`), and the least.
+fn run_sse(c: &Config, run: &[f32]) -> (Vec<f64>, f64) {
+    let mut st = BlockStats::EMPTY;
+    st.extend(run);
+    let (qmin, qmax) = c.code_range();
+    let form = |range| block_params(c, range, qmin, qmax);
+    let sums = candidate_sse(c, run, RealRange::of(&st), c.clamp_range(), form);
+    let least = sums.iter().copied().fold(f64::INFINITY, f64::min);
+    (sums.into_iter().collect(), least)
+}
+
 /// Each MSE candidate's squared error over `xs`, summed value by value in `f64`.
 fn candidate_sse(
     c: &Config,
@@ -849,7 +860,6 @@ fn mse_ties_in_small_groups_go_to_the_first() {
     let (rows, cols) = (8, 512);
     let mut ties = 0;
     for (i, name, c, floor) in near_floor_configs() {
-        let (qmin, qmax) = c.code_range();
         let mut flat = noise(rows * cols, i as u64 * 7 + u64::from(c.bits), 1.0);
         // Each run of eight values scaled to `over` times the floor; some repeated values,
         // zeros, and a constant run.
@@ -866,11 +876,7 @@ fn mse_ties_in_small_groups_go_to_the_first() {
             }
         }
         for run in flat.chunks(8) {
-            let mut st = BlockStats::EMPTY;
-            st.extend(run);
-            let form = |range| block_params(&c, range, qmin, qmax);
-            let sums = candidate_sse(&c, run, RealRange::of(&st), c.clamp_range(), form);
-            let least = sums.iter().copied().fold(f64::INFINITY, f64::min);
+            let (sums, least) = run_sse(&c, run);
             ties += usize::from(sums.iter().filter(|&&s| s == least).count() > 1);
         }
         let m = Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape"))
@@ -1161,7 +1167,6 @@ fn symmetric_mse_groups_stop_only_past_every_winner() {
     let (rows, cols) = (8, 512);
     let mut late = 0;
     for (n, c) in symmetric_mse_configs(36).into_iter().enumerate() {
-        let (qmin, qmax) = c.code_range();
         let mut flat = noise(rows * cols, n as u64 * 11 + 1, 1.0);
         for (g, run) in flat.chunks_mut(8).enumerate() {
             match g % 6 {
@@ -1191,11 +1196,7 @@ fn symmetric_mse_groups_stop_only_past_every_winner() {
             }
         }
         for run in flat.chunks(8) {
-            let mut st = BlockStats::EMPTY;
-            st.extend(run);
-            let form = |range| block_params(&c, range, qmin, qmax);
-            let sums = candidate_sse(&c, run, RealRange::of(&st), c.clamp_range(), form);
-            let least = sums.iter().copied().fold(f64::INFINITY, f64::min);
+            let (sums, least) = run_sse(&c, run);
             late += usize::from(
                 sums.iter()
                     .position(|&s| s == least)
