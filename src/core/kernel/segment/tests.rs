@@ -280,3 +280,67 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// The ladder's loop without codes ([`rung_sums`]) gives, for a row of groups each
+    /// under its own range (narrowed at random, so that values clamp), [`Quantizer`]'s
+    /// errors lane by lane bit for bit and its smallest and largest codes; on machines
+    /// without AVX2 it declines.
+    #[test]
+    fn rung_sums_are_the_quantizers(
+        config in config_strategy(),
+        xs in values_strategy(),
+        per in 1usize..6,
+        shrinks in prop::collection::vec(prop_oneof![Just(1.0f32), 0.05f32..1.0], 80),
+    ) {
+        let (qmin, qmax) = config.code_range();
+        let (cmin, cmax) = config.clamp_range();
+        let xs = &xs[..xs.len() / LANES * LANES];
+        let size = per * LANES;
+        // Sums from a nonzero start: the loop adds to what `lanes` holds.
+        let start: [f64; LANES] = std::array::from_fn(|j| j as f64 * 0.125);
+        let mut want = Lanes { abs: start, sq: start, ..Lanes::ZERO };
+        let mut consts = Vec::new();
+        let (mut lo, mut hi) = (i32::MAX, i32::MIN);
+        for (b, block) in xs.chunks(size).enumerate() {
+            let mut st = BlockStats::EMPTY;
+            st.extend(block);
+            let range = RealRange::of(&st).shrunk(shrinks[b % shrinks.len()]);
+            let params = block_params(&config, range, qmin, qmax);
+            if params.problem.is_some() {
+                return Ok(());
+            }
+            let prep = Prepared::new(&config, &params, cmin, cmax, &st);
+            if !prep.is_fast() {
+                return Ok(());
+            }
+            consts.push(prep.consts());
+            let q = Quantizer::new(&config, &params, cmin, cmax);
+            for (j, &x) in block.iter().enumerate() {
+                let (code, _) = q.code(x);
+                (lo, hi) = (lo.min(code), hi.max(code));
+                want.push((b * size + j) % LANES, x, q.dequantize(code));
+            }
+        }
+        let mut got = Lanes { abs: start, sq: start, ..Lanes::ZERO };
+        let result = rung_sums(Kind::of(&config), &consts, size, xs, &mut got);
+        let avx2 = cfg!(target_arch = "x86_64") && std::is_x86_feature_detected!("avx2");
+        if !avx2 || xs.is_empty() {
+            prop_assert!(result.is_none());
+            prop_assert_eq!(got.abs, start);
+            return Ok(());
+        }
+        let Some(codes) = result else {
+            return Err(TestCaseError::fail("declined a row of whole chunks"));
+        };
+        prop_assert_eq!(codes, (lo as f32, hi as f32));
+        let bits = |v: [f64; LANES]| v.map(f64::to_bits);
+        prop_assert_eq!(bits(got.abs), bits(want.abs));
+        prop_assert_eq!(bits(got.sq), bits(want.sq));
+        prop_assert_eq!(bits(got.max), bits(want.max));
+        // The signal is not measured.
+        prop_assert_eq!(got.sig, [0.0; LANES]);
+    }
+}
