@@ -21,6 +21,10 @@ use crate::core::kernel::segment::{
 };
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange, ScaleRule};
 
+mod tops;
+
+pub(crate) use tops::Tops;
+
 /// Buffers of the clipping searches, kept from block to block (one per worker).
 #[derive(Debug, Default)]
 pub struct Scratch {
@@ -32,6 +36,9 @@ pub struct Scratch {
     active: Vec<usize>,
     /// Eight blocks' values read across the blocks (row `i` holds each block's value `i`).
     rows: Vec<[f32; LANES]>,
+    /// The largest two of every aligned run of the row being quantized, when its rungs
+    /// read them ([`percentile_clipped`]).
+    pub(crate) tops: Tops,
 }
 
 /// Eight blocks' values (all of one length) into `rows`, row `i` holding each block's value
@@ -76,9 +83,9 @@ fn interpolate(a: f32, b: f32, frac: f64) -> f32 {
 /// values a full sort would put at its two ranks.
 #[expect(clippy::inline_always, reason = "see clipped_params_in")]
 #[inline(always)]
-fn quantile<const ABS: bool>(xs: &[f32], q: f64, scratch: &mut Scratch) -> f32 {
+fn quantile<const ABS: bool>(xs: &[f32], q: f64, scratch: &mut Scratch, at: Option<usize>) -> f32 {
     let (i, j, frac) = quantile_ranks(xs.len(), q);
-    let (a, b) = order_pair::<ABS>(xs, i, scratch);
+    let (a, b) = order_pair::<ABS>(xs, i, scratch, at);
     debug_assert!(j == i || j == i + 1);
     interpolate(a, b, frac)
 }
@@ -87,22 +94,29 @@ fn quantile<const ABS: bool>(xs: &[f32], q: f64, scratch: &mut Scratch) -> f32 {
 const STREAM_MAX: usize = 1 << 16;
 
 /// The order statistics of ranks `i` and `min(i + 1, n - 1)` of `xs` (magnitudes when `ABS`)
-/// in [`f32::total_cmp`]'s order.
+/// in [`f32::total_cmp`]'s order. `at`, when given, is the column of the row where `xs`
+/// starts, for the largest two of `scratch.tops` ([`Tops::get`]) when it holds them.
 #[expect(clippy::inline_always, reason = "see clipped_params_in")]
 #[inline(always)]
-fn order_pair<const ABS: bool>(xs: &[f32], i: usize, scratch: &mut Scratch) -> (f32, f32) {
+fn order_pair<const ABS: bool>(
+    xs: &[f32],
+    i: usize,
+    scratch: &mut Scratch,
+    at: Option<usize>,
+) -> (f32, f32) {
     let n = xs.len();
+    let two = |neg: bool| at.and_then(|s| scratch.tops.get(s, n, ABS, neg));
     // Ranks i and i + 1 are the `above`-th and `above − 1`-th largest...
     let above = n - i;
     if above <= 2 {
         // 99.9 % of up to 1001 values: the largest two.
-        let (a, b) = largest_two::<ABS, false>(xs);
+        let (a, b) = two(false).unwrap_or_else(|| largest_two::<ABS, false>(xs));
         let a = from_key(a);
         return if above == 1 { (a, a) } else { (from_key(b), a) };
     }
     if i == 0 {
         // The smallest two (n > 2 here).
-        let (a, b) = largest_two::<ABS, true>(xs);
+        let (a, b) = two(true).unwrap_or_else(|| largest_two::<ABS, true>(xs));
         return (from_key(!a), from_key(!b));
     }
     order_pair_selected::<ABS>(xs, i, scratch)
@@ -283,7 +297,7 @@ where
     let full = RealRange::of(stats);
     match config.clipping {
         Clipping::None => form(full),
-        Clipping::Percentile(p) => form(percentile_range(scratch, config, xs, full, p)),
+        Clipping::Percentile(p) => form(percentile_range(scratch, config, xs, full, p, None)),
         Clipping::Mse => {
             let candidates: [BlockParams; CANDIDATES] =
                 std::array::from_fn(|k| form(full.shrunk(shrink(k))));
@@ -293,7 +307,9 @@ where
 }
 
 /// The range the block whose values are `xs` and whose min-max range is `full` is formed
-/// from, for a configuration clipped by percentile (`full` itself otherwise).
+/// from, for a configuration clipped by percentile (`full` itself otherwise). `at`, when
+/// given, is the column of the row where `xs` starts: the block's largest two are then read
+/// from `scratch.tops` where it holds them for this row ([`Tops::fill`]).
 #[expect(clippy::inline_always, reason = "see clipped_params_in")]
 #[inline(always)]
 pub(crate) fn percentile_clipped(
@@ -301,9 +317,10 @@ pub(crate) fn percentile_clipped(
     config: &Config,
     xs: &[f32],
     full: RealRange,
+    at: Option<usize>,
 ) -> RealRange {
     match config.clipping {
-        Clipping::Percentile(p) => percentile_range(scratch, config, xs, full, p),
+        Clipping::Percentile(p) => percentile_range(scratch, config, xs, full, p, at),
         _ => full,
     }
 }
@@ -319,17 +336,18 @@ fn percentile_range(
     xs: &[f32],
     full: RealRange,
     p: f64,
+    at: Option<usize>,
 ) -> RealRange {
     if config.scheme == Scheme::Symmetric {
-        let t = quantile::<true>(xs, p / 100.0, scratch);
+        let t = quantile::<true>(xs, p / 100.0, scratch, at);
         RealRange {
             lo: -t,
             hi: t,
             extreme: if full.extreme < 0.0 { -t } else { t },
         }
     } else {
-        let lo = quantile::<false>(xs, (100.0 - p) / 200.0, scratch);
-        let hi = quantile::<false>(xs, (100.0 + p) / 200.0, scratch);
+        let lo = quantile::<false>(xs, (100.0 - p) / 200.0, scratch, at);
+        let hi = quantile::<false>(xs, (100.0 + p) / 200.0, scratch, at);
         RealRange {
             lo,
             hi,

@@ -221,7 +221,9 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                             extreme: ex[j],
                         };
                         let xs = self.values(i0 + j);
-                        let r = clip::percentile_clipped(self.source.clip, ctx.config, xs, full);
+                        let at = Some((i0 + j) * self.source.size);
+                        let r =
+                            clip::percentile_clipped(self.source.clip, ctx.config, xs, full, at);
                         (clo[j], chi[j], cex[j]) = (r.lo, r.hi, r.extreme);
                     }
                     ctx.calc.lanes_with::<8, COUNTS>(&clo, &chi, &cex)

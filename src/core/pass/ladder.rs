@@ -6,6 +6,7 @@ use super::{
     Ctx, Failure, LANES, Plan, Scratch, code_range, needs_chunks, quantize_row, row_slice,
     rows_per_task, run_tasks, sums,
 };
+use crate::core::config::{Clipping, Scheme};
 use crate::core::kernel::segment::Code;
 use crate::core::params::BlockStats;
 use crate::core::report::ErrorSums;
@@ -108,6 +109,8 @@ fn slice<T: Code>(
             let mut row_buf = Vec::new();
             let mut bufs = Buffers::default();
             let chunks = plans.iter().any(needs_chunks);
+            let percentile = matches!(ctx.config.clipping, Clipping::Percentile(_));
+            let symmetric = ctx.config.scheme == Scheme::Symmetric;
             // The largest group, in chunks, of the rungs that read them.
             let per_max = plans
                 .iter()
@@ -128,6 +131,13 @@ fn slice<T: Code>(
                 if chunks {
                     scratch.chunks.fill(row);
                     scratch.chunks.merge_runs(per_max);
+                    if percentile {
+                        // Every group's largest two (and, unless symmetric, smallest two)
+                        // for all the rungs at once.
+                        let run = (per_max * LANES).next_power_of_two();
+                        let tops = &mut scratch.clip.tops;
+                        tops.fill(row, symmetric, [true, !symmetric], run);
+                    }
                 }
                 for (plan, out) in plans.iter().zip(&mut outs) {
                     let Ok((sums_out, collapsed)) = out else {
