@@ -27,7 +27,7 @@ use crate::core::clip;
 use crate::core::config::{Clipping, Config};
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
-    BlockSource, Code, Kind, LANES, Lanes, Prepared, run_row, rung_sums, scalar_value,
+    BlockSource, Code, Kind, LANES, Lanes, Prepared, run_row, scalar_value,
 };
 use crate::core::params::{BlockParams, BlockStats, ParamCalc, ParamProblem};
 use crate::core::report::{ErrorSums, Layout, Record, record};
@@ -248,9 +248,6 @@ pub(super) struct RowQuant {
     pub clipped: usize,
     /// Every block of the row stores a zero scale with one offset (see [`Flat`]).
     pub flat: bool,
-    /// Whether every code of the row is the same, when the loop measured it instead of
-    /// writing the codes (then `codes` holds nothing of this row).
-    pub same: Option<bool>,
 }
 
 /// Whether a set of blocks all store a scale of 0 with one offset, so that every value they
@@ -400,7 +397,6 @@ pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
         lanes: Lanes::ZERO,
         clipped: 0,
         flat: false,
-        same: None,
     };
     match plan {
         Plan::RowWise { per_row, size, .. } => {
@@ -430,20 +426,9 @@ pub(super) fn quantize_row<T: Code, const COUNTS: bool>(
             flat,
             ..
         } => {
+            // The ladder (not `COUNTS`) takes the signal from the active pass.
+            acc.clipped = prepared[0].run::<T, COUNTS>(row, 0, codes, &mut acc.lanes);
             acc.flat = *flat;
-            let p = &prepared[0];
-            if !COUNTS && p.is_fast() {
-                // The ladder: the errors alone where the machine can, one block as long as
-                // the row.
-                let size = row.len().next_multiple_of(LANES).max(LANES);
-                let kind = Kind::of(ctx.config);
-                let k = [p.consts()];
-                acc.same = rung_sums(kind, &k, size, row, &mut acc.lanes).map(|(lo, hi)| lo == hi);
-            }
-            if acc.same.is_none() {
-                // The ladder (not `COUNTS`) takes the signal from the active pass.
-                acc.clipped = p.run::<T, COUNTS>(row, 0, codes, &mut acc.lanes);
-            }
         }
         Plan::Global {
             quantizers, flat, ..

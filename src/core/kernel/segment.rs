@@ -613,33 +613,6 @@ pub(crate) fn run_prepared<T: Code>(
     }
 }
 
-/// [`run_prepared`] without its codes, for the ladder's rungs (which keep only each row's
-/// errors and whether its codes are all one): each block's errors added to `lanes` as
-/// `run_prepared` adds them (the signal not measured), and the smallest and largest
-/// clamped code of the row (codes as the reference forms them, `qmin..=qmax`). `blocks`
-/// and `size` as for `run_prepared`. Only rows of whole chunks, on machines with AVX2;
-/// `None` otherwise, with `lanes` untouched.
-#[inline(always)]
-pub(crate) fn rung_sums(
-    kind: Kind,
-    blocks: &[Consts],
-    size: usize,
-    xs: &[f32],
-    lanes: &mut Lanes,
-) -> Option<(f32, f32)> {
-    debug_assert!(size > 0 && size.is_multiple_of(LANES));
-    #[cfg(target_arch = "x86_64")]
-    if let Some(simd) = pulp::x86::V3::try_new()
-        && !xs.is_empty()
-        && xs.len().is_multiple_of(LANES)
-        && blocks.len() * size >= xs.len()
-    {
-        return Some(dispatch!(@ avx2, kind, rung_sums, [], (simd, blocks, size, xs, lanes)));
-    }
-    let _ = (kind, blocks, size, xs, lanes);
-    None
-}
-
 /// The squared errors of `xs` under [`LANES`] candidate blocks (lane `j` for the block whose
 /// constants are `k[j]`), each added to `sums[j]` one value after another in `f64`, in the
 /// order of `xs`: for each lane, the sum the reference forms value by value with

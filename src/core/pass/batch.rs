@@ -10,9 +10,7 @@
 use super::{Ctx, Failure, Flat, Plan, RowQuant, RowSource, Scratch, needs_chunks, vectorised};
 use crate::core::clip;
 use crate::core::config::Clipping;
-use crate::core::kernel::segment::{
-    BlockSource, Code, Consts, Kind, Lanes, consts8, run_prepared, rung_sums,
-};
+use crate::core::kernel::segment::{BlockSource, Code, Consts, Kind, Lanes, consts8, run_prepared};
 use crate::core::params::{BlockStats, PARAM_LANES, RealRange};
 use crate::core::report::{Record, record, set_clipped};
 
@@ -30,8 +28,8 @@ pub(super) struct Buffers {
 /// for rows with a block the specialised loop does not take (the caller then quantizes the
 /// row block by block with [`super::quantize_row`]). The codes, errors, failures and, for
 /// the active configuration (`COUNTS`), the blocks and clamp counts are the same as
-/// `quantize_row`'s; otherwise the clamp count is not counted (0), the signal is not
-/// measured and, where [`rung_sums`] runs, no code is written (see [`RowQuant::same`]).
+/// `quantize_row`'s; otherwise the clamp count is not counted (0) and the signal is not
+/// measured.
 #[expect(
     clippy::too_many_arguments,
     reason = "the row, its outputs and its scratch, all borrowed for one call"
@@ -76,24 +74,16 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
         return Some(Err(f));
     }
     let mut lanes = Lanes::ZERO;
+    // The next row (the last row's own), fetched while this one is computed.
+    let next = ctx.view.row((r + 1).min(ctx.view.nrows() - 1));
+    let ahead = next.to_slice().unwrap_or_default();
     bufs.clipped.clear();
-    let (consts, size) = (&bufs.consts, *size);
-    // Without counts (the ladder), the errors alone where the machine can.
-    let same = if COUNTS {
-        None
-    } else {
-        rung_sums(kind, consts, size, row, &mut lanes).map(|(lo, hi)| lo == hi)
-    };
-    if same.is_none() {
-        // The next row (the last row's own), fetched while this one is computed.
-        let next = ctx.view.row((r + 1).min(ctx.view.nrows() - 1));
-        let ahead = next.to_slice().unwrap_or_default();
-        if COUNTS {
-            bufs.clipped.resize(bufs.consts.len(), 0);
-        }
-        let counts = COUNTS.then_some(&mut bufs.clipped[..]);
-        run_prepared(kind, consts, size, row, codes, &mut lanes, ahead, counts);
+    if COUNTS {
+        bufs.clipped.resize(bufs.consts.len(), 0);
     }
+    let counts = COUNTS.then_some(&mut bufs.clipped[..]);
+    let (consts, size) = (&bufs.consts, *size);
+    run_prepared(kind, consts, size, row, codes, &mut lanes, ahead, counts);
     for (slot, &n) in blocks.iter_mut().zip(&bufs.clipped) {
         set_clipped(slot, n);
     }
@@ -103,7 +93,6 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
         lanes,
         clipped,
         flat,
-        same,
     }))
 }
 

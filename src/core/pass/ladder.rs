@@ -171,11 +171,8 @@ fn slice<T: Code>(
                     match q {
                         Ok(q) => {
                             sums_out.push(sums(&q.lanes, Some(main_sums[r].signal), cols));
-                            let same = q.same.unwrap_or_else(|| {
-                                let (lo, hi) = code_range(&codes);
-                                lo == hi
-                            });
-                            *collapsed += usize::from(st.min != st.max && (same || q.flat));
+                            let (lo, hi) = code_range(&codes);
+                            *collapsed += usize::from(st.min != st.max && (lo == hi || q.flat));
                         }
                         Err(f) => *out = Err(f),
                     }

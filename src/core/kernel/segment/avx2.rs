@@ -19,7 +19,7 @@ use std::arch::x86_64::{__m256, __m256d};
 use pulp::x86::V3;
 
 use super::simd::{ADD, DIV};
-use super::{ConstLanes, Consts, LANES, Lanes};
+use super::{ConstLanes, Consts, LANES};
 use crate::core::round::{EVEN, UP};
 
 /// `_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC`: ties to even.
@@ -44,23 +44,6 @@ struct Regs {
 }
 
 impl Regs {
-    /// One block's constants in every lane.
-    #[inline(always)]
-    fn splat(simd: V3, k: &Consts) -> Self {
-        let avx = simd.avx;
-        Self {
-            code_scale: avx._mm256_set1_ps(k.code_scale),
-            recip: avx._mm256_set1_ps(k.recip),
-            zero_f: avx._mm256_set1_ps(k.zero_f),
-            zero_half: avx._mm256_set1_ps(k.zero_half),
-            code_offset: avx._mm256_set1_ps(k.code_offset),
-            qmin: avx._mm256_set1_ps(k.qmin),
-            qmax: avx._mm256_set1_ps(k.qmax),
-            scale: avx._mm256_set1_ps(k.scale),
-            offset: avx._mm256_set1_ps(k.offset),
-        }
-    }
-
     #[inline(always)]
     fn of(simd: V3, k: &ConstLanes<LANES>) -> Self {
         let avx = simd.avx;
@@ -105,13 +88,6 @@ fn round<const R: u8>(simd: V3, t: __m256) -> __m256 {
 /// `ConstLanes::x_hat` ([`super::simd`]'s `unclamped`, `clamp` and `dequantize`).
 #[inline(always)]
 fn x_hat<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256) -> __m256 {
-    dequantize::<O>(simd, k, code::<E, R, O>(simd, k, x))
-}
-
-/// The clamped codes of `x` under the eight lanes' constants ([`super::simd`]'s
-/// `unclamped` and `clamp`).
-#[inline(always)]
-fn code<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256) -> __m256 {
     let avx = simd.avx;
     let x = if O {
         avx._mm256_sub_ps(x, k.code_offset)
@@ -134,13 +110,7 @@ fn code<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256) 
     };
     // `if u < qmin { qmin } else { u }`, then `if c > qmax { qmax } else { c }`: `maxps` and
     // `minps` return their first operand exactly when it compares greater (less).
-    avx._mm256_min_ps(k.qmax, avx._mm256_max_ps(k.qmin, u))
-}
-
-/// The reconstructions of the clamped codes `c` ([`super::simd`]'s `dequantize`).
-#[inline(always)]
-fn dequantize<const O: bool>(simd: V3, k: &Regs, c: __m256) -> __m256 {
-    let avx = simd.avx;
+    let c = avx._mm256_min_ps(k.qmax, avx._mm256_max_ps(k.qmin, u));
     if O {
         avx._mm256_add_ps(avx._mm256_mul_ps(k.scale, c), k.offset)
     } else {
@@ -255,106 +225,4 @@ fn block_sums_in<const E: u8, const R: u8, const O: bool>(
         add_squares(simd, h, xd, &mut lo, &mut hi);
     }
     store(sums, lo, hi);
-}
-
-/// [`super::rung_sums`] for one instance: each block's constants in every lane, its chunks
-/// one after another, each chunk's errors into lane `column % LANES`.
-#[inline(always)]
-pub(super) fn rung_sums<const E: u8, const R: u8, const O: bool>(
-    simd: V3,
-    blocks: &[Consts],
-    size: usize,
-    xs: &[f32],
-    lanes: &mut Lanes,
-) -> (f32, f32) {
-    let mut codes = (0.0, 0.0);
-    // A named operation rather than a closure: a closure this large is left outside
-    // pulp's AVX2 context (its call is not inlined), and every intrinsic becomes a call.
-    simd.vectorize(RungSums::<E, R, O> {
-        simd,
-        blocks,
-        size,
-        xs,
-        lanes,
-        codes: &mut codes,
-    });
-    codes
-}
-
-/// The arguments of [`rung_sums_in`], for [`V3::vectorize`].
-struct RungSums<'a, const E: u8, const R: u8, const O: bool> {
-    simd: V3,
-    blocks: &'a [Consts],
-    size: usize,
-    xs: &'a [f32],
-    lanes: &'a mut Lanes,
-    codes: &'a mut (f32, f32),
-}
-
-impl<const E: u8, const R: u8, const O: bool> pulp::NullaryFnOnce for RungSums<'_, E, R, O> {
-    type Output = ();
-
-    #[inline(always)]
-    fn call(self) {
-        *self.codes =
-            rung_sums_in::<E, R, O>(self.simd, self.blocks, self.size, self.xs, self.lanes);
-    }
-}
-
-/// [`rung_sums`] in the AVX2 context.
-#[inline(always)]
-fn rung_sums_in<const E: u8, const R: u8, const O: bool>(
-    simd: V3,
-    blocks: &[Consts],
-    size: usize,
-    xs: &[f32],
-    lanes: &mut Lanes,
-) -> (f32, f32) {
-    let avx = simd.avx;
-    let (chunks, _) = xs.as_chunks::<LANES>();
-    let per = (size / LANES).max(1);
-    let sign = avx._mm256_set1_pd(-0.0);
-    let (mut abs_lo, mut abs_hi) = load(&lanes.abs);
-    let (mut sq_lo, mut sq_hi) = load(&lanes.sq);
-    let (mut max_lo, mut max_hi) = load(&lanes.max);
-    let mut lo = avx._mm256_set1_ps(f32::INFINITY);
-    let mut hi = avx._mm256_set1_ps(f32::NEG_INFINITY);
-    for (block, k) in chunks.chunks(per).zip(blocks) {
-        let regs = Regs::splat(simd, k);
-        for x8 in block {
-            let x: __m256 = pulp::cast(*x8);
-            let c = code::<E, R, O>(simd, &regs, x);
-            lo = avx._mm256_min_ps(lo, c);
-            hi = avx._mm256_max_ps(hi, c);
-            let h = dequantize::<O>(simd, &regs, c);
-            let e_lo = avx._mm256_sub_pd(
-                avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(h)),
-                avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(x)),
-            );
-            let e_hi = avx._mm256_sub_pd(
-                avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(h)),
-                avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(x)),
-            );
-            // |e| clears the sign bit, as `f64::abs` does.
-            let a_lo = avx._mm256_andnot_pd(sign, e_lo);
-            let a_hi = avx._mm256_andnot_pd(sign, e_hi);
-            abs_lo = avx._mm256_add_pd(abs_lo, a_lo);
-            abs_hi = avx._mm256_add_pd(abs_hi, a_hi);
-            sq_lo = avx._mm256_add_pd(sq_lo, avx._mm256_mul_pd(e_lo, e_lo));
-            sq_hi = avx._mm256_add_pd(sq_hi, avx._mm256_mul_pd(e_hi, e_hi));
-            // `if a > m { a } else { m }`: `maxpd` returns its first operand exactly when it
-            // compares greater.
-            max_lo = avx._mm256_max_pd(a_lo, max_lo);
-            max_hi = avx._mm256_max_pd(a_hi, max_hi);
-        }
-    }
-    store(&mut lanes.abs, abs_lo, abs_hi);
-    store(&mut lanes.sq, sq_lo, sq_hi);
-    store(&mut lanes.max, max_lo, max_hi);
-    let lo: [f32; LANES] = pulp::cast(lo);
-    let hi: [f32; LANES] = pulp::cast(hi);
-    (
-        lo.iter().fold(f32::INFINITY, |m, &v| m.min(v)),
-        hi.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v)),
-    )
 }
