@@ -79,12 +79,17 @@ fn interpolate(a: f32, b: f32, frac: f64) -> f32 {
     (f64::from(a) + (f64::from(b) - f64::from(a)) * frac) as f32
 }
 
-/// Linear-interpolated quantile (numpy's default) of `xs` (their magnitudes when `ABS`), the
-/// values a full sort would put at its two ranks.
+/// Linear-interpolated quantile (numpy's default) of `xs` (their magnitudes when `ABS`) at
+/// the ranks [`quantile_ranks`] gives for `xs.len()` values, the values a full sort would put
+/// at its two ranks.
 #[expect(clippy::inline_always, reason = "see clipped_params_in")]
 #[inline(always)]
-fn quantile<const ABS: bool>(xs: &[f32], q: f64, scratch: &mut Scratch, at: Option<usize>) -> f32 {
-    let (i, j, frac) = quantile_ranks(xs.len(), q);
+fn quantile<const ABS: bool>(
+    xs: &[f32],
+    (i, j, frac): (usize, usize, f64),
+    scratch: &mut Scratch,
+    at: Option<usize>,
+) -> f32 {
     let (a, b) = order_pair::<ABS>(xs, i, scratch, at);
     debug_assert!(j == i || j == i + 1);
     interpolate(a, b, frac)
@@ -297,7 +302,10 @@ where
     let full = RealRange::of(stats);
     match config.clipping {
         Clipping::None => form(full),
-        Clipping::Percentile(p) => form(percentile_range(scratch, config, xs, full, p, None)),
+        Clipping::Percentile(p) => {
+            let ranks = Ranks::new(config.scheme, p, xs.len());
+            form(percentile_range(scratch, config, xs, full, &ranks, None))
+        }
         Clipping::Mse => {
             let candidates: [BlockParams; CANDIDATES] =
                 std::array::from_fn(|k| form(full.shrunk(shrink(k))));
@@ -307,9 +315,11 @@ where
 }
 
 /// The range the block whose values are `xs` and whose min-max range is `full` is formed
-/// from, for a configuration clipped by percentile (`full` itself otherwise). `at`, when
-/// given, is the column of the row where `xs` starts: the block's largest two are then read
-/// from `scratch.tops` where it holds them for this row ([`Tops::fill`]).
+/// from, for a configuration clipped by percentile (`full` itself otherwise). `ranks` are
+/// the quantiles' ranks ([`Ranks::new`]), used when they are for `xs.len()` values: every
+/// whole group of a row has the same length, so its ranks are formed once per row. `at`,
+/// when given, is the column of the row where `xs` starts: the block's largest two are then
+/// read from `scratch.tops` where it holds them for this row ([`Tops::fill`]).
 #[expect(clippy::inline_always, reason = "see clipped_params_in")]
 #[inline(always)]
 pub(crate) fn percentile_clipped(
@@ -317,11 +327,56 @@ pub(crate) fn percentile_clipped(
     config: &Config,
     xs: &[f32],
     full: RealRange,
+    ranks: &Ranks,
     at: Option<usize>,
 ) -> RealRange {
     match config.clipping {
-        Clipping::Percentile(p) => percentile_range(scratch, config, xs, full, p, at),
+        Clipping::Percentile(p) if ranks.n != xs.len() => {
+            let ranks = Ranks::new(config.scheme, p, xs.len());
+            percentile_range(scratch, config, xs, full, &ranks, at)
+        }
+        Clipping::Percentile(_) => percentile_range(scratch, config, xs, full, ranks, at),
         _ => full,
+    }
+}
+
+/// The ranks and fraction ([`quantile_ranks`]) of percentile clipping for blocks of `n`
+/// values: the one quantile of the magnitudes when symmetric, the low and high quantiles
+/// otherwise.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ranks {
+    /// The number of values.
+    n: usize,
+    /// The symmetric quantile's, or the low one's.
+    lo: (usize, usize, f64),
+    /// The high quantile's (asymmetric).
+    hi: (usize, usize, f64),
+}
+
+impl Ranks {
+    /// The ranks for blocks of `n` values (none when `n` is 0) clipped by percentile `p`.
+    pub(crate) fn new(scheme: Scheme, p: f64, n: usize) -> Self {
+        let none = (0, 0, 0.0);
+        if n == 0 {
+            return Self {
+                n,
+                lo: none,
+                hi: none,
+            };
+        }
+        if scheme == Scheme::Symmetric {
+            Self {
+                n,
+                lo: quantile_ranks(n, p / 100.0),
+                hi: none,
+            }
+        } else {
+            Self {
+                n,
+                lo: quantile_ranks(n, (100.0 - p) / 200.0),
+                hi: quantile_ranks(n, (100.0 + p) / 200.0),
+            }
+        }
     }
 }
 
@@ -335,19 +390,19 @@ fn percentile_range(
     config: &Config,
     xs: &[f32],
     full: RealRange,
-    p: f64,
+    ranks: &Ranks,
     at: Option<usize>,
 ) -> RealRange {
     if config.scheme == Scheme::Symmetric {
-        let t = quantile::<true>(xs, p / 100.0, scratch, at);
+        let t = quantile::<true>(xs, ranks.lo, scratch, at);
         RealRange {
             lo: -t,
             hi: t,
             extreme: if full.extreme < 0.0 { -t } else { t },
         }
     } else {
-        let lo = quantile::<false>(xs, (100.0 - p) / 200.0, scratch, at);
-        let hi = quantile::<false>(xs, (100.0 + p) / 200.0, scratch, at);
+        let lo = quantile::<false>(xs, ranks.lo, scratch, at);
+        let hi = quantile::<false>(xs, ranks.hi, scratch, at);
         RealRange {
             lo,
             hi,

@@ -279,17 +279,25 @@ impl ChunkStats {
                 }
             }
         }
-        // Lanes whose statistics come from the values.
+        // Lanes whose statistics come from the values: a zero end or ends of equal magnitude
+        // (or no statistics). Tested first on the eight lanes' ends alone, as one mask of
+        // float comparisons: a mask of `bool`s carried between steps is formed lane by lane.
         #[expect(
             clippy::needless_bitwise_bool,
             reason = "one mask of the eight lanes, without a branch per lane and test"
         )]
-        let odd: [bool; 8] =
-            std::array::from_fn(|j| !have[j] | (lo[j] == 0.0) | (hi[j] == 0.0) | (-lo[j] == hi[j]));
+        let ends = |lo: &[f32; 8], hi: &[f32; 8], j: usize| {
+            (lo[j] == 0.0) | (hi[j] == 0.0) | (-lo[j] == hi[j])
+        };
+        let any = if have == [true; 8] {
+            (0..8).fold(false, |a, j| a | ends(lo, hi, j))
+        } else {
+            (0..m).any(|j| !have[j] || ends(lo, hi, j))
+        };
         *extreme = std::array::from_fn(|j| if -lo[j] > hi[j] { lo[j] } else { hi[j] });
-        if odd[..m].iter().fold(false, |a, &o| a | o) {
+        if any {
             for j in 0..m {
-                if odd[j] {
+                if !have[j] || ends(lo, hi, j) {
                     let st = self.group((g0 + j) * per, xs(g0 + j));
                     (lo[j], hi[j], extreme[j]) = (st.min, st.max, st.extreme);
                 }

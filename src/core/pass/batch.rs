@@ -108,17 +108,25 @@ fn prepare<const COUNTS: bool>(
     blocks: &mut [Record],
 ) -> Option<Result<(), Failure>> {
     let clipping = prep.source.ctx.config.clipping;
+    // One instance of the loop per clipping mode: each compiled with only its own branch,
+    // so that the other modes' values take no registers.
     vectorised(
         #[inline(always)]
-        || {
-            if clipping == Clipping::Mse && prep.source.size > clip::LANE_BLOCK {
-                prep.each(consts, blocks)
-            } else {
-                prep.eights(kind, consts, blocks)
-            }
+        || match clipping {
+            Clipping::Mse if prep.source.size > clip::LANE_BLOCK => prep.each(consts, blocks),
+            Clipping::Mse => prep.eights::<MSE>(kind, consts, blocks),
+            Clipping::Percentile(_) => prep.eights::<PERCENTILE>(kind, consts, blocks),
+            Clipping::None => prep.eights::<NONE>(kind, consts, blocks),
         },
     )
 }
+
+/// [`RowPrep::eights`]'s instance for blocks without clipping.
+const NONE: u8 = 0;
+/// [`RowPrep::eights`]'s instance for percentile clipping.
+const PERCENTILE: u8 = 1;
+/// [`RowPrep::eights`]'s instance for MSE clipping.
+const MSE: u8 = 2;
 
 /// A row's blocks being prepared for [`batch`].
 struct RowPrep<'a, 'c, const COUNTS: bool> {
@@ -181,9 +189,10 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
     /// first) or with MSE clipping of blocks of at most [`clip::LANE_BLOCK`] values (eight
     /// blocks searched at once), eight blocks' parameters at a time (the same values as
     /// `prepare` gives; a block with a problem is computed again by [`RowPrep::one`], which
-    /// names it); as [`RowPrep::one`] for each block.
+    /// names it); as [`RowPrep::one`] for each block. `CLIP` is the configuration's clipping
+    /// ([`NONE`], [`PERCENTILE`] or [`MSE`]).
     #[inline(always)]
-    fn eights(
+    fn eights<const CLIP: u8>(
         &mut self,
         kind: Kind,
         consts: &mut Vec<Consts>,
@@ -192,6 +201,11 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         let (ctx, chunks) = (self.source.ctx, self.source.chunks);
         let per_row = self.source.per_row;
         let per = self.source.size / chunks.width();
+        // The quantiles' ranks of a whole group, the same for every one.
+        let ranks = match ctx.config.clipping {
+            Clipping::Percentile(p) => clip::Ranks::new(ctx.config.scheme, p, self.source.size),
+            _ => clip::Ranks::new(ctx.config.scheme, 0.0, 0),
+        };
         let mut i0 = 0;
         while i0 < per_row {
             let m = (per_row - i0).min(PARAM_LANES);
@@ -199,8 +213,8 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 ([-1.0; PARAM_LANES], [1.0; PARAM_LANES], [1.0; PARAM_LANES]);
             let values = |i| self.values(i);
             chunks.groups8(i0, per, m, values, [&mut lo, &mut hi, &mut ex]);
-            let p8 = match ctx.config.clipping {
-                Clipping::Percentile(_) => {
+            let p8 = match CLIP {
+                PERCENTILE => {
                     // The clipped ranges; the loop's bounds stay the blocks' own.
                     let (mut clo, mut chi, mut cex) = (lo, hi, ex);
                     for j in 0..m {
@@ -211,13 +225,13 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                         };
                         let xs = self.values(i0 + j);
                         let at = Some((i0 + j) * self.source.size);
-                        let r =
-                            clip::percentile_clipped(self.source.clip, ctx.config, xs, full, at);
+                        let clip = &mut *self.source.clip;
+                        let r = clip::percentile_clipped(clip, ctx.config, xs, full, &ranks, at);
                         (clo[j], chi[j], cex[j]) = (r.lo, r.hi, r.extreme);
                     }
                     ctx.calc.lanes_with::<8, COUNTS>(&clo, &chi, &cex)
                 }
-                Clipping::Mse => {
+                MSE => {
                     // Lanes past the last block repeat it (their results are dropped).
                     let last = m - 1;
                     let xs = std::array::from_fn(|j| self.values(i0 + j.min(last)));
@@ -241,7 +255,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                     };
                     ctx.calc.lanes_with::<8, COUNTS>(&clo, &chi, &cex)
                 }
-                Clipping::None => ctx.calc.lanes_with::<8, COUNTS>(&lo, &hi, &ex),
+                _ => ctx.calc.lanes_with::<8, COUNTS>(&lo, &hi, &ex),
             };
             let (k8, fast) = consts8(kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
             if !COUNTS && m == PARAM_LANES && fast.iter().fold(true, |a, &f| a & f) {
