@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
-    Consts, Kind, LANES, Prepared, block_sums, candidate_sums, consts_lanes, consts8,
+    Avx2, Consts, Kind, LANES, Prepared, block_sums, candidate_sums, consts_lanes, consts8,
 };
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange, ScaleRule};
 
@@ -543,6 +543,7 @@ fn lane_candidates(
     }
     let full = RealRange::of(stats);
     let (min, max) = ([stats.min; PARAM_LANES], [stats.max; PARAM_LANES]);
+    let simd = Avx2::detect();
     let mut fast = true;
     // A loop rather than an array built by a closure, which the compiler may outline (and
     // compile without the vectorised context's instructions).
@@ -553,8 +554,8 @@ fn lane_candidates(
         let lo = std::array::from_fn(|j| full.lo * a[j]);
         let hi = std::array::from_fn(|j| full.hi * a[j]);
         let ex = std::array::from_fn(|j| full.extreme * a[j]);
-        let p8 = calc.lanes_with::<PARAM_LANES, false>(&lo, &hi, &ex);
-        let (k8, f8) = consts8(kind, &p8, &min, &max, qmin, qmax);
+        let p8 = calc.lanes8::<false>(simd, &lo, &hi, &ex);
+        let (k8, f8) = consts8(simd, kind, &p8, &min, &max, qmin, qmax);
         fast &= f8.iter().all(|&f| f);
         for (slot, k) in out.iter_mut().skip(g * PARAM_LANES).zip(k8) {
             *slot = k;

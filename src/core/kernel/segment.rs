@@ -138,8 +138,10 @@ impl Lanes {
     }
 }
 
-/// The constants of one block in the specialised loop, all f32.
+/// The constants of one block in the specialised loop, all f32. In this order, the first
+/// eight fields are one register of the eight-block transposition (see `avx2::consts8`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[repr(C)]
 pub(crate) struct Consts {
     code_scale: f32,
     recip: f32,
@@ -147,13 +149,13 @@ pub(crate) struct Consts {
     /// `zero_f + 0.5` in f32, as GGUF's half-up expression adds it.
     zero_half: f32,
     code_offset: f32,
+    scale: f32,
+    offset: f32,
     qmin: f32,
     qmax: f32,
     /// `2^23 - qmin`: `q + bias` is `2^23 + (q - qmin)`, whose low mantissa bits are the
     /// code offset.
     bias: f32,
-    scale: f32,
-    offset: f32,
 }
 
 /// The constants of `N` blocks, one array per field (lane `j` for block `j`), as the
@@ -288,18 +290,8 @@ pub(crate) fn consts_lanes<const N: usize>(
     } else {
         [true; N]
     };
-    // Zero points within 2^23 of 0 leave every difference with a code of at most 16 bits
-    // below 2^24: one test of the zero points' largest magnitude, rather than three
-    // differences per lane in i64.
-    let near = p
-        .zero_point
-        .iter()
-        .map(|z| z.unsigned_abs())
-        .max()
-        .unwrap_or(0)
-        <= 1 << 23
-        && i64::from(qmin).abs().max(i64::from(qmax).abs()) + (1 << 23) <= EXACT_INT;
-    let exact: [bool; N] = if kind.offset || near {
+    // Zero points near 0 leave every difference exact (see `near`).
+    let exact: [bool; N] = if kind.offset || near(&p.zero_point, qmin, qmax) {
         [true; N]
     } else {
         let within = |d: i64| d.abs() <= EXACT_INT;
@@ -327,9 +319,50 @@ pub(crate) fn consts_lanes<const N: usize>(
     (k, fast)
 }
 
-/// [`consts_lanes`] for the eight blocks of `p`.
+/// Whether every zero point of `zero_points` is within `2^23` of 0 with `qmin` and `qmax`
+/// small enough that every difference of a code and a zero point is below `2^24`: one test
+/// of the zero points' largest magnitude, rather than three differences per lane in i64.
+#[inline(always)]
+fn near(zero_points: &[i32], qmin: i32, qmax: i32) -> bool {
+    zero_points
+        .iter()
+        .map(|z| z.unsigned_abs())
+        .max()
+        .unwrap_or(0)
+        <= 1 << 23
+        && i64::from(qmin).abs().max(i64::from(qmax).abs()) + (1 << 23) <= EXACT_INT
+}
+
+/// The machine's AVX2 where it has it, found once rather than at every call of [`consts8`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Avx2 {
+    #[cfg(target_arch = "x86_64")]
+    v3: Option<pulp::x86::V3>,
+}
+
+impl Avx2 {
+    /// Whether this machine has AVX2 (and the rest of pulp's `V3` set).
+    #[inline(always)]
+    pub(crate) fn detect() -> Self {
+        Self {
+            #[cfg(target_arch = "x86_64")]
+            v3: pulp::x86::V3::try_new(),
+        }
+    }
+
+    /// pulp's AVX2 token, where the machine has it.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) fn v3(self) -> Option<pulp::x86::V3> {
+        self.v3
+    }
+}
+
+/// [`consts_lanes`] for the eight blocks of `p`, one [`Consts`] per block (in registers
+/// with `simd`'s AVX2).
 #[inline(always)]
 pub(crate) fn consts8(
+    simd: Avx2,
     kind: Kind,
     p: &Params8,
     min: &[f32; PARAM_LANES],
@@ -337,6 +370,14 @@ pub(crate) fn consts8(
     qmin: i32,
     qmax: i32,
 ) -> ([Consts; PARAM_LANES], [bool; PARAM_LANES]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v3) = simd.v3
+        && let Some(out) = avx2::consts8(v3, kind, p, min, max, (qmin, qmax))
+    {
+        return out;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = simd;
     let (k, fast) = consts_lanes(kind, p, min, max, qmin, qmax);
     (std::array::from_fn(|j| k.get(j)), fast)
 }

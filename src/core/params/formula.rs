@@ -22,6 +22,8 @@ use crate::core::config::{
 };
 use crate::core::round::Round;
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod lanes;
 
 pub(crate) use lanes::{BLOCKS, ParamLanes, Params8};

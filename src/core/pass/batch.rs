@@ -10,7 +10,9 @@
 use super::{Ctx, Failure, Flat, Plan, RowQuant, RowSource, Scratch, needs_chunks, vectorised};
 use crate::core::clip;
 use crate::core::config::Clipping;
-use crate::core::kernel::segment::{BlockSource, Code, Consts, Kind, Lanes, consts8, run_prepared};
+use crate::core::kernel::segment::{
+    Avx2, BlockSource, Code, Consts, Kind, Lanes, consts8, run_prepared,
+};
 use crate::core::params::{BlockStats, PARAM_LANES, RealRange};
 use crate::core::report::{Record, record, set_clipped};
 
@@ -201,6 +203,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         let (ctx, chunks) = (self.source.ctx, self.source.chunks);
         let per_row = self.source.per_row;
         let per = self.source.size / chunks.width();
+        let simd = Avx2::detect();
         // The quantiles' ranks of a whole group, the same for every one.
         let ranks = match ctx.config.clipping {
             Clipping::Percentile(p) => clip::Ranks::new(ctx.config.scheme, p, self.source.size),
@@ -229,7 +232,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                         let r = clip::percentile_clipped(clip, ctx.config, xs, full, &ranks, at);
                         (clo[j], chi[j], cex[j]) = (r.lo, r.hi, r.extreme);
                     }
-                    ctx.calc.lanes_with::<8, COUNTS>(&clo, &chi, &cex)
+                    ctx.calc.lanes8::<COUNTS>(simd, &clo, &chi, &cex)
                 }
                 MSE => {
                     // Lanes past the last block repeat it (their results are dropped).
@@ -253,11 +256,11 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                         i0 += m;
                         continue;
                     };
-                    ctx.calc.lanes_with::<8, COUNTS>(&clo, &chi, &cex)
+                    ctx.calc.lanes8::<COUNTS>(simd, &clo, &chi, &cex)
                 }
-                _ => ctx.calc.lanes_with::<8, COUNTS>(&lo, &hi, &ex),
+                _ => ctx.calc.lanes8::<COUNTS>(simd, &lo, &hi, &ex),
             };
-            let (k8, fast) = consts8(kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
+            let (k8, fast) = consts8(simd, kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
             if !COUNTS && m == PARAM_LANES && fast.iter().fold(true, |a, &f| a & f) {
                 // Eight blocks for the loop and no records: their constants at once.
                 consts.extend_from_slice(&k8);

@@ -8,6 +8,9 @@
 //! [`super::simd`], in the same order and precision (no fused multiply-add), so every
 //! reconstruction, and so every sum, is the same bit for bit; the tests compare both
 //! against the reference quantizer.
+//!
+//! Also here: eight blocks' loop constants ([`consts8`]), formed in eight-lane registers
+//! and transposed to one [`Consts`] per block, where plain loops build them lane by lane.
 
 #![expect(
     clippy::inline_always,
@@ -19,7 +22,9 @@ use std::arch::x86_64::{__m256, __m256d};
 use pulp::x86::V3;
 
 use super::simd::{ADD, DIV};
-use super::{ConstLanes, Consts, LANES};
+use super::{ConstLanes, Consts, Kind, LANES};
+use crate::core::config::{QuantExpr, Rounding};
+use crate::core::params::Params8;
 use crate::core::round::{EVEN, UP};
 
 /// `_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC`: ties to even.
@@ -225,4 +230,140 @@ fn block_sums_in<const E: u8, const R: u8, const O: bool>(
         add_squares(simd, h, xd, &mut lo, &mut hi);
     }
     store(sums, lo, hi);
+}
+
+/// `_CMP_EQ_OQ`.
+const EQ: i32 = 0x00;
+/// `_CMP_LT_OQ`.
+const LT: i32 = 0x11;
+/// `_CMP_NEQ_UQ`.
+const NE: i32 = 0x04;
+/// `_CMP_UNORD_Q`.
+const UNORD: i32 = 0x03;
+
+/// [`super::consts8`] when every lane's zero point leaves its codes' differences exact
+/// (`exact` of [`super::consts_lanes`] true in every lane), else `None`: the same constants
+/// and loop choices, formed in registers and transposed to one [`Consts`] per block.
+#[inline(always)]
+pub(super) fn consts8(
+    simd: V3,
+    kind: Kind,
+    p: &Params8,
+    min: &[f32; LANES],
+    max: &[f32; LANES],
+    (qmin, qmax): (i32, i32),
+) -> Option<([Consts; LANES], [bool; LANES])> {
+    if !(kind.offset || super::near(&p.zero_point, qmin, qmax)) {
+        return None;
+    }
+    let (avx, avx2) = (simd.avx, simd.avx2);
+    let s: __m256 = pulp::cast(p.code_scale);
+    let zero = avx._mm256_setzero_ps();
+    let one = avx._mm256_set1_ps(1.0);
+    let recip = avx._mm256_andnot_ps(avx._mm256_cmp_ps::<EQ>(s, zero), avx._mm256_div_ps(one, s));
+    let zero_f = avx._mm256_cvtepi32_ps(pulp::cast(p.zero_point));
+    let zero_half = avx._mm256_add_ps(zero_f, avx._mm256_set1_ps(0.5));
+    let (code_offset, offset): (__m256, __m256) = if p.float_min {
+        (pulp::cast(p.lo), pulp::cast(p.offset))
+    } else {
+        (zero, zero)
+    };
+    let magnitude = avx._mm256_castsi256_ps(avx._mm256_set1_epi32(i32::MAX));
+    let (lo, hi): (__m256, __m256) = (pulp::cast(*min), pulp::cast(*max));
+    let (lo, hi) = if kind.offset {
+        (
+            avx._mm256_sub_ps(lo, code_offset),
+            avx._mm256_sub_ps(hi, code_offset),
+        )
+    } else {
+        (lo, hi)
+    };
+    // `f32::max`: the other operand where one is NaN (`maxps` returns its second).
+    let (x, y) = (
+        avx._mm256_and_ps(lo, magnitude),
+        avx._mm256_and_ps(hi, magnitude),
+    );
+    let a = avx._mm256_blendv_ps(avx._mm256_max_ps(x, y), x, avx._mm256_cmp_ps::<UNORD>(y, y));
+    let c = match (kind.expr, kind.rounding) {
+        (QuantExpr::ReciprocalAddZero, Rounding::HalfUp) => avx._mm256_and_ps(zero_half, magnitude),
+        (QuantExpr::ReciprocalAddZero, _) => avx._mm256_and_ps(zero_f, magnitude),
+        (_, Rounding::HalfUp) => avx._mm256_set1_ps(0.5),
+        _ => zero,
+    };
+    let reach = avx._mm256_add_ps(
+        avx._mm256_add_ps(avx._mm256_mul_ps(a, avx._mm256_and_ps(recip, magnitude)), c),
+        one,
+    );
+    let mut fast = avx._mm256_cmp_ps::<LT>(reach, avx._mm256_set1_ps(super::SMALL / 2.0));
+    if kind.expr == QuantExpr::Divide {
+        fast = avx._mm256_and_ps(fast, avx._mm256_cmp_ps::<NE>(s, zero));
+    }
+    let ok = u64::from_le_bytes(p.ok.map(u8::from));
+    let ok = avx2._mm256_cvtepu8_epi32(pulp::cast([ok, 0]));
+    let ok = avx2._mm256_cmpgt_epi32(ok, avx._mm256_setzero_si256());
+    let mask = avx._mm256_movemask_ps(avx._mm256_and_ps(fast, avx._mm256_castsi256_ps(ok)));
+    let fast = std::array::from_fn(|j| mask >> j & 1 != 0);
+    // Rows of the fields, transposed to one register per block.
+    let rows = [
+        s,
+        recip,
+        zero_f,
+        zero_half,
+        code_offset,
+        pulp::cast(p.scale),
+        offset,
+        avx._mm256_set1_ps(qmin as f32),
+    ];
+    let cols: [[f32; LANES]; LANES] = transpose(simd, rows).map(pulp::cast);
+    let (qmax, bias) = (qmax as f32, 8_388_608.0 - qmin as f32);
+    let k = cols.map(|c| Consts {
+        code_scale: c[0],
+        recip: c[1],
+        zero_f: c[2],
+        zero_half: c[3],
+        code_offset: c[4],
+        scale: c[5],
+        offset: c[6],
+        qmin: c[7],
+        qmax,
+        bias,
+    });
+    Some((k, fast))
+}
+
+/// The 8 x 8 transposition: register `j` of the result holds lane `j` of each of `r`.
+#[inline(always)]
+fn transpose(simd: V3, r: [__m256; LANES]) -> [__m256; LANES] {
+    let avx = simd.avx;
+    let t = [
+        avx._mm256_unpacklo_ps(r[0], r[1]),
+        avx._mm256_unpackhi_ps(r[0], r[1]),
+        avx._mm256_unpacklo_ps(r[2], r[3]),
+        avx._mm256_unpackhi_ps(r[2], r[3]),
+        avx._mm256_unpacklo_ps(r[4], r[5]),
+        avx._mm256_unpackhi_ps(r[4], r[5]),
+        avx._mm256_unpacklo_ps(r[6], r[7]),
+        avx._mm256_unpackhi_ps(r[6], r[7]),
+    ];
+    // Lanes 0 and 4 (then 1 and 5, 2 and 6, 3 and 7) of rows 0-3, then of rows 4-7.
+    let u = [
+        avx._mm256_shuffle_ps::<0x44>(t[0], t[2]),
+        avx._mm256_shuffle_ps::<0xEE>(t[0], t[2]),
+        avx._mm256_shuffle_ps::<0x44>(t[1], t[3]),
+        avx._mm256_shuffle_ps::<0xEE>(t[1], t[3]),
+        avx._mm256_shuffle_ps::<0x44>(t[4], t[6]),
+        avx._mm256_shuffle_ps::<0xEE>(t[4], t[6]),
+        avx._mm256_shuffle_ps::<0x44>(t[5], t[7]),
+        avx._mm256_shuffle_ps::<0xEE>(t[5], t[7]),
+    ];
+    [
+        avx._mm256_permute2f128_ps::<0x20>(u[0], u[4]),
+        avx._mm256_permute2f128_ps::<0x20>(u[1], u[5]),
+        avx._mm256_permute2f128_ps::<0x20>(u[2], u[6]),
+        avx._mm256_permute2f128_ps::<0x20>(u[3], u[7]),
+        avx._mm256_permute2f128_ps::<0x31>(u[0], u[4]),
+        avx._mm256_permute2f128_ps::<0x31>(u[1], u[5]),
+        avx._mm256_permute2f128_ps::<0x31>(u[2], u[6]),
+        avx._mm256_permute2f128_ps::<0x31>(u[3], u[7]),
+    ]
 }

@@ -186,7 +186,7 @@ proptest! {
             if ranges[j].2 { lo[j] } else { hi[j] }
         });
         let p8 = calc.lanes::<8>(&lo, &hi, &ex);
-        let (k8, fast) = consts8(Kind::of(&config), &p8, &lo, &hi, qmin, qmax);
+        let (k8, fast) = consts8(Avx2::detect(), Kind::of(&config), &p8, &lo, &hi, qmin, qmax);
         for j in 0..PARAM_LANES {
             let Some(p) = p8.get(j) else {
                 prop_assert!(!fast[j], "lane {} has a problem", j);

@@ -17,6 +17,7 @@ use std::array::from_fn;
 
 use super::{ParamCalc, asymmetric_zero_f64};
 use crate::core::config::{Arith, AsymZeroPoint, Degenerate, ScaleDtype, Scheme};
+use crate::core::kernel::segment::Avx2;
 use crate::core::params::{BlockParams, ParamProblem, RealRange};
 use crate::core::round::Round;
 
@@ -172,6 +173,29 @@ impl ParamCalc {
             ok: zero_ok,
             float_min: self.float_min,
         })
+    }
+
+    /// [`ParamCalc::lanes_with`] for eight blocks: in AVX2 registers where `simd` has it,
+    /// without the choices, for the configurations the `avx2` module covers.
+    #[must_use]
+    #[inline(always)]
+    pub(crate) fn lanes8<const CHOICES: bool>(
+        &self,
+        simd: Avx2,
+        lo: &[f32; BLOCKS],
+        hi: &[f32; BLOCKS],
+        extreme: &[f32; BLOCKS],
+    ) -> Params8 {
+        #[cfg(target_arch = "x86_64")]
+        if !CHOICES
+            && let Some(v3) = simd.v3()
+            && let Some(p) = self.lanes8_avx2(v3, lo, hi, extreme)
+        {
+            return p;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = simd;
+        self.lanes_with::<BLOCKS, CHOICES>(lo, hi, extreme)
     }
 
     /// The ranges widened to include 0 where the configuration says so.

@@ -72,6 +72,61 @@ proptest! {
     }
 }
 
+/// The lanes' parameters, bit for bit: whether each has a problem, and every field of those
+/// that have none.
+fn same_lanes(a: &Params8, b: &Params8) -> bool {
+    let bits = |x: &[f32; 8]| x.map(f32::to_bits);
+    a.ok == b.ok
+        && a.float_min == b.float_min
+        && (0..8).filter(|&j| a.ok[j]).all(|j| {
+            let pick = |x: &[f32; 8]| bits(x)[j];
+            pick(&a.code_scale) == pick(&b.code_scale)
+                && pick(&a.scale) == pick(&b.scale)
+                && pick(&a.lo) == pick(&b.lo)
+                && pick(&a.hi) == pick(&b.hi)
+                && pick(&a.offset) == pick(&b.offset)
+                && a.zero_point[j] == b.zero_point[j]
+                && a.zero[j].to_bits() == b.zero[j].to_bits()
+                && a.zero_ok[j] == b.zero_ok[j]
+                && a.degenerate[j] == b.degenerate[j]
+                && a.widened[j] == b.widened[j]
+                && a.negative_extreme[j] == b.negative_extreme[j]
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        max_global_rejects: 100_000,
+        ..ProptestConfig::with_cases(20_000)
+    })]
+
+    /// Eight blocks in AVX2 registers (where the machine has it and the configuration is
+    /// one that path covers) have the parameters of the plain lanes, bit for bit.
+    #[test]
+    fn eight_blocks_in_registers_equal_the_lanes(
+        knobs in knobs(),
+        ends in prop::array::uniform8((magnitude(), magnitude(), magnitude())),
+        point in any::<bool>(),
+    ) {
+        let c = config(knobs);
+        prop_assume!(c.validate().is_ok());
+        let (qmin, qmax) = c.code_range();
+        let calc = ParamCalc::new(&c, qmin, qmax);
+        // Half the cases have single-point ranges in some lanes (widened, or degenerate).
+        let lo = ends.map(|(a, b, _)| a.min(b));
+        let hi = std::array::from_fn(|j| {
+            if point && j % 2 == 0 { lo[j] } else { ends[j].0.max(ends[j].1) }
+        });
+        let ex = ends.map(|(_, _, e)| e);
+        let simd = crate::core::kernel::segment::Avx2::detect();
+        let (got, want) = pulp::Arch::new().dispatch(
+            #[inline(always)]
+            || (calc.lanes8::<false>(simd, &lo, &hi, &ex), calc.lanes_with::<8, false>(&lo, &hi, &ex)),
+        );
+        prop_assert!(same_lanes(&got, &want), "{:?}\n{:?}\n{:?}", c, got, want);
+    }
+}
+
 /// The formulas of a valid [`config`], and a block's range whose ends and extreme are
 /// [`magnitude`]s.
 fn calc_and_range() -> impl Strategy<Value = (ParamCalc, RealRange)> {

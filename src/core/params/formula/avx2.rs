@@ -1,0 +1,288 @@
+//! Eight blocks' parameters without the choices a record keeps ([`ParamCalc::lanes_with`]
+//! with `CHOICES` false, as the ladder's rungs form them) in AVX2 registers: each step of
+//! `lanes` on one eight-lane `f32` register, or two four-lane `f64` registers, with the
+//! lanes' flags kept as comparison masks. Written as plain loops over arrays, the compiler
+//! splits the same steps into pieces of two and four lanes and moves the flags through the
+//! stack one lane at a time.
+//!
+//! It covers scales stored in f32 with a symmetric zero point or a float minimum; other
+//! configurations (and machines without AVX2) take `lanes`. Every operation is the one
+//! `lanes` takes, in the same order and precision, so the parameters are the same bit for
+//! bit; the tests compare both.
+
+#![expect(
+    clippy::inline_always,
+    reason = "inlined into pulp's AVX2 context, or every intrinsic would be a call"
+)]
+
+use std::arch::x86_64::{__m128i, __m256, __m256d};
+
+use pulp::x86::V3;
+
+use super::{ParamCalc, Params8, ScaleRule};
+use crate::core::config::{Arith, Degenerate, ScaleDtype, Scheme};
+
+/// `_CMP_EQ_OQ`.
+const EQ: i32 = 0x00;
+/// `_CMP_LT_OQ`.
+const LT: i32 = 0x11;
+/// `_CMP_GT_OQ`.
+const GT: i32 = 0x1E;
+/// `_CMP_UNORD_Q`.
+const UNORD: i32 = 0x03;
+
+/// Eight lanes as two halves in `f64` (lanes 0–3, then 4–7).
+#[derive(Clone, Copy)]
+struct Wide {
+    lo: __m256d,
+    hi: __m256d,
+}
+
+/// Four bits of a half's mask, then the other half's: bit `j` for lane `j`.
+#[inline(always)]
+fn bits(simd: V3, m: Wide) -> u32 {
+    let avx = simd.avx;
+    (avx._mm256_movemask_pd(m.lo) | avx._mm256_movemask_pd(m.hi) << 4).cast_unsigned()
+}
+
+/// Lane `j` of the result is bit `j` of `mask`.
+#[inline(always)]
+fn flags(mask: u32) -> [bool; 8] {
+    std::array::from_fn(|j| mask >> j & 1 != 0)
+}
+
+/// `|v|`, lane by lane.
+#[inline(always)]
+fn abs(simd: V3, v: __m256) -> __m256 {
+    let avx = simd.avx;
+    avx._mm256_and_ps(v, avx._mm256_castsi256_ps(avx._mm256_set1_epi32(i32::MAX)))
+}
+
+/// `|v|`, lane by lane.
+#[inline(always)]
+fn abs_pd(simd: V3, v: __m256d) -> __m256d {
+    let avx = simd.avx;
+    avx._mm256_and_pd(v, avx._mm256_castsi256_pd(avx._mm256_set1_epi64x(i64::MAX)))
+}
+
+/// `x` widened to `f64`.
+#[inline(always)]
+fn wide(simd: V3, x: __m256) -> Wide {
+    let avx = simd.avx;
+    Wide {
+        lo: avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(x)),
+        hi: avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(x)),
+    }
+}
+
+/// `x / d` in `f64`.
+#[inline(always)]
+fn div(simd: V3, x: Wide, d: f64) -> Wide {
+    let avx = simd.avx;
+    let d = avx._mm256_set1_pd(d);
+    Wide {
+        lo: avx._mm256_div_pd(x.lo, d),
+        hi: avx._mm256_div_pd(x.hi, d),
+    }
+}
+
+/// `x / d` in `f32` (`d` rounded to f32), then widened.
+#[inline(always)]
+fn div32(simd: V3, x: __m256, d: f64) -> Wide {
+    let avx = simd.avx;
+    wide(simd, avx._mm256_div_ps(x, avx._mm256_set1_ps(d as f32)))
+}
+
+/// The lanes of `raw` (one half) that the degenerate-scale policy replaces, as a mask.
+#[inline(always)]
+fn replaced(simd: V3, policy: Degenerate, r: __m256d) -> __m256d {
+    let (avx, avx2) = (simd.avx, simd.avx2);
+    match policy {
+        Degenerate::One => {
+            let min = avx._mm256_set1_pd(f64::from(f32::MIN_POSITIVE));
+            avx._mm256_cmp_pd::<LT>(abs_pd(simd, r), min)
+        }
+        Degenerate::Flat => {
+            // The lanes whose scale is 0 in f32, widened to masks of 64-bit lanes.
+            let f32s = avx._mm256_cvtpd_ps(r);
+            let flat = avx._mm_cmp_ps::<EQ>(f32s, simd.sse._mm_setzero_ps());
+            let flat = avx2._mm256_cvtepi32_epi64(pulp::cast::<_, __m128i>(flat));
+            avx._mm256_castsi256_pd(flat)
+        }
+        Degenerate::Epsilon => {
+            let eps = avx._mm256_set1_pd(f64::from(f32::EPSILON));
+            avx._mm256_cmp_pd::<LT>(abs_pd(simd, r), eps)
+        }
+        Degenerate::Zero => avx._mm256_cmp_pd::<EQ>(r, avx._mm256_setzero_pd()),
+    }
+}
+
+/// The scales of one half `r` with the lanes of mask `m` replaced as `policy` says: by 1,
+/// or by 2^-23 with the scale's sign (`Epsilon`); `Zero` keeps the scale.
+#[inline(always)]
+fn replace(simd: V3, policy: Degenerate, r: __m256d, m: __m256d) -> __m256d {
+    let avx = simd.avx;
+    match policy {
+        Degenerate::One | Degenerate::Flat => avx._mm256_blendv_pd(r, avx._mm256_set1_pd(1.0), m),
+        Degenerate::Epsilon => {
+            let eps = avx._mm256_set1_pd(f64::from(f32::EPSILON));
+            let sign = avx._mm256_set1_pd(-0.0);
+            let floored = avx._mm256_or_pd(avx._mm256_and_pd(r, sign), eps);
+            avx._mm256_blendv_pd(r, floored, m)
+        }
+        Degenerate::Zero => r,
+    }
+}
+
+impl ParamCalc {
+    /// [`ParamCalc::lanes_with`] for eight blocks, without the choices, when this
+    /// configuration is one the module covers; `None` otherwise.
+    #[inline(always)]
+    pub(super) fn lanes8_avx2(
+        &self,
+        simd: V3,
+        lo: &[f32; 8],
+        hi: &[f32; 8],
+        extreme: &[f32; 8],
+    ) -> Option<Params8> {
+        let config = &self.config;
+        if config.scale_dtype != ScaleDtype::F32
+            || !(self.float_min || config.scheme == Scheme::Symmetric)
+        {
+            return None;
+        }
+        let avx = simd.avx;
+        let zero = avx._mm256_setzero_ps();
+        let (l, h): (__m256, __m256) = (pulp::cast(*lo), pulp::cast(*hi));
+        // The ranges widened to include 0 where the configuration says so.
+        let (wlo, whi) = if self.widen_all || self.widen_point {
+            let widen = if self.widen_all {
+                avx._mm256_cmp_ps::<EQ>(zero, zero)
+            } else {
+                avx._mm256_cmp_ps::<EQ>(l, h)
+            };
+            let zl = avx._mm256_blendv_ps(l, zero, avx._mm256_cmp_ps::<GT>(l, zero));
+            let zh = avx._mm256_blendv_ps(h, zero, avx._mm256_cmp_ps::<LT>(h, zero));
+            (
+                avx._mm256_blendv_ps(l, zl, widen),
+                avx._mm256_blendv_ps(h, zh, widen),
+            )
+        } else {
+            (l, h)
+        };
+        let v: __m256 = match self.rule {
+            ScaleRule::SignedExtreme { min_max: true, .. } => {
+                avx._mm256_blendv_ps(l, h, avx._mm256_cmp_ps::<GT>(abs(simd, h), abs(simd, l)))
+            }
+            _ => pulp::cast(*extreme),
+        };
+        // `f32::max`: the other operand where one is NaN (`maxps` returns its second).
+        let (x, y) = (abs(simd, wlo), abs(simd, whi));
+        let absmax =
+            avx._mm256_blendv_ps(avx._mm256_max_ps(x, y), x, avx._mm256_cmp_ps::<UNORD>(y, y));
+        let raw = self.scales8(simd, v, absmax, (wlo, whi));
+        let (scale64, degenerate) = self.degenerate8(simd, raw);
+        let code_scale = avx._mm256_set_m128(
+            avx._mm256_cvtpd_ps(scale64.hi),
+            avx._mm256_cvtpd_ps(scale64.lo),
+        );
+        // A degenerate scale under `Degenerate::One` or `Flat` imposes zero point 0.
+        let degenerate = flags(degenerate);
+        let z = if self.float_min { 0 } else { self.sym_zero };
+        let zero_point = std::array::from_fn(|j| {
+            if self.imposes_zero && degenerate[j] {
+                0
+            } else {
+                z
+            }
+        });
+        // Finite scale (and float minimum): `|x| < ∞` is false for NaN.
+        let inf = avx._mm256_set1_ps(f32::INFINITY);
+        let mut ok = avx._mm256_cmp_ps::<LT>(abs(simd, code_scale), inf);
+        let offset = if self.float_min {
+            ok = avx._mm256_and_ps(ok, avx._mm256_cmp_ps::<LT>(abs(simd, wlo), inf));
+            wlo
+        } else {
+            zero
+        };
+        let ok = flags(avx._mm256_movemask_ps(ok).cast_unsigned());
+        Some(Params8 {
+            code_scale: pulp::cast(code_scale),
+            scale: pulp::cast(code_scale),
+            zero_point,
+            lo: pulp::cast(wlo),
+            hi: pulp::cast(whi),
+            offset: pulp::cast(offset),
+            degenerate,
+            widened: [false; 8],
+            negative_extreme: [false; 8],
+            zero: [0.0; 8],
+            zero_ok: [true; 8],
+            ok,
+            float_min: self.float_min,
+        })
+    }
+
+    /// [`ScaleRule::scales`] of the eight lanes: `v` the signed values, `absmax` the larger
+    /// magnitude of the widened ends `lo`, `hi`.
+    #[inline(always)]
+    fn scales8(&self, simd: V3, v: __m256, absmax: __m256, (lo, hi): (__m256, __m256)) -> Wide {
+        let avx = simd.avx;
+        match (self.rule, self.config.conventions.arith) {
+            (ScaleRule::MaxCode { denominator }, Arith::F64) => {
+                div(simd, wide(simd, absmax), f64::from(denominator))
+            }
+            (ScaleRule::MaxCode { denominator }, Arith::F32) => {
+                div32(simd, absmax, f64::from(denominator))
+            }
+            (ScaleRule::HalfSpan { span }, Arith::F64) => {
+                let (a, two) = (wide(simd, absmax), avx._mm256_set1_pd(2.0));
+                let doubled = Wide {
+                    lo: avx._mm256_mul_pd(two, a.lo),
+                    hi: avx._mm256_mul_pd(two, a.hi),
+                };
+                div(simd, doubled, f64::from(span))
+            }
+            (ScaleRule::HalfSpan { span }, Arith::F32) => {
+                div32(simd, absmax, f64::from(span) / 2.0)
+            }
+            (ScaleRule::SignedExtreme { denominator: 0, .. }, _) => Wide {
+                lo: avx._mm256_setzero_pd(),
+                hi: avx._mm256_setzero_pd(),
+            },
+            (ScaleRule::SignedExtreme { denominator, .. }, Arith::F64) => {
+                div(simd, wide(simd, v), f64::from(denominator))
+            }
+            (ScaleRule::SignedExtreme { denominator, .. }, Arith::F32) => {
+                div32(simd, v, f64::from(denominator))
+            }
+            (ScaleRule::Asymmetric { span }, Arith::F64) => {
+                let (l, h) = (wide(simd, lo), wide(simd, hi));
+                let diff = Wide {
+                    lo: avx._mm256_sub_pd(h.lo, l.lo),
+                    hi: avx._mm256_sub_pd(h.hi, l.hi),
+                };
+                div(simd, diff, f64::from(span))
+            }
+            (ScaleRule::Asymmetric { span }, Arith::F32) => {
+                div32(simd, avx._mm256_sub_ps(hi, lo), f64::from(span))
+            }
+        }
+    }
+
+    /// `ParamCalc::degenerate` of the eight lanes: the scales, and the lanes the policy
+    /// replaced (bit `j` for lane `j`).
+    #[inline(always)]
+    fn degenerate8(&self, simd: V3, raw: Wide) -> (Wide, u32) {
+        let policy = self.config.conventions.degenerate;
+        let (lo, hi) = (
+            replaced(simd, policy, raw.lo),
+            replaced(simd, policy, raw.hi),
+        );
+        let scales = Wide {
+            lo: replace(simd, policy, raw.lo, lo),
+            hi: replace(simd, policy, raw.hi, hi),
+        };
+        (scales, bits(simd, Wide { lo, hi }))
+    }
+}
