@@ -30,7 +30,7 @@ use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamLanes, Para
 use crate::core::round;
 
 #[cfg(target_arch = "x86_64")]
-mod avx2;
+pub(crate) mod avx2;
 mod simd;
 
 /// Partial sums per accumulator: the value in column `c` goes to lane `c % LANES`.

@@ -233,13 +233,35 @@ fn block_sums_in<const E: u8, const R: u8, const O: bool>(
 }
 
 /// `_CMP_EQ_OQ`.
-const EQ: i32 = 0x00;
+pub(crate) const EQ: i32 = 0x00;
 /// `_CMP_LT_OQ`.
-const LT: i32 = 0x11;
+pub(crate) const LT: i32 = 0x11;
+/// `_CMP_GT_OQ`.
+pub(crate) const GT: i32 = 0x1E;
 /// `_CMP_NEQ_UQ`.
 const NE: i32 = 0x04;
 /// `_CMP_UNORD_Q`.
 const UNORD: i32 = 0x03;
+
+/// `|v|`, lane by lane.
+#[inline(always)]
+pub(crate) fn abs(simd: V3, v: __m256) -> __m256 {
+    let avx = simd.avx;
+    avx._mm256_and_ps(v, avx._mm256_castsi256_ps(avx._mm256_set1_epi32(i32::MAX)))
+}
+
+/// `f32::max` lane by lane: the other operand where one is NaN (`maxps` returns its second).
+#[inline(always)]
+pub(crate) fn max(simd: V3, x: __m256, y: __m256) -> __m256 {
+    let avx = simd.avx;
+    avx._mm256_blendv_ps(avx._mm256_max_ps(x, y), x, avx._mm256_cmp_ps::<UNORD>(y, y))
+}
+
+/// Lane `j` of the result is bit `j` of `mask`.
+#[inline(always)]
+pub(crate) fn flags(mask: u32) -> [bool; LANES] {
+    std::array::from_fn(|j| mask >> j & 1 != 0)
+}
 
 /// [`super::consts8`] when every lane's zero point leaves its codes' differences exact
 /// (`exact` of [`super::consts_lanes`] true in every lane), else `None`: the same constants
@@ -268,7 +290,6 @@ pub(super) fn consts8(
     } else {
         (zero, zero)
     };
-    let magnitude = avx._mm256_castsi256_ps(avx._mm256_set1_epi32(i32::MAX));
     let (lo, hi): (__m256, __m256) = (pulp::cast(*min), pulp::cast(*max));
     let (lo, hi) = if kind.offset {
         (
@@ -278,20 +299,15 @@ pub(super) fn consts8(
     } else {
         (lo, hi)
     };
-    // `f32::max`: the other operand where one is NaN (`maxps` returns its second).
-    let (x, y) = (
-        avx._mm256_and_ps(lo, magnitude),
-        avx._mm256_and_ps(hi, magnitude),
-    );
-    let a = avx._mm256_blendv_ps(avx._mm256_max_ps(x, y), x, avx._mm256_cmp_ps::<UNORD>(y, y));
+    let a = self::max(simd, abs(simd, lo), abs(simd, hi));
     let c = match (kind.expr, kind.rounding) {
-        (QuantExpr::ReciprocalAddZero, Rounding::HalfUp) => avx._mm256_and_ps(zero_half, magnitude),
-        (QuantExpr::ReciprocalAddZero, _) => avx._mm256_and_ps(zero_f, magnitude),
+        (QuantExpr::ReciprocalAddZero, Rounding::HalfUp) => abs(simd, zero_half),
+        (QuantExpr::ReciprocalAddZero, _) => abs(simd, zero_f),
         (_, Rounding::HalfUp) => avx._mm256_set1_ps(0.5),
         _ => zero,
     };
     let reach = avx._mm256_add_ps(
-        avx._mm256_add_ps(avx._mm256_mul_ps(a, avx._mm256_and_ps(recip, magnitude)), c),
+        avx._mm256_add_ps(avx._mm256_mul_ps(a, abs(simd, recip)), c),
         one,
     );
     let mut fast = avx._mm256_cmp_ps::<LT>(reach, avx._mm256_set1_ps(super::SMALL / 2.0));
@@ -301,8 +317,8 @@ pub(super) fn consts8(
     let ok = u64::from_le_bytes(p.ok.map(u8::from));
     let ok = avx2._mm256_cvtepu8_epi32(pulp::cast([ok, 0]));
     let ok = avx2._mm256_cmpgt_epi32(ok, avx._mm256_setzero_si256());
-    let mask = avx._mm256_movemask_ps(avx._mm256_and_ps(fast, avx._mm256_castsi256_ps(ok)));
-    let fast = std::array::from_fn(|j| mask >> j & 1 != 0);
+    let fast = avx._mm256_and_ps(fast, avx._mm256_castsi256_ps(ok));
+    let fast = flags(avx._mm256_movemask_ps(fast).cast_unsigned());
     // Rows of the fields, transposed to one register per block.
     let rows = [
         s,

@@ -21,15 +21,7 @@ use pulp::x86::V3;
 
 use super::{ParamCalc, Params8, ScaleRule};
 use crate::core::config::{Arith, Degenerate, ScaleDtype, Scheme};
-
-/// `_CMP_EQ_OQ`.
-const EQ: i32 = 0x00;
-/// `_CMP_LT_OQ`.
-const LT: i32 = 0x11;
-/// `_CMP_GT_OQ`.
-const GT: i32 = 0x1E;
-/// `_CMP_UNORD_Q`.
-const UNORD: i32 = 0x03;
+use crate::core::kernel::segment::avx2::{EQ, GT, LT, abs, flags, max};
 
 /// Eight lanes as two halves in `f64` (lanes 0–3, then 4–7).
 #[derive(Clone, Copy)]
@@ -43,19 +35,6 @@ struct Wide {
 fn bits(simd: V3, m: Wide) -> u32 {
     let avx = simd.avx;
     (avx._mm256_movemask_pd(m.lo) | avx._mm256_movemask_pd(m.hi) << 4).cast_unsigned()
-}
-
-/// Lane `j` of the result is bit `j` of `mask`.
-#[inline(always)]
-fn flags(mask: u32) -> [bool; 8] {
-    std::array::from_fn(|j| mask >> j & 1 != 0)
-}
-
-/// `|v|`, lane by lane.
-#[inline(always)]
-fn abs(simd: V3, v: __m256) -> __m256 {
-    let avx = simd.avx;
-    avx._mm256_and_ps(v, avx._mm256_castsi256_ps(avx._mm256_set1_epi32(i32::MAX)))
 }
 
 /// `|v|`, lane by lane.
@@ -176,10 +155,7 @@ impl ParamCalc {
             }
             _ => pulp::cast(*extreme),
         };
-        // `f32::max`: the other operand where one is NaN (`maxps` returns its second).
-        let (x, y) = (abs(simd, wlo), abs(simd, whi));
-        let absmax =
-            avx._mm256_blendv_ps(avx._mm256_max_ps(x, y), x, avx._mm256_cmp_ps::<UNORD>(y, y));
+        let absmax = max(simd, abs(simd, wlo), abs(simd, whi));
         let raw = self.scales8(simd, v, absmax, (wlo, whi));
         let (scale64, degenerate) = self.degenerate8(simd, raw);
         let code_scale = avx._mm256_set_m128(
