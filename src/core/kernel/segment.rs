@@ -585,8 +585,8 @@ macro_rules! dispatch {
 /// values `i·size .. (i+1)·size`, the last one possibly shorter), each prepared by `source`
 /// just before it runs: code offsets from `qmin` into `codes`, each error into lane
 /// `column % LANES` of `lanes`. `ahead`, when not empty, is the row to be quantized next:
-/// the loop reads one value per cache line of it, so that the memory system fetches it
-/// while this row is computed (its values are not used). Returns the clamp count of the
+/// the loop asks for each of its cache lines ahead of use (see `simd::fetch`), so that the
+/// memory system fetches it while this row is computed (its values are not used). Returns the clamp count of the
 /// whole run, or the first block `source` cannot prepare. Every block must be of `kind`.
 #[expect(
     clippy::too_many_arguments,
