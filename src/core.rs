@@ -44,6 +44,7 @@ pub use analyse::{
     ladder_granularities,
 };
 pub use config::{Config, ConfigError, Granularity, Scheme};
+pub(crate) use matrix::first_not_finite_in;
 pub use matrix::{Matrix, MatrixError};
 pub use presets::{PRESETS, PresetOptions, preset};
 pub use report::{Block, Blocks, ChannelReport, Memory, Metrics, Report, Rung};

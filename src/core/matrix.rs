@@ -108,22 +108,27 @@ impl Matrix {
         })
     }
 
-    /// An unlabelled `rows x cols` matrix of the row-major values `flat`, checked as
-    /// [`Matrix::new`] checks (a length other than `rows * cols` is refused as empty).
+    /// An unlabelled `rows x cols` matrix of the row-major values `flat` (a length other
+    /// than `rows * cols` is refused as empty), whose caller has looked for the first value
+    /// that is not finite, as [`first_not_finite_in`] gives it: `first_bad`, refused as
+    /// [`Matrix::new`] refuses it. A loader checks each run of values as it reads it, while
+    /// the run is in cache, rather than in a pass of its own afterwards.
     pub(crate) fn from_flat(
         flat: Pages<f32>,
         rows: usize,
         cols: usize,
+        first_bad: Option<usize>,
     ) -> Result<Self, MatrixError> {
         if rows == 0 || cols == 0 || rows.checked_mul(cols) != Some(flat.len()) {
             return Err(MatrixError::Empty { rows, cols });
         }
-        let values = Values::Flat { flat, rows, cols };
-        if let Some(((row, col), value)) = first_not_finite(&values.view()) {
+        if let Some(at) = first_bad {
+            let value = flat.get(at).copied().unwrap_or(f32::NAN);
+            let (row, col) = (at / cols, at % cols);
             return Err(MatrixError::NotFinite { row, col, value });
         }
         Ok(Self {
-            values,
+            values: Values::Flat { flat, rows, cols },
             labels: vec![None; rows],
         })
     }
@@ -181,10 +186,8 @@ impl Matrix {
     }
 }
 
-/// The first value (in row-major order) that is not finite, with its row and column. Checks
-/// blocks of values with a loop that vectorises, then looks inside the first failing block.
+/// The first value (in row-major order) that is not finite, with its row and column.
 fn first_not_finite(values: &ArrayView2<'_, f32>) -> Option<((usize, usize), f32)> {
-    const BLOCK: usize = 1024;
     let cols = values.ncols();
     let Some(flat) = values.as_slice() else {
         return values
@@ -192,16 +195,25 @@ fn first_not_finite(values: &ArrayView2<'_, f32>) -> Option<((usize, usize), f32
             .find(|(_, v)| !v.is_finite())
             .map(|(at, &v)| (at, v));
     };
-    let block = flat
-        .chunks(BLOCK)
-        .position(|b| !b.iter().fold(true, |all, v| all & v.is_finite()))?;
+    let at = first_not_finite_in(flat)?;
+    Some(((at / cols, at % cols), flat[at]))
+}
+
+/// The index of the first value of `flat` that is not finite. Checks blocks of values with
+/// a loop that vectorises (compiled for the CPU's widest vectors), then looks inside the
+/// first failing block.
+pub(crate) fn first_not_finite_in(flat: &[f32]) -> Option<usize> {
+    const BLOCK: usize = 1024;
+    let block = crate::core::pass::vectorised(
+        #[inline(always)]
+        || {
+            flat.chunks(BLOCK)
+                .position(|b| !b.iter().fold(true, |all, v| all & v.is_finite()))
+        },
+    )?;
     let start = block * BLOCK;
-    let (i, &value) = flat[start..]
-        .iter()
-        .enumerate()
-        .find(|(_, v)| !v.is_finite())?;
-    let at = start + i;
-    Some(((at / cols, at % cols), value))
+    let i = flat[start..].iter().position(|v| !v.is_finite())?;
+    Some(start + i)
 }
 
 #[cfg(test)]
@@ -250,7 +262,7 @@ mod tests {
             let values: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.25 - 7.0).collect();
             let mut flat = Pages::<f32>::zeroed(values.len());
             flat.copy_from_slice(&values);
-            let loaded = Matrix::from_flat(flat.clone(), rows, cols).unwrap();
+            let loaded = Matrix::from_flat(flat.clone(), rows, cols, None).unwrap();
             let built = Matrix::new(Array2::from_shape_vec((rows, cols), values).unwrap()).unwrap();
             assert_eq!(loaded, built);
             assert_eq!(loaded.shape(), (rows, cols));
@@ -259,12 +271,14 @@ mod tests {
             assert_eq!(loaded.clone().into_parts(), built.into_parts());
             // A length that is not rows x cols, and a value that is not finite.
             assert!(matches!(
-                Matrix::from_flat(flat.clone(), rows, cols + 1),
+                Matrix::from_flat(flat.clone(), rows, cols + 1, None),
                 Err(MatrixError::Empty { .. })
             ));
             flat[cols + 2] = f32::NAN;
+            flat[cols + 3] = f32::INFINITY;
+            assert_eq!(first_not_finite_in(&flat), Some(cols + 2));
             assert!(matches!(
-                Matrix::from_flat(flat, rows, cols),
+                Matrix::from_flat(flat, rows, cols, Some(cols + 2)),
                 Err(MatrixError::NotFinite { row: 1, col: 2, .. })
             ));
         }

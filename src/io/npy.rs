@@ -262,7 +262,7 @@ fn build<D: Data>(
         }));
     }
     // Only now, with the size checked against the bytes present, allocate.
-    let flat = data.decode(count, dtype, big_endian)?;
+    let (flat, first_bad) = data.decode(count, dtype, big_endian)?;
     let matrix = if fortran_order && shape.len() > 1 {
         let values = ArrayD::from_shape_vec(IxDyn(&shape).f(), flat.to_vec())
             .map_err(|_| overflow())
@@ -276,7 +276,7 @@ fn build<D: Data>(
             Err(e) => return Ok(Err(e)),
         }
     } else {
-        Matrix::from_flat(flat, rows, cols)
+        Matrix::from_flat(flat, rows, cols, first_bad)
     };
     Ok(matrix.map_err(|e| match e {
         MatrixError::NotFinite { row, col, value } => {
@@ -432,5 +432,74 @@ mod tests {
                 same(&std::fs::read(path).unwrap());
             }
         }
+    }
+
+    #[test]
+    fn values_that_are_not_finite_are_found_in_later_runs() {
+        let halves: Vec<u16> = (0..1_100_000u32).map(|i| (i % 0x7c00) as u16).collect();
+        let singles: Vec<f32> = (0..1_100_000u32)
+            .map(|i| (i as f32 - 5e5) * 1.25e-3)
+            .collect();
+        let doubles: Vec<f64> = (0..9_000u32).map(|i| f64::from(i) / 7.0 - 600.0).collect();
+        // Values that are not finite beyond the first run read straight into the values
+        // (2^18 of them), where the stream checks each run as it reads it: the first one in
+        // row-major order is reported, in every dtype and byte order.
+        let mut late = singles;
+        late[700_001] = f32::NEG_INFINITY;
+        late[900_000] = f32::NAN;
+        let mut early_and_late = late.clone();
+        early_and_late[262_143] = f32::INFINITY;
+        let mut late_halves = halves;
+        late_halves[300_000] = 0x7c00;
+        late_halves[1_000_000] = 0x7e00;
+        let mut late_doubles = doubles;
+        late_doubles[8_500] = 1e300;
+        late_doubles[8_600] = f64::NAN;
+        let cases = [
+            npy(
+                1,
+                &header("<f4", false, "(1000, 1100)"),
+                &bytes_of(&late, f32::to_le_bytes),
+            ),
+            npy(
+                1,
+                &header(">f4", false, "(1100, 1000)"),
+                &bytes_of(&early_and_late, f32::to_be_bytes),
+            ),
+            npy(
+                1,
+                &header("<f2", false, "(1100, 1000)"),
+                &bytes_of(&late_halves, u16::to_le_bytes),
+            ),
+            npy(
+                1,
+                &header("<f8", false, "(90, 100)"),
+                &bytes_of(&late_doubles, f64::to_le_bytes),
+            ),
+        ];
+        for bytes in &cases {
+            same(bytes);
+        }
+        // Where the first bad value of a later run is reported: value 700 001 of rows of
+        // 1100 (the NaN after it is not), and value 8500 of rows of 100 (read as f64).
+        let stream = |bytes: &[u8]| read_npy(&mut Cursor::new(bytes)).map(|_| ());
+        let late_f32 = npy(
+            1,
+            &header("<f4", false, "(1000, 1100)"),
+            &bytes_of(&late, f32::to_le_bytes),
+        );
+        assert!(matches!(
+            stream(&late_f32),
+            Err(ReadNpyError::Npy(NpyError::NotFinite { row: 636, col: 401, value })) if value == f32::NEG_INFINITY
+        ));
+        let late_f64 = npy(
+            1,
+            &header("<f8", false, "(90, 100)"),
+            &bytes_of(&late_doubles, f64::to_le_bytes),
+        );
+        assert!(matches!(
+            stream(&late_f64),
+            Err(ReadNpyError::Npy(NpyError::OutOfRange { row: 85, col: 0, value })) if value == 1e300
+        ));
     }
 }

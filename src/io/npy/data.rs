@@ -5,19 +5,21 @@ use std::io::{Read, Seek, SeekFrom};
 use half::f16;
 
 use super::header::Dtype;
+use crate::core::first_not_finite_in;
 use crate::core::pages::Pages;
 
 /// The data bytes after the header, wherever they are.
 pub(super) trait Data {
     /// Why the bytes could not be read.
     type Error;
-    /// Decodes all `count` elements (the bytes are known to be exactly that many).
+    /// Decodes all `count` elements (the bytes are known to be exactly that many), with the
+    /// index of the first value that is not finite, if any.
     fn decode(
         &mut self,
         count: usize,
         dtype: Dtype,
         big_endian: bool,
-    ) -> Result<Pages<f32>, Self::Error>;
+    ) -> Result<(Pages<f32>, Option<usize>), Self::Error>;
     /// The `f64` at element `index`, if it is there.
     fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64>;
 }
@@ -32,10 +34,11 @@ impl Data for SliceData<'_> {
         _: usize,
         dtype: Dtype,
         big_endian: bool,
-    ) -> Result<Pages<f32>, Self::Error> {
+    ) -> Result<(Pages<f32>, Option<usize>), Self::Error> {
         let mut out = Vec::with_capacity(self.0.len() / dtype.size());
         decode(self.0, dtype, big_endian, &mut out);
-        Ok(Pages::Heap(out))
+        let first_bad = first_not_finite_in(&out);
+        Ok((Pages::Heap(out), first_bad))
     }
     fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64> {
         read_f64(self.0, index, big_endian)
@@ -51,8 +54,9 @@ pub(super) struct StreamData<'a, R> {
 /// Bytes converted per read of a stream (a multiple of every element size).
 pub(super) const CHUNK: usize = 1 << 16;
 
-/// Values per read of a stream straight into the matrix: 4 MiB of `f32`.
-const DIRECT: usize = 1 << 20;
+/// Values per read of a stream straight into the matrix: 1 MiB of `f32`, which stays in a
+/// core's cache while it is converted and checked.
+const DIRECT: usize = 1 << 18;
 
 impl<R: Read + Seek> Data for StreamData<'_, R> {
     type Error = std::io::Error;
@@ -62,20 +66,29 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
     /// data goes through a buffer of [`CHUNK`] bytes. The values are allocated zeroed,
     /// which for a matrix of any size is fresh memory from the system, not a pass of
     /// writes, and from 2 MiB on memory that asks for huge pages ([`Pages`]): the read then
-    /// takes one page fault per 2 MiB.
+    /// takes one page fault per 2 MiB. Each run of values is checked for values that are not
+    /// finite as soon as it is converted, while it is in cache, rather than in a pass of its
+    /// own over the whole matrix afterwards.
     fn decode(
         &mut self,
         count: usize,
         dtype: Dtype,
         big_endian: bool,
-    ) -> std::io::Result<Pages<f32>> {
+    ) -> std::io::Result<(Pages<f32>, Option<usize>)> {
         self.reader.seek(SeekFrom::Start(self.start))?;
         let mut out = Pages::<f32>::zeroed(count);
+        let mut first_bad = None;
+        // Checks run `i` of `len` values (`DIRECT` apart) unless a value was already found.
+        let mut check = |i: usize, len: usize, run: &[f32]| {
+            if first_bad.is_none() {
+                first_bad = first_not_finite_in(run).map(|j| i * len + j);
+            }
+        };
         match dtype {
             Dtype::F32 => {
-                for run in out.chunks_mut(DIRECT) {
+                for (i, run) in out.chunks_mut(DIRECT).enumerate() {
                     self.reader.read_exact(bytemuck::cast_slice_mut(run))?;
-                    for v in run {
+                    for v in run.iter_mut() {
                         let raw = v.to_ne_bytes();
                         *v = if big_endian {
                             f32::from_be_bytes(raw)
@@ -83,10 +96,11 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
                             f32::from_le_bytes(raw)
                         };
                     }
+                    check(i, DIRECT, run);
                 }
             }
             Dtype::F16 => {
-                for run in out.chunks_mut(DIRECT) {
+                for (i, run) in out.chunks_mut(DIRECT).enumerate() {
                     let n = run.len();
                     let bytes: &mut [u8] = bytemuck::cast_slice_mut(run);
                     self.reader.read_exact(&mut bytes[2 * n..])?;
@@ -101,11 +115,12 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
                         };
                         bytes[4 * j..4 * j + 4].copy_from_slice(&h.to_f32().to_ne_bytes());
                     }
+                    check(i, DIRECT, run);
                 }
             }
             Dtype::F64 => {
                 let mut buf = vec![0; CHUNK];
-                for run in out.chunks_mut(CHUNK / 8) {
+                for (i, run) in out.chunks_mut(CHUNK / 8).enumerate() {
                     let raw = &mut buf[..run.len() * 8];
                     self.reader.read_exact(raw)?;
                     for (v, b) in run.iter_mut().zip(raw.chunks_exact(8)) {
@@ -118,10 +133,11 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
                         // Values beyond f32's range become infinities; `build` reports them.
                         *v = x as f32;
                     }
+                    check(i, CHUNK / 8, run);
                 }
             }
         }
-        Ok(out)
+        Ok((out, first_bad))
     }
     fn f64_at(&mut self, index: usize, big_endian: bool) -> Option<f64> {
         let at = self
