@@ -88,15 +88,26 @@ def timer(f):
     return run
 
 
+# Seconds of rest after each timed run, outside the timing. ONNX Runtime's intra-op threads
+# keep spinning for a while after `run` returns, waiting for more work; on a machine with few
+# cores they would otherwise take CPU from whatever is timed next (in the "scales" rows, a
+# fresh quantscope process started right after the ONNX Runtime graph took 13.8-15.2 ms
+# against 10.7-12.8 ms for the same command timed after numpy's sum in the same rounds).
+REST = 0.05
+
+
 def interleaved_medians(runners: dict, reps: int) -> dict:
     """Median ms of each runner (a function returning its own time in ms), timed in `reps`
-    rounds of one run of each, after one warm-up run of each."""
+    rounds of one run of each, after one warm-up run of each; each run followed by a rest of
+    REST seconds."""
     for run in runners.values():
         run()
+        time.sleep(REST)
     times = {key: [] for key in runners}
     for _ in range(reps):
         for key, run in runners.items():
             times[key].append(run())
+            time.sleep(REST)
     return {key: statistics.median(t) for key, t in times.items()}
 
 
