@@ -1,0 +1,99 @@
+//! Every rung of the ladder measures each row exactly as analysing the matrix at that rung's
+//! granularity does: the same bits of every row's MAE, RMSE, largest error and SQNR, and the
+//! same collapsed rows. The ladder's rungs run their own loop (no clamp counts, the row
+//! widened to f64 once for all the rungs, the tensor rung through the loop of the groups),
+//! so this holds only if that loop adds every error in the same order as the active pass.
+
+use quantscope::core::config::Clipping;
+use quantscope::core::{Config, Granularity, Matrix, PRESETS, PresetOptions, analyse, preset};
+
+/// `rows` rows of `cols` values whose spreads differ by decades, as real weights do, with a
+/// row of zeros, a row of one repeated value and a row with one spike.
+fn decades(rows: usize, cols: usize) -> Matrix {
+    let data: Vec<Vec<f32>> = (0..rows)
+        .map(|r| {
+            let spread = 10f32.powi(r as i32 % 7 - 4);
+            (0..cols)
+                .map(|c| match r {
+                    1 => 0.0,
+                    2 => 0.25,
+                    3 if c == cols / 3 => 40.0,
+                    _ => {
+                        let k = ((c * 37 + r * 11) % 29) as f32 - 14.0;
+                        spread * (k / 7.3 + (c as f32 * 0.618).sin() / 11.0)
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
+    Matrix::from_rows(&refs).unwrap()
+}
+
+/// The bits of a row's metrics.
+fn bits(m: &quantscope::core::report::Metrics) -> [u64; 4] {
+    [
+        m.mae.to_bits(),
+        m.rmse.to_bits(),
+        m.max_error.to_bits(),
+        m.sqnr_db.map_or(u64::MAX, f64::to_bits),
+    ]
+}
+
+/// Checks every rung of `config`'s ladder on `m` against the analysis at its granularity;
+/// returns how many rungs were checked.
+fn check(m: &Matrix, config: &Config, what: &str) -> usize {
+    let Ok(report) = analyse(m, config) else {
+        return 0;
+    };
+    let mut checked = 0;
+    for rung in report.ladder.iter().filter(|r| !r.active) {
+        let at = Config {
+            granularity: rung.granularity,
+            ..*config
+        };
+        let own = analyse(m, &at).unwrap_or_else(|e| panic!("{what} at {}: {e}", rung.granularity));
+        let g = rung.granularity;
+        assert_eq!(rung.channels.len(), own.channels.len(), "{what} {g}");
+        for (r, (got, want)) in rung.channels.iter().zip(&own.channels).enumerate() {
+            assert_eq!(bits(got), bits(&want.metrics), "{what} {g}: row {r}");
+        }
+        let collapsed = own.channels.iter().filter(|c| c.collapsed).count();
+        assert_eq!(
+            rung.collapsed_channels, collapsed,
+            "{what} {g}: collapsed rows"
+        );
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn every_rung_measures_its_rows_as_an_analysis_at_its_granularity() {
+    // Rows of a multiple of the loop's eight lanes, and rows with values after the last
+    // whole chunk of eight.
+    let matrices = [decades(12, 512), decades(9, 203)];
+    let mut checked = 0;
+    for info in PRESETS {
+        for clipping in [Clipping::None, Clipping::Percentile(99.0), Clipping::Mse] {
+            let Ok(base) = preset(info.name, PresetOptions::default()) else {
+                continue;
+            };
+            if base.format.is_some() {
+                // A format's ladder is the one rung of its own blocks.
+                continue;
+            }
+            let config = Config {
+                clipping,
+                granularity: Granularity::Channel,
+                ..base
+            };
+            for m in &matrices {
+                let what = format!("{} {clipping:?} {:?}", info.name, m.shape());
+                checked += check(m, &config, &what);
+            }
+        }
+    }
+    // The tensor rung and the group rungs of every integer preset, at least.
+    assert!(checked > 100, "only {checked} rungs checked");
+}
