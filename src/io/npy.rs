@@ -334,6 +334,18 @@ mod tests {
 
     /// `read_npy` on a stream gives what `parse_npy` gives on the bytes: the same matrix or
     /// the same error.
+    /// 1.1 million f32 values over several runs of a stream, none of them the same.
+    fn singles() -> Vec<f32> {
+        (0..1_100_000u32)
+            .map(|i| (i as f32 - 5e5) * 1.25e-3)
+            .collect()
+    }
+
+    /// 9000 f64 values, more than a stream converts at once.
+    fn doubles() -> Vec<f64> {
+        (0..9_000u32).map(|i| f64::from(i) / 7.0 - 600.0).collect()
+    }
+
     fn same(bytes: &[u8]) {
         let want = parse_npy(bytes);
         let got = read_npy(&mut Cursor::new(bytes));
@@ -381,10 +393,7 @@ mod tests {
         let halves: Vec<u16> = (0..1_100_000u32)
             .map(|i| (i % 0x7c00) as u16 | (((i / 0x7c00) as u16 & 1) << 15))
             .collect();
-        let singles: Vec<f32> = (0..1_100_000u32)
-            .map(|i| (i as f32 - 5e5) * 1.25e-3)
-            .collect();
-        let doubles: Vec<f64> = (0..9_000u32).map(|i| f64::from(i) / 7.0 - 600.0).collect();
+        let (singles, doubles) = (singles(), doubles());
         cases.extend([
             npy(
                 1,
@@ -437,10 +446,7 @@ mod tests {
     #[test]
     fn values_that_are_not_finite_are_found_in_later_runs() {
         let halves: Vec<u16> = (0..1_100_000u32).map(|i| (i % 0x7c00) as u16).collect();
-        let singles: Vec<f32> = (0..1_100_000u32)
-            .map(|i| (i as f32 - 5e5) * 1.25e-3)
-            .collect();
-        let doubles: Vec<f64> = (0..9_000u32).map(|i| f64::from(i) / 7.0 - 600.0).collect();
+        let (singles, doubles) = (singles(), doubles());
         // Values that are not finite beyond the first run read straight into the values
         // (2^18 of them), where the stream checks each run as it reads it: the first one in
         // row-major order is reported, in every dtype and byte order.

@@ -586,8 +586,9 @@ macro_rules! dispatch {
 /// just before it runs: code offsets from `qmin` into `codes`, each error into lane
 /// `column % LANES` of `lanes`. `ahead`, when not empty, is the row to be quantized next:
 /// the loop asks for each of its cache lines ahead of use (see `simd::fetch`), so that the
-/// memory system fetches it while this row is computed (its values are not used). Returns the clamp count of the
-/// whole run, or the first block `source` cannot prepare. Every block must be of `kind`.
+/// memory system fetches it while this row is computed (its values are not used). Returns
+/// the clamp count of the whole run, or the first block `source` cannot prepare. Every
+/// block must be of `kind`.
 #[expect(
     clippy::too_many_arguments,
     reason = "the row, its outputs, its block source and the next row, borrowed for one call"
