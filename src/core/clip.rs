@@ -17,7 +17,8 @@ use rayon::prelude::*;
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
-    Avx2, Consts, Kind, LANES, Prepared, block_sums, candidate_sums, consts_lanes, consts8,
+    APPROX_REL, Avx2, Consts, Kind, LANES, Prepared, approx_squares, block_sums, candidate_sums,
+    consts_lanes, consts8,
 };
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange, ScaleRule};
 
@@ -478,12 +479,15 @@ const PROBES: usize = LANES;
 /// Each candidate's sum is formed in exactly that order and precision, eight candidates at
 /// a time, one value after another. On a block of more than [`SMALL_BLOCK`] values, every
 /// candidate first goes over a sixteenth of the values (at least 32) and over the block's
-/// largest values (its [`Tail`]); the [`PROBES`] with the least bounds (the partial sum
-/// continued with the tail; one group per thread on a block as large as a tensor, see
-/// [`probes_for`]) then finish, and the others go on step by step, dropped as soon as their
-/// bound shows they cannot be chosen (a candidate whose whole sum is at least a bound above
-/// a finished one, or level with an earlier finished one, is never the first least). Blocks
-/// with a candidate the specialised loop does not take go candidate by candidate through
+/// largest values (its [`Tail`]). Then approximate sums of the rest, with proven bounds on
+/// how far the ordered sums can be from them, settle the choice unless two candidates come
+/// within those bounds of each other ([`approx_search`]); otherwise the exact search goes on
+/// ([`exact_search`]): the [`PROBES`] with the least bounds (the partial sum continued with
+/// the tail; one group per thread on a block as large as a tensor, see [`probes_for`]) then
+/// finish, and the others go on step by step, dropped as soon as their bound shows they
+/// cannot be chosen (a candidate whose whole sum is at least a bound above a finished one,
+/// or level with an earlier finished one, is never the first least). Blocks with a
+/// candidate the specialised loop does not take go candidate by candidate through
 /// [`Quantizer`].
 fn mse_choice(
     scratch: &mut Scratch,
@@ -571,27 +575,80 @@ fn lane_candidates(
 )]
 #[inline(always)]
 fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Vec<usize>) -> usize {
-    let mut sums = [0.0f64; CANDIDATES];
     if xs.len() <= SMALL_BLOCK {
         return small_search(kind, consts, xs);
     }
-    let tail = Tail::of(kind, consts, xs);
-    let part = (xs.len() / 16).max(32);
-    let (head, rest) = xs.split_at(part);
-    add_sums(kind, consts, &ALL, head, &mut sums);
-    // Every candidate's bound so far: its sum of the head and its errors of the tail
-    // values past the head.
-    let bounds: [f64; CANDIDATES] = std::array::from_fn(|k| tail.bound(k, sums[k], part));
-    // The probes: the least bounds (the earlier of equal ones), or on a block as large as
-    // a tensor, the least sums over values spread through the whole block (its first
-    // sixteenth can be rows of other spreads than the rest).
-    let ranks = if xs.len() >= 16 * PARALLEL {
-        spread_sums(kind, consts, xs)
-    } else {
-        bounds
-    };
-    let mut order = ALL;
-    order.sort_by(|&a, &b| ranks[a].total_cmp(&ranks[b]).then(a.cmp(&b)));
+    let start = Start::of(kind, consts, xs);
+    if let Some(k) = approx_search(kind, consts, &start, xs) {
+        return k;
+    }
+    exact_search(kind, consts, start, xs, active)
+}
+
+/// A long block's search once every candidate has gone over its head (the first sixteenth
+/// of its values, at least 32).
+struct Start {
+    tail: Tail,
+    /// Values in the head.
+    part: usize,
+    /// Every candidate's ordered sum over the head.
+    sums: [f64; CANDIDATES],
+    /// Every candidate's bound so far: its sum of the head and its errors of the tail
+    /// values past the head.
+    bounds: [f64; CANDIDATES],
+    /// The candidates in the order they finish: the least bounds first (the earlier of
+    /// equal ones), or on a block as large as a tensor, the least sums over values spread
+    /// through the whole block (its first sixteenth can be rows of other spreads than the
+    /// rest).
+    order: [usize; CANDIDATES],
+}
+
+impl Start {
+    #[expect(clippy::inline_always, reason = "see search")]
+    #[inline(always)]
+    fn of(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32]) -> Self {
+        let mut sums = [0.0f64; CANDIDATES];
+        let tail = Tail::of(kind, consts, xs);
+        let part = (xs.len() / 16).max(32);
+        add_sums(kind, consts, &ALL, &xs[..part], &mut sums);
+        let bounds: [f64; CANDIDATES] = std::array::from_fn(|k| tail.bound(k, sums[k], part));
+        let ranks = if xs.len() >= 16 * PARALLEL {
+            spread_sums(kind, consts, xs)
+        } else {
+            bounds
+        };
+        let mut order = ALL;
+        order.sort_by(|&a, &b| ranks[a].total_cmp(&ranks[b]).then(a.cmp(&b)));
+        Self {
+            tail,
+            part,
+            sums,
+            bounds,
+            order,
+        }
+    }
+}
+
+/// [`search`] in the reference's own arithmetic, from `start`: the [`probes_for`] first
+/// candidates of its order finish, and the others go on step by step, each dropped as soon
+/// as its bound shows it cannot be chosen.
+#[expect(clippy::inline_always, reason = "see search")]
+#[inline(always)]
+fn exact_search(
+    kind: Kind,
+    consts: &[Consts; CANDIDATES],
+    start: Start,
+    xs: &[f32],
+    active: &mut Vec<usize>,
+) -> usize {
+    let Start {
+        tail,
+        part,
+        mut sums,
+        bounds,
+        order,
+    } = start;
+    let rest = &xs[part..];
     let probes = &order[..probes_for(rest.len())];
     add_sums(kind, consts, probes, rest, &mut sums);
     let mut finished = [false; CANDIDATES];
@@ -627,6 +684,146 @@ fn search(kind: Kind, consts: &[Consts; CANDIDATES], xs: &[f32], active: &mut Ve
         finished[k] = true;
     }
     first_least(&sums, (0..CANDIDATES).filter(|&k| finished[k]))
+}
+
+/// [`search`]'s choice settled from approximate sums, when they settle it: `None` leaves it
+/// to the exact search.
+///
+/// The candidates go in `order` (the least bounds first), each skipped when its bound (an
+/// exact lower bound on its whole sum: `bounds[k]`, then its partial sum continued with its
+/// tail, see [`Tail`]) is above the least upper bound of a finished candidate; otherwise
+/// its squared errors of the values past the head go in steps through [`approx_squares`],
+/// from its exact ordered sum of the head (`head[k]`), and [`Slack`] turns each partial sum
+/// into a lower bound on its whole ordered sum and a finished one into an interval holding
+/// it. The choice is settled when one finished candidate's upper bound is below every other
+/// finished candidate's lower bound: its ordered sum is then the only least (every skipped
+/// or dropped candidate's sum is above a finished one's upper bound, so above that least
+/// too), and so the first least, the reference's choice. Near ties (sums within about
+/// `2^-16` of each other) are left to the exact search, as are sums that do not fit in `f32`
+/// and machines without AVX2.
+///
+/// Most candidates are skipped, and a few finish, each over its values eight at a time in
+/// `f32`: about half the operations of the exact sums per candidate and value, and no chain
+/// of ordered `f64` additions to wait on. A block as large as a tensor sums each step in
+/// parts on the pool.
+#[expect(clippy::inline_always, reason = "see search")]
+#[inline(always)]
+fn approx_search(
+    kind: Kind,
+    consts: &[Consts; CANDIDATES],
+    start: &Start,
+    xs: &[f32],
+) -> Option<usize> {
+    let Start {
+        tail,
+        part,
+        sums: head,
+        bounds,
+        order,
+    } = start;
+    let part = *part;
+    let n = xs.len();
+    let rest = xs.get(part..)?;
+    let slack = Slack::new(n);
+    // Each finished candidate's interval, and the least upper bound so far.
+    let mut finished = [(0.0f64, f64::INFINITY); CANDIDATES];
+    let mut done = [false; CANDIDATES];
+    let mut least = f64::INFINITY;
+    let step = rest.len().div_ceil(APPROX_STEPS).max(4 * LANES);
+    for &k in order {
+        if bounds[k] > least {
+            continue;
+        }
+        let (mut a, mut at, mut dropped) = (0.0, part, false);
+        for values in rest.chunks(step) {
+            a += if values.len() >= 2 * PARALLEL {
+                // A block as large as a tensor: the step's parts on the pool.
+                values
+                    .par_chunks(PARALLEL)
+                    .map(|part| {
+                        crate::core::pass::vectorised(
+                            #[inline(always)]
+                            || approx_squares(kind, &consts[k], part),
+                        )
+                    })
+                    .sum::<Option<f64>>()?
+            } else {
+                approx_squares(kind, &consts[k], values)?
+            };
+            at += values.len();
+            if at < n && slack.lower(tail.bound(k, head[k] + a, at)) > least {
+                dropped = true;
+                break;
+            }
+        }
+        if !dropped {
+            let est = head[k] + a;
+            finished[k] = (slack.lower(est), slack.upper(est));
+            done[k] = true;
+            least = least.min(finished[k].1);
+        }
+    }
+    // The finished candidate with the least upper bound, if every other one is above it.
+    let best = (0..CANDIDATES)
+        .filter(|&k| done[k])
+        .min_by(|&a, &b| finished[a].1.total_cmp(&finished[b].1))?;
+    let upper = finished[best].1;
+    (0..CANDIDATES)
+        .filter(|&k| done[k] && k != best)
+        .all(|k| finished[k].0 > upper)
+        .then_some(best)
+}
+
+/// Steps of the values past the head in which [`approx_search`] goes over a candidate,
+/// dropping it after any step whose bound shows that it cannot win.
+const APPROX_STEPS: usize = 8;
+
+/// Bounds on a candidate's ordered `f64` sum of squares over a block of `n` values, from an
+/// estimate: its exact ordered sum over some of the first values, plus an approximation of
+/// its sum over the values after them ([`approx_squares`], relative error at most
+/// [`APPROX_REL`] from the real sum, give or take `n·2^-149`), plus (for a lower bound of a
+/// partial sum) its exact terms of some later values.
+///
+/// Let `R` be the real sum of the candidate's real squared errors, `g = (n + 2)·2^-53·1.01`.
+/// The ordered sum adds `n` terms, each the real square within `(1 ± 2^-53)^2`, so it lies
+/// within `R·(1 ± g)`; so does its exact partial sum of the first values (of their real
+/// sum), and its sum of the later terms (of theirs; at most 32 terms, added after the
+/// rest). The estimate's real counterpart (the part of `R` it covers, all of it for a
+/// finished candidate, at most `R` otherwise) so lies within `est·(1 ± (APPROX_REL + g))`,
+/// give or take `n·2^-149`, and the ordered sum within `(1 ± g)` of `R`. `rel` is
+/// `APPROX_REL + 2g + 2^-30`, whose last term covers the products of the small terms and
+/// the rounding of the estimate's few `f64` additions and of these bounds' own arithmetic.
+#[derive(Clone, Copy)]
+struct Slack {
+    rel: f64,
+    abs: f64,
+}
+
+impl Slack {
+    fn new(n: usize) -> Self {
+        /// `2^-53`.
+        const U: f64 = f64::EPSILON / 2.0;
+        /// `2^-149`, the least positive `f32`.
+        const TINY: f64 = 1.401_298_464_324_817e-45;
+        /// `2^-30`.
+        const MARGIN: f64 = 1.0 / 1_073_741_824.0;
+        let g = (n as f64 + 2.0) * U * 1.01;
+        Self {
+            rel: APPROX_REL + 2.0 * g + MARGIN,
+            abs: n as f64 * TINY,
+        }
+    }
+
+    /// A lower bound on the ordered sum whose estimate is `est` (or on the whole sum, for
+    /// the estimate of a part of it).
+    fn lower(self, est: f64) -> f64 {
+        (est - self.abs) * (1.0 - self.rel)
+    }
+
+    /// An upper bound on the ordered sum whose estimate is `est`, for a finished candidate.
+    fn upper(self, est: f64) -> f64 {
+        (est + self.abs) * (1.0 + self.rel)
+    }
 }
 
 /// How many candidates finish first on a block whose values past the head number `rest`:
@@ -1055,3 +1252,6 @@ fn first_least(sums: &[f64; CANDIDATES], which: impl Iterator<Item = usize>) -> 
     }
     best
 }
+
+#[cfg(test)]
+mod tests;

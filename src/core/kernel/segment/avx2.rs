@@ -22,7 +22,7 @@ use std::arch::x86_64::{__m256, __m256d};
 use pulp::x86::V3;
 
 use super::simd::{ADD, DIV};
-use super::{ConstLanes, Consts, Kind, LANES};
+use super::{APPROX_TERMS, ConstLanes, Consts, Kind, LANES};
 use crate::core::config::{QuantExpr, Rounding};
 use crate::core::params::Params8;
 use crate::core::round::{EVEN, UP};
@@ -192,6 +192,71 @@ fn candidate_sums_in<const E: u8, const R: u8, const O: bool>(
         add_squares(simd, h, (xd, xd), &mut lo, &mut hi);
     }
     store(sums, lo, hi);
+}
+
+/// [`super::approx_squares`] for one instance: the block's constants in every lane, eight
+/// values to a register.
+#[inline(always)]
+pub(super) fn approx_squares<const E: u8, const R: u8, const O: bool>(
+    simd: V3,
+    k: &Consts,
+    xs: &[f32],
+) -> f64 {
+    simd.vectorize(
+        #[inline(always)]
+        || approx_squares_in::<E, R, O>(simd, k, xs),
+    )
+}
+
+/// [`approx_squares`] in the AVX2 context: four `f32` sums of eight lanes (four chunks per
+/// step, so that four chains of additions overlap), each widened to `f64` after at most
+/// [`APPROX_TERMS`] terms per lane.
+#[inline(always)]
+fn approx_squares_in<const E: u8, const R: u8, const O: bool>(
+    simd: V3,
+    k: &Consts,
+    xs: &[f32],
+) -> f64 {
+    let avx = simd.avx;
+    let regs = Regs::of(simd, &ConstLanes::of(&[*k; LANES]));
+    let square = |x: __m256| {
+        let e = avx._mm256_sub_ps(x_hat::<E, R, O>(simd, &regs, x), x);
+        avx._mm256_mul_ps(e, e)
+    };
+    let widen = |a: __m256, lo: &mut __m256d, hi: &mut __m256d| {
+        *lo = avx._mm256_add_pd(*lo, avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(a)));
+        *hi = avx._mm256_add_pd(*hi, avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(a)));
+    };
+    let zero = avx._mm256_setzero_ps();
+    let (mut lo, mut hi) = (avx._mm256_setzero_pd(), avx._mm256_setzero_pd());
+    let (chunks, rest) = xs.as_chunks::<LANES>();
+    let (quads, singles) = chunks.as_chunks::<4>();
+    for run in quads.chunks(APPROX_TERMS) {
+        let mut a = [zero; 4];
+        for quad in run {
+            for (a, x) in a.iter_mut().zip(quad) {
+                *a = avx._mm256_add_ps(*a, square(pulp::cast(*x)));
+            }
+        }
+        for a in a {
+            widen(a, &mut lo, &mut hi);
+        }
+    }
+    let mut a = zero;
+    for x in singles {
+        a = avx._mm256_add_ps(a, square(pulp::cast(*x)));
+    }
+    if !rest.is_empty() {
+        // The last values, the unused lanes masked out.
+        let mut x = [0.0f32; LANES];
+        x[..rest.len()].copy_from_slice(rest);
+        let mask: [i32; LANES] = std::array::from_fn(|j| if j < rest.len() { -1 } else { 0 });
+        let t = avx._mm256_and_ps(square(pulp::cast(x)), pulp::cast(mask));
+        a = avx._mm256_add_ps(a, t);
+    }
+    widen(a, &mut lo, &mut hi);
+    let lanes: [f64; 4] = pulp::cast(avx._mm256_add_pd(lo, hi));
+    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 }
 
 /// [`super::block_sums`] for one instance: lane `j`'s constants applied to lane `j`'s

@@ -215,13 +215,22 @@ fn reference_sums(config: &Config, params: &[BlockParams], xs: &[f32]) -> [f64; 
     })
 }
 
+/// Whether this machine has AVX2 (the only path of [`approx_squares`]).
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return pulp::x86::V3::try_new().is_some();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
 
     /// The MSE search's sums ([`candidate_sums`]: eight candidates over the same values;
     /// [`block_sums`]: eight blocks side by side), on whatever path this machine takes, are
     /// [`Quantizer`]'s ordered sums bit for bit, for every quantize expression, rounding
-    /// and offset, on values with ties and values clamped by narrow candidates.
+    /// and offset, on values with ties and values clamped by narrow candidates; and
+    /// [`approx_squares`] holds each within its documented error.
     #[test]
     fn search_sums_are_the_quantizers(
         config in config_strategy(),
@@ -264,6 +273,25 @@ proptest! {
                 w += e * e;
             }
             prop_assert_eq!(got[j].to_bits(), w.to_bits(), "candidate {}", j);
+            // The approximate sum holds the ordered sum from 0 within its documented error
+            // (`clip::Slack`'s bounds), or is refused because an `f32` step overflowed.
+            let exact = xs.iter().fold(0.0f64, |s, &x| {
+                let e = f64::from(q.dequantize(q.code(x).0)) - f64::from(x);
+                s + e * e
+            });
+            let n = xs.len() as f64;
+            let rel = APPROX_REL + 2.0 * (n + 2.0) * (f64::EPSILON / 2.0) * 1.01 + 2f64.powi(-30);
+            let abs = n * 2f64.powi(-149);
+            match approx_squares(kind, &consts[j], &xs) {
+                Some(a) => prop_assert!(
+                    (a - abs) * (1.0 - rel) <= exact && exact <= (a + abs) * (1.0 + rel),
+                    "candidate {}: {:e} for {:e}", j, a, exact
+                ),
+                None => prop_assert!(
+                    !has_avx2() || exact >= 3.0e38,
+                    "candidate {} refused, sum {:e}", j, exact
+                ),
+            }
         }
         // Eight blocks: block `j` is `xs` shifted by `j` places (rotated), under candidate
         // `j`'s constants (every value lies in `st`'s range, so each stays for the loop).
