@@ -9,6 +9,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    quantscope::runtime::init_threads();
     match &cli.command {
         Some(Command::Report(args)) => report(args, cli.ascii),
         Some(Command::Scan(args)) => scan(args, cli.ascii),

@@ -30,6 +30,26 @@ pub struct Runtime {
     loads: usize,
 }
 
+/// Stack of each thread that analyses (the analysis thread, and the thread pool's workers
+/// through [`init_threads`]). The analysis inlines its whole row loop into one function per
+/// task; without optimisations (a debug build) that function's frame is about 1.7 MiB, and
+/// the default 2 MiB stack of a pool worker overflowed on a 512 x 1024 matrix. Optimised
+/// builds need far less; the stack is only reserved address space until it is used.
+pub const ANALYSIS_STACK: usize = if cfg!(debug_assertions) {
+    64 << 20
+} else {
+    16 << 20
+};
+
+/// Sets up rayon's global pool with [`ANALYSIS_STACK`] per worker; call it before any
+/// analysis. Does nothing when the pool is already set up.
+pub fn init_threads() {
+    // An error means the pool exists already (with whatever stack it was given).
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(ANALYSIS_STACK)
+        .build_global();
+}
+
 impl Runtime {
     /// Starts the analysis thread.
     pub fn start() -> std::io::Result<Self> {
@@ -38,6 +58,7 @@ impl Runtime {
         let results = tx.clone();
         thread::Builder::new()
             .name("analysis".into())
+            .stack_size(ANALYSIS_STACK)
             .spawn(move || analysis_loop(&job_rx, &results))?;
         Ok(Self {
             jobs,

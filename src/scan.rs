@@ -239,7 +239,7 @@ pub fn scan_with(
     // Largest first, so that the last tasks to finish are short ones.
     candidates.sort_by_key(|t| std::cmp::Reverse(t.bytes));
     progress.start(candidates.len());
-    let mut builder = rayon::ThreadPoolBuilder::new();
+    let mut builder = rayon::ThreadPoolBuilder::new().stack_size(crate::runtime::ANALYSIS_STACK);
     if let Some(jobs) = options.jobs {
         builder = builder.num_threads(jobs.max(1));
     }
