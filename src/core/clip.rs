@@ -18,7 +18,7 @@ use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
     APPROX_REL, Avx2, Consts, Kind, LANES, Prepared, approx_squares, block_sums, candidate_sums,
-    consts_lanes, consts8,
+    consts8, consts8_lanes, transpose8,
 };
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange, ScaleRule};
 
@@ -43,13 +43,26 @@ pub struct Scratch {
 }
 
 /// Eight blocks' values (all of one length) into `rows`, row `i` holding each block's value
-/// `i`.
+/// `i`: eight rows at a time by an 8 x 8 transposition, then the rest one by one.
 #[expect(clippy::inline_always, reason = "see clipped_params_in")]
 #[inline(always)]
-fn across<'r>(xs: &[&[f32]; LANES], rows: &'r mut Vec<[f32; LANES]>) -> &'r [[f32; LANES]] {
+fn across<'r>(
+    simd: Avx2,
+    xs: &[&[f32]; LANES],
+    rows: &'r mut Vec<[f32; LANES]>,
+) -> &'r [[f32; LANES]] {
     let n = xs[0].len();
     rows.clear();
-    rows.extend((0..n).map(|i| std::array::from_fn(|j| xs[j][i])));
+    let whole = n - n % LANES;
+    for i in (0..whole).step_by(LANES) {
+        let eight: [[f32; LANES]; LANES] = std::array::from_fn(|j| {
+            let mut run = [0.0; LANES];
+            run.copy_from_slice(&xs[j][i..i + LANES]);
+            run
+        });
+        rows.extend(transpose8(simd, eight));
+    }
+    rows.extend((whole..n).map(|i| std::array::from_fn(|j| xs[j][i])));
     rows
 }
 
@@ -1082,7 +1095,8 @@ pub(crate) fn mse_lanes(
     if !(2..=LANE_BLOCK).contains(&n) || xs.iter().any(|b| b.len() != n) {
         return None;
     }
-    let rows = across(xs, &mut scratch.rows);
+    let simd = Avx2::detect();
+    let rows = across(simd, xs, &mut scratch.rows);
     let extremes = [*hi, *lo];
     let mut best = [0usize; LANES];
     let mut best_sse = [f64::INFINITY; LANES];
@@ -1095,8 +1109,8 @@ pub(crate) fn mse_lanes(
         let clo: [f32; LANES] = std::array::from_fn(|j| lo[j] * a);
         let chi: [f32; LANES] = std::array::from_fn(|j| hi[j] * a);
         let cex: [f32; LANES] = std::array::from_fn(|j| ex[j] * a);
-        let p8 = calc.lanes_with::<PARAM_LANES, false>(&clo, &chi, &cex);
-        let (k8, fast) = consts_lanes(kind, &p8, lo, hi, qmin, qmax);
+        let p8 = calc.lanes8::<false>(simd, &clo, &chi, &cex);
+        let (k8, fast) = consts8_lanes(simd, kind, &p8, lo, hi, qmin, qmax);
         if !fast.iter().all(|&f| f) {
             return None;
         }

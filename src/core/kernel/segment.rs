@@ -372,7 +372,7 @@ pub(crate) fn consts8(
 ) -> ([Consts; PARAM_LANES], [bool; PARAM_LANES]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(v3) = simd.v3
-        && let Some(out) = avx2::consts8(v3, kind, p, min, max, (qmin, qmax))
+        && let Some(out) = avx2::consts8(v3, kind, p, min, max, (qmin, qmax), None)
     {
         return out;
     }
@@ -380,6 +380,44 @@ pub(crate) fn consts8(
     let _ = simd;
     let (k, fast) = consts_lanes(kind, p, min, max, qmin, qmax);
     (std::array::from_fn(|j| k.get(j)), fast)
+}
+
+/// [`consts8`] lane by lane, as [`consts_lanes`] gives them (the same values, formed in
+/// registers with `simd`'s AVX2 where it covers the parameters).
+#[inline(always)]
+pub(crate) fn consts8_lanes(
+    simd: Avx2,
+    kind: Kind,
+    p: &Params8,
+    min: &[f32; PARAM_LANES],
+    max: &[f32; PARAM_LANES],
+    qmin: i32,
+    qmax: i32,
+) -> (ConstLanes<PARAM_LANES>, [bool; PARAM_LANES]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v3) = simd.v3 {
+        let mut soa = ConstLanes::of(&[Consts::default(); PARAM_LANES]);
+        if let Some((_, fast)) = avx2::consts8(v3, kind, p, min, max, (qmin, qmax), Some(&mut soa))
+        {
+            return (soa, fast);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = simd;
+    consts_lanes(kind, p, min, max, qmin, qmax)
+}
+
+/// Eight rows of eight values transposed (row `j` of the result holds value `j` of each
+/// row), with `simd`'s AVX2 where the machine has it.
+#[inline(always)]
+pub(crate) fn transpose8(simd: Avx2, rows: [[f32; LANES]; LANES]) -> [[f32; LANES]; LANES] {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v3) = simd.v3 {
+        return avx2::transpose8(v3, rows);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = simd;
+    std::array::from_fn(|j| std::array::from_fn(|i| rows[i][j]))
 }
 
 /// What selects the loop's instance: the same for every block of a configuration.

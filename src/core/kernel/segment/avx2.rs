@@ -330,7 +330,9 @@ pub(crate) fn flags(mask: u32) -> [bool; LANES] {
 
 /// [`super::consts8`] when every lane's zero point leaves its codes' differences exact
 /// (`exact` of [`super::consts_lanes`] true in every lane), else `None`: the same constants
-/// and loop choices, formed in registers and transposed to one [`Consts`] per block.
+/// and loop choices, formed in registers and transposed to one [`Consts`] per block; or,
+/// when `soa` is given, written there lane by lane as they are formed (and the returned
+/// constants left at their defaults).
 #[inline(always)]
 pub(super) fn consts8(
     simd: V3,
@@ -339,6 +341,7 @@ pub(super) fn consts8(
     min: &[f32; LANES],
     max: &[f32; LANES],
     (qmin, qmax): (i32, i32),
+    soa: Option<&mut ConstLanes<LANES>>,
 ) -> Option<([Consts; LANES], [bool; LANES])> {
     if !(kind.offset || super::near(&p.zero_point, qmin, qmax)) {
         return None;
@@ -395,6 +398,20 @@ pub(super) fn consts8(
         offset,
         avx._mm256_set1_ps(qmin as f32),
     ];
+    if let Some(soa) = soa {
+        *soa = ConstLanes {
+            code_scale: pulp::cast(rows[0]),
+            recip: pulp::cast(rows[1]),
+            zero_f: pulp::cast(rows[2]),
+            zero_half: pulp::cast(rows[3]),
+            code_offset: pulp::cast(rows[4]),
+            scale: pulp::cast(rows[5]),
+            offset: pulp::cast(rows[6]),
+            qmin: qmin as f32,
+            qmax: qmax as f32,
+        };
+        return Some(([Consts::default(); LANES], fast));
+    }
     let cols: [[f32; LANES]; LANES] = transpose(simd, rows).map(pulp::cast);
     let (qmax, bias) = (qmax as f32, 8_388_608.0 - qmin as f32);
     let k = cols.map(|c| Consts {
@@ -410,6 +427,13 @@ pub(super) fn consts8(
         bias,
     });
     Some((k, fast))
+}
+
+/// `rows[i][j]` for `i` in `0..8`, read as eight rows of eight values, transposed: row `j`
+/// of the result holds value `j` of each of `rows`.
+#[inline(always)]
+pub(crate) fn transpose8(simd: V3, rows: [[f32; LANES]; LANES]) -> [[f32; LANES]; LANES] {
+    transpose(simd, rows.map(pulp::cast)).map(pulp::cast)
 }
 
 /// The 8 x 8 transposition: register `j` of the result holds lane `j` of each of `r`.

@@ -197,6 +197,25 @@ proptest! {
             prop_assert_eq!(fast[j], one.is_fast(), "lane {}", j);
             prop_assert_eq!(k8[j], one.consts(), "lane {}", j);
         }
+        // The same constants lane by lane, as the search of eight small blocks reads them.
+        let (soa, fast_soa) =
+            consts8_lanes(Avx2::detect(), Kind::of(&config), &p8, &lo, &hi, qmin, qmax);
+        prop_assert_eq!(fast_soa, fast);
+        for j in (0..PARAM_LANES).filter(|&j| fast[j]) {
+            prop_assert_eq!(soa.get(j), k8[j], "lane {}", j);
+        }
+    }
+}
+
+#[test]
+fn eight_rows_transpose() {
+    let rows: [[f32; LANES]; LANES] =
+        std::array::from_fn(|i| std::array::from_fn(|j| (i * 10 + j) as f32));
+    let t = transpose8(Avx2::detect(), rows);
+    for i in 0..LANES {
+        for j in 0..LANES {
+            assert_eq!(t[j][i], rows[i][j], "row {i} value {j}");
+        }
     }
 }
 
