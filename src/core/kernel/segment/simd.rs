@@ -71,17 +71,71 @@ fn one<const E: u8, const R: u8, const O: bool, T: Code>(
     usize::from(c != u)
 }
 
-/// Codes of [`LANES`] values: offsets into `out`, reconstructions into `x_hat`, clamp
-/// flags added to `clips` as 0.0/1.0.
+/// A block's [`Consts`], each spread across the [`LANES`] lanes: spread once when the block
+/// starts, rather than from a single float for every chunk (eight or more shuffles per
+/// chunk, on the ports the packing of codes and the widening of errors also use).
+#[derive(Clone, Copy)]
+struct Spread {
+    code_scale: [f32; LANES],
+    recip: [f32; LANES],
+    zero_f: [f32; LANES],
+    zero_half: [f32; LANES],
+    code_offset: [f32; LANES],
+    scale: [f32; LANES],
+    offset: [f32; LANES],
+    qmin: [f32; LANES],
+    qmax: [f32; LANES],
+    bias: [f32; LANES],
+}
+
+impl Spread {
+    /// `k` in every lane.
+    #[inline(always)]
+    fn of(k: &Consts) -> Self {
+        Self {
+            code_scale: [k.code_scale; LANES],
+            recip: [k.recip; LANES],
+            zero_f: [k.zero_f; LANES],
+            zero_half: [k.zero_half; LANES],
+            code_offset: [k.code_offset; LANES],
+            scale: [k.scale; LANES],
+            offset: [k.offset; LANES],
+            qmin: [k.qmin; LANES],
+            qmax: [k.qmax; LANES],
+            bias: [k.bias; LANES],
+        }
+    }
+
+    /// Lane `j`'s constants (every lane's are the block's).
+    #[inline(always)]
+    fn lane(&self, j: usize) -> Consts {
+        Consts {
+            code_scale: self.code_scale[j],
+            recip: self.recip[j],
+            zero_f: self.zero_f[j],
+            zero_half: self.zero_half[j],
+            code_offset: self.code_offset[j],
+            scale: self.scale[j],
+            offset: self.offset[j],
+            qmin: self.qmin[j],
+            qmax: self.qmax[j],
+            bias: self.bias[j],
+        }
+    }
+}
+
+/// Codes of [`LANES`] values of the block whose constants are `k`: offsets into `out`,
+/// reconstructions into `x_hat`, clamp flags added to `clips` as 0.0/1.0.
 #[inline(always)]
 fn chunk_codes<const E: u8, const R: u8, const O: bool, T: Code>(
-    k: &Consts,
+    k: &Spread,
     x: &[f32; LANES],
     out: &mut [T; LANES],
     x_hat: &mut [f32; LANES],
     clips: &mut [f32; LANES],
 ) {
     for j in 0..LANES {
+        let k = &k.lane(j);
         let u = unclamped::<E, R, O>(k, x[j]);
         let c = clamp(k, u);
         // `u` and `c` are integers: 1 when clamped, else 0.
@@ -177,10 +231,11 @@ fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, T: Code>(
     }
     let (xc, xr) = rx.as_chunks::<LANES>();
     let (cc, cr) = rc.as_chunks_mut::<LANES>();
+    let spread = Spread::of(k);
     for (n, (xs, cs)) in xc.chunks(PASS).zip(cc.chunks_mut(PASS)).enumerate() {
         let qs = &mut buf[..xs.len()];
         for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
-            chunk_codes::<E, R, O, T>(k, x8, c8, q8, clips);
+            chunk_codes::<E, R, O, T>(&spread, x8, c8, q8, clips);
         }
         // A local copy, so that the sums stay in registers through the loop.
         let mut sums = *acc;
@@ -304,8 +359,9 @@ fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Co
     // Clamp flags of the current block (read only when counting: a block holds far fewer
     // than 2^24 values, so each lane stays an exact integer).
     let mut clips = [0.0f32; LANES];
-    // The constants by value: a copy the stores cannot alias, so the chunk stays packed.
-    let (mut k, mut left, mut next) = (*first, per, rest.iter());
+    // The constants by value, spread when each block starts: a copy the stores cannot
+    // alias, so the chunk stays packed.
+    let (mut k, mut left, mut next) = (Spread::of(first), per, rest.iter());
     // The current block.
     let mut b = 0;
     let mut touched = 0u32;
@@ -321,8 +377,8 @@ fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Co
                     }
                     b += 1;
                 }
-                if let Some(&c) = next.next() {
-                    k = c;
+                if let Some(c) = next.next() {
+                    k = Spread::of(c);
                 }
                 left = per;
             }
