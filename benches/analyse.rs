@@ -157,8 +157,15 @@ fn bench_size(c: &mut Criterion, n: usize, rows: Rows) {
         group.bench_function(format!("{name}_no-ladder"), |b| {
             let m = matrix(n, rows);
             b.iter(|| {
-                analyse_with(black_box(m), black_box(&cfg), Options { ladder: false })
-                    .expect("valid preset")
+                analyse_with(
+                    black_box(m),
+                    black_box(&cfg),
+                    Options {
+                        ladder: false,
+                        ..Options::default()
+                    },
+                )
+                .expect("valid preset")
             });
         });
     }
@@ -181,8 +188,15 @@ fn bench_clipping(group: &mut BenchmarkGroup<'_, WallTime>, n: usize, rows: Rows
         group.bench_function(format!("ort-int8_{label}_no-ladder"), |b| {
             let m = matrix(n, rows);
             b.iter(|| {
-                analyse_with(black_box(m), black_box(&cfg), Options { ladder: false })
-                    .expect("valid preset")
+                analyse_with(
+                    black_box(m),
+                    black_box(&cfg),
+                    Options {
+                        ladder: false,
+                        ..Options::default()
+                    },
+                )
+                .expect("valid preset")
             });
         });
         group.bench_function(format!("ort-int8_{label}_ladder"), |b| {

@@ -561,6 +561,8 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         &config,
         Options {
             ladder: !args.no_ladder,
+            // Every code is written out: keep them rather than recompute each one.
+            keep_codes: args.values,
         },
     ) {
         Ok(r) => r,
@@ -634,6 +636,7 @@ fn compared(
     };
     let options = Options {
         ladder: !args.no_ladder,
+        keep_codes: args.values,
     };
     let a = analyse_with(matrix, &spec.config, options)
         .map_err(|e| format!("--compare {}: {e}", spec.text))?;

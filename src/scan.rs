@@ -308,7 +308,10 @@ fn scan_one(
                 granularity,
                 ..*config
             },
-            Options { ladder: false },
+            Options {
+                ladder: false,
+                ..Options::default()
+            },
         )
         .map(|r| Side::of(&r))
         .map_err(|e| fail(format!("{granularity}: {e}")))

@@ -331,7 +331,14 @@ fn collapsed(row: &RefRow) -> bool {
 
 fn check(m: &Matrix, c: &Config) -> Result<(), TestCaseError> {
     let (rows, cols) = m.shape();
-    let got = analyse_with(m, c, Options { ladder: true });
+    let got = analyse_with(
+        m,
+        c,
+        Options {
+            ladder: true,
+            keep_codes: true,
+        },
+    );
     // The active granularity first, then the ladder in order: the first refusal wins.
     let mut grans = vec![c.granularity];
     grans.extend(
@@ -356,6 +363,20 @@ fn check(m: &Matrix, c: &Config) -> Result<(), TestCaseError> {
     }
     let report = got.map_err(|e| TestCaseError::fail(format!("core refuses: {e}")))?;
     check_active(&report, &refs[0])?;
+    // Without `keep_codes` a report recomputes each code on request: the same codes.
+    let derived = analyse_with(
+        m,
+        c,
+        Options {
+            ladder: false,
+            keep_codes: false,
+        },
+    )
+    .map_err(|e| TestCaseError::fail(format!("core refuses without kept codes: {e}")))?;
+    prop_assert_eq!(&derived.channels, &report.channels);
+    for r in 0..rows {
+        prop_assert_eq!(derived.row_codes(r), report.row_codes(r), "row {}", r);
+    }
     for (&g, want) in grans.iter().zip(&refs) {
         let rung = report
             .rung(g)

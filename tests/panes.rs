@@ -349,7 +349,10 @@ fn ladder_pending_without_rungs_says_so() {
     let report = analyse_with(
         &lesson_matrix(),
         &config(Granularity::Tensor),
-        Options { ladder: false },
+        Options {
+            ladder: false,
+            ..Options::default()
+        },
     )
     .unwrap();
     let mut pane = Panes::new(Some(&report), None, &theme).ladder();
@@ -534,7 +537,10 @@ fn huge_report_utilization_renders_the_window_only() {
     let report = analyse_with(
         &matrix,
         &config(Granularity::Channel),
-        Options { ladder: false },
+        Options {
+            ladder: false,
+            ..Options::default()
+        },
     )
     .unwrap();
     let mut panes = Panes::new(Some(&report), Some(&matrix), &theme);

@@ -122,7 +122,10 @@ fn every_number_is_the_cores() {
                 granularity,
                 ..config
             },
-            Options { ladder: false },
+            Options {
+                ladder: false,
+                ..Options::default()
+            },
         )
         .unwrap()
     };

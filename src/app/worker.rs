@@ -190,7 +190,7 @@ fn analyse_job(
         return true;
     }
     if let Some(pinned) = &job.pinned {
-        let outcome = match analyse_with(&matrix, pinned, Options { ladder: true }) {
+        let outcome = match analyse_with(&matrix, pinned, Options::default()) {
             Ok(report) => Outcome::Pinned(Arc::new(report)),
             Err(e) => Outcome::Failed(format!("the pinned configuration A: {e}")),
         };

@@ -10,7 +10,9 @@ use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
 use crate::core::params::{BlockStats, ParamCalc, ParamProblem};
 use crate::core::pass::{Ctx, Failure, ladder_pass, main_pass, plan};
-use crate::core::report::{Blocks, CodeBuf, ErrorSums, Layout, Memory, Metrics, Report, Rung};
+use crate::core::report::{
+    Blocks, CodeBuf, Codes, ErrorSums, Layout, Memory, Metrics, Report, Rung,
+};
 
 /// Group sizes of the ladder (those smaller than the row length are used).
 pub const LADDER_GROUPS: [usize; 6] = [256, 128, 64, 32, 16, 8];
@@ -20,11 +22,19 @@ pub const LADDER_GROUPS: [usize; 6] = [256, 128, 64, 32, 16, 8];
 pub struct Options {
     /// Compute the granularity ladder.
     pub ladder: bool,
+    /// Keep every code the analysis computed, rather than recomputing one from the matrix
+    /// when [`Report::code`] is asked for it (the same codes either way; `tests/kernels.rs`
+    /// checks the analysis's own against the reference with this set). Off by default: the
+    /// codes of a large matrix are as many bytes as it has values, written to fresh memory.
+    pub keep_codes: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { ladder: true }
+        Self {
+            ladder: true,
+            keep_codes: false,
+        }
     }
 }
 
@@ -71,7 +81,7 @@ pub fn analyse_with(
         whole = Some(report);
         true
     };
-    let ladder = staged(matrix, config, options.ladder, first, &mut |_, _| true)?;
+    let ladder = staged(matrix, config, options, first, &mut |_, _| true)?;
     let mut report = whole.ok_or(AnalyseError::Stopped)?;
     report.ladder = ladder.unwrap_or_default();
     Ok(report)
@@ -92,7 +102,11 @@ pub fn analyse_staged(
     first: &mut dyn FnMut(Report) -> bool,
     progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
-    staged(matrix, config, true, first, progress)
+    let options = Options {
+        ladder: true,
+        keep_codes: false,
+    };
+    staged(matrix, config, options, first, progress)
 }
 
 /// Told the ladder's rows done so far and all rows; returns false to stop.
@@ -101,7 +115,7 @@ pub type Progress<'a> = &'a mut dyn FnMut(usize, usize) -> bool;
 fn staged(
     matrix: &Matrix,
     config: &Config,
-    ladder: bool,
+    options: Options,
     first: &mut dyn FnMut(Report) -> bool,
     progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
@@ -109,7 +123,7 @@ fn staged(
     if let Some(info) = config.format {
         // A format fixes its blocks: its ladder is the one rung of its own blocks.
         let report = format::analyse_format(matrix, config, info)?;
-        let rungs = if ladder {
+        let rungs = if options.ladder {
             vec![active_rung(&report)]
         } else {
             Vec::new()
@@ -117,21 +131,23 @@ fn staged(
         return Ok(first(report).then_some(rungs));
     }
     let (lo, hi) = config.clamp_range();
-    let wanted = ladder.then_some(progress);
+    let wanted = options.ladder.then_some(progress);
+    let keep = options.keep_codes;
     if hi - lo < 256 {
-        analyse_as::<u8>(matrix, config, wanted, CodeBuf::U8, first)
+        analyse_as::<u8>(matrix, config, wanted, keep.then_some(CodeBuf::U8), first)
     } else {
-        analyse_as::<u16>(matrix, config, wanted, CodeBuf::U16, first)
+        analyse_as::<u16>(matrix, config, wanted, keep.then_some(CodeBuf::U16), first)
     }
 }
 
-/// [`staged`] with codes stored as `T`: the active pass, the report handed to `first`, then
-/// (with `ladder`, told its progress) the other rungs in one more pass.
+/// [`staged`] with codes computed as `T` (and kept, with `keep`, as it wraps them): the
+/// active pass, the report handed to `first`, then (with `ladder`, told its progress) the
+/// other rungs in one more pass.
 fn analyse_as<T: Code>(
     matrix: &Matrix,
     config: &Config,
     ladder: Option<Progress<'_>>,
-    wrap: fn(Pages<T>) -> CodeBuf,
+    keep: Option<fn(Pages<T>) -> CodeBuf>,
     first: &mut dyn FnMut(Report) -> bool,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
     let view = matrix.values();
@@ -148,7 +164,8 @@ fn analyse_as<T: Code>(
     };
     let layout = Layout::new(config.granularity, config.axis, cols);
     let main_plan = plan(&ctx, layout, None).map_err(|f| fail(layout, (rows, cols), f))?;
-    let main = main_pass::<T>(&ctx, &main_plan).map_err(|f| fail(layout, (rows, cols), f))?;
+    let main = main_pass::<T>(&ctx, &main_plan, keep.is_some())
+        .map_err(|f| fail(layout, (rows, cols), f))?;
     drop(main_plan);
     let overall = total(&main.sums);
     let collapsed = main.channels.iter().filter(|c| c.collapsed).count();
@@ -169,7 +186,10 @@ fn analyse_as<T: Code>(
         collapsed_channels: collapsed,
         ladder: Vec::new(),
         layout,
-        codes: wrap(main.codes),
+        codes: match keep {
+            Some(wrap) => Codes::Stored(wrap(main.codes)),
+            None => Codes::Derived(matrix.shared()),
+        },
         values: None,
     };
     let active = ladder.is_some().then(|| active_rung(&report));

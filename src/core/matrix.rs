@@ -1,5 +1,7 @@
 //! The input of an analysis: a 2-D `f32` matrix whose rows are output channels.
 
+use std::sync::Arc;
+
 use ndarray::{Array2, ArrayView2};
 
 use crate::core::pages::Pages;
@@ -7,11 +9,29 @@ use crate::core::pages::Pages;
 /// A matrix of weights, one row per output channel, with optional channel labels.
 ///
 /// Every value is finite: constructors reject NaN and infinities, so the core can rely on
-/// ordered comparisons.
+/// ordered comparisons. Clones share the values (a report keeps them to give its codes on
+/// request; see [`crate::core::Report::code`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Matrix {
-    values: Values,
+    values: Shared,
     labels: Vec<Option<String>>,
+}
+
+/// A matrix's values, shared by its clones and the reports made from it.
+#[derive(Debug, Clone)]
+pub(crate) struct Shared(Arc<Values>);
+
+impl Shared {
+    /// The values, rows first.
+    pub(crate) fn view(&self) -> ArrayView2<'_, f32> {
+        self.0.view()
+    }
+}
+
+impl PartialEq for Shared {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
 }
 
 /// Where a matrix's values live.
@@ -103,7 +123,7 @@ impl Matrix {
             return Err(MatrixError::NotFinite { row, col, value });
         }
         Ok(Self {
-            values: Values::Array(values),
+            values: Shared(Arc::new(Values::Array(values))),
             labels,
         })
     }
@@ -128,7 +148,7 @@ impl Matrix {
             return Err(MatrixError::NotFinite { row, col, value });
         }
         Ok(Self {
-            values: Values::Flat { flat, rows, cols },
+            values: Shared(Arc::new(Values::Flat { flat, rows, cols })),
             labels: vec![None; rows],
         })
     }
@@ -160,6 +180,11 @@ impl Matrix {
         self.values.view()
     }
 
+    /// The values, shared (for a report that derives its codes from them).
+    pub(crate) fn shared(&self) -> Shared {
+        self.values.clone()
+    }
+
     /// One optional label per row.
     #[must_use]
     pub fn labels(&self) -> &[Option<String>] {
@@ -169,7 +194,7 @@ impl Matrix {
     /// `(rows, columns)`.
     #[must_use]
     pub fn shape(&self) -> (usize, usize) {
-        match &self.values {
+        match &*self.values.0 {
             Values::Array(a) => a.dim(),
             Values::Flat { rows, cols, .. } => (*rows, *cols),
         }
@@ -178,9 +203,10 @@ impl Matrix {
     /// Takes the values and labels apart.
     #[must_use]
     pub fn into_parts(self) -> (Array2<f32>, Vec<Option<String>>) {
-        let values = match self.values {
-            Values::Array(a) => a,
-            flat @ Values::Flat { .. } => flat.view().to_owned(),
+        let values = match Arc::try_unwrap(self.values.0) {
+            Ok(Values::Array(a)) => a,
+            Ok(flat @ Values::Flat { .. }) => flat.view().to_owned(),
+            Err(shared) => shared.view().to_owned(),
         };
         (values, self.labels)
     }

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::core::config::{Axis, Config, Granularity};
 use crate::core::kernel::{Quantizer, Step};
+use crate::core::matrix::Shared;
 use crate::core::pages::Pages;
 use crate::core::params::BlockParams;
 
@@ -273,6 +274,23 @@ pub struct Rung {
     pub active: bool,
 }
 
+/// A report's codes.
+///
+/// The analysis computes every code (the levels used, the clamp counts and the errors are
+/// counted from them) but does not keep them: a 4096 x 4096 matrix's codes would be 16 MiB
+/// written to memory the process has never touched, and most readers of a report (its
+/// panes, `report`'s summary) never look at a code. [`Report::code`] recomputes a code from
+/// the matrix and its block's parameters on request, with the reference [`Quantizer`] that
+/// `tests/kernels.rs` checks the analysis's own loops against, bit for bit.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Codes {
+    /// The codes as computed (a format's encoder, or [`crate::core::Options::keep_codes`]).
+    Stored(CodeBuf),
+    /// Recomputed from these values on request. Two reports with equal values, configuration
+    /// and blocks have equal codes; a stored and a derived set compare unequal.
+    Derived(Shared),
+}
+
 /// Integer codes stored compactly as offsets from the low end of [`Report::clamp_range`].
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum CodeBuf {
@@ -371,7 +389,7 @@ pub struct Report {
     /// The same scheme at every granularity, coarse to fine (empty when not requested).
     pub ladder: Vec<Rung>,
     pub(crate) layout: Layout,
-    pub(crate) codes: CodeBuf,
+    pub(crate) codes: Codes,
     /// A format's reconstruction, as its decoder produced it (`None` for integer
     /// configurations, whose values follow from the codes and the blocks).
     pub(crate) values: Option<Vec<f32>>,
@@ -400,8 +418,13 @@ impl Report {
     pub fn code(&self, row: usize, col: usize) -> i32 {
         let i = row * self.shape.1 + col;
         let off = match &self.codes {
-            CodeBuf::U8(v) => i32::from(v[i]),
-            CodeBuf::U16(v) => i32::from(v[i]),
+            Codes::Stored(CodeBuf::U8(v)) => i32::from(v[i]),
+            Codes::Stored(CodeBuf::U16(v)) => i32::from(v[i]),
+            Codes::Derived(values) => {
+                let x = values.view()[(row, col)];
+                let b = self.blocks.at(self.block_index(row, col));
+                return self.quantizer(&b).code(x).0;
+            }
         };
         self.clamp_range.0 + off
     }

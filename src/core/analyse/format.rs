@@ -30,7 +30,9 @@ use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
 use crate::core::params::{BlockParams, BlockStats};
 use crate::core::report::blocks::{Record, record};
-use crate::core::report::{Blocks, ChannelReport, CodeBuf, ErrorSums, Layout, Memory, Report};
+use crate::core::report::{
+    Blocks, ChannelReport, CodeBuf, Codes, ErrorSums, Layout, Memory, Report,
+};
 
 /// Encodes `matrix` in the format `info` and reports it (see the module documentation).
 pub(super) fn analyse_format(
@@ -118,7 +120,7 @@ pub(super) fn analyse_format(
         collapsed_channels: collapsed,
         ladder: Vec::new(),
         layout,
-        codes: CodeBuf::U8(Pages::Heap(codes)),
+        codes: Codes::Stored(CodeBuf::U8(Pages::Heap(codes))),
         values: Some(values),
     })
 }

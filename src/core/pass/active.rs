@@ -19,6 +19,7 @@ use crate::core::stats::block_stats;
 
 /// The active configuration's pass: codes, blocks, channels.
 pub(crate) struct MainPass<T> {
+    /// Every code, when kept (empty otherwise).
     pub codes: Pages<T>,
     /// The blocks' records (see [`crate::core::report::Blocks`]).
     pub blocks: Pages<Record>,
@@ -111,12 +112,22 @@ fn row<T: Code>(
     })
 }
 
-/// Quantizes every row under the active configuration's `plan`.
-pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<T>, Failure> {
+/// Quantizes every row under the active configuration's `plan`. With `keep_codes` the
+/// codes are kept in [`MainPass::codes`]; otherwise each task writes its rows' codes into
+/// one row of its own, read there for the levels used, and [`MainPass::codes`] is empty.
+pub(crate) fn main_pass<T: Code>(
+    ctx: &Ctx<'_>,
+    plan: &Plan,
+    keep_codes: bool,
+) -> Result<MainPass<T>, Failure> {
     let (rows, cols) = ctx.view.dim();
     let layout = plan.layout();
     let levels = (ctx.qmax - ctx.qmin + 1) as u32;
-    let mut codes = Pages::<T>::zeroed(rows * cols);
+    let mut codes = if keep_codes {
+        Pages::<T>::zeroed(rows * cols)
+    } else {
+        Pages::Heap(Vec::new())
+    };
     let (mut blocks, per_row) = match plan {
         Plan::RowWise { per_row, .. } => (Pages::zeroed(rows * per_row), *per_row),
         Plan::Global { .. } => (Pages::Heap(Vec::new()), 0),
@@ -129,16 +140,24 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
         } else {
             Box::new(std::iter::repeat_with(<&mut [Record]>::default))
         };
-        codes
-            .chunks_mut(rpt * cols)
-            .enumerate()
-            .map(|(t, c)| (t * rpt, c, block_chunks.next().unwrap_or_default()))
+        let mut code_chunks: Box<dyn Iterator<Item = &mut [T]>> = if keep_codes {
+            Box::new(codes.chunks_mut(rpt * cols))
+        } else {
+            Box::new(std::iter::repeat_with(<&mut [T]>::default))
+        };
+        (0..rows)
+            .step_by(rpt.max(1))
+            .map(|r0| {
+                let n = rpt.min(rows - r0);
+                let kept = code_chunks.next().unwrap_or_default();
+                (r0, n, kept, block_chunks.next().unwrap_or_default())
+            })
             .collect()
     };
     let results = run_tasks(
         tasks,
         #[inline(always)]
-        |(r0, codes, blocks)| -> Result<_, Failure> {
+        |(r0, n, kept, blocks)| -> Result<_, Failure> {
             let mut task = Task {
                 col_clipped: vec![0usize; if per_col { cols } else { 0 }],
                 distinct: Distinct::new(levels),
@@ -146,8 +165,17 @@ pub(crate) fn main_pass<T: Code>(ctx: &Ctx<'_>, plan: &Plan) -> Result<MainPass<
                 batch: Buffers::default(),
                 row_buf: Vec::new(),
             };
-            let mut out = Vec::with_capacity(codes.len() / cols);
-            for (i, row_codes) in codes.chunks_mut(cols).enumerate() {
+            // The row the codes go to when they are not kept (in cache, reused row by row).
+            let mut own = if kept.is_empty() {
+                vec![T::default(); cols]
+            } else {
+                Vec::new()
+            };
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                let row_codes = kept
+                    .get_mut(i * cols..(i + 1) * cols)
+                    .unwrap_or(&mut own[..]);
                 let row_blocks = blocks
                     .get_mut(i * per_row..(i + 1) * per_row)
                     .unwrap_or_default();
