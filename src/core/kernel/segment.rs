@@ -358,8 +358,8 @@ impl Avx2 {
     }
 }
 
-/// [`consts_lanes`] for the eight blocks of `p`, one [`Consts`] per block (in registers
-/// with `simd`'s AVX2).
+/// [`consts_lanes`] for the eight blocks of `p`, one [`Consts`] per block (formed and
+/// transposed in registers with `simd`'s AVX2).
 #[inline(always)]
 pub(crate) fn consts8(
     simd: Avx2,
@@ -370,16 +370,8 @@ pub(crate) fn consts8(
     qmin: i32,
     qmax: i32,
 ) -> ([Consts; PARAM_LANES], [bool; PARAM_LANES]) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(v3) = simd.v3
-        && let Some(out) = avx2::consts8(v3, kind, p, min, max, (qmin, qmax), None)
-    {
-        return out;
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = simd;
-    let (k, fast) = consts_lanes(kind, p, min, max, qmin, qmax);
-    (std::array::from_fn(|j| k.get(j)), fast)
+    let (k, fast) = consts8_lanes(simd, kind, p, min, max, qmin, qmax);
+    (k.blocks(simd), fast)
 }
 
 /// [`consts8`] lane by lane, as [`consts_lanes`] gives them (the same values, formed in
@@ -395,16 +387,28 @@ pub(crate) fn consts8_lanes(
     qmax: i32,
 ) -> (ConstLanes<PARAM_LANES>, [bool; PARAM_LANES]) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(v3) = simd.v3 {
-        let mut soa = ConstLanes::of(&[Consts::default(); PARAM_LANES]);
-        if let Some((_, fast)) = avx2::consts8(v3, kind, p, min, max, (qmin, qmax), Some(&mut soa))
-        {
-            return (soa, fast);
-        }
+    if let Some(v3) = simd.v3
+        && let Some(out) = avx2::consts8_lanes(v3, kind, p, min, max, (qmin, qmax))
+    {
+        return out;
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = simd;
     consts_lanes(kind, p, min, max, qmin, qmax)
+}
+
+impl ConstLanes<PARAM_LANES> {
+    /// One [`Consts`] per lane's block (transposed in registers with `simd`'s AVX2).
+    #[inline(always)]
+    fn blocks(&self, simd: Avx2) -> [Consts; PARAM_LANES] {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(v3) = simd.v3 {
+            return avx2::blocks(v3, self);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = simd;
+        std::array::from_fn(|j| self.get(j))
+    }
 }
 
 /// Eight rows of eight values transposed (row `j` of the result holds value `j` of each

@@ -9,7 +9,7 @@
 //! reconstruction, and so every sum, is the same bit for bit; the tests compare both
 //! against the reference quantizer.
 //!
-//! Also here: eight blocks' loop constants ([`consts8`]), formed in eight-lane registers
+//! Also here: eight blocks' loop constants ([`consts8_lanes`], [`blocks`]), formed in eight-lane registers
 //! and transposed to one [`Consts`] per block, where plain loops build them lane by lane.
 
 #![expect(
@@ -328,21 +328,18 @@ pub(crate) fn flags(mask: u32) -> [bool; LANES] {
     std::array::from_fn(|j| mask >> j & 1 != 0)
 }
 
-/// [`super::consts8`] when every lane's zero point leaves its codes' differences exact
-/// (`exact` of [`super::consts_lanes`] true in every lane), else `None`: the same constants
-/// and loop choices, formed in registers and transposed to one [`Consts`] per block; or,
-/// when `soa` is given, written there lane by lane as they are formed (and the returned
-/// constants left at their defaults).
+/// [`super::consts_lanes`] for eight blocks when every lane's zero point leaves its codes'
+/// differences exact (`exact` true in every lane), else `None`: the same constants and loop
+/// choices, formed in registers.
 #[inline(always)]
-pub(super) fn consts8(
+pub(super) fn consts8_lanes(
     simd: V3,
     kind: Kind,
     p: &Params8,
     min: &[f32; LANES],
     max: &[f32; LANES],
     (qmin, qmax): (i32, i32),
-    soa: Option<&mut ConstLanes<LANES>>,
-) -> Option<([Consts; LANES], [bool; LANES])> {
+) -> Option<(ConstLanes<LANES>, [bool; LANES])> {
     if !(kind.offset || super::near(&p.zero_point, qmin, qmax)) {
         return None;
     }
@@ -387,34 +384,36 @@ pub(super) fn consts8(
     let ok = avx2._mm256_cmpgt_epi32(ok, avx._mm256_setzero_si256());
     let fast = avx._mm256_and_ps(fast, avx._mm256_castsi256_ps(ok));
     let fast = flags(avx._mm256_movemask_ps(fast).cast_unsigned());
-    // Rows of the fields, transposed to one register per block.
+    let k = ConstLanes {
+        code_scale: pulp::cast(s),
+        recip: pulp::cast(recip),
+        zero_f: pulp::cast(zero_f),
+        zero_half: pulp::cast(zero_half),
+        code_offset: pulp::cast(code_offset),
+        scale: p.scale,
+        offset: pulp::cast(offset),
+        qmin: qmin as f32,
+        qmax: qmax as f32,
+    };
+    Some((k, fast))
+}
+
+/// One [`Consts`] per block of the eight in `k`'s lanes: the fields transposed in registers.
+#[inline(always)]
+pub(super) fn blocks(simd: V3, k: &ConstLanes<LANES>) -> [Consts; LANES] {
     let rows = [
-        s,
-        recip,
-        zero_f,
-        zero_half,
-        code_offset,
-        pulp::cast(p.scale),
-        offset,
-        avx._mm256_set1_ps(qmin as f32),
+        pulp::cast(k.code_scale),
+        pulp::cast(k.recip),
+        pulp::cast(k.zero_f),
+        pulp::cast(k.zero_half),
+        pulp::cast(k.code_offset),
+        pulp::cast(k.scale),
+        pulp::cast(k.offset),
+        simd.avx._mm256_set1_ps(k.qmin),
     ];
-    if let Some(soa) = soa {
-        *soa = ConstLanes {
-            code_scale: pulp::cast(rows[0]),
-            recip: pulp::cast(rows[1]),
-            zero_f: pulp::cast(rows[2]),
-            zero_half: pulp::cast(rows[3]),
-            code_offset: pulp::cast(rows[4]),
-            scale: pulp::cast(rows[5]),
-            offset: pulp::cast(rows[6]),
-            qmin: qmin as f32,
-            qmax: qmax as f32,
-        };
-        return Some(([Consts::default(); LANES], fast));
-    }
     let cols: [[f32; LANES]; LANES] = transpose(simd, rows).map(pulp::cast);
-    let (qmax, bias) = (qmax as f32, 8_388_608.0 - qmin as f32);
-    let k = cols.map(|c| Consts {
+    let (qmax, bias) = (k.qmax, 8_388_608.0 - k.qmin);
+    cols.map(|c| Consts {
         code_scale: c[0],
         recip: c[1],
         zero_f: c[2],
@@ -425,8 +424,7 @@ pub(super) fn consts8(
         qmin: c[7],
         qmax,
         bias,
-    });
-    Some((k, fast))
+    })
 }
 
 /// `rows[i][j]` for `i` in `0..8`, read as eight rows of eight values, transposed: row `j`
