@@ -13,8 +13,8 @@
 //! - `ort-int8_ladder`: per-channel int8 symmetric (ONNX Runtime), with the full granularity
 //!   ladder;
 //! - `int4-g128_ladder`: uint4 asymmetric in groups of 128 (`MatMulNBits`), with the ladder;
-//! - `ort-int8_no-ladder`, `int4-g128_no-ladder`: one configuration alone (`Options { ladder:
-//!   false }`), what `quantscope report --no-ladder` times;
+//! - `ort-int8_no-ladder`, `int4-g128_no-ladder`: one configuration alone
+//!   (`Options::ONE_CONFIG`), what `quantscope report --no-ladder` times;
 //! - at 4096², `ort-int8` with clipping, one configuration and with the ladder:
 //!   `ort-int8_p99.9_no-ladder`, `ort-int8_p99.9_ladder` (`--clip percentile:99.9`) and
 //!   `ort-int8_mse_no-ladder`, `ort-int8_mse_ladder` (`--clip mse`), to set beside
@@ -157,15 +157,8 @@ fn bench_size(c: &mut Criterion, n: usize, rows: Rows) {
         group.bench_function(format!("{name}_no-ladder"), |b| {
             let m = matrix(n, rows);
             b.iter(|| {
-                analyse_with(
-                    black_box(m),
-                    black_box(&cfg),
-                    Options {
-                        ladder: false,
-                        ..Options::default()
-                    },
-                )
-                .expect("valid preset")
+                analyse_with(black_box(m), black_box(&cfg), Options::ONE_CONFIG)
+                    .expect("valid preset")
             });
         });
     }
@@ -188,15 +181,8 @@ fn bench_clipping(group: &mut BenchmarkGroup<'_, WallTime>, n: usize, rows: Rows
         group.bench_function(format!("ort-int8_{label}_no-ladder"), |b| {
             let m = matrix(n, rows);
             b.iter(|| {
-                analyse_with(
-                    black_box(m),
-                    black_box(&cfg),
-                    Options {
-                        ladder: false,
-                        ..Options::default()
-                    },
-                )
-                .expect("valid preset")
+                analyse_with(black_box(m), black_box(&cfg), Options::ONE_CONFIG)
+                    .expect("valid preset")
             });
         });
         group.bench_function(format!("ort-int8_{label}_ladder"), |b| {

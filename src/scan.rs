@@ -308,10 +308,7 @@ fn scan_one(
                 granularity,
                 ..*config
             },
-            Options {
-                ladder: false,
-                ..Options::default()
-            },
+            Options::ONE_CONFIG,
         )
         .map(|r| Side::of(&r))
         .map_err(|e| fail(format!("{granularity}: {e}")))

@@ -618,10 +618,7 @@ fn check_ladder(m: &Matrix, c: &Config, report: &Report) -> Result<(), TestCaseE
                 granularity: rung.granularity,
                 ..*c
             },
-            Options {
-                ladder: false,
-                ..Options::default()
-            },
+            Options::ONE_CONFIG,
         )
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(rung.scales, alone.blocks.len() as u64);
@@ -707,7 +704,7 @@ proptest! {
         };
         // Made symmetric, a range may leave out its zero point (refused by validation).
         prop_assume!(c.validate().is_ok());
-        let opts = Options { ladder: false, ..Options::default() };
+        let opts = Options::ONE_CONFIG;
         let tensor = analyse_with(&m, &Config { granularity: Granularity::Tensor, ..c }, opts).unwrap();
         let channel = analyse_with(&m, &Config { granularity: Granularity::Channel, ..c }, opts).unwrap();
         let t = tensor.blocks.at(0);
@@ -736,7 +733,7 @@ proptest! {
     /// MSE clipping never has a larger squared error than min-max, block by block.
     #[test]
     fn mse_clipping_never_loses_to_min_max((c, m) in case()) {
-        let opts = Options { ladder: false, ..Options::default() };
+        let opts = Options::ONE_CONFIG;
         let none = analyse_with(&m, &Config { clipping: Clipping::None, ..c }, opts).unwrap();
         let mse = analyse_with(&m, &Config { clipping: Clipping::Mse, ..c }, opts).unwrap();
         for (i, (a, b)) in block_sse(&m, &mse).iter().zip(block_sse(&m, &none)).enumerate() {

@@ -88,15 +88,7 @@ fn check(path: &Path) -> usize {
     let flat: Vec<f32> = input.iter().flatten().copied().collect();
     let matrix = Matrix::new(Array2::from_shape_vec((rows, cols), flat).unwrap()).unwrap();
     let config = config_of(&fixture);
-    let report = analyse_with(
-        &matrix,
-        &config,
-        Options {
-            ladder: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let report = analyse_with(&matrix, &config, Options::ONE_CONFIG).unwrap();
     let offset = nibble_offset(fixture["preset"].as_str().unwrap());
 
     let blocks = fixture["blocks"].as_array().unwrap();

@@ -364,15 +364,8 @@ fn check(m: &Matrix, c: &Config) -> Result<(), TestCaseError> {
     let report = got.map_err(|e| TestCaseError::fail(format!("core refuses: {e}")))?;
     check_active(&report, &refs[0])?;
     // Without `keep_codes` a report recomputes each code on request: the same codes.
-    let derived = analyse_with(
-        m,
-        c,
-        Options {
-            ladder: false,
-            keep_codes: false,
-        },
-    )
-    .map_err(|e| TestCaseError::fail(format!("core refuses without kept codes: {e}")))?;
+    let derived = analyse_with(m, c, Options::ONE_CONFIG)
+        .map_err(|e| TestCaseError::fail(format!("core refuses without kept codes: {e}")))?;
     prop_assert_eq!(&derived.channels, &report.channels);
     for r in 0..rows {
         prop_assert_eq!(derived.row_codes(r), report.row_codes(r), "row {}", r);

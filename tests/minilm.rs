@@ -176,15 +176,7 @@ fn q8_0_and_per_channel_int8_match_gguf_and_onnx_runtime() {
             .collect();
         assert_eq!([m.shape().0, m.shape().1], shape[..], "{name}");
         for (scheme, config) in [("q8_0", &q8_0), ("ort-int8_sym_channel", &ort)] {
-            let report = analyse_with(
-                &m,
-                config,
-                Options {
-                    ladder: false,
-                    ..Options::default()
-                },
-            )
-            .unwrap();
+            let report = analyse_with(&m, config, Options::ONE_CONFIG).unwrap();
             check(name, scheme, &report, &golden);
         }
     }

@@ -349,10 +349,7 @@ fn ladder_pending_without_rungs_says_so() {
     let report = analyse_with(
         &lesson_matrix(),
         &config(Granularity::Tensor),
-        Options {
-            ladder: false,
-            ..Options::default()
-        },
+        Options::ONE_CONFIG,
     )
     .unwrap();
     let mut pane = Panes::new(Some(&report), None, &theme).ladder();
@@ -534,15 +531,7 @@ fn big_matrix_renders_in_a_big_area() {
 fn huge_report_utilization_renders_the_window_only() {
     let theme = plain();
     let matrix = random_matrix(4096, 4096, false);
-    let report = analyse_with(
-        &matrix,
-        &config(Granularity::Channel),
-        Options {
-            ladder: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let report = analyse_with(&matrix, &config(Granularity::Channel), Options::ONE_CONFIG).unwrap();
     let mut panes = Panes::new(Some(&report), Some(&matrix), &theme);
     panes.selected = 4095;
     let screen = draw(&panes.utilization(), 120, 40);

@@ -122,10 +122,7 @@ fn every_number_is_the_cores() {
                 granularity,
                 ..config
             },
-            Options {
-                ladder: false,
-                ..Options::default()
-            },
+            Options::ONE_CONFIG,
         )
         .unwrap()
     };

@@ -29,6 +29,14 @@ pub struct Options {
     pub keep_codes: bool,
 }
 
+impl Options {
+    /// The active configuration alone: no ladder, codes recomputed on request.
+    pub const ONE_CONFIG: Self = Self {
+        ladder: false,
+        keep_codes: false,
+    };
+}
+
 impl Default for Options {
     fn default() -> Self {
         Self {

@@ -417,14 +417,7 @@ fn measured_of(r: &Report) -> Measured {
 
 fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> Entry {
     let (rows, cols) = matrix.shape();
-    match analyse_with(
-        matrix,
-        config,
-        Options {
-            ladder: false,
-            ..Options::default()
-        },
-    ) {
+    match analyse_with(matrix, config, Options::ONE_CONFIG) {
         Ok(r) => Entry {
             name: name.to_string(),
             integer: true,
@@ -505,10 +498,7 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
     let result = analyse_with(
         matrix,
         &crate::core::presets::format_config(info),
-        Options {
-            ladder: false,
-            ..Options::default()
-        },
+        Options::ONE_CONFIG,
     )
     .map(|r| measured_of(&r))
     .map_err(|e| e.to_string());

@@ -227,15 +227,8 @@ pub fn apply_table(overrides: &mut Overrides, table: &toml::Table) -> Result<(),
 /// step's expected answer.
 pub fn prepare(matrix: &Matrix, step: &Step) -> Result<(Config, Report, Expected), ExerciseError> {
     let config = step.config().map_err(|e| step.error(e.to_string()))?;
-    let report = analyse_with(
-        matrix,
-        &config,
-        Options {
-            ladder: false,
-            ..Options::default()
-        },
-    )
-    .map_err(|e| step.error(e.to_string()))?;
+    let report = analyse_with(matrix, &config, Options::ONE_CONFIG)
+        .map_err(|e| step.error(e.to_string()))?;
     let (rows, cols) = report.shape;
     let row = |r: Option<usize>| -> Result<Option<usize>, ExerciseError> {
         match r {
