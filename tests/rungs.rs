@@ -8,7 +8,11 @@ use quantscope::core::config::Clipping;
 use quantscope::core::{Config, Granularity, Matrix, PRESETS, PresetOptions, analyse, preset};
 
 /// `rows` rows of `cols` values whose spreads differ by decades, as real weights do, with a
-/// row of zeros, a row of one repeated value and a row with one spike.
+/// row of zeros, a row of one repeated value, a row with one spike, a row of one value and
+/// one a hair above it in every fifth column (one code in every group under a symmetric
+/// scale: a row that collapses at every granularity), and the same row with its last value
+/// lower (whose codes differ only there, after the last whole chunk of eight when the rows
+/// are not a multiple of eight long).
 fn decades(rows: usize, cols: usize) -> Matrix {
     let data: Vec<Vec<f32>> = (0..rows)
         .map(|r| {
@@ -16,8 +20,10 @@ fn decades(rows: usize, cols: usize) -> Matrix {
             (0..cols)
                 .map(|c| match r {
                     1 => 0.0,
-                    2 => 0.25,
                     3 if c == cols / 3 => 40.0,
+                    4 | 5 if c % 5 == 0 => 0.250_000_03,
+                    5 if c == cols - 1 => 0.2,
+                    2 | 4 | 5 => 0.25,
                     _ => {
                         let k = ((c * 37 + r * 11) % 29) as f32 - 14.0;
                         spread * (k / 7.3 + (c as f32 * 0.618).sin() / 11.0)
@@ -41,12 +47,13 @@ fn bits(m: &quantscope::core::report::Metrics) -> [u64; 4] {
 }
 
 /// Checks every rung of `config`'s ladder on `m` against the analysis at its granularity;
-/// returns how many rungs were checked.
-fn check(m: &Matrix, config: &Config, what: &str) -> usize {
+/// returns how many rungs were checked, and how many of them were group rungs with a
+/// collapsed row.
+fn check(m: &Matrix, config: &Config, what: &str) -> (usize, usize) {
     let Ok(report) = analyse(m, config) else {
-        return 0;
+        return (0, 0);
     };
-    let mut checked = 0;
+    let (mut checked, mut group_collapses) = (0, 0);
     for rung in report.ladder.iter().filter(|r| !r.active) {
         let at = Config {
             granularity: rung.granularity,
@@ -64,8 +71,11 @@ fn check(m: &Matrix, config: &Config, what: &str) -> usize {
             "{what} {g}: collapsed rows"
         );
         checked += 1;
+        if matches!(g, Granularity::Group(_)) && collapsed > 0 {
+            group_collapses += 1;
+        }
     }
-    checked
+    (checked, group_collapses)
 }
 
 #[test]
@@ -73,7 +83,7 @@ fn every_rung_measures_its_rows_as_an_analysis_at_its_granularity() {
     // Rows of a multiple of the loop's eight lanes, and rows with values after the last
     // whole chunk of eight.
     let matrices = [decades(12, 512), decades(9, 203)];
-    let mut checked = 0;
+    let (mut checked, mut group_collapses) = (0, 0);
     for info in PRESETS {
         for clipping in [Clipping::None, Clipping::Percentile(99.0), Clipping::Mse] {
             let Ok(base) = preset(info.name, PresetOptions::default()) else {
@@ -90,10 +100,18 @@ fn every_rung_measures_its_rows_as_an_analysis_at_its_granularity() {
             };
             for m in &matrices {
                 let what = format!("{} {clipping:?} {:?}", info.name, m.shape());
-                checked += check(m, &config, &what);
+                let (c, g) = check(m, &config, &what);
+                checked += c;
+                group_collapses += g;
             }
         }
     }
     // The tensor rung and the group rungs of every integer preset, at least.
     assert!(checked > 100, "only {checked} rungs checked");
+    // Group rungs see collapsed rows too, not only the tensor rung (whose loop is another):
+    // the near-constant rows collapse under every symmetric preset's groups.
+    assert!(
+        group_collapses > 10,
+        "only {group_collapses} group rungs collapsed a row"
+    );
 }
