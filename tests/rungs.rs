@@ -109,7 +109,7 @@ fn every_rung_measures_its_rows_as_an_analysis_at_its_granularity() {
     // The tensor rung and the group rungs of every integer preset, at least.
     assert!(checked > 100, "only {checked} rungs checked");
     // Group rungs see collapsed rows too, not only the tensor rung (whose loop is another):
-    // the near-constant rows collapse under every symmetric preset's groups.
+    // the first near-constant row collapses under every symmetric preset's groups.
     assert!(
         group_collapses > 10,
         "only {group_collapses} group rungs collapsed a row"
