@@ -22,7 +22,7 @@ use std::arch::x86_64::{__m256, __m256d};
 use pulp::x86::V3;
 
 use super::simd::{ADD, DIV};
-use super::{APPROX_TERMS, ConstLanes, Consts, Kind, LANES};
+use super::{APPROX_TERMS, ConstLanes, Consts, Kind, LANES, Lanes};
 use crate::core::config::{QuantExpr, Rounding};
 use crate::core::params::Params8;
 use crate::core::round::{EVEN, UP};
@@ -140,6 +140,55 @@ fn add_squares(
     let e_hi = avx._mm256_sub_pd(h_hi, xd_hi);
     *lo = avx._mm256_add_pd(*lo, avx._mm256_mul_pd(e_lo, e_lo));
     *hi = avx._mm256_add_pd(*hi, avx._mm256_mul_pd(e_hi, e_hi));
+}
+
+/// [`super::simd`]'s `chunk_errors` for each chunk of `xs` and its reconstructions `x_hat`,
+/// with AVX2: each error `x̂ − x` in `f64`, its magnitude added to `acc.abs`, its square to
+/// `acc.sq`, the larger of the magnitude and `acc.max` kept (`maxpd` keeps its second
+/// operand unless the first is greater, as the plain loop does), and (`SIG`) `x²` added to
+/// `acc.sig`: the same operations lane by lane (no fused multiply-add), so every sum is the
+/// same bit for bit. Written out because the compiler's own vectorisation of the plain loop
+/// changes with the code around it (it has shuffled lanes and kept the sums on the stack).
+#[inline(always)]
+pub(super) fn pass_errors<const SIG: bool>(
+    simd: V3,
+    xs: &[[f32; LANES]],
+    x_hat: &[[f32; LANES]],
+    acc: &mut Lanes,
+) {
+    let avx = simd.avx;
+    let (mut a0, mut a1) = load(&acc.abs);
+    let (mut s0, mut s1) = load(&acc.sq);
+    let (mut m0, mut m1) = load(&acc.max);
+    let (mut g0, mut g1) = load(&acc.sig);
+    let sign = avx._mm256_set1_pd(-0.0);
+    for (x, h) in xs.iter().zip(x_hat) {
+        let (x, h): (__m256, __m256) = (pulp::cast(*x), pulp::cast(*h));
+        let x0 = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(x));
+        let x1 = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(x));
+        let h0 = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(h));
+        let h1 = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(h));
+        if SIG {
+            g0 = avx._mm256_add_pd(g0, avx._mm256_mul_pd(x0, x0));
+            g1 = avx._mm256_add_pd(g1, avx._mm256_mul_pd(x1, x1));
+        }
+        let e0 = avx._mm256_sub_pd(h0, x0);
+        let e1 = avx._mm256_sub_pd(h1, x1);
+        let b0 = avx._mm256_andnot_pd(sign, e0);
+        let b1 = avx._mm256_andnot_pd(sign, e1);
+        a0 = avx._mm256_add_pd(a0, b0);
+        a1 = avx._mm256_add_pd(a1, b1);
+        s0 = avx._mm256_add_pd(s0, avx._mm256_mul_pd(e0, e0));
+        s1 = avx._mm256_add_pd(s1, avx._mm256_mul_pd(e1, e1));
+        m0 = avx._mm256_max_pd(b0, m0);
+        m1 = avx._mm256_max_pd(b1, m1);
+    }
+    store(&mut acc.abs, a0, a1);
+    store(&mut acc.sq, s0, s1);
+    store(&mut acc.max, m0, m1);
+    if SIG {
+        store(&mut acc.sig, g0, g1);
+    }
 }
 
 /// The sums as two registers.

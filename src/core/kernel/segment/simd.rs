@@ -3,15 +3,17 @@
 //! Aligned runs of [`LANES`] values go through [`chunk_codes`] and then [`chunk_errors`] (in passes of
 //! [`PASS`] chunks, so that each pass's accumulators and constants fit the 16 SSE
 //! registers), written as whole-array float steps (no integer or boolean lanes mid-way) so
-//! that LLVM's SLP vectoriser turns them into packed SSE2; values before the first aligned
-//! column and after the last go through [`one`], the same arithmetic for one value.
+//! that LLVM's SLP vectoriser turns them into packed vector operations; where the machine
+//! has AVX2, a pass's errors go through `avx2::pass_errors` instead, the same sums written
+//! with AVX2 operations ([`pass_errors`]). Values before the first aligned column and after
+//! the last go through [`one`], the same arithmetic for one value.
 
 #![expect(
     clippy::inline_always,
     reason = "the specialised loop is these small functions inlined into one monomorphised body per instance; an outlined call per value or per chunk would defeat the vectoriser"
 )]
 
-use super::{BlockSource, Code, ConstLanes, Consts, LANES, Lanes, scalar_value};
+use super::{Avx2, BlockSource, Code, ConstLanes, Consts, LANES, Lanes, scalar_value};
 use crate::core::round::{UP, round_const};
 
 pub(super) const DIV: u8 = 0;
@@ -165,6 +167,41 @@ fn chunk_errors<const SIG: bool>(x: &[f32; LANES], x_hat: &[f32; LANES], acc: &m
     }
 }
 
+/// [`chunk_errors`] for each chunk of `xs` and its reconstructions `x_hat`: with AVX2 where
+/// the machine has it (the same sums, see `avx2::pass_errors`), else the plain loop.
+#[inline(always)]
+fn pass_errors<const SIG: bool>(
+    simd: Avx2,
+    xs: &[[f32; LANES]],
+    x_hat: &[[f32; LANES]],
+    acc: &mut Lanes,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v3) = simd.v3() {
+        super::avx2::pass_errors::<SIG>(v3, xs, x_hat, acc);
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = simd;
+    // A local copy, so that the sums stay in registers through the loop.
+    let mut sums = *acc;
+    for (x8, q8) in xs.iter().zip(x_hat) {
+        chunk_errors::<SIG>(x8, q8, &mut sums);
+    }
+    *acc = sums;
+}
+
+/// Asks for every cache line of `ahead` (see [`fetch`]) that holds a value of the chunks
+/// `first..first + n`.
+#[inline(always)]
+fn fetch_chunks(ahead: &[f32], first: usize, n: usize, touched: &mut u32) {
+    for i in (0..n).step_by(LINE) {
+        if let Some(v) = ahead.get((first + i) * LANES) {
+            fetch(v, touched);
+        }
+    }
+}
+
 /// Asks the memory system for the cache line that holds `v` (a value of the row to be
 /// quantized next) without waiting for it: a prefetch instruction on x86-64; elsewhere a
 /// read whose bits are kept in `touched`, so that it is not optimised away. A read waits
@@ -232,23 +269,15 @@ fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, T: Code>(
     let (xc, xr) = rx.as_chunks::<LANES>();
     let (cc, cr) = rc.as_chunks_mut::<LANES>();
     let spread = Spread::of(k);
+    let simd = Avx2::detect();
     for (n, (xs, cs)) in xc.chunks(PASS).zip(cc.chunks_mut(PASS)).enumerate() {
         let qs = &mut buf[..xs.len()];
         for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
             chunk_codes::<E, R, O, T>(&spread, x8, c8, q8, clips);
         }
-        // A local copy, so that the sums stay in registers through the loop.
-        let mut sums = *acc;
-        let base = head + n * PASS * LANES;
-        for (i, (x8, q8)) in xs.iter().zip(qs.iter()).enumerate() {
-            chunk_errors::<SIG>(x8, q8, &mut sums);
-            if i % LINE == 0
-                && let Some(v) = ahead.get(base + i * LANES)
-            {
-                fetch(v, &mut touched);
-            }
-        }
-        *acc = sums;
+        pass_errors::<SIG>(simd, xs, qs, acc);
+        let ahead = ahead.get(head..).unwrap_or_default();
+        fetch_chunks(ahead, n * PASS, xs.len(), &mut touched);
         if n % FLUSH == FLUSH - 1 {
             clipped += flush(clips);
         }
@@ -365,6 +394,7 @@ fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Co
     // The current block.
     let mut b = 0;
     let mut touched = 0u32;
+    let simd = Avx2::detect();
     let (xc, xr) = xs.as_chunks::<LANES>();
     let (cc, cr) = codes.as_chunks_mut::<LANES>();
     for (n, (xs, cs)) in xc.chunks(PASS).zip(cc.chunks_mut(PASS)).enumerate() {
@@ -385,17 +415,8 @@ fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Co
             left -= 1;
             chunk_codes::<E, R, O, T>(&k, x8, c8, q8, &mut clips);
         }
-        let mut sums = acc;
-        let base = n * PASS * LANES;
-        for (i, (x8, q8)) in xs.iter().zip(qs.iter()).enumerate() {
-            chunk_errors::<COUNT>(x8, q8, &mut sums);
-            if i % LINE == 0
-                && let Some(v) = ahead.get(base + i * LANES)
-            {
-                fetch(v, &mut touched);
-            }
-        }
-        acc = sums;
+        pass_errors::<COUNT>(simd, xs, qs, &mut acc);
+        fetch_chunks(ahead, n * PASS, xs.len(), &mut touched);
     }
     std::hint::black_box(touched);
     if COUNT && let Some(n) = clipped.get_mut(b) {
