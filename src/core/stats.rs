@@ -205,6 +205,11 @@ impl ChunkStats {
         (&self.lo, &self.hi, per)
     }
 
+    /// Each chunk's smallest and largest value, from the last fill.
+    pub(crate) fn ends(&self) -> (&[f32], &[f32]) {
+        (&self.lo, &self.hi)
+    }
+
     /// Values per chunk of the last fill (1 before the first).
     pub(crate) fn width(&self) -> usize {
         self.width.max(1)

@@ -78,6 +78,24 @@ macro_rules! code_impl {
 
 code_impl!(u8 => Some, u16 => |_| None);
 
+/// No code at all: the ladder's rungs need each value's error, not its code, so their loop
+/// stores nothing (whether a row has one code is read from its blocks' ends instead, see
+/// [`one_code`]).
+impl Code for () {
+    #[inline(always)]
+    fn from_biased_bits(_: u32) -> Self {}
+    #[inline(always)]
+    fn from_int(_: i32) -> Self {}
+    #[inline(always)]
+    fn index(self) -> usize {
+        0
+    }
+    #[inline(always)]
+    fn as_bytes(_: &[Self]) -> Option<&[u8]> {
+        None
+    }
+}
+
 /// `f64` error partial sums of a row.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Lanes {
@@ -695,6 +713,18 @@ pub(crate) fn run_prepared<T: Code>(
             (blocks, size, xs, codes, lanes, ahead)
         );
     }
+}
+
+/// Whether every value of a row gets the same code under its blocks, `blocks` (each prepared
+/// for the specialised loop under `kind`), each of `per` consecutive chunks whose smallest
+/// and largest values are `lo` and `hi` (chunk `i` in block `i / per`; a last, shorter chunk
+/// in the last block). A block's codes are a monotone function of its values (a division or
+/// product by a positive scale, a subtraction, a rounding and a clamp, each monotone), so
+/// they run from the code of its smallest value to that of its largest: two codes per chunk
+/// decide it, and the first chunk that differs ends the test. Codes are compared as the
+/// loop's clamped `f32` values, which are integers (so `-0.0` and `0.0` are one code).
+pub(crate) fn one_code(kind: Kind, blocks: &[Consts], per: usize, lo: &[f32], hi: &[f32]) -> bool {
+    dispatch!(kind, one_code, [], (blocks, per, lo, hi))
 }
 
 /// The squared errors of `xs` under [`LANES`] candidate blocks (lane `j` for the block whose

@@ -11,10 +11,11 @@ use super::{Ctx, Failure, Flat, Plan, RowQuant, RowSource, Scratch, needs_chunks
 use crate::core::clip;
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{
-    Avx2, BlockSource, Code, Consts, Kind, Lanes, consts8, run_prepared,
+    Avx2, BlockSource, Code, Consts, Kind, Lanes, consts8, one_code, run_prepared,
 };
 use crate::core::params::{BlockStats, PARAM_LANES, RealRange};
 use crate::core::report::{Record, record, set_clipped};
+use crate::core::stats::ChunkStats;
 
 /// The buffers of [`batch`], reused from row to row.
 #[derive(Default)]
@@ -23,6 +24,16 @@ pub(super) struct Buffers {
     consts: Vec<Consts>,
     /// Each block's clamp count.
     clipped: Vec<usize>,
+}
+
+impl Buffers {
+    /// Whether every value of the row that [`batch`] last quantized successfully gets one
+    /// code under its blocks (see [`one_code`]), from `chunks`, the row's chunk statistics
+    /// that `batch` read; the codes themselves need not have been stored.
+    pub(super) fn one_code(&self, kind: Kind, size: usize, chunks: &ChunkStats) -> bool {
+        let (lo, hi) = chunks.ends();
+        one_code(kind, &self.consts, size / chunks.width(), lo, hi)
+    }
 }
 
 /// Row `r` under a row-wise `plan` whose blocks are whole chunks (see [`needs_chunks`]), with

@@ -1,15 +1,16 @@
-//! The ladder's other rungs, all in one pass over the matrix: per row, every rung's blocks,
-//! codes (discarded) and error sums, while the row is in cache.
+//! The ladder's other rungs, all in one pass over the matrix: per row, every rung's blocks
+//! and error sums, while the row is in cache. The codes are stored only where a row's
+//! collapse cannot be read from its blocks' ends (see `rung_row`).
 
 use super::batch::{Buffers, batch};
 use super::{
-    Ctx, Failure, LANES, Plan, Scratch, code_range, needs_chunks, quantize_row, row_slice,
-    rows_per_task, run_tasks, sums,
+    Ctx, Failure, LANES, Plan, RowQuant, Scratch, code_range, needs_chunks, quantize_row,
+    row_slice, rows_per_task, run_tasks, sums,
 };
 use crate::core::config::{Clipping, Scheme};
-use crate::core::kernel::segment::Code;
+use crate::core::kernel::segment::{Code, Kind, Lanes, one_code};
 use crate::core::params::BlockStats;
-use crate::core::report::ErrorSums;
+use crate::core::report::{ErrorSums, Layout};
 
 /// One rung's per-row results.
 pub(crate) struct RungRows {
@@ -105,6 +106,8 @@ fn slice<T: Code>(
         |r0| {
             let r1 = (r0 + rpt).min(end);
             let mut codes = vec![T::default(); cols];
+            let mut none = vec![(); cols];
+            let kind = Kind::of(ctx.config);
             let mut scratch = Scratch::default();
             let mut row_buf = Vec::new();
             let mut bufs = Buffers::default();
@@ -143,36 +146,23 @@ fn slice<T: Code>(
                     let Ok((sums_out, collapsed)) = out else {
                         continue;
                     };
-                    let s = &mut scratch;
-                    let q = match batch::<T, false>(
+                    let (codes, none) = (&mut codes[..], &mut none[..]);
+                    let q = rung_row(
                         ctx,
                         plan,
+                        kind,
                         r,
                         row,
                         st,
-                        &mut codes,
-                        &mut [],
-                        s,
+                        codes,
+                        none,
+                        &mut scratch,
                         &mut bufs,
-                    ) {
-                        Some(q) => q,
-                        None => quantize_row::<T, false>(
-                            ctx,
-                            plan,
-                            r,
-                            row,
-                            st,
-                            &mut codes,
-                            &mut [],
-                            &mut [],
-                            s,
-                        ),
-                    };
+                    );
                     match q {
-                        Ok(q) => {
+                        Ok((q, one)) => {
                             sums_out.push(sums(&q.lanes, Some(main_sums[r].signal), cols));
-                            let (lo, hi) = code_range(&codes);
-                            *collapsed += usize::from(st.min != st.max && (lo == hi || q.flat));
+                            *collapsed += usize::from(st.min != st.max && (one || q.flat));
                         }
                         Err(f) => *out = Err(f),
                     }
@@ -181,4 +171,62 @@ fn slice<T: Code>(
             outs
         },
     )
+}
+
+/// Row `r` (`row`, whose statistics are `st`) under one rung's `plan`: its errors, and whether
+/// it has one code. The loop stores no codes where that can be read from the blocks' ends
+/// ([`one_code`]): a tensor block in the loop, and rows of groups that [`batch`] takes.
+/// Other rows are quantized into `codes` and their codes compared.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the row, its rung, its outputs and its scratch, borrowed for one call"
+)]
+#[inline(always)]
+fn rung_row<T: Code>(
+    ctx: &Ctx<'_>,
+    plan: &Plan,
+    kind: Kind,
+    r: usize,
+    row: &[f32],
+    st: &BlockStats,
+    codes: &mut [T],
+    none: &mut [()],
+    scratch: &mut Scratch,
+    bufs: &mut Buffers,
+) -> Result<(RowQuant, bool), Failure> {
+    if let Plan::Global {
+        layout: Layout::Tensor,
+        prepared,
+        flat,
+        ..
+    } = plan
+        && let Some(p) = prepared.first().filter(|p| p.is_fast())
+    {
+        // One block: the row's codes run from its smallest value's to its largest's.
+        let mut lanes = Lanes::ZERO;
+        p.run::<(), false>(row, 0, none, &mut lanes);
+        let one = one_code(kind, &[p.consts()], 1, &[st.min], &[st.max]);
+        let q = RowQuant {
+            lanes,
+            clipped: 0,
+            flat: *flat,
+        };
+        return Ok((q, one));
+    }
+    match batch::<(), false>(ctx, plan, r, row, st, none, &mut [], scratch, bufs) {
+        Some(Ok(q)) => {
+            let size = match plan {
+                Plan::RowWise { size, .. } => *size,
+                Plan::Global { .. } => row.len(),
+            };
+            Ok((q, bufs.one_code(kind, size, &scratch.chunks)))
+        }
+        Some(Err(f)) => Err(f),
+        None => {
+            let q =
+                quantize_row::<T, false>(ctx, plan, r, row, st, codes, &mut [], &mut [], scratch)?;
+            let (lo, hi) = code_range(codes);
+            Ok((q, lo == hi))
+        }
+    }
 }

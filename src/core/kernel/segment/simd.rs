@@ -435,6 +435,30 @@ fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Co
     *lanes = acc;
 }
 
+/// [`super::one_code`] for one instance.
+#[inline(always)]
+pub(super) fn one_code<const E: u8, const R: u8, const O: bool>(
+    blocks: &[Consts],
+    per: usize,
+    lo: &[f32],
+    hi: &[f32],
+) -> bool {
+    let per = per.max(1);
+    let mut first = None;
+    for (i, (&l, &h)) in lo.iter().zip(hi).enumerate() {
+        let Some(k) = blocks.get(i / per).or(blocks.last()) else {
+            return false;
+        };
+        let a = clamp(k, unclamped::<E, R, O>(k, l));
+        let b = clamp(k, unclamped::<E, R, O>(k, h));
+        let c = *first.get_or_insert(a);
+        if a != c || b != c {
+            return false;
+        }
+    }
+    true
+}
+
 impl ConstLanes<LANES> {
     /// The reconstruction of `x[j]` under lane `j`'s constants: the arithmetic of
     /// [`unclamped`], [`clamp`] and [`dequantize`], lane by lane.

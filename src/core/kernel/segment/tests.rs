@@ -327,3 +327,61 @@ proptest! {
         }
     }
 }
+
+/// `x` moved `d` floats up (or down, for a negative `d`).
+fn ulps(x: f32, d: i32) -> f32 {
+    (0..d.unsigned_abs()).fold(x, |x, _| if d > 0 { x.next_up() } else { x.next_down() })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// [`one_code`], from each chunk's smallest and largest value, tells whether a row of
+    /// blocks has one code exactly when [`Quantizer`]'s codes of all its values are equal:
+    /// rows of one value with some values a few floats away and a few ordinary ones (so that
+    /// they collapse or nearly do), blocks of one to four chunks with a shorter last block
+    /// and chunk, under each block's own range or a narrower one that clamps.
+    #[test]
+    fn one_code_from_the_ends_is_the_codes(
+        config in config_strategy(),
+        base in prop_oneof![Just(0.0f32), Just(1e-40f32), -1e3f32..1e3],
+        steps in prop::collection::vec((0u8..12, -3i32..4), 1..300),
+        per in 1usize..5,
+        shrink in prop_oneof![Just(1.0f32), 0.05f32..1.0],
+    ) {
+        let xs: Vec<f32> = steps
+            .iter()
+            .map(|&(k, d)| match k {
+                0 | 1 => ulps(base, d),
+                2 => base + d as f32,
+                _ => base,
+            })
+            .collect();
+        let kind = Kind::of(&config);
+        let (qmin, qmax) = config.code_range();
+        let (cmin, cmax) = config.clamp_range();
+        let mut consts = Vec::new();
+        let mut codes = Vec::new();
+        for block in xs.chunks(per * LANES) {
+            let mut st = BlockStats::EMPTY;
+            st.extend(block);
+            let p = block_params(&config, RealRange::of(&st).shrunk(shrink), qmin, qmax);
+            if p.problem.is_some() {
+                return Ok(());
+            }
+            let prep = Prepared::new(&config, &p, cmin, cmax, &st);
+            if !prep.is_fast() {
+                return Ok(());
+            }
+            consts.push(prep.consts());
+            let q = Quantizer::new(&config, &p, cmin, cmax);
+            codes.extend(block.iter().map(|&x| q.code(x).0));
+        }
+        let ends = |f: fn(f32, f32) -> f32, start: f32| -> Vec<f32> {
+            xs.chunks(LANES).map(|c| c.iter().copied().fold(start, f)).collect()
+        };
+        let (lo, hi) = (ends(f32::min, f32::INFINITY), ends(f32::max, f32::NEG_INFINITY));
+        let want = codes.iter().all(|&c| c == codes[0]);
+        prop_assert_eq!(one_code(kind, &consts, per, &lo, &hi), want, "codes {:?}", codes);
+    }
+}
