@@ -179,3 +179,140 @@ fn slack_holds_the_ordered_sum() {
     }
     assert!(!avx2() || checked >= 30, "{checked} sums checked");
 }
+
+/// The `k`-th and `k − 1`-th largest keys of `xs` by a full sort.
+fn sorted_pair<const ABS: bool, const NEG: bool>(xs: &[f32], k: usize) -> (i32, i32) {
+    let mut keys: Vec<i32> = xs.iter().map(|&x| of::<ABS, NEG>(x)).collect();
+    keys.sort_unstable_by(|a, b| b.cmp(a));
+    (keys[k - 1], keys[k.saturating_sub(2)])
+}
+
+/// Values with exact ties (a coarse grid, one magnitude at both signs, signed zeros) among
+/// noise, in runs of equal values when `runs`.
+fn tied(xs: &[f32], runs: bool) -> Vec<f32> {
+    xs.iter()
+        .enumerate()
+        .map(|(i, &x)| match (i % 7, i % 11) {
+            _ if runs && (i / 16) % 3 == 0 => 1.5,
+            (0, _) => (x * 4.0).round() / 4.0,
+            (3, _) => -0.0,
+            (_, 5) => 0.0,
+            (5, _) => 2.0,
+            (_, 7) => -2.0,
+            _ => x,
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    /// Both ways of `largest_pair` (through the chunks' largest keys, and the streamed
+    /// selection) give a full sort's pair, for plain, magnitude and negated keys, on values
+    /// with ties and signed zeros, and every `k` from 1 to a few past the chunks' quarter.
+    #[test]
+    fn largest_pair_is_the_sorts(
+        n in 16usize..2500,
+        seed in 0u64..1000,
+        runs in proptest::bool::ANY,
+        k_part in 0.0f64..1.0,
+    ) {
+        let xs = tied(&noise(n, seed), runs);
+        let chunks = n / CHUNK;
+        let k = 1 + (k_part * (chunks / 4 + 3).min(n - 1) as f64) as usize;
+        let mut scratch = Scratch::default();
+        proptest::prop_assert_eq!(
+            largest_pair::<false, false>(&xs, k, &mut scratch),
+            sorted_pair::<false, false>(&xs, k)
+        );
+        proptest::prop_assert_eq!(
+            largest_pair::<true, false>(&xs, k, &mut scratch),
+            sorted_pair::<true, false>(&xs, k)
+        );
+        proptest::prop_assert_eq!(
+            largest_pair::<false, true>(&xs, k, &mut scratch),
+            sorted_pair::<false, true>(&xs, k)
+        );
+        proptest::prop_assert_eq!(
+            largest_pair::<true, true>(&xs, k, &mut scratch),
+            sorted_pair::<true, true>(&xs, k)
+        );
+    }
+
+    /// Eight groups' clipped ranges at once are each group's own, whenever `percentile8`
+    /// gives them, for symmetric and asymmetric configurations and percentiles whose
+    /// quantiles lie between the largest (smallest) two and elsewhere.
+    #[test]
+    fn eight_percentile_ranges_are_each_groups(
+        seed in 0u64..1000,
+        runs in proptest::bool::ANY,
+        size_log in 1u32..8,
+        p_pick in 0usize..6,
+        symmetric in proptest::bool::ANY,
+        extra in 0usize..40,
+    ) {
+        let size = 1usize << size_log;
+        let xs = tied(&noise(8 * size * 2 + extra, seed), runs);
+        let base = preset("ort-int8", PresetOptions::default()).expect("preset");
+        let p = [100.0, 99.9, 99.0, 95.0, 80.0, 50.0][p_pick];
+        let config = Config {
+            scheme: if symmetric { Scheme::Symmetric } else { Scheme::Asymmetric },
+            clipping: Clipping::Percentile(p),
+            ..base
+        };
+        let mut scratch = Scratch::default();
+        scratch.tops.fill(&xs, symmetric, [true, !symmetric], 8 * size);
+        let ranks = Ranks::new(config.scheme, p, size);
+        let mut given = 0;
+        for at in (0..xs.len()).step_by(8 * size) {
+            let blocks: Vec<&[f32]> = (0..8)
+                .map(|j| xs.get(at + j * size..).unwrap_or_default())
+                .map(|b| &b[..b.len().min(size)])
+                .collect();
+            let full: Vec<RealRange> = blocks
+                .iter()
+                .map(|b| RealRange::of(&crate::core::stats::block_stats(b)))
+                .collect();
+            let extreme = std::array::from_fn(|j| full[j].extreme);
+            let Some([lo, hi, ex]) = percentile8(&scratch, &config, &ranks, at, &extreme) else {
+                continue;
+            };
+            given += 1;
+            for j in 0..8 {
+                let want = percentile_clipped(&mut scratch, &config, blocks[j], full[j], &ranks, None);
+                proptest::prop_assert_eq!(blocks[j].len(), size);
+                proptest::prop_assert_eq!(
+                    (lo[j].to_bits(), hi[j].to_bits(), ex[j].to_bits()),
+                    (want.lo.to_bits(), want.hi.to_bits(), want.extreme.to_bits()),
+                    "group {} of {} at {}", j, size, at
+                );
+            }
+        }
+        // The quantiles of 99.9 % and 100 % of groups of up to 1000 lie between the two
+        // largest (or smallest): every whole run of eight groups is given.
+        if p >= 99.9 {
+            proptest::prop_assert_eq!(given, xs.len() / (8 * size));
+        }
+    }
+}
+
+#[test]
+fn a_million_values_split_between_threads_give_the_sorts_pair() {
+    // Past `SPLIT`, each thread keeps its part's largest; a part shorter than `k` keeps all.
+    let xs = tied(&noise(SPLIT + 37, 5), true);
+    let mut scratch = Scratch::default();
+    for k in [1, 2, 300, 5000, SEEDED_MAX + 1] {
+        assert_eq!(
+            largest_pair::<true, false>(&xs, k, &mut scratch),
+            sorted_pair::<true, false>(&xs, k),
+            "k {k}"
+        );
+        assert_eq!(
+            largest_pair::<false, true>(&xs, k, &mut scratch),
+            sorted_pair::<false, true>(&xs, k),
+            "k {k}"
+        );
+    }
+    // Fewer values than `k`: every key is kept.
+    let mut top = Vec::new();
+    largest_k::<false, false>(&xs[..3], 5, &mut top);
+    assert_eq!(top.len(), 3);
+}

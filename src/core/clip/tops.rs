@@ -53,6 +53,29 @@ impl Tops {
     /// power of two from 2, `start` a multiple of it, the run whole in the row.
     #[inline]
     pub(crate) fn get(&self, start: usize, len: usize, abs: bool, neg: bool) -> Option<(i32, i32)> {
+        let (first, second) = self.level(start, len, abs, neg)?;
+        Some((*first.first()?, *second.first()?))
+    }
+
+    /// [`Tops::get`] for the eight consecutive runs of `len` values from column `start`, as
+    /// eight lanes: `None` unless the level holds all eight.
+    #[inline]
+    pub(crate) fn get8(
+        &self,
+        start: usize,
+        len: usize,
+        abs: bool,
+        neg: bool,
+    ) -> Option<([i32; 8], [i32; 8])> {
+        let (first, second) = self.level(start, len, abs, neg)?;
+        Some((*first.first_chunk()?, *second.first_chunk()?))
+    }
+
+    /// The largest and second largest keys of the runs of `len` values from the one at
+    /// column `start` to the row's last whole run, when a level holds them (see
+    /// [`Tops::get`]).
+    #[inline]
+    fn level(&self, start: usize, len: usize, abs: bool, neg: bool) -> Option<(&[i32], &[i32])> {
         let set = &self.sets[usize::from(neg)];
         if set.built == 0 || set.abs != abs || len < 2 || !len.is_power_of_two() {
             return None;
@@ -65,7 +88,7 @@ impl Tops {
             return None;
         }
         let i = start / len;
-        Some((*set.first.get(k)?.get(i)?, *set.second.get(k)?.get(i)?))
+        Some((set.first.get(k)?.get(i..)?, set.second.get(k)?.get(i..)?))
     }
 }
 
@@ -153,6 +176,19 @@ mod tests {
                             (true, true) => largest_two::<true, true>(run),
                         };
                         prop_assert_eq!(got, Some(want), "run {}..+{} neg {}", start, len, neg);
+                    }
+                }
+            }
+            // Eight runs at once: each as `get` gives it, or none when any is missing.
+            for len in [2usize, 4, 8, 16] {
+                for start in (0..xs.len()).step_by(len) {
+                    for neg in [false, true] {
+                        let eight: Option<Vec<_>> =
+                            (0..8).map(|j| tops.get(start + j * len, len, abs, neg)).collect();
+                        let want = eight.map(|v| {
+                            (std::array::from_fn(|j| v[j].0), std::array::from_fn(|j| v[j].1))
+                        });
+                        prop_assert_eq!(tops.get8(start, len, abs, neg), want);
                     }
                 }
             }

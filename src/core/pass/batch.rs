@@ -229,20 +229,32 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             chunks.groups8(i0, per, m, values, [&mut lo, &mut hi, &mut ex]);
             let p8 = match CLIP {
                 PERCENTILE => {
-                    // The clipped ranges; the loop's bounds stay the blocks' own.
-                    let (mut clo, mut chi, mut cex) = (lo, hi, ex);
-                    for j in 0..m {
-                        let full = RealRange {
-                            lo: lo[j],
-                            hi: hi[j],
-                            extreme: ex[j],
-                        };
-                        let xs = self.values(i0 + j);
-                        let at = Some((i0 + j) * self.source.size);
-                        let clip = &mut *self.source.clip;
-                        let r = clip::percentile_clipped(clip, ctx.config, xs, full, &ranks, at);
-                        (clo[j], chi[j], cex[j]) = (r.lo, r.hi, r.extreme);
-                    }
+                    // The clipped ranges (the loop's bounds stay the blocks' own): eight whole
+                    // groups at once where the row's largest two give them, else each group.
+                    let at = i0 * self.source.size;
+                    let tops = &*self.source.clip;
+                    let eight = (m == PARAM_LANES)
+                        .then(|| clip::percentile8(tops, ctx.config, &ranks, at, &ex))
+                        .flatten();
+                    let [clo, chi, cex] = if let Some(eight) = eight {
+                        eight
+                    } else {
+                        let (mut clo, mut chi, mut cex) = (lo, hi, ex);
+                        for j in 0..m {
+                            let full = RealRange {
+                                lo: lo[j],
+                                hi: hi[j],
+                                extreme: ex[j],
+                            };
+                            let xs = self.values(i0 + j);
+                            let at = Some((i0 + j) * self.source.size);
+                            let clip = &mut *self.source.clip;
+                            let r =
+                                clip::percentile_clipped(clip, ctx.config, xs, full, &ranks, at);
+                            (clo[j], chi[j], cex[j]) = (r.lo, r.hi, r.extreme);
+                        }
+                        [clo, chi, cex]
+                    };
                     ctx.calc.lanes8::<COUNTS>(simd, &clo, &chi, &cex)
                 }
                 MSE => {
