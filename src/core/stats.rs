@@ -12,7 +12,7 @@
     reason = "called per value in the statistics loops; must inline to vectorise"
 )]
 
-use crate::core::kernel::segment::LANES;
+use crate::core::kernel::segment::{Avx2, LANES, ends8};
 use crate::core::params::BlockStats;
 
 /// The statistics of `xs`, exactly as [`BlockStats::extend`] gives them.
@@ -244,6 +244,7 @@ impl ChunkStats {
     #[inline(always)]
     pub(crate) fn groups8<'a>(
         &self,
+        simd: Avx2,
         g0: usize,
         per: usize,
         m: usize,
@@ -295,11 +296,13 @@ impl ChunkStats {
             (lo[j] == 0.0) | (hi[j] == 0.0) | (-lo[j] == hi[j])
         };
         let any = if have == [true; 8] {
-            (0..8).fold(false, |a, j| a | ends(lo, hi, j))
+            let (any, ex) = ends8(simd, lo, hi);
+            *extreme = ex;
+            any
         } else {
+            *extreme = std::array::from_fn(|j| if -lo[j] > hi[j] { lo[j] } else { hi[j] });
             (0..m).any(|j| !have[j] || ends(lo, hi, j))
         };
-        *extreme = std::array::from_fn(|j| if -lo[j] > hi[j] { lo[j] } else { hi[j] });
         if any {
             for j in 0..m {
                 if !have[j] || ends(lo, hi, j) {
@@ -438,7 +441,14 @@ mod tests {
                     for g0 in 0..parts.len() {
                         let m = (parts.len() - g0).min(8);
                         let (mut lo, mut hi, mut ex) = ([9.0; 8], [9.0; 8], [9.0; 8]);
-                        chunks.groups8(g0, per, m, |g| parts[g], [&mut lo, &mut hi, &mut ex]);
+                        chunks.groups8(
+                            Avx2::detect(),
+                            g0,
+                            per,
+                            m,
+                            |g| parts[g],
+                            [&mut lo, &mut hi, &mut ex],
+                        );
                         for j in 0..m {
                             let want = reference(parts[g0 + j]);
                             let got = [lo[j], hi[j], ex[j]].map(f32::to_bits);

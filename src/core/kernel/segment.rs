@@ -347,8 +347,18 @@ fn near(zero_points: &[i32], qmin: i32, qmax: i32) -> bool {
         .map(|z| z.unsigned_abs())
         .max()
         .unwrap_or(0)
-        <= 1 << 23
-        && i64::from(qmin).abs().max(i64::from(qmax).abs()) + (1 << 23) <= EXACT_INT
+        <= NEAR
+        && near_codes(qmin, qmax)
+}
+
+/// The largest zero point magnitude [`near`] takes.
+const NEAR: u32 = 1 << 23;
+
+/// Whether codes from `qmin` to `qmax` are small enough for [`near`]: every difference of
+/// a code and a zero point of at most `2^23` is below `2^24`.
+#[inline(always)]
+fn near_codes(qmin: i32, qmax: i32) -> bool {
+    i64::from(qmin).abs().max(i64::from(qmax).abs()) + i64::from(NEAR) <= EXACT_INT
 }
 
 /// The machine's AVX2 where it has it, found once rather than at every call of [`consts8`].
@@ -415,10 +425,57 @@ pub(crate) fn consts8_lanes(
     consts_lanes(kind, p, min, max, qmin, qmax)
 }
 
+/// Whether any of eight groups' ends `lo` and `hi` is zero or the two are of one magnitude
+/// (`-lo == hi`), and each group's extreme (`lo` where `-lo > hi`, else `hi`): one mask of
+/// float comparisons with `simd`'s AVX2 (as plain loops, the compiler shuffles the lanes
+/// into pieces and moves them through the stack).
+#[inline(always)]
+pub(crate) fn ends8(
+    simd: Avx2,
+    lo: &[f32; PARAM_LANES],
+    hi: &[f32; PARAM_LANES],
+) -> (bool, [f32; PARAM_LANES]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v3) = simd.v3 {
+        return avx2::ends8(v3, lo, hi);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = simd;
+    ends8_lanes(lo, hi)
+}
+
+/// [`ends8`] lane by lane.
+#[inline(always)]
+pub(crate) fn ends8_lanes(
+    lo: &[f32; PARAM_LANES],
+    hi: &[f32; PARAM_LANES],
+) -> (bool, [f32; PARAM_LANES]) {
+    let any = (0..PARAM_LANES).any(|j| lo[j] == 0.0 || hi[j] == 0.0 || -lo[j] == hi[j]);
+    let extreme = std::array::from_fn(|j| if -lo[j] > hi[j] { lo[j] } else { hi[j] });
+    (any, extreme)
+}
+
 impl ConstLanes<PARAM_LANES> {
+    /// One [`Consts`] per lane's block appended to `out`, written in place (transposed in
+    /// registers with `simd`'s AVX2): eight blocks' constants without a copy through the
+    /// stack.
+    #[inline(always)]
+    pub(crate) fn append_blocks(&self, simd: Avx2, out: &mut Vec<Consts>) {
+        let n = out.len();
+        out.resize(n + PARAM_LANES, Consts::default());
+        if let Some(slots) = out.get_mut(n..).and_then(|s| s.first_chunk_mut()) {
+            #[cfg(target_arch = "x86_64")]
+            if let Some(v3) = simd.v3 {
+                avx2::blocks_into(v3, self, slots);
+                return;
+            }
+            *slots = std::array::from_fn(|j| self.get(j));
+        }
+    }
+
     /// One [`Consts`] per lane's block (transposed in registers with `simd`'s AVX2).
     #[inline(always)]
-    fn blocks(&self, simd: Avx2) -> [Consts; PARAM_LANES] {
+    pub(crate) fn blocks(&self, simd: Avx2) -> [Consts; PARAM_LANES] {
         #[cfg(target_arch = "x86_64")]
         if let Some(v3) = simd.v3 {
             return avx2::blocks(v3, self);

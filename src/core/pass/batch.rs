@@ -11,7 +11,7 @@ use super::{Ctx, Failure, Flat, Plan, RowQuant, RowSource, Scratch, needs_chunks
 use crate::core::clip;
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{
-    Avx2, BlockSource, Code, Consts, Kind, Lanes, consts8, one_code, run_prepared,
+    Avx2, BlockSource, Code, Consts, Kind, Lanes, consts8_lanes, one_code, run_prepared,
 };
 use crate::core::params::{BlockStats, PARAM_LANES, RealRange};
 use crate::core::report::{Record, record, set_clipped};
@@ -204,6 +204,10 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
     /// `prepare` gives; a block with a problem is computed again by [`RowPrep::one`], which
     /// names it); as [`RowPrep::one`] for each block. `CLIP` is the configuration's clipping
     /// ([`NONE`], [`PERCENTILE`] or [`MSE`]).
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the three clipping modes' ranges side by side, one instance compiled per mode"
+    )]
     #[inline(always)]
     fn eights<const CLIP: u8>(
         &mut self,
@@ -226,7 +230,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             let (mut lo, mut hi, mut ex) =
                 ([-1.0; PARAM_LANES], [1.0; PARAM_LANES], [1.0; PARAM_LANES]);
             let values = |i| self.values(i);
-            chunks.groups8(i0, per, m, values, [&mut lo, &mut hi, &mut ex]);
+            chunks.groups8(simd, i0, per, m, values, [&mut lo, &mut hi, &mut ex]);
             let p8 = match CLIP {
                 PERCENTILE => {
                     // The clipped ranges (the loop's bounds stay the blocks' own): eight whole
@@ -283,16 +287,17 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 }
                 _ => ctx.calc.lanes8::<COUNTS>(simd, &lo, &hi, &ex),
             };
-            let (k8, fast) = consts8(simd, kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
-            if !COUNTS && m == PARAM_LANES && fast.iter().fold(true, |a, &f| a & f) {
+            let (k, fast) = consts8_lanes(simd, kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
+            if !COUNTS && m == PARAM_LANES && fast == [true; PARAM_LANES] {
                 // Eight blocks for the loop and no records: their constants at once.
-                consts.extend_from_slice(&k8);
+                k.append_blocks(simd, consts);
                 self.source
                     .flat
                     .add8(&p8.scale, p8.float_min.then_some(&p8.offset));
                 i0 += m;
                 continue;
             }
+            let k8 = k.blocks(simd);
             for j in 0..m {
                 let i = i0 + j;
                 if fast[j] {

@@ -371,10 +371,43 @@ pub(crate) fn max(simd: V3, x: __m256, y: __m256) -> __m256 {
     avx._mm256_blendv_ps(avx._mm256_max_ps(x, y), x, avx._mm256_cmp_ps::<UNORD>(y, y))
 }
 
-/// Lane `j` of the result is bit `j` of `mask`.
+/// Lane `j` of the result is bit `j` of `mask`: the low byte copied into every byte, bit `j`
+/// kept in byte `j`, and byte `j` moved to 0 or 1 by adding `0x80 − 2^j` (so bit 7 is set
+/// exactly when bit `j` was, and no byte carries into the next). One 8-byte word, where
+/// lane by lane the compiler builds the bytes in vector registers.
 #[inline(always)]
 pub(crate) fn flags(mask: u32) -> [bool; LANES] {
-    std::array::from_fn(|j| mask >> j & 1 != 0)
+    const BYTES: u64 = 0x0101_0101_0101_0101;
+    let bit_j = (u64::from(mask & 0xff) * BYTES) & 0x8040_2010_0804_0201;
+    let ones = ((bit_j + 0x0040_6070_787c_7e7f) >> 7) & BYTES;
+    ones.to_le_bytes().map(|b| b != 0)
+}
+
+/// [`super::ends8`] with AVX2.
+#[inline(always)]
+pub(super) fn ends8(simd: V3, lo: &[f32; LANES], hi: &[f32; LANES]) -> (bool, [f32; LANES]) {
+    let avx = simd.avx;
+    let (l, h): (__m256, __m256) = (pulp::cast(*lo), pulp::cast(*hi));
+    let zero = avx._mm256_setzero_ps();
+    let neg = avx._mm256_xor_ps(l, avx._mm256_set1_ps(-0.0));
+    let zero_end = avx._mm256_or_ps(
+        avx._mm256_cmp_ps::<EQ>(l, zero),
+        avx._mm256_cmp_ps::<EQ>(h, zero),
+    );
+    let ends = avx._mm256_or_ps(zero_end, avx._mm256_cmp_ps::<EQ>(neg, h));
+    let extreme = avx._mm256_blendv_ps(h, l, avx._mm256_cmp_ps::<GT>(neg, h));
+    (avx._mm256_movemask_ps(ends) != 0, pulp::cast(extreme))
+}
+
+/// [`super::near`] for eight zero points in one register.
+#[inline(always)]
+pub(super) fn near8(simd: V3, zero_points: &[i32; LANES], qmin: i32, qmax: i32) -> bool {
+    let (avx, avx2) = (simd.avx, simd.avx2);
+    let magnitude = avx2._mm256_abs_epi32(pulp::cast(*zero_points));
+    // `|i32::MIN|` is 2^31 read unsigned, as `unsigned_abs` gives it.
+    let limit = avx._mm256_set1_epi32(super::NEAR.cast_signed());
+    let within = avx2._mm256_cmpeq_epi32(avx2._mm256_max_epu32(magnitude, limit), limit);
+    avx2._mm256_movemask_epi8(within) == -1 && super::near_codes(qmin, qmax)
 }
 
 /// [`super::consts_lanes`] for eight blocks when every lane's zero point leaves its codes'
@@ -389,7 +422,7 @@ pub(super) fn consts8_lanes(
     max: &[f32; LANES],
     (qmin, qmax): (i32, i32),
 ) -> Option<(ConstLanes<LANES>, [bool; LANES])> {
-    if !(kind.offset || super::near(&p.zero_point, qmin, qmax)) {
+    if !(kind.offset || near8(simd, &p.zero_point, qmin, qmax)) {
         return None;
     }
     let (avx, avx2) = (simd.avx, simd.avx2);
@@ -447,9 +480,26 @@ pub(super) fn consts8_lanes(
     Some((k, fast))
 }
 
+/// [`blocks`] written into `out`.
+#[inline(always)]
+pub(super) fn blocks_into(simd: V3, k: &ConstLanes<LANES>, out: &mut [Consts; LANES]) {
+    let (cols, qmax, bias) = columns(simd, k);
+    for (slot, c) in out.iter_mut().zip(cols) {
+        *slot = block(c, qmax, bias);
+    }
+}
+
 /// One [`Consts`] per block of the eight in `k`'s lanes: the fields transposed in registers.
 #[inline(always)]
 pub(super) fn blocks(simd: V3, k: &ConstLanes<LANES>) -> [Consts; LANES] {
+    let (cols, qmax, bias) = columns(simd, k);
+    cols.map(|c| block(c, qmax, bias))
+}
+
+/// The eight blocks' first eight fields (one row per block), and the shared `qmax` and
+/// `bias`.
+#[inline(always)]
+fn columns(simd: V3, k: &ConstLanes<LANES>) -> ([[f32; LANES]; LANES], f32, f32) {
     let rows = [
         pulp::cast(k.code_scale),
         pulp::cast(k.recip),
@@ -462,7 +512,13 @@ pub(super) fn blocks(simd: V3, k: &ConstLanes<LANES>) -> [Consts; LANES] {
     ];
     let cols: [[f32; LANES]; LANES] = transpose(simd, rows).map(pulp::cast);
     let (qmax, bias) = (k.qmax, 8_388_608.0 - k.qmin);
-    cols.map(|c| Consts {
+    (cols, qmax, bias)
+}
+
+/// A block's [`Consts`] from its first eight fields `c`, `qmax` and `bias`.
+#[inline(always)]
+fn block(c: [f32; LANES], qmax: f32, bias: f32) -> Consts {
+    Consts {
         code_scale: c[0],
         recip: c[1],
         zero_f: c[2],
@@ -473,7 +529,7 @@ pub(super) fn blocks(simd: V3, k: &ConstLanes<LANES>) -> [Consts; LANES] {
         qmin: c[7],
         qmax,
         bias,
-    })
+    }
 }
 
 /// `rows[i][j]` for `i` in `0..8`, read as eight rows of eight values, transposed: row `j`

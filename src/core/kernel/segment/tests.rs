@@ -204,6 +204,57 @@ proptest! {
         for j in (0..PARAM_LANES).filter(|&j| fast[j]) {
             prop_assert_eq!(soa.get(j), k8[j], "lane {}", j);
         }
+        // Appended in place after other blocks, as the ladder's rows collect them.
+        let mut out = vec![Consts::default(); 3];
+        soa.append_blocks(Avx2::detect(), &mut out);
+        prop_assert_eq!(out.len(), 3 + PARAM_LANES);
+        prop_assert_eq!(&out[3..], &soa.blocks(Avx2::detect())[..]);
+        prop_assert_eq!(&out[3..], &k8[..]);
+    }
+
+    /// Eight groups' ends tested at once are tested lane by lane, on ends with zeros of
+    /// both signs and magnitudes equal, one sign apart or not.
+    #[test]
+    fn eight_groups_ends_are_each_groups(
+        ends in prop::array::uniform8((
+            prop_oneof![Just(0.0f32), Just(-0.0), Just(1.5), Just(-1.5), -2.0f32..2.0],
+            prop_oneof![Just(0.0f32), Just(-0.0), Just(1.5), Just(-1.5), -2.0f32..2.0],
+        )),
+    ) {
+        let lo = ends.map(|(a, _)| a);
+        let hi = ends.map(|(_, b)| b);
+        let (any, extreme) = ends8(Avx2::detect(), &lo, &hi);
+        let (any_lanes, extreme_lanes) = ends8_lanes(&lo, &hi);
+        prop_assert_eq!(any, any_lanes);
+        prop_assert_eq!(extreme.map(f32::to_bits), extreme_lanes.map(f32::to_bits));
+    }
+
+    /// Eight zero points' test in one register is the test of each, around `2^23` and at
+    /// `i32`'s ends.
+    #[test]
+    fn eight_zero_points_near_as_each(
+        points in prop::array::uniform8(prop_oneof![
+            Just(0i32), Just(1 << 23), Just(-(1 << 23)), Just((1 << 23) + 1),
+            Just(-(1 << 23) - 1), Just(i32::MIN), Just(i32::MAX), -300i32..300,
+        ]),
+        (qmin, qmax) in prop_oneof![Just((-128, 127)), Just((0, 255)), Just((0, 1 << 24)), Just((-8, 7))],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(v3) = pulp::x86::V3::try_new() {
+            prop_assert_eq!(avx2::near8(v3, &points, qmin, qmax), near(&points, qmin, qmax));
+        }
+        let each = points.iter().all(|z| z.unsigned_abs() <= 1 << 23)
+            && i64::from(qmin.abs().max(qmax.abs())) + (1 << 23) <= 1 << 24;
+        prop_assert_eq!(near(&points, qmin, qmax), each);
+    }
+}
+
+#[test]
+fn flags_are_the_masks_bits() {
+    for mask in 0..256u32 {
+        let want: [bool; LANES] = std::array::from_fn(|j| mask >> j & 1 != 0);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(avx2::flags(mask), want, "mask {mask:#x}");
     }
 }
 

@@ -162,16 +162,19 @@ impl ParamCalc {
             avx._mm256_cvtpd_ps(scale64.hi),
             avx._mm256_cvtpd_ps(scale64.lo),
         );
-        // A degenerate scale under `Degenerate::One` or `Flat` imposes zero point 0.
+        // A degenerate scale under `Degenerate::One` or `Flat` imposes zero point 0: the
+        // lanes of the mask's bits cleared in one register.
+        let z = avx._mm256_set1_epi32(if self.float_min { 0 } else { self.sym_zero });
+        let zero_point = if self.imposes_zero {
+            let avx2 = simd.avx2;
+            let bit = avx._mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+            let set = avx._mm256_set1_epi32(degenerate.cast_signed());
+            let set = avx2._mm256_cmpeq_epi32(avx2._mm256_and_si256(set, bit), bit);
+            pulp::cast(avx2._mm256_andnot_si256(set, z))
+        } else {
+            pulp::cast(z)
+        };
         let degenerate = flags(degenerate);
-        let z = if self.float_min { 0 } else { self.sym_zero };
-        let zero_point = std::array::from_fn(|j| {
-            if self.imposes_zero && degenerate[j] {
-                0
-            } else {
-                z
-            }
-        });
         // Finite scale (and float minimum): `|x| < ∞` is false for NaN.
         let inf = avx._mm256_set1_ps(f32::INFINITY);
         let mut ok = avx._mm256_cmp_ps::<LT>(abs(simd, code_scale), inf);
