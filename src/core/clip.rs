@@ -913,38 +913,57 @@ fn approx_search(
     let mut finished = [(0.0f64, f64::INFINITY); CANDIDATES];
     let mut done = [false; CANDIDATES];
     let mut least = f64::INFINITY;
+    let mut finish = |k: usize, est: f64, least: &mut f64| {
+        finished[k] = (slack.lower(est), slack.upper(est));
+        done[k] = true;
+        *least = least.min(finished[k].1);
+    };
     let step = rest.len().div_ceil(APPROX_STEPS).max(4 * LANES);
-    for &k in order {
-        if bounds[k] > least {
-            continue;
+    if step >= 2 * PARALLEL {
+        // A block as large as a tensor: the first candidate alone, then the others side
+        // by side (see `side_by_side`).
+        let mut running = vec![order[0]];
+        let a = side_by_side(
+            kind,
+            consts,
+            start,
+            (rest, step),
+            (slack, least),
+            &mut running,
+        )?;
+        for &k in &running {
+            finish(k, head[k] + a[k], &mut least);
         }
-        let (mut a, mut at, mut dropped) = (0.0, part, false);
-        for values in rest.chunks(step) {
-            a += if values.len() >= 2 * PARALLEL {
-                // A block as large as a tensor: the step's parts on the pool.
-                values
-                    .par_chunks(PARALLEL)
-                    .map(|part| {
-                        crate::core::pass::vectorised(
-                            #[inline(always)]
-                            || approx_squares(kind, &consts[k], part),
-                        )
-                    })
-                    .sum::<Option<f64>>()?
-            } else {
-                approx_squares(kind, &consts[k], values)?
-            };
-            at += values.len();
-            if at < n && slack.lower(tail.bound(k, head[k] + a, at)) > least {
-                dropped = true;
-                break;
+        running.clear();
+        running.extend(order[1..].iter().copied().filter(|&k| bounds[k] <= least));
+        let a = side_by_side(
+            kind,
+            consts,
+            start,
+            (rest, step),
+            (slack, least),
+            &mut running,
+        )?;
+        for &k in &running {
+            finish(k, head[k] + a[k], &mut least);
+        }
+    } else {
+        for &k in order {
+            if bounds[k] > least {
+                continue;
             }
-        }
-        if !dropped {
-            let est = head[k] + a;
-            finished[k] = (slack.lower(est), slack.upper(est));
-            done[k] = true;
-            least = least.min(finished[k].1);
+            let (mut a, mut at, mut dropped) = (0.0, part, false);
+            for values in rest.chunks(step) {
+                a += approx_squares(kind, &consts[k], values)?;
+                at += values.len();
+                if at < n && slack.lower(tail.bound(k, head[k] + a, at)) > least {
+                    dropped = true;
+                    break;
+                }
+            }
+            if !dropped {
+                finish(k, head[k] + a, &mut least);
+            }
         }
     }
     // The finished candidate with the least upper bound, if every other one is above it.
@@ -956,6 +975,70 @@ fn approx_search(
         .filter(|&k| done[k] && k != best)
         .all(|k| finished[k].0 > upper)
         .then_some(best)
+}
+
+/// [`approx_search`]'s candidates `running` on a block as large as a tensor, from the
+/// search's `start`, over the values past its head (`rest`) in steps of `step` values: their
+/// approximate sums past the head (`None` when one is not finite). A candidate is dropped
+/// from `running` after any step whose bound shows that it cannot win against `least` (the
+/// least upper bound of a finished candidate), as in the loop of `approx_search`.
+///
+/// Each step goes to the pool in parts of [`PARALLEL`] values, and each part goes through
+/// every running candidate while it is in cache: one read of the block from memory per
+/// step for all of them, where a candidate at a time would read the whole block once per
+/// candidate (64 MiB for a 4096x4096 tensor, longer than the arithmetic on it). The first
+/// candidate of the search's order goes alone, to set `least` for the others. The sums are
+/// the same approximations in another order of additions: the bounds allow for that (see
+/// [`Slack`]), and the choice is settled only by bounds that hold for any order.
+fn side_by_side(
+    kind: Kind,
+    consts: &[Consts; CANDIDATES],
+    start: &Start,
+    (rest, step): (&[f32], usize),
+    (slack, least): (Slack, f64),
+    running: &mut Vec<usize>,
+) -> Option<[f64; CANDIDATES]> {
+    let n = start.part + rest.len();
+    let mut a = [0.0f64; CANDIDATES];
+    let mut at = start.part;
+    for values in rest.chunks(step) {
+        if running.is_empty() {
+            break;
+        }
+        let candidates = &running[..];
+        let sums = values
+            .par_chunks(PARALLEL)
+            .map(|part| {
+                crate::core::pass::vectorised(
+                    #[inline(always)]
+                    || {
+                        let mut sums = [0.0f64; CANDIDATES];
+                        for &k in candidates {
+                            sums[k] = approx_squares(kind, &consts[k], part)?;
+                        }
+                        Some(sums)
+                    },
+                )
+            })
+            .try_reduce(
+                || [0.0f64; CANDIDATES],
+                |mut x, y| {
+                    for (x, y) in x.iter_mut().zip(y) {
+                        *x += y;
+                    }
+                    Some(x)
+                },
+            )?;
+        for &k in candidates {
+            a[k] += sums[k];
+        }
+        at += values.len();
+        if at < n {
+            running
+                .retain(|&k| slack.lower(start.tail.bound(k, start.sums[k] + a[k], at)) <= least);
+        }
+    }
+    Some(a)
 }
 
 /// Steps of the values past the head in which [`approx_search`] goes over a candidate,
