@@ -18,7 +18,11 @@
 //! - at 4096², `ort-int8` with clipping, one configuration and with the ladder:
 //!   `ort-int8_p99.9_no-ladder`, `ort-int8_p99.9_ladder` (`--clip percentile:99.9`) and
 //!   `ort-int8_mse_no-ladder`, `ort-int8_mse_ladder` (`--clip mse`), to set beside
-//!   `ort-int8_no-ladder` and `ort-int8_ladder` of the same group.
+//!   `ort-int8_no-ladder` and `ort-int8_ladder` of the same group;
+//! - at 4096², the load of that matrix from a `.npy` file (written once to a temporary
+//!   directory, so the page cache holds it, as for numpy's warm `np.load`):
+//!   `load_npy_f32` (the file stores `<f4`) and `load_npy_f16` (`<f2`, converted to `f32`
+//!   on the way), through [`quantscope::io::load_path`] as `quantscope report` loads it.
 //!
 //! `benches/compare.py` times the same work with ONNX Runtime and numpy on the same machine.
 //!
@@ -33,6 +37,7 @@ use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, measurement
 use ndarray::Array2;
 use quantscope::core::config::Clipping;
 use quantscope::core::{Config, Matrix, Options, PresetOptions, analyse, analyse_with, preset};
+use quantscope::io::load_path;
 
 /// Side lengths of the benchmarked matrices.
 const SIZES: [usize; 3] = [256, 1024, 4096];
@@ -164,8 +169,55 @@ fn bench_size(c: &mut Criterion, n: usize, rows: Rows) {
     }
     if n >= 4096 {
         bench_clipping(&mut group, n, rows);
+        if matches!(rows, Rows::Spread) {
+            bench_load(&mut group, n, rows);
+        }
     }
     group.finish();
+}
+
+/// The bytes of a version 1.0 `.npy` file of the matrix, its values stored as `<f4`, or as
+/// `<f2` when `as_f16`.
+fn npy_bytes(m: &Matrix, as_f16: bool) -> Vec<u8> {
+    let (r, c) = m.values().dim();
+    let descr = if as_f16 { "<f2" } else { "<f4" };
+    let mut header =
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({r}, {c}), }}");
+    // Magic (6), version (2) and length (2) plus the header and its newline: a multiple of 64.
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let width = if as_f16 { 2 } else { 4 };
+    let mut bytes = Vec::with_capacity(10 + header.len() + r * c * width);
+    bytes.extend_from_slice(b"\x93NUMPY\x01\x00");
+    let len = u16::try_from(header.len()).expect("a short header");
+    bytes.extend_from_slice(&len.to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for &x in m.values() {
+        if as_f16 {
+            bytes.extend_from_slice(&half::f16::from_f32(x).to_le_bytes());
+        } else {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+/// The load of the matrix from `.npy` files stored as `f32` and as `f16` (each written on
+/// its bench's first call, so a filter that skips both writes neither).
+fn bench_load(group: &mut BenchmarkGroup<'_, WallTime>, n: usize, rows: Rows) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (label, as_f16) in [("f32", false), ("f16", true)] {
+        let path = dir.path().join(format!("weights_{label}.npy"));
+        group.bench_function(format!("load_npy_{label}"), |b| {
+            if !path.exists() {
+                std::fs::write(&path, npy_bytes(matrix(n, rows), as_f16))
+                    .expect("a writable temporary directory");
+            }
+            b.iter(|| load_path(black_box(&path)).expect("the file just written"));
+        });
+    }
 }
 
 /// `ort-int8` under percentile and MSE clipping, one configuration and with the ladder.

@@ -21,7 +21,8 @@ For each matrix (written as .npy under --dir, fixed seed):
                the full ladder (fresh processes, the `analyse` time), each set against the
                unclipped run of the same kind.
   load         the `load` time `quantscope report --timings` gives for the .npy file, against
-               numpy's warm `np.load` of the same file.
+               numpy's warm `np.load` of the same file; with the criterion benches, also
+               `load_npy_f32` (the bench's matrix of the same size, loaded in process).
   ORT, scales  ort-int8 on that matrix and on a plain gaussian one of the same size: a graph
                that also forms the scales, Abs -> ReduceMax over each row -> Div by 127 ->
                (a zero scale replaced by 1) -> QuantizeLinear -> DequantizeLinear (axis 0) ->
@@ -398,9 +399,12 @@ def main() -> None:
         c1, cl = ms["clip", clip, "one"], ms["clip", clip, "ladder"]
         print(f"| `--clip {clip}` | {c1:.1f} ms | {c1 / one:.1f}x | {cl:.1f} ms | {cl / c1:.1f}x |")
     load, np_load = ms["load"], ms["np.load"]
+    warm_load = None if a.no_criterion else criterion_ms(a.n, "load_npy_f32")
+    warm_text = (f"; in process (criterion `load_npy_f32`, its own copy of a matrix of the same "
+                 f"size and kind) {warm_load:.1f} ms ({warm_load / np_load:.2f}x)" if warm_load else "")
     print(f"\nLoad of the {m.nbytes / 2**20:.0f} MiB .npy file: quantscope {load:.1f} ms "
           f"(`report --timings`), numpy's warm `np.load` {np_load:.1f} ms "
-          f"({load / np_load:.2f}x).\n")
+          f"({load / np_load:.2f}x){warm_text}.\n")
 
     print("| `ort-int8`, scales formed by both | quantscope (fresh process, analyse) "
           "| ONNX Runtime graph with scales, optimisations off | ORT / quantscope |")
