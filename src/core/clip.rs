@@ -923,29 +923,22 @@ fn approx_search(
         // A block as large as a tensor: the first candidate alone, then the others side
         // by side (see `side_by_side`).
         let mut running = vec![order[0]];
-        let a = side_by_side(
-            kind,
-            consts,
-            start,
-            (rest, step),
-            (slack, least),
-            &mut running,
-        )?;
-        for &k in &running {
-            finish(k, head[k] + a[k], &mut least);
-        }
-        running.clear();
-        running.extend(order[1..].iter().copied().filter(|&k| bounds[k] <= least));
-        let a = side_by_side(
-            kind,
-            consts,
-            start,
-            (rest, step),
-            (slack, least),
-            &mut running,
-        )?;
-        for &k in &running {
-            finish(k, head[k] + a[k], &mut least);
+        for first in [true, false] {
+            if !first {
+                running.clear();
+                running.extend(order[1..].iter().copied().filter(|&k| bounds[k] <= least));
+            }
+            let a = side_by_side(
+                kind,
+                consts,
+                start,
+                (rest, step),
+                (slack, least),
+                &mut running,
+            )?;
+            for &k in &running {
+                finish(k, head[k] + a[k], &mut least);
+            }
         }
     } else {
         for &k in order {
