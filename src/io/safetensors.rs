@@ -34,6 +34,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use half::{bf16, f16};
 use ndarray::Array2;
 
@@ -311,13 +312,21 @@ fn convert(bytes: &[u8], dtype: Dtype, out: &mut Vec<f32>) {
                 .iter()
                 .map(|c| f32::from_le_bytes(*c)),
         ),
-        Dtype::F16 => out.extend(
-            bytes
-                .as_chunks::<2>()
-                .0
-                .iter()
-                .map(|c| f16::from_le_bytes(*c).to_f32()),
-        ),
+        Dtype::F16 => {
+            // 1024 values at a time through `half`'s slice conversion, which uses the
+            // CPU's F16C instructions where it has them (one value at a time is about four
+            // times slower).
+            let mut bits = [0u16; 1024];
+            let mut wide = [0f32; 1024];
+            for run in bytes.as_chunks::<2>().0.chunks(bits.len()) {
+                let (bits, wide) = (&mut bits[..run.len()], &mut wide[..run.len()]);
+                for (b, c) in bits.iter_mut().zip(run) {
+                    *b = u16::from_le_bytes(*c);
+                }
+                bits.reinterpret_cast::<f16>().convert_to_f32_slice(wide);
+                out.extend_from_slice(wide);
+            }
+        }
         Dtype::BF16 => out.extend(
             bytes
                 .as_chunks::<2>()
