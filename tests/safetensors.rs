@@ -669,3 +669,63 @@ proptest! {
         prop_assert_eq!(m.values().iter().copied().collect::<Vec<_>>(), values);
     }
 }
+
+#[test]
+fn f32_longer_than_one_read_loads_exactly_and_bad_f16_and_bf16_values_are_placed() {
+    // More values than one run of the direct read (1 MiB of f32), with distinct bits each.
+    let n: usize = (1 << 18) + 37;
+    let xs: Vec<f32> = (0..n)
+        .map(|i| f32::from_bits(0x3f80_0000 ^ (i as u32).wrapping_mul(2_654_435_761) >> 9))
+        .collect();
+    let cols = 2;
+    let rows = n.div_ceil(cols) as u64;
+    let mut ys = xs.clone();
+    ys.resize(rows as usize * cols, -0.0);
+    let mut inf16: Vec<u8> = [1.0_f32, 2.0, 3.0, 4.0, 5.0, 6.0]
+        .iter()
+        .flat_map(|&x| f16::from_f32(x).to_le_bytes())
+        .collect();
+    inf16[8..10].copy_from_slice(&f16::INFINITY.to_le_bytes());
+    let mut nan16: Vec<u8> = [1.0_f32, 2.0, 3.0, 4.0]
+        .iter()
+        .flat_map(|&x| bf16::from_f32(x).to_le_bytes())
+        .collect();
+    nan16[6..8].copy_from_slice(&bf16::NAN.to_le_bytes());
+    let path = temp(
+        "long.safetensors",
+        &file_bytes(&[
+            T {
+                name: "long",
+                dtype: "F32",
+                shape: &[rows, cols as u64],
+                data: f32s(&ys),
+            },
+            T {
+                name: "inf16",
+                dtype: "F16",
+                shape: &[3, 2],
+                data: inf16,
+            },
+            T {
+                name: "nan16",
+                dtype: "BF16",
+                shape: &[2, 2],
+                data: nan16,
+            },
+        ]),
+    );
+    let m = load_tensor(&path, "long").unwrap();
+    let got: Vec<u32> = m.values().iter().map(|v| v.to_bits()).collect();
+    let want: Vec<u32> = ys.iter().map(|v| v.to_bits()).collect();
+    assert_eq!(got, want);
+    let e = load_tensor(&path, "inf16").unwrap_err();
+    assert!(
+        matches!(e, SafetensorsError::NotFinite { row: 2, col: 0, value, .. } if value == f64::INFINITY),
+        "{e:?}"
+    );
+    let e = load_tensor(&path, "nan16").unwrap_err();
+    assert!(
+        matches!(e, SafetensorsError::NotFinite { row: 1, col: 1, .. }),
+        "{e:?}"
+    );
+}

@@ -36,8 +36,10 @@ mod header;
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 
 use crate::core::{Matrix, MatrixError};
-use data::{Data, SliceData, StreamData, file_index};
-use header::{Dtype, Header, describe, preamble, split_header};
+pub(crate) use data::{Data, StreamData};
+use data::{SliceData, file_index};
+pub(crate) use header::Dtype;
+use header::{Header, describe, preamble, split_header};
 
 /// Why a `.npy` file could not be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -19,9 +19,11 @@
 //! map), so this reader uses positioned reads instead, which bound memory the same way: it
 //! reads the 8-byte length and the header, validates the header completely
 //! ([`header::parse_header`]), then seeks to the one tensor asked for and reads only its byte
-//! range, in chunks of at most [`CHUNK_BYTES`], converting each chunk into the `f32` buffer
-//! (reserved once, from the validated size). The peak is the tensor's size as `f32` plus one
-//! chunk; the rest of the file is never read. A header that claims more bytes than the file
+//! range. F32, F16 and F64 data are read straight into the matrix's `f32` memory (allocated
+//! once, from the validated size), a run at a time, through the `.npy` reader's streamed
+//! decoding; BF16 in chunks of at most [`CHUNK_BYTES`], each converted into the `f32` buffer.
+//! The peak is the tensor's size as `f32` plus at most one chunk; the rest of the file is
+//! never read. A header that claims more bytes than the file
 //! holds is refused before anything is allocated from it.
 //!
 //! Every error names the file, and the tensor where there is one. The reader never panics.
@@ -34,15 +36,15 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
-use half::{bf16, f16};
-use ndarray::Array2;
+use half::bf16;
 
 pub use dtype::{Dtype, is_loadable};
 pub use error::{HeaderError, SafetensorsError};
 pub use header::{Header, MAX_HEADER_LEN, MAX_RANK, TensorInfo, parse_header};
 
-use crate::core::{Matrix, MatrixError};
+use crate::core::pages::Pages;
+use crate::core::{Matrix, MatrixError, first_not_finite_in};
+use crate::io::npy::{Data, Dtype as NpyDtype, StreamData};
 
 /// Raw bytes read and converted at a time while loading a tensor.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -161,15 +163,8 @@ impl Safetensors {
         } else {
             (first, trailing.iter().product())
         };
-        let values = self.read_values(info, cols)?;
-        let values = Array2::from_shape_vec((rows, cols), values).map_err(|_| {
-            SafetensorsError::TooLarge {
-                file: file.clone(),
-                tensor: tensor(),
-                bytes: info.elements().saturating_mul(4),
-            }
-        })?;
-        Matrix::new(values).map_err(|e| match e {
+        let (values, first_bad) = self.read_values(info, cols)?;
+        Matrix::from_flat(values, rows, cols, first_bad).map_err(|e| match e {
             MatrixError::NotFinite { row, col, value } => SafetensorsError::NotFinite {
                 file,
                 tensor: tensor(),
@@ -186,9 +181,16 @@ impl Safetensors {
         })
     }
 
-    /// Reads the tensor's bytes in chunks and converts them to `f32`; an F64 value beyond
+    /// Reads the tensor's values as `f32`, with the index of the first that is not finite,
+    /// if any. F32, F16 and F64 data go through the `.npy` reader's streamed decoding
+    /// ([`StreamData`]), which reads straight into the matrix's memory (F16 widened in
+    /// place with F16C); BF16 goes through a buffer of [`CHUNK_BYTES`]. An F64 value beyond
     /// `f32`'s range is reported rather than turned into an infinity.
-    fn read_values(&self, info: &TensorInfo, cols: usize) -> Result<Vec<f32>, SafetensorsError> {
+    fn read_values(
+        &self,
+        info: &TensorInfo,
+        cols: usize,
+    ) -> Result<(Pages<f32>, Option<usize>), SafetensorsError> {
         let file = self.path.display().to_string();
         let io = |source| SafetensorsError::Io {
             file: file.clone(),
@@ -199,14 +201,38 @@ impl Safetensors {
             tensor: info.name.clone(),
             bytes: info.elements().saturating_mul(4),
         };
-        let count = usize::try_from(info.elements()).map_err(|_| too_large())?;
+        let count = usize::try_from(info.elements())
+            .ok()
+            .filter(|n| n.checked_mul(4).is_some_and(|b| isize::try_from(b).is_ok()))
+            .ok_or_else(too_large)?;
+        let mut f = File::open(&self.path).map_err(io)?;
+        let start = self.header.data_start + info.data_offsets.0;
+        let streamed = match info.dtype {
+            Dtype::F32 => Some(NpyDtype::F32),
+            Dtype::F16 => Some(NpyDtype::F16),
+            Dtype::F64 => Some(NpyDtype::F64),
+            _ => None,
+        };
+        if let Some(dtype) = streamed {
+            let mut data = StreamData {
+                reader: &mut f,
+                start,
+            };
+            let (values, first_bad) = data.decode(count, dtype, false).map_err(io)?;
+            if let (NpyDtype::F64, Some(index)) = (dtype, first_bad) {
+                return Err(SafetensorsError::NotFinite {
+                    file,
+                    tensor: info.name.clone(),
+                    row: index / cols.max(1),
+                    col: index % cols.max(1),
+                    value: data.f64_at(index, false).unwrap_or(f64::NAN),
+                });
+            }
+            return Ok((values, first_bad));
+        }
         let mut values: Vec<f32> = Vec::new();
         values.try_reserve_exact(count).map_err(|_| too_large())?;
-        let mut f = File::open(&self.path).map_err(io)?;
-        f.seek(SeekFrom::Start(
-            self.header.data_start + info.data_offsets.0,
-        ))
-        .map_err(io)?;
+        f.seek(SeekFrom::Start(start)).map_err(io)?;
         let mut remaining = info.bytes();
         let mut chunk = vec![0_u8; CHUNK_BYTES.min(usize::try_from(remaining).unwrap_or(0))];
         while remaining > 0 {
@@ -214,26 +240,10 @@ impl Safetensors {
             let buf = &mut chunk[..n];
             f.read_exact(buf).map_err(io)?;
             remaining -= n as u64;
-            let start = values.len();
             convert(buf, info.dtype, &mut values);
-            if info.dtype == Dtype::F64
-                && let Some(i) = values[start..].iter().position(|v| !v.is_finite())
-            {
-                let raw = buf
-                    .get(i * 8..i * 8 + 8)
-                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                    .unwrap_or_default();
-                let index = start + i;
-                return Err(SafetensorsError::NotFinite {
-                    file,
-                    tensor: info.name.clone(),
-                    row: index / cols.max(1),
-                    col: index % cols.max(1),
-                    value: f64::from_le_bytes(raw),
-                });
-            }
         }
-        Ok(values)
+        let first_bad = first_not_finite_in(&values);
+        Ok((Pages::Heap(values), first_bad))
     }
 
     /// A hint for a name that is not in the file: names containing it, or how to list them.
@@ -300,50 +310,18 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(have)
 }
 
-/// Appends the little-endian values in `bytes` as `f32`. `bytes` holds whole values: every
-/// chunk but the last is [`CHUNK_BYTES`] long (a multiple of 8), and the last ends where the
-/// tensor ends.
+/// Appends the little-endian BF16 values in `bytes` as `f32` (each exact). `bytes` holds
+/// whole values: every chunk but the last is [`CHUNK_BYTES`] long (even), and the last ends
+/// where the tensor ends. Other dtypes are read by [`StreamData`] or refused before reading.
 fn convert(bytes: &[u8], dtype: Dtype, out: &mut Vec<f32>) {
-    match dtype {
-        Dtype::F32 => out.extend(
-            bytes
-                .as_chunks::<4>()
-                .0
-                .iter()
-                .map(|c| f32::from_le_bytes(*c)),
-        ),
-        Dtype::F16 => {
-            // 1024 values at a time through `half`'s slice conversion, which uses the
-            // CPU's F16C instructions where it has them (one value at a time is about four
-            // times slower).
-            let mut bits = [0u16; 1024];
-            let mut wide = [0f32; 1024];
-            for run in bytes.as_chunks::<2>().0.chunks(bits.len()) {
-                let (bits, wide) = (&mut bits[..run.len()], &mut wide[..run.len()]);
-                for (b, c) in bits.iter_mut().zip(run) {
-                    *b = u16::from_le_bytes(*c);
-                }
-                bits.reinterpret_cast::<f16>().convert_to_f32_slice(wide);
-                out.extend_from_slice(wide);
-            }
-        }
-        Dtype::BF16 => out.extend(
+    if dtype == Dtype::BF16 {
+        out.extend(
             bytes
                 .as_chunks::<2>()
                 .0
                 .iter()
                 .map(|c| bf16::from_le_bytes(*c).to_f32()),
-        ),
-        // Values beyond f32's range become infinities here; the caller reports them.
-        Dtype::F64 => out.extend(
-            bytes
-                .as_chunks::<8>()
-                .0
-                .iter()
-                .map(|c| f64::from_le_bytes(*c) as f32),
-        ),
-        // Other dtypes are refused before reading.
-        _ => {}
+        );
     }
 }
 

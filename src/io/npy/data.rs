@@ -10,7 +10,7 @@ use crate::core::first_not_finite_in;
 use crate::core::pages::Pages;
 
 /// The data bytes after the header, wherever they are.
-pub(super) trait Data {
+pub(crate) trait Data {
     /// Why the bytes could not be read.
     type Error;
     /// Decodes all `count` elements (the bytes are known to be exactly that many), with the
@@ -47,9 +47,9 @@ impl Data for SliceData<'_> {
 }
 
 /// Data in a seekable stream, starting at byte `start`.
-pub(super) struct StreamData<'a, R> {
-    pub(super) reader: &'a mut R,
-    pub(super) start: u64,
+pub(crate) struct StreamData<'a, R> {
+    pub(crate) reader: &'a mut R,
+    pub(crate) start: u64,
 }
 
 /// `f16` values widened at a time, from a copy of their bits, by `half`'s slice conversion

@@ -31,7 +31,7 @@ pub(super) const MAX_DEPTH: usize = 16;
 
 /// Element types the reader accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Dtype {
+pub(crate) enum Dtype {
     F16,
     F32,
     F64,
