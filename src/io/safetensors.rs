@@ -23,8 +23,8 @@
 //! once, from the validated size), a run at a time, through the `.npy` reader's streamed
 //! decoding; BF16 in chunks of at most [`CHUNK_BYTES`], each converted into the `f32` buffer.
 //! The peak is the tensor's size as `f32` plus at most one chunk; the rest of the file is
-//! never read. A header that claims more bytes than the file
-//! holds is refused before anything is allocated from it.
+//! never read. A header that claims more bytes than the file holds is refused before
+//! anything is allocated from it.
 //!
 //! Every error names the file, and the tensor where there is one. The reader never panics.
 
@@ -211,6 +211,7 @@ impl Safetensors {
             Dtype::F32 => Some(NpyDtype::F32),
             Dtype::F16 => Some(NpyDtype::F16),
             Dtype::F64 => Some(NpyDtype::F64),
+            // BF16, the one other dtype `load` lets through.
             _ => None,
         };
         if let Some(dtype) = streamed {
@@ -240,7 +241,7 @@ impl Safetensors {
             let buf = &mut chunk[..n];
             f.read_exact(buf).map_err(io)?;
             remaining -= n as u64;
-            convert(buf, info.dtype, &mut values);
+            widen_bf16(buf, &mut values);
         }
         let first_bad = first_not_finite_in(&values);
         Ok((Pages::Heap(values), first_bad))
@@ -312,17 +313,15 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// Appends the little-endian BF16 values in `bytes` as `f32` (each exact). `bytes` holds
 /// whole values: every chunk but the last is [`CHUNK_BYTES`] long (even), and the last ends
-/// where the tensor ends. Other dtypes are read by [`StreamData`] or refused before reading.
-fn convert(bytes: &[u8], dtype: Dtype, out: &mut Vec<f32>) {
-    if dtype == Dtype::BF16 {
-        out.extend(
-            bytes
-                .as_chunks::<2>()
-                .0
-                .iter()
-                .map(|c| bf16::from_le_bytes(*c).to_f32()),
-        );
-    }
+/// where the tensor ends.
+fn widen_bf16(bytes: &[u8], out: &mut Vec<f32>) {
+    out.extend(
+        bytes
+            .as_chunks::<2>()
+            .0
+            .iter()
+            .map(|c| bf16::from_le_bytes(*c).to_f32()),
+    );
 }
 
 /// Lists every tensor of the file at `path` (any dtype), sorted by name. Reads only the
