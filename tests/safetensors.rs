@@ -7,8 +7,8 @@ use std::path::Path;
 use half::{bf16, f16};
 use proptest::prelude::*;
 use quantscope::io::safetensors::{
-    CHUNK_BYTES, Dtype, HeaderError, MAX_HEADER_LEN, Safetensors, SafetensorsError, list_tensors,
-    load_tensor, parse_header,
+    Dtype, HeaderError, MAX_HEADER_LEN, Safetensors, SafetensorsError, list_tensors, load_tensor,
+    parse_header,
 };
 use quantscope::io::{LoadError, load_path, load_path_tensor};
 
@@ -95,15 +95,18 @@ fn lists_every_tensor_sorted_by_name_with_dtype_shape_and_bytes() {
     assert_eq!(file.header().data_len, 54);
 }
 
-/// Every finite `f16` (subnormals and both signs), 63 488 values, repeated and cut to a
-/// length that spans two read chunks ([`CHUNK_BYTES`]) and ends inside a run of the
-/// conversion: each value loads as `f16::to_f32` widens it, in its place.
+/// Values in a 16-bit tensor long enough to span several runs of the direct read (2^18
+/// values each), ending inside a run of the widening (1024 values).
+const LONG_16: usize = (1 << 19) + 1_000_003;
+
+/// Every finite `f16` (subnormals and both signs), 63 488 values, repeated and cut to
+/// [`LONG_16`]: each value loads as `f16::to_f32` widens it, in its place.
 #[test]
 fn every_finite_f16_loads_as_widened_one_value_at_a_time() {
     let finite: Vec<u16> = (0..=0xffff_u16)
         .filter(|&b| f16::from_bits(b).is_finite())
         .collect();
-    let n = CHUNK_BYTES / 2 + 1_000_003;
+    let n = LONG_16;
     let bits: Vec<u16> = finite.iter().copied().cycle().take(n).collect();
     let bytes: Vec<u8> = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
     let path = temp(
@@ -123,6 +126,36 @@ fn every_finite_f16_loads_as_widened_one_value_at_a_time() {
         .collect();
     let got: Vec<u32> = m.values().iter().map(|x| x.to_bits()).collect();
     assert!(got == want, "some f16 loaded as another value");
+}
+
+/// Every finite `bf16` (subnormals and both signs), 65 280 values, repeated and cut to
+/// [`LONG_16`]: each value loads as `bf16::to_f32` widens it, in its place.
+#[test]
+fn every_finite_bf16_loads_as_widened_one_value_at_a_time() {
+    let finite: Vec<u16> = (0..=0xffff_u16)
+        .filter(|&b| bf16::from_bits(b).is_finite())
+        .collect();
+    assert_eq!(finite.len(), 65_280);
+    let n = LONG_16;
+    let bits: Vec<u16> = finite.iter().copied().cycle().take(n).collect();
+    let bytes: Vec<u8> = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
+    let path = temp(
+        "every_bf16.safetensors",
+        &file_bytes(&[T {
+            name: "b",
+            dtype: "BF16",
+            shape: &[n as u64],
+            data: bytes,
+        }]),
+    );
+    let m = load_tensor(&path, "b").unwrap();
+    assert_eq!(m.shape(), (1, n));
+    let want: Vec<u32> = bits
+        .iter()
+        .map(|&b| bf16::from_bits(b).to_f32().to_bits())
+        .collect();
+    let got: Vec<u32> = m.values().iter().map(|x| x.to_bits()).collect();
+    assert!(got == want, "some bf16 loaded as another value");
 }
 
 #[test]

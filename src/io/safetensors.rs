@@ -19,11 +19,10 @@
 //! map), so this reader uses positioned reads instead, which bound memory the same way: it
 //! reads the 8-byte length and the header, validates the header completely
 //! ([`header::parse_header`]), then seeks to the one tensor asked for and reads only its byte
-//! range. F32, F16 and F64 data are read straight into the matrix's `f32` memory (allocated
-//! once, from the validated size), a run at a time, through the `.npy` reader's streamed
-//! decoding; BF16 in chunks of at most [`CHUNK_BYTES`], each converted into the `f32` buffer.
-//! The peak is the tensor's size as `f32` plus at most one chunk; the rest of the file is
-//! never read. A header that claims more bytes than the file holds is refused before
+//! range. The data are read straight into the matrix's `f32` memory (allocated once, from
+//! the validated size), a run at a time, through the `.npy` reader's streamed decoding; 16-
+//! and 64-bit values are widened or narrowed on the way. The peak is the tensor's size as
+//! `f32` plus a buffer of 64 KiB at most; the rest of the file is never read. A header that claims more bytes than the file holds is refused before
 //! anything is allocated from it.
 //!
 //! Every error names the file, and the tensor where there is one. The reader never panics.
@@ -33,21 +32,16 @@ mod error;
 pub mod header;
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::Path;
-
-use half::bf16;
 
 pub use dtype::{Dtype, is_loadable};
 pub use error::{HeaderError, SafetensorsError};
 pub use header::{Header, MAX_HEADER_LEN, MAX_RANK, TensorInfo, parse_header};
 
 use crate::core::pages::Pages;
-use crate::core::{Matrix, MatrixError, first_not_finite_in};
+use crate::core::{Matrix, MatrixError};
 use crate::io::npy::{Data, Dtype as NpyDtype, StreamData};
-
-/// Raw bytes read and converted at a time while loading a tensor.
-pub const CHUNK_BYTES: usize = 1 << 20;
 
 /// How many candidate names an "ambiguous" error shows.
 const CANDIDATES_SHOWN: usize = 5;
@@ -182,10 +176,9 @@ impl Safetensors {
     }
 
     /// Reads the tensor's values as `f32`, with the index of the first that is not finite,
-    /// if any. F32, F16 and F64 data go through the `.npy` reader's streamed decoding
-    /// ([`StreamData`]), which reads straight into the matrix's memory (F16 widened in
-    /// place with F16C); BF16 goes through a buffer of [`CHUNK_BYTES`]. An F64 value beyond
-    /// `f32`'s range is reported rather than turned into an infinity.
+    /// if any, through the `.npy` reader's streamed decoding ([`StreamData`]), which reads
+    /// straight into the matrix's memory (F16 and BF16 widened in place, F16 with F16C). An
+    /// F64 value beyond `f32`'s range is reported rather than turned into an infinity.
     fn read_values(
         &self,
         info: &TensorInfo,
@@ -207,44 +200,28 @@ impl Safetensors {
             .ok_or_else(too_large)?;
         let mut f = File::open(&self.path).map_err(io)?;
         let start = self.header.data_start + info.data_offsets.0;
-        let streamed = match info.dtype {
-            Dtype::F32 => Some(NpyDtype::F32),
-            Dtype::F16 => Some(NpyDtype::F16),
-            Dtype::F64 => Some(NpyDtype::F64),
+        let dtype = match info.dtype {
+            Dtype::F32 => NpyDtype::F32,
+            Dtype::F16 => NpyDtype::F16,
+            Dtype::F64 => NpyDtype::F64,
             // BF16, the one other dtype `load` lets through.
-            _ => None,
+            _ => NpyDtype::Bf16,
         };
-        if let Some(dtype) = streamed {
-            let mut data = StreamData {
-                reader: &mut f,
-                start,
-            };
-            let (values, first_bad) = data.decode(count, dtype, false).map_err(io)?;
-            if let (NpyDtype::F64, Some(index)) = (dtype, first_bad) {
-                return Err(SafetensorsError::NotFinite {
-                    file,
-                    tensor: info.name.clone(),
-                    row: index / cols.max(1),
-                    col: index % cols.max(1),
-                    value: data.f64_at(index, false).unwrap_or(f64::NAN),
-                });
-            }
-            return Ok((values, first_bad));
+        let mut data = StreamData {
+            reader: &mut f,
+            start,
+        };
+        let (values, first_bad) = data.decode(count, dtype, false).map_err(io)?;
+        if let (NpyDtype::F64, Some(index)) = (dtype, first_bad) {
+            return Err(SafetensorsError::NotFinite {
+                file,
+                tensor: info.name.clone(),
+                row: index / cols.max(1),
+                col: index % cols.max(1),
+                value: data.f64_at(index, false).unwrap_or(f64::NAN),
+            });
         }
-        let mut values: Vec<f32> = Vec::new();
-        values.try_reserve_exact(count).map_err(|_| too_large())?;
-        f.seek(SeekFrom::Start(start)).map_err(io)?;
-        let mut remaining = info.bytes();
-        let mut chunk = vec![0_u8; CHUNK_BYTES.min(usize::try_from(remaining).unwrap_or(0))];
-        while remaining > 0 {
-            let n = CHUNK_BYTES.min(usize::try_from(remaining).unwrap_or(CHUNK_BYTES));
-            let buf = &mut chunk[..n];
-            f.read_exact(buf).map_err(io)?;
-            remaining -= n as u64;
-            widen_bf16(buf, &mut values);
-        }
-        let first_bad = first_not_finite_in(&values);
-        Ok((Pages::Heap(values), first_bad))
+        Ok((values, first_bad))
     }
 
     /// A hint for a name that is not in the file: names containing it, or how to list them.
@@ -309,19 +286,6 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
         }
     }
     Ok(have)
-}
-
-/// Appends the little-endian BF16 values in `bytes` as `f32` (each exact). `bytes` holds
-/// whole values: every chunk but the last is [`CHUNK_BYTES`] long (even), and the last ends
-/// where the tensor ends.
-fn widen_bf16(bytes: &[u8], out: &mut Vec<f32>) {
-    out.extend(
-        bytes
-            .as_chunks::<2>()
-            .0
-            .iter()
-            .map(|c| bf16::from_le_bytes(*c).to_f32()),
-    );
 }
 
 /// Lists every tensor of the file at `path` (any dtype), sorted by name. Reads only the

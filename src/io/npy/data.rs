@@ -2,8 +2,8 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use half::f16;
 use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+use half::{bf16, f16};
 
 use super::header::Dtype;
 use crate::core::first_not_finite_in;
@@ -52,9 +52,9 @@ pub(crate) struct StreamData<'a, R> {
     pub(crate) start: u64,
 }
 
-/// `f16` values widened at a time, from a copy of their bits, by `half`'s slice conversion
-/// ([`HalfFloatSliceExt::convert_to_f32_slice`]), which uses the CPU's F16C instructions
-/// where it has them, eight values per instruction.
+/// 16-bit values widened at a time, from a copy of their bits: `f16` by `half`'s slice
+/// conversion ([`HalfFloatSliceExt::convert_to_f32_slice`]), which uses the CPU's F16C
+/// instructions where it has them, eight values per instruction; `bf16` by a shift.
 const WIDEN: usize = 1024;
 
 /// Bytes converted per read of a stream (a multiple of every element size).
@@ -67,9 +67,9 @@ const DIRECT: usize = 1 << 18;
 impl<R: Read + Seek> Data for StreamData<'_, R> {
     type Error = std::io::Error;
     /// Reads straight into the matrix's values: `f32` data is read into them as it is (its
-    /// bytes put in order afterwards if the file is big-endian); `f16` data is read into
-    /// the upper half of each run of values' bytes and widened forward in place, [`WIDEN`]
-    /// values at a time; `f64`
+    /// bytes put in order afterwards if the file is big-endian); `f16` and `bf16` data is
+    /// read into the upper half of each run of values' bytes and widened forward in place,
+    /// [`WIDEN`] values at a time; `f64`
     /// data goes through a buffer of [`CHUNK`] bytes. The values are allocated zeroed,
     /// which for a matrix of any size is fresh memory from the system, not a pass of
     /// writes, and from 2 MiB on memory that asks for huge pages ([`Pages`]): the read then
@@ -106,7 +106,7 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
                     check(i, DIRECT, run);
                 }
             }
-            Dtype::F16 => {
+            Dtype::F16 | Dtype::Bf16 => {
                 let mut bits = [0u16; WIDEN];
                 for (i, run) in out.chunks_mut(DIRECT).enumerate() {
                     let n = run.len();
@@ -129,8 +129,15 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
                                 u16::from_le(*b)
                             };
                         }
-                        bits.reinterpret_cast::<f16>()
-                            .convert_to_f32_slice(&mut run[j..j + len]);
+                        let to = &mut run[j..j + len];
+                        if dtype == Dtype::F16 {
+                            bits.reinterpret_cast::<f16>().convert_to_f32_slice(to);
+                        } else {
+                            // A bfloat16 is the upper half of the `f32` it stands for.
+                            for (v, &b) in to.iter_mut().zip(bits.iter()) {
+                                *v = f32::from_bits(u32::from(b) << 16);
+                            }
+                        }
                         j += len;
                     }
                     check(i, DIRECT, run);
@@ -187,6 +194,7 @@ pub(super) fn decode(data: &[u8], dtype: Dtype, big_endian: bool, out: &mut Vec<
         Dtype::F32 => convert!(4, f32::from_le_bytes),
         // Values beyond f32's range become infinities here; `build` reports them.
         Dtype::F64 => convert!(8, |raw| f64::from_le_bytes(raw) as f32),
+        Dtype::Bf16 => convert!(2, |raw| bf16::from_le_bytes(raw).to_f32()),
     }
 }
 

@@ -35,13 +35,16 @@ pub(crate) enum Dtype {
     F16,
     F32,
     F64,
+    /// bfloat16, which no `.npy` header names: only safetensors files hand it to the
+    /// streamed decoding.
+    Bf16,
 }
 
 impl Dtype {
     /// Bytes per value.
     pub(super) fn size(self) -> usize {
         match self {
-            Self::F16 => 2,
+            Self::F16 | Self::Bf16 => 2,
             Self::F32 => 4,
             Self::F64 => 8,
         }
@@ -53,6 +56,7 @@ impl Dtype {
             Self::F16 => "f16",
             Self::F32 => "f32",
             Self::F64 => "f64",
+            Self::Bf16 => "bf16",
         }
     }
 }
