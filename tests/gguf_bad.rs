@@ -1,11 +1,14 @@
 //! Hand-made GGUF files that lie: truncated, counts and lengths past the end, unknown types,
 //! misaligned or overlapping data. Each must give its own clear error (naming the field),
-//! never a panic or a huge allocation; the CLI exits with status 2.
+//! never a panic or a huge allocation; the CLI exits with status 2. Float tensors load
+//! bit for bit, and a value that is not finite is placed.
 
 use std::path::PathBuf;
 
+use half::{bf16, f16};
 use proptest::prelude::*;
-use quantscope::io::gguf::{ParseError, parse_header};
+use quantscope::core::Matrix;
+use quantscope::io::gguf::{Gguf, GgufError, ParseError, parse_header};
 
 #[path = "common/files.rs"]
 mod files;
@@ -272,6 +275,68 @@ fn misplaced_data_is_refused() {
         parse_header(&b, b.len() as u64),
         Err(ParseError::NotGguf { .. })
     ));
+}
+
+/// 16-bit tensors longer than several runs of the direct read (2^18 values) load bit for
+/// bit as `half` widens each value; a NaN F16 and an F64 beyond `f32`'s range are refused
+/// at their row and column, the F64 with its value as stored.
+#[test]
+fn float_tensors_load_exactly_and_bad_values_are_placed() {
+    let (rows, cols) = (700_usize, 1000_usize);
+    let finite = |f: fn(u16) -> bool| -> Vec<u16> {
+        (0..=0xffff_u16)
+            .filter(|&b| f(b))
+            .cycle()
+            .take(rows * cols)
+            .collect()
+    };
+    let h = finite(|b| f16::from_bits(b).is_finite());
+    let b = finite(|b| bf16::from_bits(b).is_finite());
+    let le = |bits: &[u16]| -> Vec<u8> { bits.iter().flat_map(|v| v.to_le_bytes()).collect() };
+    let d = [1.0_f64, 2.0, 3.0, 4.0, 5.0, 1e300];
+    let nan = [0x3c00_u16, 0x4000, 0x7e00, 0x4200];
+    let mut data = le(&h);
+    data.extend(le(&b));
+    data.extend(d.iter().flat_map(|v| v.to_le_bytes()));
+    data.resize(2_800_064, 0);
+    data.extend(le(&nan));
+    let (r, c) = (rows as u64, cols as u64);
+    let f = File {
+        tensors: vec![
+            ("h".into(), vec![c, r], 1, 0),
+            ("b".into(), vec![c, r], 30, 1_400_000),
+            ("d".into(), vec![3, 2], 28, 2_800_000),
+            ("nan".into(), vec![2, 2], 1, 2_800_064),
+        ],
+        data,
+        ..File::good()
+    };
+    let file = files::temp_file("floats.gguf", &f.bytes());
+    let g = Gguf::open(&file).unwrap();
+    let bits = |m: &Matrix| -> Vec<u32> { m.values().iter().map(|v| v.to_bits()).collect() };
+    let m = g.load("h").unwrap();
+    assert_eq!(m.shape(), (rows, cols));
+    let want: Vec<u32> = h
+        .iter()
+        .map(|&v| f16::from_bits(v).to_f32().to_bits())
+        .collect();
+    assert!(bits(&m) == want, "some f16 loaded as another value");
+    let m = g.load("b").unwrap();
+    let want: Vec<u32> = b
+        .iter()
+        .map(|&v| bf16::from_bits(v).to_f32().to_bits())
+        .collect();
+    assert!(bits(&m) == want, "some bf16 loaded as another value");
+    let e = g.load("d").unwrap_err();
+    assert!(
+        matches!(e, GgufError::NotFinite { row: 1, col: 2, value, .. } if value == 1e300),
+        "{e:?}"
+    );
+    let e = g.load("nan").unwrap_err();
+    assert!(
+        matches!(e, GgufError::NotFinite { row: 1, col: 0, value, .. } if value.is_nan()),
+        "{e:?}"
+    );
 }
 
 #[test]

@@ -8,8 +8,8 @@
 //! Tensors are read with positioned reads (the crate forbids `unsafe`, so no memory map),
 //! one tensor at a time:
 //!
-//! - F32, F16, BF16 and F64 tensors load as a [`Matrix`] ([`Gguf::load`]), converted to
-//!   `f32` in chunks of [`CHUNK_BYTES`], like a safetensors tensor;
+//! - F32, F16, BF16 and F64 tensors load as a [`Matrix`] ([`Gguf::load`]), read straight
+//!   into its `f32` memory and converted on the way, like a safetensors tensor;
 //! - every tensor's stored bytes can be read row by row ([`Gguf::read_rows`]), which is how
 //!   quantized blocks reach their decoders.
 //!
@@ -26,18 +26,13 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use half::{bf16, f16};
-use ndarray::Array2;
-
 pub use error::{GgufError, ParseError};
 pub use metadata::{MetadataJson, Value};
 pub use parse::read_header;
 pub use types::{GgmlType, ValueType};
 
 use crate::core::{Matrix, MatrixError};
-
-/// Raw bytes read and converted at a time while loading a tensor.
-pub const CHUNK_BYTES: usize = 1 << 20;
+use crate::io::npy::{Data, Dtype as NpyDtype, StreamData};
 
 /// One tensor as the header describes it, after validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -252,32 +247,39 @@ impl Gguf {
             tensor: t.name.clone(),
             bytes: t.elements().saturating_mul(4),
         };
-        let count = usize::try_from(t.elements()).map_err(|_| too_large())?;
-        let mut values: Vec<f32> = Vec::new();
-        values.try_reserve_exact(count).map_err(|_| too_large())?;
+        let count = usize::try_from(t.elements())
+            .ok()
+            .filter(|n| n.checked_mul(4).is_some_and(|b| isize::try_from(b).is_ok()))
+            .ok_or_else(too_large)?;
         let io = |source| GgufError::Io {
             file: self.file(),
             source,
         };
+        let dtype = match t.ggml_type.name {
+            "F32" => NpyDtype::F32,
+            "F16" => NpyDtype::F16,
+            "BF16" => NpyDtype::Bf16,
+            // F64, the one other float type.
+            _ => NpyDtype::F64,
+        };
         let mut f = File::open(&self.path).map_err(io)?;
-        f.seek(SeekFrom::Start(self.header.data_start + t.offset))
-            .map_err(io)?;
-        let mut remaining = t.bytes;
-        let mut chunk = vec![0_u8; CHUNK_BYTES.min(usize::try_from(remaining).unwrap_or(0))];
-        while remaining > 0 {
-            let n = CHUNK_BYTES.min(usize::try_from(remaining).unwrap_or(CHUNK_BYTES));
-            f.read_exact(&mut chunk[..n]).map_err(io)?;
-            remaining -= n as u64;
-            convert(&chunk[..n], t.ggml_type, &mut values);
-        }
-        let values = Array2::from_shape_vec((rows, cols), values).map_err(|_| too_large())?;
-        Matrix::new(values).map_err(|e| match e {
+        let mut data = StreamData {
+            reader: &mut f,
+            start: self.header.data_start + t.offset,
+        };
+        let (values, first_bad) = data.decode(count, dtype, false).map_err(io)?;
+        // An F64 value beyond f32's range is reported as stored, not as the infinity it
+        // became.
+        let stored = first_bad
+            .filter(|_| dtype == NpyDtype::F64)
+            .and_then(|index| data.f64_at(index, false));
+        Matrix::from_flat(values, rows, cols, first_bad).map_err(|e| match e {
             MatrixError::NotFinite { row, col, value } => GgufError::NotFinite {
                 file: self.file(),
                 tensor: t.name.clone(),
                 row,
                 col,
-                value: f64::from(value),
+                value: stored.unwrap_or(f64::from(value)),
             },
             _ => GgufError::Empty {
                 file: self.file(),
@@ -285,42 +287,5 @@ impl Gguf {
                 shape: t.shape.clone(),
             },
         })
-    }
-}
-
-/// Appends the little-endian floating values in `bytes` as `f32` (whole values only: chunks
-/// are a multiple of 8 bytes but the last, which ends where the tensor ends).
-fn convert(bytes: &[u8], ty: GgmlType, out: &mut Vec<f32>) {
-    match ty.name {
-        "F32" => out.extend(
-            bytes
-                .as_chunks::<4>()
-                .0
-                .iter()
-                .map(|c| f32::from_le_bytes(*c)),
-        ),
-        "F16" => out.extend(
-            bytes
-                .as_chunks::<2>()
-                .0
-                .iter()
-                .map(|c| f16::from_le_bytes(*c).to_f32()),
-        ),
-        "BF16" => out.extend(
-            bytes
-                .as_chunks::<2>()
-                .0
-                .iter()
-                .map(|c| bf16::from_le_bytes(*c).to_f32()),
-        ),
-        // Values beyond f32's range become infinities, which Matrix::new reports.
-        "F64" => out.extend(
-            bytes
-                .as_chunks::<8>()
-                .0
-                .iter()
-                .map(|c| f64::from_le_bytes(*c) as f32),
-        ),
-        _ => {}
     }
 }
