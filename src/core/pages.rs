@@ -27,21 +27,32 @@ pub(crate) enum Pages<T> {
 impl<T: Pod> Pages<T> {
     /// `len` zeroed values.
     pub(crate) fn zeroed(len: usize) -> Self {
-        let bytes = len.saturating_mul(size_of::<T>());
-        let whole = bytes.div_ceil(HUGE).checked_mul(HUGE);
-        if cfg!(target_os = "linux")
-            && bytes >= HUGE
-            && let Some(whole) = whole
-        {
-            let mapped = MmapMut::map_anon(whole);
-            if let Ok(map) = mapped
-                && advise_huge(&map)
-                && bytemuck::try_cast_slice::<u8, T>(&map[..bytes]).is_ok()
-            {
-                return Self::Map { map, len };
-            }
+        Self::mapped(len).unwrap_or_else(|| Self::Heap(vec![T::zeroed(); len]))
+    }
+
+    /// `len` zeroed values, or `None` where the memory cannot be had (an allocation that
+    /// fails would end the process): for buffers sized from a file.
+    pub(crate) fn try_zeroed(len: usize) -> Option<Self> {
+        if let Some(pages) = Self::mapped(len) {
+            return Some(pages);
         }
-        Self::Heap(vec![T::zeroed(); len])
+        let mut v = Vec::new();
+        v.try_reserve_exact(len).ok()?;
+        v.resize(len, T::zeroed());
+        Some(Self::Heap(v))
+    }
+
+    /// `len` zeroed values in an anonymous mapping advised for huge pages, on Linux from
+    /// 2 MiB on, if the mapping and the advice succeed.
+    fn mapped(len: usize) -> Option<Self> {
+        let bytes = len.checked_mul(size_of::<T>())?;
+        let whole = bytes.div_ceil(HUGE).checked_mul(HUGE)?;
+        if !cfg!(target_os = "linux") || bytes < HUGE {
+            return None;
+        }
+        let map = MmapMut::map_anon(whole).ok()?;
+        (advise_huge(&map) && bytemuck::try_cast_slice::<u8, T>(&map[..bytes]).is_ok())
+            .then_some(Self::Map { map, len })
     }
 }
 
@@ -128,5 +139,9 @@ mod tests {
         odd[len - 1] = [1, 2, 3];
         assert_eq!(odd.clone().last(), Some(&[1, 2, 3]));
         assert!(odd[..len - 1].iter().all(|v| *v == [0; 3]));
+        // More memory than there is: refused, not an abort.
+        assert!(Pages::<u64>::try_zeroed(usize::MAX / 16).is_none());
+        let fits = Pages::<f32>::try_zeroed(HUGE + 1).unwrap();
+        assert!(fits.len() == HUGE + 1 && fits.iter().all(|&v| v == 0.0));
     }
 }

@@ -83,7 +83,8 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
         big_endian: bool,
     ) -> std::io::Result<(Pages<f32>, Option<usize>)> {
         self.reader.seek(SeekFrom::Start(self.start))?;
-        let mut out = Pages::<f32>::zeroed(count);
+        let mut out = Pages::<f32>::try_zeroed(count)
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
         let mut first_bad = None;
         // Checks run `i` of `len` values (`DIRECT` apart) unless a value was already found.
         let mut check = |i: usize, len: usize, run: &[f32]| {
