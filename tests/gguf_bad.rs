@@ -9,6 +9,7 @@ use half::{bf16, f16};
 use proptest::prelude::*;
 use quantscope::core::Matrix;
 use quantscope::io::gguf::{Gguf, GgufError, ParseError, parse_header};
+use quantscope::io::stored;
 
 #[path = "common/files.rs"]
 mod files;
@@ -337,6 +338,38 @@ fn float_tensors_load_exactly_and_bad_values_are_placed() {
         matches!(e, GgufError::NotFinite { row: 1, col: 0, value, .. } if value.is_nan()),
         "{e:?}"
     );
+}
+
+/// A Q8_0 tensor whose block scale is infinite dequantizes to values that are not finite:
+/// refused at the first of them (row 1, column 32: the second row's second block), with
+/// the rows before it decoded as stored.
+#[test]
+fn a_quantized_block_with_an_infinite_scale_is_placed() {
+    // Each block: an f16 scale, then 32 int8 codes (value = scale * code).
+    let block = |d: f16, q: i8| -> Vec<u8> {
+        let mut b = d.to_le_bytes().to_vec();
+        b.extend(std::iter::repeat_n(q.to_le_bytes()[0], 32));
+        b
+    };
+    let one = f16::from_f32(0.5);
+    let mut data = block(one, 2);
+    data.extend(block(one, -4));
+    data.extend(block(one, 6));
+    data.extend(block(f16::INFINITY, 1));
+    let f = File {
+        tensors: vec![("q".into(), vec![64, 2], 8, 0)],
+        data,
+        ..File::good()
+    };
+    let file = files::temp_file("inf_scale.gguf", &f.bytes());
+    let g = Gguf::open(&file).unwrap();
+    let e = stored::dequantize(&g, g.info("q").unwrap()).unwrap_err();
+    assert!(
+        matches!(e, GgufError::NotFinite { row: 1, col: 32, value, .. } if value.is_infinite()),
+        "{e:?}"
+    );
+    let msg = e.to_string();
+    assert!(msg.contains("\"q\""), "{msg}");
 }
 
 #[test]

@@ -23,9 +23,10 @@
 use std::ops::Range;
 
 use crate::core::format::{Format, KQuant, Legacy};
+use crate::core::pages::Pages;
 use crate::core::stored::Inspection;
 pub use crate::core::stored::{LayoutPart, RowStats, Scales, Stored};
-use crate::core::{Matrix, MatrixError};
+use crate::core::{Matrix, MatrixError, first_not_finite_in};
 use crate::io::gguf::{GgmlType, Gguf, GgufError, TensorInfo};
 
 /// Stored bytes decoded at a time.
@@ -91,7 +92,10 @@ fn for_rows(
     Ok(())
 }
 
-/// The dequantized values of quantized tensor `t`, as a matrix (rows as in the file).
+/// The dequantized values of quantized tensor `t`, as a matrix (rows as in the file),
+/// decoded a few rows at a time straight into the matrix's memory (fresh memory that asks
+/// for huge pages: one page fault per 2 MiB, no pass of zeros). A tensor whose values as
+/// `f32` cannot be allocated is refused as too large.
 pub fn dequantize(g: &Gguf, t: &TensorInfo) -> Result<Matrix, GgufError> {
     let (rows, cols) = (t.rows(), t.row_len());
     let file = g.path().display().to_string();
@@ -101,14 +105,18 @@ pub fn dequantize(g: &Gguf, t: &TensorInfo) -> Result<Matrix, GgufError> {
         bytes: t.elements().saturating_mul(4),
     };
     let count = rows.checked_mul(cols).ok_or_else(too_large)?;
-    let mut values = Vec::new();
-    values.try_reserve_exact(count).map_err(|_| too_large())?;
-    values.resize(count, 0.0_f32);
+    let mut values = Pages::<f32>::try_zeroed(count).ok_or_else(too_large)?;
+    // Each row is checked for values that are not finite as soon as it is decoded, while
+    // it is in cache.
+    let mut first_bad = None;
     for_rows(g, t, 0..rows, |r, enc| {
-        enc.decode_into(&mut values[r * cols..(r + 1) * cols]);
+        let row = &mut values[r * cols..(r + 1) * cols];
+        enc.decode_into(row);
+        if first_bad.is_none() {
+            first_bad = first_not_finite_in(row).map(|c| r * cols + c);
+        }
     })?;
-    let values = ndarray::Array2::from_shape_vec((rows, cols), values).map_err(|_| too_large())?;
-    Matrix::new(values).map_err(|e| match e {
+    Matrix::from_flat(values, rows, cols, first_bad).map_err(|e| match e {
         MatrixError::NotFinite { row, col, value } => GgufError::NotFinite {
             file,
             tensor: t.name.clone(),
