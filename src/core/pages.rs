@@ -6,6 +6,14 @@
 //! default), an anonymous mapping advised `MADV_HUGEPAGE` takes one fault per 2 MiB instead.
 //! Buffers below 2 MiB, other systems, and any failure to map or advise use a `Vec`; the
 //! contents are the same either way.
+//!
+//! Buffers above [`HUGE_MAX`] are mapped without the advice (4 KiB pages, still no pass of
+//! zeros). Where the kernel compacts memory for advised mappings on demand (`defrag` set to
+//! `madvise`, also a common default), a fault on such a mapping waits while the kernel makes
+//! a free 2 MiB page when it has none, and the wait grows with the buffer: on a machine whose
+//! memory was mostly page cache, loading a 671 MiB tensor into memory advised for huge pages
+//! took anywhere from 0.18 to 1.3 s, where a zero-filled `Vec` of 4 KiB pages took 0.5 s
+//! every time (README, Performance).
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -15,6 +23,9 @@ use memmap2::MmapMut;
 
 /// The huge-page size the mapping is rounded up to, and the smallest buffer mapped.
 const HUGE: usize = 2 << 20;
+
+/// The largest buffer advised for huge pages.
+const HUGE_MAX: usize = 256 << 20;
 
 /// `len` zeroed values of `T`.
 pub(crate) enum Pages<T> {
@@ -42,8 +53,8 @@ impl<T: Pod> Pages<T> {
         Some(Self::Heap(v))
     }
 
-    /// `len` zeroed values in an anonymous mapping advised for huge pages, on Linux from
-    /// 2 MiB on, if the mapping and the advice succeed.
+    /// `len` zeroed values in an anonymous mapping, on Linux from 2 MiB on, advised for huge
+    /// pages up to [`HUGE_MAX`]; `None` if the mapping or the advice fails.
     fn mapped(len: usize) -> Option<Self> {
         let bytes = len.checked_mul(size_of::<T>())?;
         let whole = bytes.div_ceil(HUGE).checked_mul(HUGE)?;
@@ -51,8 +62,9 @@ impl<T: Pod> Pages<T> {
             return None;
         }
         let map = MmapMut::map_anon(whole).ok()?;
-        (advise_huge(&map) && bytemuck::try_cast_slice::<u8, T>(&map[..bytes]).is_ok())
-            .then_some(Self::Map { map, len })
+        ((bytes > HUGE_MAX || advise_huge(&map))
+            && bytemuck::try_cast_slice::<u8, T>(&map[..bytes]).is_ok())
+        .then_some(Self::Map { map, len })
     }
 }
 
@@ -143,5 +155,11 @@ mod tests {
         assert!(Pages::<u64>::try_zeroed(usize::MAX / 16).is_none());
         let fits = Pages::<f32>::try_zeroed(HUGE + 1).unwrap();
         assert!(fits.len() == HUGE + 1 && fits.iter().all(|&v| v == 0.0));
+        // Past the largest buffer advised for huge pages: still mapped, zeroed, writable.
+        let len = HUGE_MAX / 4 + 3;
+        let mut big = Pages::<f32>::zeroed(len);
+        assert_eq!(matches!(big, Pages::Map { .. }), cfg!(target_os = "linux"));
+        big[len - 1] = 1.0;
+        assert_eq!(big.iter().filter(|&&v| v == 0.0).count(), len - 1);
     }
 }
