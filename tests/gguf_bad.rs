@@ -372,6 +372,60 @@ fn a_quantized_block_with_an_infinite_scale_is_placed() {
     assert!(msg.contains("\"q\""), "{msg}");
 }
 
+/// A Q8_0 tensor of several reads (2.7 MB stored, read about 1 MiB at a time and decoded in
+/// parallel) dequantizes to `scale * code` in every place; the same tensor with one infinite
+/// block scale in its third read is refused at that block's first value.
+#[test]
+fn a_quantized_tensor_of_several_reads_dequantizes_in_place() {
+    let (rows, cols) = (40_000_usize, 64_usize);
+    let scale = |r: usize, b: usize| f16::from_f32(((r * 3 + b) % 1000 + 1) as f32 / 1024.0);
+    let code = |r: usize, c: usize| ((r * 7 + c * 5) % 255) as i32 - 127;
+    let mut data = Vec::new();
+    for r in 0..rows {
+        for b in 0..cols / 32 {
+            data.extend(scale(r, b).to_le_bytes());
+            data.extend((0..32).map(|j| code(r, b * 32 + j).to_le_bytes()[0]));
+        }
+    }
+    let len = data.len() as u64;
+    let mut bad = data.clone();
+    let at = (35_001 * 2 + 1) * 34;
+    bad[at..at + 2].copy_from_slice(&f16::NEG_INFINITY.to_le_bytes());
+    data.extend(bad);
+    let f = File {
+        tensors: vec![
+            ("ok".into(), vec![cols as u64, rows as u64], 8, 0),
+            ("bad".into(), vec![cols as u64, rows as u64], 8, len),
+        ],
+        data,
+        ..File::good()
+    };
+    let file = files::temp_file("long_q8.gguf", &f.bytes());
+    let g = Gguf::open(&file).unwrap();
+    let m = stored::dequantize(&g, g.info("ok").unwrap()).unwrap();
+    assert_eq!(m.shape(), (rows, cols));
+    let want: Vec<u32> = (0..rows * cols)
+        .map(|i| {
+            let (r, c) = (i / cols, i % cols);
+            (scale(r, c / 32).to_f32() * code(r, c) as f32).to_bits()
+        })
+        .collect();
+    let got: Vec<u32> = m.values().iter().map(|v| v.to_bits()).collect();
+    assert!(got == want, "some value dequantized as another");
+    let e = stored::dequantize(&g, g.info("bad").unwrap()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GgufError::NotFinite {
+                row: 35_001,
+                col: 32,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn the_cli_refuses_bad_files_with_status_2() {
     let dir = files::temp_dir();

@@ -22,7 +22,9 @@
 
 use std::ops::Range;
 
-use crate::core::format::{Format, KQuant, Legacy};
+use rayon::prelude::*;
+
+use crate::core::format::{Format, FormatError, KQuant, Legacy};
 use crate::core::pages::Pages;
 use crate::core::stored::Inspection;
 pub use crate::core::stored::{LayoutPart, RowStats, Scales, Stored};
@@ -93,9 +95,9 @@ fn for_rows(
 }
 
 /// The dequantized values of quantized tensor `t`, as a matrix (rows as in the file),
-/// decoded a few rows at a time straight into the matrix's memory (fresh memory that asks
-/// for huge pages: one page fault per 2 MiB, no pass of zeros). A tensor whose values as
-/// `f32` cannot be allocated is refused as too large.
+/// read about [`CHUNK_BYTES`] of stored rows at a time and decoded straight into the
+/// matrix's memory ([`Pages`]: no pass of zeros), the rows of each read in parallel. A
+/// tensor whose values as `f32` cannot be allocated is refused as too large.
 pub fn dequantize(g: &Gguf, t: &TensorInfo) -> Result<Matrix, GgufError> {
     let (rows, cols) = (t.rows(), t.row_len());
     let file = g.path().display().to_string();
@@ -106,16 +108,30 @@ pub fn dequantize(g: &Gguf, t: &TensorInfo) -> Result<Matrix, GgufError> {
     };
     let count = rows.checked_mul(cols).ok_or_else(too_large)?;
     let mut values = Pages::<f32>::try_zeroed(count).ok_or_else(too_large)?;
-    // Each row is checked for values that are not finite as soon as it is decoded, while
-    // it is in cache.
+    let format = format_of(t.ggml_type).ok_or_else(|| unsupported(g, t))?;
+    let row_bytes = usize::try_from(t.row_bytes()).unwrap_or(usize::MAX).max(1);
+    let per_chunk = (CHUNK_BYTES / row_bytes).max(1);
     let mut first_bad = None;
-    for_rows(g, t, 0..rows, |r, enc| {
-        let row = &mut values[r * cols..(r + 1) * cols];
-        enc.decode_into(row);
+    for (i, out) in values.chunks_mut(per_chunk * cols.max(1)).enumerate() {
+        let start = i * per_chunk;
+        let bytes = g.read_rows(t, start..start + out.len() / cols)?;
+        // The chunk's rows decoded in parallel, each checked for values that are not finite
+        // while it is in cache. The header check made every row whole blocks of the right
+        // size, so `unpack` does not fail.
+        let bad: Result<Vec<Option<usize>>, FormatError> = out
+            .par_chunks_mut(cols)
+            .zip(bytes.par_chunks_exact(row_bytes))
+            .map(|(row, raw)| {
+                format.unpack(raw, cols)?.decode_into(row);
+                Ok(first_not_finite_in(row))
+            })
+            .collect();
+        let bad = bad.map_err(|_| unsupported(g, t))?;
         if first_bad.is_none() {
-            first_bad = first_not_finite_in(row).map(|c| r * cols + c);
+            first_bad =
+                (bad.iter().enumerate()).find_map(|(r, c)| c.map(|c| (start + r) * cols + c));
         }
-    })?;
+    }
     Matrix::from_flat(values, rows, cols, first_bad).map_err(|e| match e {
         MatrixError::NotFinite { row, col, value } => GgufError::NotFinite {
             file,
