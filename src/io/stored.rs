@@ -96,7 +96,7 @@ fn for_rows(
 
 /// The dequantized values of quantized tensor `t`, as a matrix (rows as in the file),
 /// read about [`CHUNK_BYTES`] of stored rows at a time and decoded straight into the
-/// matrix's memory ([`Pages`]: no pass of zeros), the rows of each read in parallel. A
+/// matrix's memory (fresh memory: no pass of zeros), the rows of each read in parallel. A
 /// tensor whose values as `f32` cannot be allocated is refused as too large.
 pub fn dequantize(g: &Gguf, t: &TensorInfo) -> Result<Matrix, GgufError> {
     let (rows, cols) = (t.rows(), t.row_len());
