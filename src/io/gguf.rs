@@ -32,7 +32,7 @@ pub use parse::read_header;
 pub use types::{GgmlType, ValueType};
 
 use crate::core::{Matrix, MatrixError};
-use crate::io::npy::{Data, Dtype as NpyDtype, StreamData};
+use crate::io::npy::{Dtype as NpyDtype, f32_count, read_tensor};
 
 /// One tensor as the header describes it, after validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,14 +247,7 @@ impl Gguf {
             tensor: t.name.clone(),
             bytes: t.elements().saturating_mul(4),
         };
-        let count = usize::try_from(t.elements())
-            .ok()
-            .filter(|n| n.checked_mul(4).is_some_and(|b| isize::try_from(b).is_ok()))
-            .ok_or_else(too_large)?;
-        let io = |source| GgufError::Io {
-            file: self.file(),
-            source,
-        };
+        let count = f32_count(t.elements()).ok_or_else(too_large)?;
         let dtype = match t.ggml_type.name {
             "F32" => NpyDtype::F32,
             "F16" => NpyDtype::F16,
@@ -262,23 +255,19 @@ impl Gguf {
             // F64, the one other float type.
             _ => NpyDtype::F64,
         };
-        let mut f = File::open(&self.path).map_err(io)?;
-        let mut data = StreamData {
-            reader: &mut f,
-            start: self.header.data_start + t.offset,
-        };
-        let (values, first_bad) = data.decode(count, dtype, false).map_err(io)?;
-        // An F64 value beyond f32's range is reported as stored, not as the infinity it
-        // became.
-        let stored = first_bad
-            .filter(|_| dtype == NpyDtype::F64)
-            .and_then(|index| data.f64_at(index, false));
+        let start = self.header.data_start + t.offset;
+        let (values, first_bad, stored) =
+            read_tensor(&self.path, start, count, dtype).map_err(|source| GgufError::Io {
+                file: self.file(),
+                source,
+            })?;
         Matrix::from_flat(values, rows, cols, first_bad).map_err(|e| match e {
             MatrixError::NotFinite { row, col, value } => GgufError::NotFinite {
                 file: self.file(),
                 tensor: t.name.clone(),
                 row,
                 col,
+                // An F64 beyond f32's range as stored, not as the infinity it became.
                 value: stored.unwrap_or(f64::from(value)),
             },
             _ => GgufError::Empty {

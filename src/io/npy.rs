@@ -36,8 +36,8 @@ mod header;
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 
 use crate::core::{Matrix, MatrixError};
-pub(crate) use data::{Data, StreamData};
-use data::{SliceData, file_index};
+use data::{Data, SliceData, StreamData, file_index};
+pub(crate) use data::{f32_count, read_tensor};
 pub(crate) use header::Dtype;
 use header::{Header, describe, preamble, split_header};
 

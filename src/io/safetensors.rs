@@ -22,8 +22,8 @@
 //! range. The data are read straight into the matrix's `f32` memory (allocated once, from
 //! the validated size), a run at a time, through the `.npy` reader's streamed decoding; 16-
 //! and 64-bit values are widened or narrowed on the way. The peak is the tensor's size as
-//! `f32` plus a buffer of 64 KiB at most; the rest of the file is never read. A header that claims more bytes than the file holds is refused before
-//! anything is allocated from it.
+//! `f32` plus a buffer of 64 KiB at most; the rest of the file is never read. A header that
+//! claims more bytes than the file holds is refused before anything is allocated from it.
 //!
 //! Every error names the file, and the tensor where there is one. The reader never panics.
 
@@ -39,9 +39,8 @@ pub use dtype::{Dtype, is_loadable};
 pub use error::{HeaderError, SafetensorsError};
 pub use header::{Header, MAX_HEADER_LEN, MAX_RANK, TensorInfo, parse_header};
 
-use crate::core::pages::Pages;
 use crate::core::{Matrix, MatrixError};
-use crate::io::npy::{Data, Dtype as NpyDtype, StreamData};
+use crate::io::npy::{Dtype as NpyDtype, f32_count, read_tensor};
 
 /// How many candidate names an "ambiguous" error shows.
 const CANDIDATES_SHOWN: usize = 5;
@@ -157,14 +156,35 @@ impl Safetensors {
         } else {
             (first, trailing.iter().product())
         };
-        let (values, first_bad) = self.read_values(info, cols)?;
+        let too_large = || SafetensorsError::TooLarge {
+            file: file.clone(),
+            tensor: tensor(),
+            bytes: info.elements().saturating_mul(4),
+        };
+        let count = f32_count(info.elements()).ok_or_else(too_large)?;
+        let dtype = match info.dtype {
+            Dtype::F32 => NpyDtype::F32,
+            Dtype::F16 => NpyDtype::F16,
+            Dtype::F64 => NpyDtype::F64,
+            // BF16, the one other dtype `load` lets through.
+            _ => NpyDtype::Bf16,
+        };
+        let start = self.header.data_start + info.data_offsets.0;
+        let (values, first_bad, stored) =
+            read_tensor(&self.path, start, count, dtype).map_err(|source| {
+                SafetensorsError::Io {
+                    file: file.clone(),
+                    source,
+                }
+            })?;
         Matrix::from_flat(values, rows, cols, first_bad).map_err(|e| match e {
             MatrixError::NotFinite { row, col, value } => SafetensorsError::NotFinite {
                 file,
                 tensor: tensor(),
                 row,
                 col,
-                value: f64::from(value),
+                // An F64 beyond f32's range as stored, not as the infinity it became.
+                value: stored.unwrap_or(f64::from(value)),
             },
             // Non-empty and unlabelled by construction; report as empty if it ever happens.
             _ => SafetensorsError::Empty {
@@ -173,55 +193,6 @@ impl Safetensors {
                 shape: info.shape.clone(),
             },
         })
-    }
-
-    /// Reads the tensor's values as `f32`, with the index of the first that is not finite,
-    /// if any, through the `.npy` reader's streamed decoding ([`StreamData`]), which reads
-    /// straight into the matrix's memory (F16 and BF16 widened in place, F16 with F16C). An
-    /// F64 value beyond `f32`'s range is reported rather than turned into an infinity.
-    fn read_values(
-        &self,
-        info: &TensorInfo,
-        cols: usize,
-    ) -> Result<(Pages<f32>, Option<usize>), SafetensorsError> {
-        let file = self.path.display().to_string();
-        let io = |source| SafetensorsError::Io {
-            file: file.clone(),
-            source,
-        };
-        let too_large = || SafetensorsError::TooLarge {
-            file: file.clone(),
-            tensor: info.name.clone(),
-            bytes: info.elements().saturating_mul(4),
-        };
-        let count = usize::try_from(info.elements())
-            .ok()
-            .filter(|n| n.checked_mul(4).is_some_and(|b| isize::try_from(b).is_ok()))
-            .ok_or_else(too_large)?;
-        let mut f = File::open(&self.path).map_err(io)?;
-        let start = self.header.data_start + info.data_offsets.0;
-        let dtype = match info.dtype {
-            Dtype::F32 => NpyDtype::F32,
-            Dtype::F16 => NpyDtype::F16,
-            Dtype::F64 => NpyDtype::F64,
-            // BF16, the one other dtype `load` lets through.
-            _ => NpyDtype::Bf16,
-        };
-        let mut data = StreamData {
-            reader: &mut f,
-            start,
-        };
-        let (values, first_bad) = data.decode(count, dtype, false).map_err(io)?;
-        if let (NpyDtype::F64, Some(index)) = (dtype, first_bad) {
-            return Err(SafetensorsError::NotFinite {
-                file,
-                tensor: info.name.clone(),
-                row: index / cols.max(1),
-                col: index % cols.max(1),
-                value: data.f64_at(index, false).unwrap_or(f64::NAN),
-            });
-        }
-        Ok((values, first_bad))
     }
 
     /// A hint for a name that is not in the file: names containing it, or how to list them.

@@ -69,6 +69,29 @@ fn unsupported(g: &Gguf, t: &TensorInfo) -> GgufError {
     }
 }
 
+/// The bytes of one stored row of `t`.
+fn row_bytes(t: &TensorInfo) -> usize {
+    usize::try_from(t.row_bytes()).unwrap_or(usize::MAX).max(1)
+}
+
+/// Reads rows `rows` of `t` about [`CHUNK_BYTES`] of stored bytes at a time and hands each
+/// read's rows and bytes to `each`.
+fn for_reads(
+    g: &Gguf,
+    t: &TensorInfo,
+    rows: Range<usize>,
+    mut each: impl FnMut(Range<usize>, &[u8]) -> Result<(), GgufError>,
+) -> Result<(), GgufError> {
+    let per_chunk = (CHUNK_BYTES / row_bytes(t)).max(1);
+    let mut at = rows.start;
+    while at < rows.end {
+        let end = (at + per_chunk).min(rows.end);
+        each(at..end, &g.read_rows(t, at..end)?)?;
+        at = end;
+    }
+    Ok(())
+}
+
 /// Decodes rows `rows` of `t` and hands each decoded row to `each`.
 fn for_rows(
     g: &Gguf,
@@ -78,20 +101,14 @@ fn for_rows(
 ) -> Result<(), GgufError> {
     let format = format_of(t.ggml_type).ok_or_else(|| unsupported(g, t))?;
     let cols = t.row_len();
-    let row_bytes = usize::try_from(t.row_bytes()).unwrap_or(usize::MAX).max(1);
-    let per_chunk = (CHUNK_BYTES / row_bytes).max(1);
-    let mut at = rows.start;
-    while at < rows.end {
-        let end = (at + per_chunk).min(rows.end);
-        let bytes = g.read_rows(t, at..end)?;
-        for (i, row) in bytes.chunks_exact(row_bytes).enumerate() {
+    for_reads(g, t, rows, |read, bytes| {
+        for (i, row) in bytes.chunks_exact(row_bytes(t)).enumerate() {
             // The header check made every row whole blocks of the right size.
             let enc = format.unpack(row, cols).map_err(|_| unsupported(g, t))?;
-            each(at + i, &enc);
+            each(read.start + i, &enc);
         }
-        at = end;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// The dequantized values of quantized tensor `t`, as a matrix (rows as in the file),
@@ -109,18 +126,15 @@ pub fn dequantize(g: &Gguf, t: &TensorInfo) -> Result<Matrix, GgufError> {
     let count = rows.checked_mul(cols).ok_or_else(too_large)?;
     let mut values = Pages::<f32>::try_zeroed(count).ok_or_else(too_large)?;
     let format = format_of(t.ggml_type).ok_or_else(|| unsupported(g, t))?;
-    let row_bytes = usize::try_from(t.row_bytes()).unwrap_or(usize::MAX).max(1);
-    let per_chunk = (CHUNK_BYTES / row_bytes).max(1);
     let mut first_bad = None;
-    for (i, out) in values.chunks_mut(per_chunk * cols.max(1)).enumerate() {
-        let start = i * per_chunk;
-        let bytes = g.read_rows(t, start..start + out.len() / cols)?;
-        // The chunk's rows decoded in parallel, each checked for values that are not finite
+    for_reads(g, t, 0..rows, |read, bytes| {
+        let out = &mut values[read.start * cols..read.end * cols];
+        // The read's rows decoded in parallel, each checked for values that are not finite
         // while it is in cache. The header check made every row whole blocks of the right
         // size, so `unpack` does not fail.
         let bad: Result<Vec<Option<usize>>, FormatError> = out
-            .par_chunks_mut(cols)
-            .zip(bytes.par_chunks_exact(row_bytes))
+            .par_chunks_mut(cols.max(1))
+            .zip(bytes.par_chunks_exact(row_bytes(t)))
             .map(|(row, raw)| {
                 format.unpack(raw, cols)?.decode_into(row);
                 Ok(first_not_finite_in(row))
@@ -129,9 +143,10 @@ pub fn dequantize(g: &Gguf, t: &TensorInfo) -> Result<Matrix, GgufError> {
         let bad = bad.map_err(|_| unsupported(g, t))?;
         if first_bad.is_none() {
             first_bad =
-                (bad.iter().enumerate()).find_map(|(r, c)| c.map(|c| (start + r) * cols + c));
+                (bad.iter().enumerate()).find_map(|(r, c)| c.map(|c| (read.start + r) * cols + c));
         }
-    }
+        Ok(())
+    })?;
     Matrix::from_flat(values, rows, cols, first_bad).map_err(|e| match e {
         MatrixError::NotFinite { row, col, value } => GgufError::NotFinite {
             file,

@@ -10,7 +10,7 @@ use crate::core::first_not_finite_in;
 use crate::core::pages::Pages;
 
 /// The data bytes after the header, wherever they are.
-pub(crate) trait Data {
+pub(super) trait Data {
     /// Why the bytes could not be read.
     type Error;
     /// Decodes all `count` elements (the bytes are known to be exactly that many), with the
@@ -47,9 +47,9 @@ impl Data for SliceData<'_> {
 }
 
 /// Data in a seekable stream, starting at byte `start`.
-pub(crate) struct StreamData<'a, R> {
-    pub(crate) reader: &'a mut R,
-    pub(crate) start: u64,
+pub(super) struct StreamData<'a, R> {
+    pub(super) reader: &'a mut R,
+    pub(super) start: u64,
 }
 
 /// 16-bit values widened at a time, from a copy of their bits: `f16` by `half`'s slice
@@ -174,6 +174,34 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
         self.reader.read_exact(&mut raw).ok()?;
         read_f64(&raw, 0, big_endian)
     }
+}
+
+/// `elements` as a count of values whose `f32`s fit in one allocation, if they do.
+pub(crate) fn f32_count(elements: u64) -> Option<usize> {
+    usize::try_from(elements)
+        .ok()
+        .filter(|n| n.checked_mul(4).is_some_and(|b| isize::try_from(b).is_ok()))
+}
+
+/// A tensor of `count` little-endian values of `dtype` at byte `start` of the file at
+/// `path`, read through [`StreamData`]: its values, the index of the first that is not
+/// finite, if any, and for `f64` data that value as stored (in `f32` it became an infinity).
+pub(crate) fn read_tensor(
+    path: &std::path::Path,
+    start: u64,
+    count: usize,
+    dtype: Dtype,
+) -> std::io::Result<(Pages<f32>, Option<usize>, Option<f64>)> {
+    let mut f = std::fs::File::open(path)?;
+    let mut data = StreamData {
+        reader: &mut f,
+        start,
+    };
+    let (values, first_bad) = data.decode(count, dtype, false)?;
+    let stored = first_bad
+        .filter(|_| dtype == Dtype::F64)
+        .and_then(|index| data.f64_at(index, false));
+    Ok((values, first_bad, stored))
 }
 
 /// Decodes data bytes (a multiple of the element size) into `f32`s, appended to `out`.
