@@ -315,18 +315,15 @@ fn float_tensors_load_exactly_and_bad_values_are_placed() {
     let file = files::temp_file("floats.gguf", &f.bytes());
     let g = Gguf::open(&file).unwrap();
     let bits = |m: &Matrix| -> Vec<u32> { m.values().iter().map(|v| v.to_bits()).collect() };
+    let widened = |stored: &[u16], widen: fn(u16) -> f32| -> Vec<u32> {
+        stored.iter().map(|&v| widen(v).to_bits()).collect()
+    };
     let m = g.load("h").unwrap();
     assert_eq!(m.shape(), (rows, cols));
-    let want: Vec<u32> = h
-        .iter()
-        .map(|&v| f16::from_bits(v).to_f32().to_bits())
-        .collect();
+    let want = widened(&h, |v| f16::from_bits(v).to_f32());
     assert!(bits(&m) == want, "some f16 loaded as another value");
     let m = g.load("b").unwrap();
-    let want: Vec<u32> = b
-        .iter()
-        .map(|&v| bf16::from_bits(v).to_f32().to_bits())
-        .collect();
+    let want = widened(&b, |v| bf16::from_bits(v).to_f32());
     assert!(bits(&m) == want, "some bf16 loaded as another value");
     let e = g.load("d").unwrap_err();
     assert!(

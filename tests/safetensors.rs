@@ -99,63 +99,54 @@ fn lists_every_tensor_sorted_by_name_with_dtype_shape_and_bytes() {
 /// values each), ending inside a run of the widening (1024 values).
 const LONG_16: usize = (1 << 19) + 1_000_003;
 
-/// Every finite `f16` (subnormals and both signs), 63 488 values, repeated and cut to
-/// [`LONG_16`]: each value loads as `f16::to_f32` widens it, in its place.
-#[test]
-fn every_finite_f16_loads_as_widened_one_value_at_a_time() {
-    let finite: Vec<u16> = (0..=0xffff_u16)
-        .filter(|&b| f16::from_bits(b).is_finite())
-        .collect();
+/// The 16-bit values `is_finite` keeps, repeated and cut to [`LONG_16`], written as a
+/// one-dimensional tensor of `dtype` and loaded: each value loads as `widen` widens it, in
+/// its place. Returns how many distinct finite values there are.
+fn every_finite_16_bit_loads(
+    dtype: &str,
+    is_finite: fn(u16) -> bool,
+    widen: fn(u16) -> f32,
+) -> usize {
+    let finite: Vec<u16> = (0..=0xffff_u16).filter(|&b| is_finite(b)).collect();
     let n = LONG_16;
     let bits: Vec<u16> = finite.iter().copied().cycle().take(n).collect();
     let bytes: Vec<u8> = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
     let path = temp(
-        "every_f16.safetensors",
+        &format!("every_{dtype}.safetensors"),
         &file_bytes(&[T {
             name: "h",
-            dtype: "F16",
+            dtype,
             shape: &[n as u64],
             data: bytes,
         }]),
     );
     let m = load_tensor(&path, "h").unwrap();
     assert_eq!(m.shape(), (1, n));
-    let want: Vec<u32> = bits
-        .iter()
-        .map(|&b| f16::from_bits(b).to_f32().to_bits())
-        .collect();
+    let want: Vec<u32> = bits.iter().map(|&b| widen(b).to_bits()).collect();
     let got: Vec<u32> = m.values().iter().map(|x| x.to_bits()).collect();
-    assert!(got == want, "some f16 loaded as another value");
+    assert!(got == want, "some {dtype} loaded as another value");
+    finite.len()
 }
 
-/// Every finite `bf16` (subnormals and both signs), 65 280 values, repeated and cut to
-/// [`LONG_16`]: each value loads as `bf16::to_f32` widens it, in its place.
+/// Every finite `f16` (subnormals and both signs), 63 488 values.
+#[test]
+fn every_finite_f16_loads_as_widened_one_value_at_a_time() {
+    every_finite_16_bit_loads(
+        "F16",
+        |b| f16::from_bits(b).is_finite(),
+        |b| f16::from_bits(b).to_f32(),
+    );
+}
+
+/// Every finite `bf16` (subnormals and both signs), 65 280 values.
 #[test]
 fn every_finite_bf16_loads_as_widened_one_value_at_a_time() {
-    let finite: Vec<u16> = (0..=0xffff_u16)
-        .filter(|&b| bf16::from_bits(b).is_finite())
-        .collect();
-    assert_eq!(finite.len(), 65_280);
-    let n = LONG_16;
-    let bits: Vec<u16> = finite.iter().copied().cycle().take(n).collect();
-    let bytes: Vec<u8> = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
-    let path = temp(
-        "every_bf16.safetensors",
-        &file_bytes(&[T {
-            name: "b",
-            dtype: "BF16",
-            shape: &[n as u64],
-            data: bytes,
-        }]),
+    let count = every_finite_16_bit_loads(
+        "BF16",
+        |b| bf16::from_bits(b).is_finite(),
+        |b| bf16::from_bits(b).to_f32(),
     );
-    let m = load_tensor(&path, "b").unwrap();
-    assert_eq!(m.shape(), (1, n));
-    let want: Vec<u32> = bits
-        .iter()
-        .map(|&b| bf16::from_bits(b).to_f32().to_bits())
-        .collect();
-    let got: Vec<u32> = m.values().iter().map(|x| x.to_bits()).collect();
-    assert!(got == want, "some bf16 loaded as another value");
+    assert_eq!(count, 65_280);
 }
 
 #[test]
