@@ -13,6 +13,13 @@
 //!   loop; the rest (zero or subnormal scales, astronomically unclamped zero points) go
 //!   through [`Quantizer`] value by value, as before.
 //!
+//! A block's unclamped codes are a monotone function of its values, so when the codes of
+//! its smallest and largest value are both within the code range, no clamp can move any
+//! of its codes (nor count one). Such blocks, the usual case without clipping, run an
+//! instance of the loop without the clamp (see [`Prepared::new`]). Rows of groups
+//! prepared together ([`run_prepared`]) keep the clamp: testing every group cost the
+//! ladder more than leaving the clamp out saved.
+//!
 //! Errors are accumulated in `f64` in [`LANES`] partial sums per row: the value in column
 //! `c` goes to lane `c % LANES`, whatever the blocks, so a row's sums do not depend on its
 //! granularity, and a row of at most [`LANES`] values sums in column order.
@@ -560,6 +567,8 @@ pub(crate) struct Prepared {
     /// The reference quantizer, for a block the specialised loop does not take (see the
     /// module documentation); `None` when it takes it.
     slow: Option<Quantizer>,
+    /// The loop takes the block and no clamp can move any of its codes (see [`within`]).
+    within: bool,
 }
 
 /// `2^24`: integers up to here are exact in f32.
@@ -588,7 +597,13 @@ impl Prepared {
         let k = k.get(0);
         let fast = stats.count > 0 && fast;
         let slow = (!fast).then(|| Quantizer::new(config, params, qmin, qmax));
-        Self { kind, k, slow }
+        let within = fast && within(kind, &k, stats.min, stats.max);
+        Self {
+            kind,
+            k,
+            slow,
+            within,
+        }
     }
 
     /// The constants of the specialised loop (meaningful when [`Prepared::is_fast`]).
@@ -600,6 +615,14 @@ impl Prepared {
     /// Whether the specialised loop runs.
     pub(crate) fn is_fast(&self) -> bool {
         self.slow.is_none()
+    }
+
+    /// Whether the specialised loop runs and no value of the block (whose smallest and
+    /// largest values were given to [`Prepared::new`]) gets a code that a clamp moves, so
+    /// that the loop leaves the clamp out (see [`within`]).
+    #[cfg(test)]
+    pub(crate) fn is_within(&self) -> bool {
+        self.within
     }
 
     /// Quantizes `xs`, the values of this block in one row starting at column `start`; see
@@ -770,6 +793,15 @@ pub(crate) fn run_prepared<T: Code>(
             (blocks, size, xs, codes, lanes, ahead)
         );
     }
+}
+
+/// Whether no value of a block of `kind` whose constants are `k` and whose values lie in
+/// `lo..=hi` gets a code that a clamp moves. A block's unclamped codes are a monotone
+/// function of its values (as in [`one_code`]), so they run from `lo`'s to `hi`'s: when
+/// both are in `qmin..=qmax` and the scale is positive, every code is, the clamp changes
+/// nothing and the loop can leave it out.
+fn within(kind: Kind, k: &Consts, lo: f32, hi: f32) -> bool {
+    dispatch!(kind, within, [], (k, lo, hi))
 }
 
 /// Whether every value of a row gets the same code under its blocks, `blocks` (each prepared

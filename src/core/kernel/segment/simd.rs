@@ -127,9 +127,11 @@ impl Spread {
 }
 
 /// Codes of [`LANES`] values of the block whose constants are `k`: offsets into `out`,
-/// reconstructions into `x_hat`, clamp flags added to `clips` as 0.0/1.0.
+/// reconstructions into `x_hat`, clamp flags added to `clips` as 0.0/1.0. Without `CLAMP`
+/// the codes are neither clamped nor counted: only for a block none of whose values a
+/// clamp can move ([`within`]), where the two are the same.
 #[inline(always)]
-fn chunk_codes<const E: u8, const R: u8, const O: bool, T: Code>(
+fn chunk_codes<const E: u8, const R: u8, const O: bool, const CLAMP: bool, T: Code>(
     k: &Spread,
     x: &[f32; LANES],
     out: &mut [T; LANES],
@@ -139,11 +141,26 @@ fn chunk_codes<const E: u8, const R: u8, const O: bool, T: Code>(
     for j in 0..LANES {
         let k = &k.lane(j);
         let u = unclamped::<E, R, O>(k, x[j]);
-        let c = clamp(k, u);
-        // `u` and `c` are integers: 1 when clamped, else 0.
-        clips[j] += (u - c).abs().min(1.0);
+        let c = if CLAMP { clamp(k, u) } else { u };
+        if CLAMP {
+            // `u` and `c` are integers: 1 when clamped, else 0.
+            clips[j] += (u - c).abs().min(1.0);
+        }
         out[j] = T::from_biased_bits((c + k.bias).to_bits());
         x_hat[j] = dequantize::<O>(k, c);
+    }
+}
+
+/// Ends a chunk of the code loop. With `CLAMP` nothing; without, an empty compiler barrier
+/// (`black_box(())`: no instruction). With the clamp, the loop carries an f32 sum (the clamp
+/// flags), which LLVM may not reorder, so it compiles the loop chunk by chunk. Without it,
+/// LLVM's loop vectoriser widened the loop across four chunks and packed their codes with a
+/// chain of packs and shuffles: measured on a 4096 x 4096 matrix, that loop was slower than
+/// the loop with the clamp. The barrier keeps it chunk by chunk.
+#[inline(always)]
+fn between_chunks<const CLAMP: bool>() {
+    if !CLAMP {
+        std::hint::black_box(());
     }
 }
 
@@ -239,7 +256,8 @@ fn flush(clips: &mut [f32; LANES]) -> usize {
 }
 
 /// One block in the specialised loop. Clamps of aligned chunks are added to `clips` (one
-/// count per lane, as f32); the rest, and any flushed from `clips`, are returned. `buf`
+/// count per lane, as f32); the rest, and any flushed from `clips`, are returned (without
+/// `CLAMP`, see [`chunk_codes`], the aligned chunks are not clamped). `buf`
 /// holds a pass's reconstructions. Each cache line of `ahead` (the values at the same
 /// columns of the row to be quantized next) is asked for ([`fetch`]), so that the memory
 /// system fetches that row while this one is computed.
@@ -248,7 +266,7 @@ fn flush(clips: &mut [f32; LANES]) -> usize {
     reason = "the block, its outputs, the pass's scratch and the next row, borrowed for one call"
 )]
 #[inline(always)]
-fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, T: Code>(
+fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, const CLAMP: bool, T: Code>(
     k: &Consts,
     xs: &[f32],
     col: usize,
@@ -273,7 +291,8 @@ fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, T: Code>(
     for (n, (xs, cs)) in xc.chunks(PASS).zip(cc.chunks_mut(PASS)).enumerate() {
         let qs = &mut buf[..xs.len()];
         for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
-            chunk_codes::<E, R, O, T>(&spread, x8, c8, q8, clips);
+            chunk_codes::<E, R, O, CLAMP, T>(&spread, x8, c8, q8, clips);
+            between_chunks::<CLAMP>();
         }
         pass_errors::<SIG>(simd, xs, qs, acc);
         let ahead = ahead.get(head..).unwrap_or_default();
@@ -320,10 +339,19 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
         } else {
             let (k, acc, buf, clips) = (&p.k, &mut acc, &mut buf, &mut clips);
             let ahead = ahead.get(i * size..).unwrap_or_default();
-            let n = if S::SIGNAL {
-                block::<E, R, O, true, T>(k, xs, col, codes, acc, buf, clips, ahead)
-            } else {
-                block::<E, R, O, false, T>(k, xs, col, codes, acc, buf, clips, ahead)
+            let n = match (S::SIGNAL, p.within) {
+                (true, true) => {
+                    block::<E, R, O, true, false, T>(k, xs, col, codes, acc, buf, clips, ahead)
+                }
+                (true, false) => {
+                    block::<E, R, O, true, true, T>(k, xs, col, codes, acc, buf, clips, ahead)
+                }
+                (false, true) => {
+                    block::<E, R, O, false, false, T>(k, xs, col, codes, acc, buf, clips, ahead)
+                }
+                (false, false) => {
+                    block::<E, R, O, false, true, T>(k, xs, col, codes, acc, buf, clips, ahead)
+                }
             };
             pending += xs.len();
             if S::COUNTS || pending >= FLUSH * PASS * LANES {
@@ -413,7 +441,7 @@ fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Co
                 left = per;
             }
             left -= 1;
-            chunk_codes::<E, R, O, T>(&k, x8, c8, q8, &mut clips);
+            chunk_codes::<E, R, O, true, T>(&k, x8, c8, q8, &mut clips);
         }
         pass_errors::<COUNT>(simd, xs, qs, &mut acc);
         fetch_chunks(ahead, n * PASS, xs.len(), &mut touched);
@@ -433,6 +461,25 @@ fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Co
         }
     }
     *lanes = acc;
+}
+
+/// Whether no value of a block whose constants are `k` and whose values lie in `lo..=hi`
+/// has a code a clamp moves: the unclamped codes of `lo` and `hi` are both in
+/// `qmin..=qmax`, and the scale is positive, so that every other value's unclamped code
+/// lies between those two (each step of [`unclamped`] is monotone; see
+/// [`super::one_code`]). NaN in any of them fails a comparison.
+#[inline(always)]
+pub(super) fn within<const E: u8, const R: u8, const O: bool>(
+    k: &Consts,
+    lo: f32,
+    hi: f32,
+) -> bool {
+    let positive = if E == DIV {
+        k.code_scale > 0.0
+    } else {
+        k.recip > 0.0
+    };
+    positive && unclamped::<E, R, O>(k, lo) >= k.qmin && unclamped::<E, R, O>(k, hi) <= k.qmax
 }
 
 /// [`super::one_code`] for one instance.

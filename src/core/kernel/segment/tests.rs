@@ -166,6 +166,33 @@ fn blocks_beyond_the_bound_take_the_scalar_path() {
     assert_eq!((clipped, codes), (2, [254, 0]));
 }
 
+#[test]
+fn blocks_no_clamp_can_move_leave_the_clamp_out() {
+    let xs = [0.3f32, -1.0, 0.7, 0.01];
+    let mut st = BlockStats::EMPTY;
+    st.extend(&xs);
+    for name in ["ort-int8", "int4-g128", "torch-quint8", "q4_1", "q8_0"] {
+        let c = preset(name, PresetOptions::default()).unwrap();
+        let (qmin, qmax) = c.code_range();
+        let own = block_params(&c, RealRange::of(&st), qmin, qmax);
+        let prep = Prepared::new(&c, &own, qmin, qmax, &st);
+        assert!(prep.is_fast() && prep.is_within(), "{name}: its own range");
+        // A range half as wide clamps the ends: the loop keeps the clamp and counts them.
+        let half = block_params(&c, RealRange::of(&st).shrunk(0.5), qmin, qmax);
+        let prep = Prepared::new(&c, &half, qmin, qmax, &st);
+        assert!(
+            prep.is_fast() && !prep.is_within(),
+            "{name}: half the range"
+        );
+        let mut codes = [0u16; 4];
+        let mut lanes = Lanes::ZERO;
+        assert!(
+            prep.run::<_, true>(&xs, 0, &mut codes, &mut lanes) > 0,
+            "{name}"
+        );
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
 
