@@ -16,9 +16,11 @@
 //! A block's unclamped codes are a monotone function of its values, so when the codes of
 //! its smallest and largest value are both within the code range, no clamp can move any
 //! of its codes (nor count one). Such blocks, the usual case without clipping, run an
-//! instance of the loop without the clamp (see [`Prepared::new`]). Rows of groups
-//! prepared together ([`run_prepared`]) keep the clamp: testing every group cost the
-//! ladder more than leaving the clamp out saved.
+//! instance of the loop without the clamp (see [`Prepared::new`]). The ladder's rows of
+//! groups prepared together ([`run_prepared`]) do the same when every group passes the
+//! test, taken eight groups at a time in one vectorised step
+//! ([`ConstLanes::all_within`]); the active configuration's rows of groups keep the clamp,
+//! which also counts their clamped codes.
 //!
 //! Errors are accumulated in `f64` in [`LANES`] partial sums per row: the value in column
 //! `c` goes to lane `c % LANES`, whatever the blocks, so a row's sums do not depend on its
@@ -760,7 +762,8 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
 /// block, instead of a call per block. `ahead` is the row to be quantized next, as in
 /// [`run_row`]. With `clipped` (one zeroed count per block), each
 /// block's clamp count is added to it and the signal is measured; without, neither is (the
-/// ladder needs neither).
+/// ladder needs neither), and where `within` (no block has a code a clamp moves, see
+/// [`ConstLanes::all_within`]) the loop leaves the clamp out.
 #[expect(
     clippy::too_many_arguments,
     reason = "the row, its blocks, its outputs and the next row, borrowed for one call"
@@ -775,6 +778,7 @@ pub(crate) fn run_prepared<T: Code>(
     lanes: &mut Lanes,
     ahead: &[f32],
     clipped: Option<&mut [usize]>,
+    within: bool,
 ) {
     debug_assert_eq!(xs.len(), codes.len());
     debug_assert!(size > 0 && size.is_multiple_of(LANES));
@@ -790,8 +794,22 @@ pub(crate) fn run_prepared<T: Code>(
             kind,
             run_blocks,
             [T],
-            (blocks, size, xs, codes, lanes, ahead)
+            (blocks, size, xs, codes, lanes, ahead, within)
         );
+    }
+}
+
+impl ConstLanes<PARAM_LANES> {
+    /// Whether no lane's block under `kind`, with its values in `lo[j]..=hi[j]`, has a code
+    /// a clamp moves: [`within`] for every lane, in one vectorised test.
+    #[inline(always)]
+    pub(crate) fn all_within(
+        &self,
+        kind: Kind,
+        lo: &[f32; PARAM_LANES],
+        hi: &[f32; PARAM_LANES],
+    ) -> bool {
+        dispatch!(kind, all_within, [], (self, lo, hi))
     }
 }
 

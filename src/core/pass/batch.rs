@@ -79,6 +79,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
             flat: Flat::default(),
         },
         row,
+        within: true,
     };
     bufs.consts.clear();
     let kind = Kind::of(ctx.config);
@@ -96,7 +97,11 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     }
     let counts = COUNTS.then_some(&mut bufs.clipped[..]);
     let (consts, size) = (&bufs.consts, *size);
-    run_prepared(kind, consts, size, row, codes, &mut lanes, ahead, counts);
+    // The ladder's rows whose blocks no clamp can touch run without it.
+    let within = !COUNTS && prep.within;
+    run_prepared(
+        kind, consts, size, row, codes, &mut lanes, ahead, counts, within,
+    );
     for (slot, &n) in blocks.iter_mut().zip(&bufs.clipped) {
         set_clipped(slot, n);
     }
@@ -146,6 +151,9 @@ struct RowPrep<'a, 'c, const COUNTS: bool> {
     /// The row's blocks one at a time (for blocks with a problem or with clipping).
     source: RowSource<'a, 'c, COUNTS>,
     row: &'a [f32],
+    /// Whether every block prepared so far is known to have no code a clamp moves (only
+    /// tested for eight blocks prepared at once without records; any other block clears it).
+    within: bool,
 }
 
 impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
@@ -167,6 +175,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         consts: &mut Vec<Consts>,
         blocks: &mut [Record],
     ) -> Option<Result<(), Failure>> {
+        self.within = false;
         let xs = self.values(i);
         match self.source.prepare(i, xs) {
             Ok(p) if p.is_fast() => {
@@ -290,6 +299,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             let (k, fast) = consts8_lanes(simd, kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
             if !COUNTS && m == PARAM_LANES && fast == [true; PARAM_LANES] {
                 // Eight blocks for the loop and no records: their constants at once.
+                self.within &= k.all_within(kind, &lo, &hi);
                 k.append_blocks(simd, consts);
                 self.source
                     .flat
@@ -297,6 +307,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 i0 += m;
                 continue;
             }
+            self.within = false;
             let k8 = k.blocks(simd);
             for j in 0..m {
                 let i = i0 + j;

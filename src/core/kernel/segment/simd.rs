@@ -368,7 +368,8 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
     Ok(total + flush(&mut clips))
 }
 
-/// [`super::run_prepared`] for one instance, without clamp counts or the signal.
+/// [`super::run_prepared`] for one instance, without clamp counts or the signal; without
+/// the clamp where `within` (no block has a code a clamp moves, see [`all_within`]).
 #[inline(always)]
 pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     blocks: &[Consts],
@@ -377,8 +378,13 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     codes: &mut [T],
     lanes: &mut Lanes,
     ahead: &[f32],
+    within: bool,
 ) {
-    blocks_loop::<E, R, O, false, T>(blocks, size, xs, codes, lanes, ahead, &mut []);
+    if within {
+        blocks_loop::<E, R, O, false, false, T>(blocks, size, xs, codes, lanes, ahead, &mut []);
+    } else {
+        blocks_loop::<E, R, O, false, true, T>(blocks, size, xs, codes, lanes, ahead, &mut []);
+    }
 }
 
 /// [`super::run_prepared`] for one instance, with each block's clamp count added to
@@ -393,12 +399,20 @@ pub(super) fn run_blocks_counted<const E: u8, const R: u8, const O: bool, T: Cod
     ahead: &[f32],
     clipped: &mut [usize],
 ) {
-    blocks_loop::<E, R, O, true, T>(blocks, size, xs, codes, lanes, ahead, clipped);
+    blocks_loop::<E, R, O, true, true, T>(blocks, size, xs, codes, lanes, ahead, clipped);
 }
 
-/// The loop of [`run_blocks`] and (`COUNT`) [`run_blocks_counted`]; `ahead` as in [`block`].
+/// The loop of [`run_blocks`] and (`COUNT`) [`run_blocks_counted`]; `ahead` as in [`block`];
+/// without `CLAMP` the chunks are not clamped (see [`chunk_codes`]).
 #[inline(always)]
-fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Code>(
+fn blocks_loop<
+    const E: u8,
+    const R: u8,
+    const O: bool,
+    const COUNT: bool,
+    const CLAMP: bool,
+    T: Code,
+>(
     blocks: &[Consts],
     size: usize,
     xs: &[f32],
@@ -441,7 +455,8 @@ fn blocks_loop<const E: u8, const R: u8, const O: bool, const COUNT: bool, T: Co
                 left = per;
             }
             left -= 1;
-            chunk_codes::<E, R, O, true, T>(&k, x8, c8, q8, &mut clips);
+            chunk_codes::<E, R, O, CLAMP, T>(&k, x8, c8, q8, &mut clips);
+            between_chunks::<CLAMP>();
         }
         pass_errors::<COUNT>(simd, xs, qs, &mut acc);
         fetch_chunks(ahead, n * PASS, xs.len(), &mut touched);
@@ -482,6 +497,30 @@ pub(super) fn within<const E: u8, const R: u8, const O: bool>(
     positive && unclamped::<E, R, O>(k, lo) >= k.qmin && unclamped::<E, R, O>(k, hi) <= k.qmax
 }
 
+/// [`within`] for each lane of `k` (lane `j`'s block with values in `lo[j]..=hi[j]`), as
+/// whole-array steps that vectorise: whether no lane's block has a code a clamp moves.
+#[inline(always)]
+#[expect(
+    clippy::needless_bitwise_bool,
+    reason = "each lane's test without a branch, so that the lanes stay in one register"
+)]
+pub(super) fn all_within<const E: u8, const R: u8, const O: bool>(
+    k: &ConstLanes<LANES>,
+    lo: &[f32; LANES],
+    hi: &[f32; LANES],
+) -> bool {
+    let (u_lo, u_hi) = (k.unclamped::<E, R, O>(lo), k.unclamped::<E, R, O>(hi));
+    let ok: [bool; LANES] = std::array::from_fn(|j| {
+        let positive = if E == DIV {
+            k.code_scale[j] > 0.0
+        } else {
+            k.recip[j] > 0.0
+        };
+        positive & (u_lo[j] >= k.qmin) & (u_hi[j] <= k.qmax)
+    });
+    ok.iter().fold(true, |all, &ok| all & ok)
+}
+
 /// [`super::one_code`] for one instance.
 #[inline(always)]
 pub(super) fn one_code<const E: u8, const R: u8, const O: bool>(
@@ -507,10 +546,9 @@ pub(super) fn one_code<const E: u8, const R: u8, const O: bool>(
 }
 
 impl ConstLanes<LANES> {
-    /// The reconstruction of `x[j]` under lane `j`'s constants: the arithmetic of
-    /// [`unclamped`], [`clamp`] and [`dequantize`], lane by lane.
+    /// The unclamped code of `x[j]` under lane `j`'s constants: [`unclamped`], lane by lane.
     #[inline(always)]
-    fn x_hat<const E: u8, const R: u8, const O: bool>(&self, x: &[f32; LANES]) -> [f32; LANES] {
+    fn unclamped<const E: u8, const R: u8, const O: bool>(&self, x: &[f32; LANES]) -> [f32; LANES] {
         use std::array::from_fn;
         let xo: [f32; LANES] = from_fn(|j| if O { x[j] - self.code_offset[j] } else { x[j] });
         let t: [f32; LANES] = from_fn(|j| {
@@ -520,7 +558,7 @@ impl ConstLanes<LANES> {
                 xo[j] * self.recip[j]
             }
         });
-        let u: [f32; LANES] = from_fn(|j| {
+        from_fn(|j| {
             if E == ADD {
                 if R == UP {
                     (t[j] + self.zero_half[j]).floor()
@@ -530,7 +568,15 @@ impl ConstLanes<LANES> {
             } else {
                 round_const::<R, f32>(t[j]) + self.zero_f[j]
             }
-        });
+        })
+    }
+
+    /// The reconstruction of `x[j]` under lane `j`'s constants: the arithmetic of
+    /// [`unclamped`], [`clamp`] and [`dequantize`], lane by lane.
+    #[inline(always)]
+    fn x_hat<const E: u8, const R: u8, const O: bool>(&self, x: &[f32; LANES]) -> [f32; LANES] {
+        use std::array::from_fn;
+        let u = self.unclamped::<E, R, O>(x);
         let c: [f32; LANES] = from_fn(|j| {
             let c = if u[j] < self.qmin { self.qmin } else { u[j] };
             if c > self.qmax { self.qmax } else { c }

@@ -193,6 +193,29 @@ fn blocks_no_clamp_can_move_leave_the_clamp_out() {
     }
 }
 
+#[test]
+fn eight_blocks_no_clamp_can_move_are_tested_at_once() {
+    for name in ["ort-int8", "int4-g128", "torch-quint8", "q4_1"] {
+        let c = preset(name, PresetOptions::default()).unwrap();
+        let (qmin, qmax) = c.code_range();
+        let calc = crate::core::params::ParamCalc::new(&c, qmin, qmax);
+        let lo: [f32; PARAM_LANES] = std::array::from_fn(|j| -0.5 - j as f32);
+        let hi: [f32; PARAM_LANES] = std::array::from_fn(|j| 0.25 + 2.0 * j as f32);
+        let ex = std::array::from_fn(|j| if -lo[j] > hi[j] { lo[j] } else { hi[j] });
+        let p8 = calc.lanes::<8>(&lo, &hi, &ex);
+        let kind = Kind::of(&c);
+        let (k, fast) = consts8_lanes(Avx2::detect(), kind, &p8, &lo, &hi, qmin, qmax);
+        assert_eq!(fast, [true; PARAM_LANES], "{name}");
+        assert!(k.all_within(kind, &lo, &hi), "{name}: their own ranges");
+        // One block's values reaching past its range: its largest code is clamped.
+        for j in [0, 5, 7] {
+            let mut wide = hi;
+            wide[j] *= 3.0;
+            assert!(!k.all_within(kind, &lo, &wide), "{name}: block {j} wider");
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
 
@@ -237,6 +260,16 @@ proptest! {
         prop_assert_eq!(out.len(), 3 + PARAM_LANES);
         prop_assert_eq!(&out[3..], &soa.blocks(Avx2::detect())[..]);
         prop_assert_eq!(&out[3..], &k8[..]);
+        // Eight blocks tested at once for a code a clamp moves are each block's own test,
+        // on their own ranges and on ranges twice as far out.
+        if fast == [true; PARAM_LANES] {
+            let kind = Kind::of(&config);
+            for far in [1.0f32, 2.0] {
+                let (l, h) = (lo.map(|v| v * far), hi.map(|v| v * far));
+                let each = (0..PARAM_LANES).all(|j| within(kind, &k8[j], l[j], h[j]));
+                prop_assert_eq!(soa.all_within(kind, &l, &h), each, "{} times as far", far);
+            }
+        }
     }
 
     /// Eight groups' ends tested at once are tested lane by lane, on ends with zeros of
