@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use quantscope::app::worker::{Input, Job, Outcome, compute};
 use quantscope::core::config::{Clipping, Granularity};
-use quantscope::core::{Matrix, PresetOptions, analyse, analyse_staged, preset};
+use quantscope::core::{
+    Config, Matrix, PresetOptions, Report, Rung, analyse, analyse_staged, preset,
+};
 
 /// `rows` rows of `cols` values whose spreads differ by decades, as real weights do: row
 /// `r` spreads over `10^exponent(r)`, its values on a grid of `levels` steps of `1 / step`.
@@ -43,7 +45,7 @@ fn the_report_then_its_rungs_equal_one_analysis() {
         ("int4-g128", Granularity::Group(32), Clipping::Mse),
         ("q4_1", Granularity::Group(32), Clipping::None),
     ] {
-        let config = quantscope::core::Config {
+        let config = Config {
             granularity,
             clipping,
             ..preset(name, PresetOptions::default()).unwrap()
@@ -97,18 +99,13 @@ fn large() -> Matrix {
     decades((600, 512), |r| r % 7 - 4, 101, 13.0)
 }
 
-#[test]
-fn a_large_ladder_reports_its_progress_and_the_same_rungs() {
-    let m = large();
-    let config = quantscope::core::Config {
-        clipping: Clipping::Mse,
-        ..preset("ort-int8", PresetOptions::default()).unwrap()
-    };
+/// `analyse_staged` of `m`: its first report, its rungs and the progress it told.
+fn staged_with_progress(m: &Matrix, config: &Config) -> (Report, Vec<Rung>, Vec<(usize, usize)>) {
     let mut first = None;
     let mut told = Vec::new();
     let rungs = analyse_staged(
-        &m,
-        &config,
+        m,
+        config,
         &mut |r| {
             first = Some(r);
             true
@@ -120,10 +117,23 @@ fn a_large_ladder_reports_its_progress_and_the_same_rungs() {
     )
     .unwrap()
     .unwrap();
-    // Each eighth of the 600 rows once, in order.
-    let eighths: Vec<(usize, usize)> = (1..=8).map(|k| (k * 75, 600)).collect();
-    assert_eq!(told, eighths);
-    let mut staged = first.unwrap();
+    (first.unwrap(), rungs, told)
+}
+
+/// Each eighth of the 600 rows of [`large`] once, in order.
+fn eighths() -> Vec<(usize, usize)> {
+    (1..=8).map(|k| (k * 75, 600)).collect()
+}
+
+#[test]
+fn a_large_ladder_reports_its_progress_and_the_same_rungs() {
+    let m = large();
+    let config = Config {
+        clipping: Clipping::Mse,
+        ..preset("ort-int8", PresetOptions::default()).unwrap()
+    };
+    let (mut staged, rungs, told) = staged_with_progress(&m, &config);
+    assert_eq!(told, eighths());
     staged.ladder = rungs;
     assert_eq!(staged, analyse(&m, &config).unwrap());
 }
@@ -137,18 +147,8 @@ fn a_ladder_inside_a_thread_pool_tells_the_same_progress_and_rungs() {
         .num_threads(1)
         .build()
         .unwrap();
-    let mut told = Vec::new();
-    let rungs = pool
-        .install(|| {
-            analyse_staged(&m, &config, &mut |_| true, &mut |done, total| {
-                told.push((done, total));
-                true
-            })
-        })
-        .unwrap()
-        .unwrap();
-    let eighths: Vec<(usize, usize)> = (1..=8).map(|k| (k * 75, 600)).collect();
-    assert_eq!(told, eighths);
+    let (_, rungs, told) = pool.install(|| staged_with_progress(&m, &config));
+    assert_eq!(told, eighths());
     assert_eq!(rungs, analyse(&m, &config).unwrap().ladder);
 }
 
