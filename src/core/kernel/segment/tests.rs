@@ -496,3 +496,78 @@ proptest! {
         prop_assert_eq!(one_code(kind, &consts, per, &lo, &hi), want, "codes {:?}", codes);
     }
 }
+
+/// A row whose values lie a few floats either side of half steps of its own scale
+/// (`(k + 0.5) · s` moved by up to 4096 floats), between two ends that fix the scale and
+/// zero point, for presets that divide, under each rounding rule: the loop without the
+/// clamp gives the quantizer's codes and errors, and the MSE search's sums its squared
+/// errors. A faster path that forms these quotients another way (a product by the
+/// reciprocal, say) must round them as the division does; with a product by the reciprocal
+/// and no margin around the half steps, this test fails.
+#[test]
+fn values_near_half_steps_round_as_the_quotient() {
+    let moves = [
+        -4096, -300, -64, -17, -8, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 8, 17, 64, 300, 4096,
+    ];
+    for name in ["ort-int8", "ort-uint8", "ort-int4", "ort-uint4"] {
+        for rounding in [Rounding::HalfEven, Rounding::HalfAway, Rounding::HalfUp] {
+            for (lo, hi) in [(-1.0f32, 0.5), (-2.9, 0.37), (-3e-5, 1.1e-5), (-7e18, 2e18)] {
+                let mut c = preset(name, PresetOptions::default()).unwrap();
+                c.rounding = rounding;
+                assert_eq!(c.conventions.quant_expr, QuantExpr::Divide, "{name}");
+                let (qmin, qmax) = c.code_range();
+                let mut st = BlockStats::EMPTY;
+                st.extend(&[lo, hi]);
+                let p = block_params(&c, RealRange::of(&st), qmin, qmax);
+                let s = p.code_scale;
+                let z = p.zero_point as f32;
+                let mut xs = vec![lo, hi];
+                for k in qmin..qmax {
+                    let half = (k as f32 - z + 0.5) * s;
+                    xs.extend(
+                        moves
+                            .iter()
+                            .map(|&d| ulps(half, d))
+                            .filter(|x| (lo..=hi).contains(x)),
+                    );
+                }
+                let mut st = BlockStats::EMPTY;
+                st.extend(&xs);
+                let prep = Prepared::new(&c, &p, qmin, qmax, &st);
+                assert!(
+                    prep.is_fast() && prep.is_within(),
+                    "{name} {rounding:?} {lo}"
+                );
+                check_segment(&c, &xs, RealRange::of(&st), 3)
+                    .unwrap_or_else(|e| panic!("{name} {rounding:?} {lo}..{hi}: {e}"));
+                // The MSE search's sums round the same quotients: eight lanes of the same
+                // block over the values, and over the values rotated a place per lane.
+                let params = vec![p; LANES];
+                let want = reference_sums(&c, &params, &xs);
+                let consts = [prep.consts(); LANES];
+                let mut got = [0.0f64; LANES];
+                candidate_sums(Kind::of(&c), &consts, &xs, &mut got);
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    want.map(f64::to_bits),
+                    "{name} {rounding:?}"
+                );
+                let n = xs.len();
+                let rows: Vec<[f32; LANES]> = (0..n)
+                    .map(|i| std::array::from_fn(|j| xs[(i + j) % n]))
+                    .collect();
+                let mut got = [0.0f64; LANES];
+                block_sums(Kind::of(&c), &ConstLanes::of(&consts), &rows, &mut got);
+                for (j, got) in got.iter().enumerate() {
+                    let rotated: Vec<f32> = (0..n).map(|i| xs[(i + j) % n]).collect();
+                    let want = reference_sums(&c, &params, &rotated)[j];
+                    assert_eq!(
+                        got.to_bits(),
+                        want.to_bits(),
+                        "{name} {rounding:?} lane {j}"
+                    );
+                }
+            }
+        }
+    }
+}
