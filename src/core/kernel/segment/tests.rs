@@ -345,6 +345,20 @@ fn reference_sums(config: &Config, params: &[BlockParams], xs: &[f32]) -> [f64; 
     })
 }
 
+/// `xs` shifted `j` places to the left, the first `j` values moved to the end.
+fn rotated(xs: &[f32], j: usize) -> Vec<f32> {
+    let n = xs.len();
+    (0..n).map(|i| xs[(i + j) % n]).collect()
+}
+
+/// Eight rows of values side by side for [`block_sums`]: lane `j` is `rotated(xs, j)`.
+fn rotations(xs: &[f32]) -> Vec<[f32; LANES]> {
+    let n = xs.len();
+    (0..n)
+        .map(|i| std::array::from_fn(|j| xs[(i + j) % n]))
+        .collect()
+}
+
 /// Whether this machine has AVX2 (the only path of [`approx_squares`]).
 fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -425,16 +439,12 @@ proptest! {
         }
         // Eight blocks: block `j` is `xs` shifted by `j` places (rotated), under candidate
         // `j`'s constants (every value lies in `st`'s range, so each stays for the loop).
-        let n = xs.len();
-        let rows: Vec<[f32; LANES]> =
-            (0..n).map(|i| std::array::from_fn(|j| xs[(i + j) % n])).collect();
         let soa = ConstLanes::of(&consts);
         let mut got = [0.0f64; LANES];
-        block_sums(kind, &soa, &rows, &mut got);
-        for j in 0..LANES {
-            let rotated: Vec<f32> = (0..n).map(|i| xs[(i + j) % n]).collect();
-            let want = reference_sums(&config, &params, &rotated)[j];
-            prop_assert_eq!(got[j].to_bits(), want.to_bits(), "block {}", j);
+        block_sums(kind, &soa, &rotations(&xs), &mut got);
+        for (j, got) in got.iter().enumerate() {
+            let want = reference_sums(&config, &params, &rotated(&xs, j))[j];
+            prop_assert_eq!(got.to_bits(), want.to_bits(), "block {}", j);
         }
     }
 }
@@ -545,22 +555,18 @@ fn values_near_half_steps_round_as_the_quotient() {
                 let params = vec![p; LANES];
                 let want = reference_sums(&c, &params, &xs);
                 let consts = [prep.consts(); LANES];
+                let kind = Kind::of(&c);
                 let mut got = [0.0f64; LANES];
-                candidate_sums(Kind::of(&c), &consts, &xs, &mut got);
+                candidate_sums(kind, &consts, &xs, &mut got);
                 assert_eq!(
                     got.map(f64::to_bits),
                     want.map(f64::to_bits),
                     "{name} {rounding:?}"
                 );
-                let n = xs.len();
-                let rows: Vec<[f32; LANES]> = (0..n)
-                    .map(|i| std::array::from_fn(|j| xs[(i + j) % n]))
-                    .collect();
                 let mut got = [0.0f64; LANES];
-                block_sums(Kind::of(&c), &ConstLanes::of(&consts), &rows, &mut got);
+                block_sums(kind, &ConstLanes::of(&consts), &rotations(&xs), &mut got);
                 for (j, got) in got.iter().enumerate() {
-                    let rotated: Vec<f32> = (0..n).map(|i| xs[(i + j) % n]).collect();
-                    let want = reference_sums(&c, &params, &rotated)[j];
+                    let want = reference_sums(&c, &params, &rotated(&xs, j))[j];
                     assert_eq!(
                         got.to_bits(),
                         want.to_bits(),
