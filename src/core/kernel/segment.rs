@@ -657,70 +657,110 @@ impl Prepared {
 
 /// `simd::$f::<E, R, O, $t...>($arg...)` for the loop instance of `$kind`: its quantize
 /// expression, rounding and float offset as const parameters (`@ m, ...`: module `m`'s
-/// `$f`).
+/// `$f`; `outlined ...`: the call as a function of its own, see [`outlined`]).
 macro_rules! dispatch {
-    (@ $m:ident, $kind:expr, $f:ident, [$($t:ty),*], ($($arg:expr),*)) => {{
+    (@call $w:path, $m:ident, $kind:expr, $f:ident, [$($t:ty),*], ($($arg:expr),*)) => {{
         let kind: Kind = $kind;
         match (kind.expr, kind.rounding, kind.offset) {
-            (QuantExpr::Divide, Rounding::HalfEven, false) => {
-                $m::$f::<{ simd::DIV }, { round::EVEN }, false $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Divide, Rounding::HalfEven, true) => {
-                $m::$f::<{ simd::DIV }, { round::EVEN }, true $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Divide, Rounding::HalfAway, false) => {
-                $m::$f::<{ simd::DIV }, { round::AWAY }, false $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Divide, Rounding::HalfAway, true) => {
-                $m::$f::<{ simd::DIV }, { round::AWAY }, true $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Divide, Rounding::HalfUp, false) => {
-                $m::$f::<{ simd::DIV }, { round::UP }, false $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Divide, Rounding::HalfUp, true) => {
-                $m::$f::<{ simd::DIV }, { round::UP }, true $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Reciprocal, Rounding::HalfEven, false) => {
-                $m::$f::<{ simd::MUL }, { round::EVEN }, false $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Reciprocal, Rounding::HalfEven, true) => {
-                $m::$f::<{ simd::MUL }, { round::EVEN }, true $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Reciprocal, Rounding::HalfAway, false) => {
-                $m::$f::<{ simd::MUL }, { round::AWAY }, false $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Reciprocal, Rounding::HalfAway, true) => {
-                $m::$f::<{ simd::MUL }, { round::AWAY }, true $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Reciprocal, Rounding::HalfUp, false) => {
-                $m::$f::<{ simd::MUL }, { round::UP }, false $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::Reciprocal, Rounding::HalfUp, true) => {
-                $m::$f::<{ simd::MUL }, { round::UP }, true $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, false) => {
-                $m::$f::<{ simd::ADD }, { round::EVEN }, false $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, true) => {
-                $m::$f::<{ simd::ADD }, { round::EVEN }, true $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, false) => {
-                $m::$f::<{ simd::ADD }, { round::AWAY }, false $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, true) => {
-                $m::$f::<{ simd::ADD }, { round::AWAY }, true $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, false) => {
-                $m::$f::<{ simd::ADD }, { round::UP }, false $(, $t)*>($($arg),*)
-            },
-            (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, true) => {
-                $m::$f::<{ simd::ADD }, { round::UP }, true $(, $t)*>($($arg),*)
-            },
+            (QuantExpr::Divide, Rounding::HalfEven, false) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::DIV }, { round::EVEN }, false $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Divide, Rounding::HalfEven, true) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::DIV }, { round::EVEN }, true $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Divide, Rounding::HalfAway, false) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::DIV }, { round::AWAY }, false $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Divide, Rounding::HalfAway, true) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::DIV }, { round::AWAY }, true $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Divide, Rounding::HalfUp, false) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::DIV }, { round::UP }, false $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Divide, Rounding::HalfUp, true) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::DIV }, { round::UP }, true $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Reciprocal, Rounding::HalfEven, false) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::MUL }, { round::EVEN }, false $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Reciprocal, Rounding::HalfEven, true) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::MUL }, { round::EVEN }, true $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Reciprocal, Rounding::HalfAway, false) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::MUL }, { round::AWAY }, false $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Reciprocal, Rounding::HalfAway, true) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::MUL }, { round::AWAY }, true $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Reciprocal, Rounding::HalfUp, false) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::MUL }, { round::UP }, false $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::Reciprocal, Rounding::HalfUp, true) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::MUL }, { round::UP }, true $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, false) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::ADD }, { round::EVEN }, false $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfEven, true) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::ADD }, { round::EVEN }, true $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, false) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::ADD }, { round::AWAY }, false $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfAway, true) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::ADD }, { round::AWAY }, true $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, false) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::ADD }, { round::UP }, false $(, $t)*>($($arg),*),
+            ),
+            (QuantExpr::ReciprocalAddZero, Rounding::HalfUp, true) => $w(
+                #[inline(always)]
+                || $m::$f::<{ simd::ADD }, { round::UP }, true $(, $t)*>($($arg),*),
+            ),
         }
     }};
-    ($kind:expr, $f:ident, [$($t:ty),*], ($($arg:expr),*)) => {
-        dispatch!(@ simd, $kind, $f, [$($t),*], ($($arg),*))
+    (@ $m:ident, $kind:expr, $f:ident, [$($t:ty),*], ($($arg:expr),*)) => {
+        dispatch!(@call inlined, $m, $kind, $f, [$($t),*], ($($arg),*))
     };
+    (outlined $kind:expr, $f:ident, [$($t:ty),*], ($($arg:expr),*)) => {
+        dispatch!(@call outlined, simd, $kind, $f, [$($t),*], ($($arg),*))
+    };
+    ($kind:expr, $f:ident, [$($t:ty),*], ($($arg:expr),*)) => {
+        dispatch!(@call inlined, simd, $kind, $f, [$($t),*], ($($arg),*))
+    };
+}
+
+/// Calls `f` in place (inlined into the caller, and compiled for the caller's instructions).
+#[inline(always)]
+fn inlined<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// Calls `f`, one instance of a row loop, as a function of its own, compiled for the
+/// widest vector instructions this CPU has (as `core::pass` compiles its row loops; chosen
+/// at run time by `pulp`, once per call). A row loop runs once per row (or per block of a
+/// per-tensor matrix); inlined into the pass instead, the 18 instances of each loop made
+/// single functions of more than a megabyte of machine code.
+#[inline(never)]
+fn outlined<R>(f: impl FnOnce() -> R) -> R {
+    pulp::Arch::new().dispatch(f)
 }
 
 /// Quantizes `xs`, consecutive blocks of one row starting at column `start` (block `i` holds
@@ -748,7 +788,7 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
 ) -> Result<usize, S::Error> {
     debug_assert_eq!(xs.len(), codes.len());
     dispatch!(
-        kind,
+        outlined kind,
         run,
         [T, S],
         (source, size, xs, start, codes, lanes, ahead)
@@ -784,14 +824,14 @@ pub(crate) fn run_prepared<T: Code>(
     debug_assert!(size > 0 && size.is_multiple_of(LANES));
     if let Some(clipped) = clipped {
         dispatch!(
-            kind,
+            outlined kind,
             run_blocks_counted,
             [T],
             (blocks, size, xs, codes, lanes, ahead, clipped)
         );
     } else {
         dispatch!(
-            kind,
+            outlined kind,
             run_blocks,
             [T],
             (blocks, size, xs, codes, lanes, ahead, within)
