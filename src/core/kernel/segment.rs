@@ -60,10 +60,12 @@ pub(crate) trait Code: bytemuck::Pod + Default + Ord + Send + Sync {
     fn index(self) -> usize;
     /// `codes` as bytes, when the offsets are bytes.
     fn as_bytes(codes: &[Self]) -> Option<&[u8]>;
+    /// `codes` as bytes to write, when the offsets are bytes.
+    fn as_bytes_mut(codes: &mut [Self]) -> Option<&mut [u8]>;
 }
 
 macro_rules! code_impl {
-    ($($t:ty => $bytes:expr),*) => {$(
+    ($($t:ty => $bytes:expr, $bytes_mut:expr),*) => {$(
         impl Code for $t {
             #[inline(always)]
             fn from_biased_bits(bits: u32) -> Self {
@@ -81,11 +83,15 @@ macro_rules! code_impl {
             fn as_bytes(codes: &[Self]) -> Option<&[u8]> {
                 $bytes(codes)
             }
+            #[inline(always)]
+            fn as_bytes_mut(codes: &mut [Self]) -> Option<&mut [u8]> {
+                $bytes_mut(codes)
+            }
         }
     )*};
 }
 
-code_impl!(u8 => Some, u16 => |_| None);
+code_impl!(u8 => Some, Some, u16 => |_| None, |_| None);
 
 /// No code at all: the ladder's rungs need each value's error, not its code, so their loop
 /// stores nothing (whether a row has one code is read from its blocks' ends instead, see
@@ -101,6 +107,10 @@ impl Code for () {
     }
     #[inline(always)]
     fn as_bytes(_: &[Self]) -> Option<&[u8]> {
+        None
+    }
+    #[inline(always)]
+    fn as_bytes_mut(_: &mut [Self]) -> Option<&mut [u8]> {
         None
     }
 }

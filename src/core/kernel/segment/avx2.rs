@@ -123,6 +123,24 @@ fn x_hat<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256)
     }
 }
 
+/// The offsets of four chunks' codes, each code plus its bias (`2^23 + offset`, see
+/// `Consts::bias`) as in `biased`, packed into 32 bytes in chunk order: the low byte of each
+/// lane (the offset, below 256), narrowed with unsigned saturating packs (which keep every
+/// value below 256) and the 32-bit groups put back in order.
+#[inline(always)]
+pub(super) fn pack_offsets(simd: V3, biased: &[[f32; LANES]; 4], out: &mut [u8; 4 * LANES]) {
+    let avx2 = simd.avx2;
+    let low = simd.avx._mm256_set1_epi32(0xff);
+    let byte = |i: usize| avx2._mm256_and_si256(pulp::cast(biased[i]), low);
+    // Each 128-bit half: chunks 0 and 1's (then 2 and 3's) lanes 0-3, then lanes 4-7.
+    let a = avx2._mm256_packus_epi32(byte(0), byte(1));
+    let b = avx2._mm256_packus_epi32(byte(2), byte(3));
+    // 32-bit groups: lanes 0-3 of chunks 0, 1, 2, 3, then lanes 4-7 of each.
+    let bytes = avx2._mm256_packus_epi16(a, b);
+    let order: std::arch::x86_64::__m256i = pulp::cast([0u32, 4, 1, 5, 2, 6, 3, 7]);
+    *out = pulp::cast(avx2._mm256_permutevar8x32_epi32(bytes, order));
+}
+
 /// Adds the squares of `x_hat − x` (eight lanes, `x` widened in `xd` as two halves) to the
 /// sums `lo` (lanes 0–3) and `hi` (lanes 4–7), each in `f64`.
 #[inline(always)]

@@ -1,7 +1,8 @@
 //! The specialised loop, one instance per (expression, rounding, offset, code type).
 //!
-//! Aligned runs of [`LANES`] values go through [`chunk_codes`] and then [`chunk_errors`] (in passes of
-//! [`PASS`] chunks, so that each pass's accumulators and constants fit the 16 SSE
+//! Aligned runs of [`LANES`] values go through [`chunk_codes`] (or, in a block no clamp can
+//! move whose offsets are bytes, [`pass_codes_within`]) and then [`chunk_errors`] (in passes
+//! of [`PASS`] chunks, so that each pass's accumulators and constants fit the 16 SSE
 //! registers), written as whole-array float steps (no integer or boolean lanes mid-way) so
 //! that LLVM's SLP vectoriser turns them into packed vector operations; where the machine
 //! has AVX2, a pass's errors go through `avx2::pass_errors` instead, the same sums written
@@ -151,6 +152,71 @@ fn chunk_codes<const E: u8, const R: u8, const O: bool, const CLAMP: bool, T: Co
     }
 }
 
+/// [`chunk_codes`] without the clamp, for offsets that are bytes: the reconstructions into
+/// `x_hat`, and each code plus [`Consts::bias`] returned (its low byte is the offset).
+#[inline(always)]
+fn chunk_biased<const E: u8, const R: u8, const O: bool>(
+    k: &Spread,
+    x: &[f32; LANES],
+    x_hat: &mut [f32; LANES],
+) -> [f32; LANES] {
+    let mut biased = [0.0; LANES];
+    for j in 0..LANES {
+        let k = &k.lane(j);
+        let c = unclamped::<E, R, O>(k, x[j]);
+        biased[j] = c + k.bias;
+        x_hat[j] = dequantize::<O>(k, c);
+    }
+    biased
+}
+
+/// A pass's codes without the clamp ([`chunk_codes`] without `CLAMP`). Where the offsets
+/// are bytes and the machine has AVX2, four chunks' offsets are packed into 32 bytes at a
+/// time (`avx2::pack_offsets`: four shuffles and four ANDs per 32 codes, where the
+/// chunk-by-chunk loop takes sixteen shuffles); the arithmetic is [`chunk_codes`]'s, so every
+/// code and reconstruction is the same. On a 4096 x 4096 matrix (ort-int8 per channel, one
+/// thread) this took 3-5 % off the pass.
+#[inline(always)]
+fn pass_codes_within<const E: u8, const R: u8, const O: bool, T: Code>(
+    simd: Avx2,
+    k: &Spread,
+    xs: &[[f32; LANES]],
+    cs: &mut [[T; LANES]],
+    qs: &mut [[f32; LANES]],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let (Some(v3), Some(bytes)) = (simd.v3(), T::as_bytes_mut(cs.as_flattened_mut())) {
+        let (x4, xr) = xs.as_chunks::<4>();
+        let (q4, qr) = qs.as_chunks_mut::<4>();
+        let (b32, br) = bytes.as_chunks_mut::<{ 4 * LANES }>();
+        for ((x4, q4), b32) in x4.iter().zip(q4).zip(b32) {
+            let [q0, q1, q2, q3] = q4;
+            let biased = [
+                chunk_biased::<E, R, O>(k, &x4[0], q0),
+                chunk_biased::<E, R, O>(k, &x4[1], q1),
+                chunk_biased::<E, R, O>(k, &x4[2], q2),
+                chunk_biased::<E, R, O>(k, &x4[3], q3),
+            ];
+            super::avx2::pack_offsets(v3, &biased, b32);
+        }
+        let (b8, _) = br.as_chunks_mut::<LANES>();
+        for ((x8, q8), b8) in xr.iter().zip(qr).zip(b8) {
+            let biased = chunk_biased::<E, R, O>(k, x8, q8);
+            for (b, v) in b8.iter_mut().zip(biased) {
+                *b = v.to_bits() as u8;
+            }
+        }
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = simd;
+    let mut clips = [0.0f32; LANES];
+    for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
+        chunk_codes::<E, R, O, false, T>(k, x8, c8, q8, &mut clips);
+        between_chunks::<false>();
+    }
+}
+
 /// Ends a chunk of the code loop. With `CLAMP` nothing; without, an empty compiler barrier
 /// (`black_box(())`: no instruction). With the clamp, the loop carries an f32 sum (the clamp
 /// flags), which LLVM may not reorder, so it compiles the loop chunk by chunk. Without it,
@@ -290,9 +356,13 @@ fn block<const E: u8, const R: u8, const O: bool, const SIG: bool, const CLAMP: 
     let simd = Avx2::detect();
     for (n, (xs, cs)) in xc.chunks(PASS).zip(cc.chunks_mut(PASS)).enumerate() {
         let qs = &mut buf[..xs.len()];
-        for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
-            chunk_codes::<E, R, O, CLAMP, T>(&spread, x8, c8, q8, clips);
-            between_chunks::<CLAMP>();
+        if CLAMP {
+            for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
+                chunk_codes::<E, R, O, CLAMP, T>(&spread, x8, c8, q8, clips);
+                between_chunks::<CLAMP>();
+            }
+        } else {
+            pass_codes_within::<E, R, O, T>(simd, &spread, xs, cs, qs);
         }
         pass_errors::<SIG>(simd, xs, qs, acc);
         let ahead = ahead.get(head..).unwrap_or_default();
