@@ -199,17 +199,17 @@ fn pass_codes_within<const E: u8, const R: u8, const O: bool, T: Code>(
             ];
             super::avx2::pack_offsets(v3, &biased, b32);
         }
+        // Fewer than four chunks left: one at a time.
+        let mut clips = [0.0f32; LANES];
         let (b8, _) = br.as_chunks_mut::<LANES>();
         for ((x8, q8), b8) in xr.iter().zip(qr).zip(b8) {
-            let biased = chunk_biased::<E, R, O>(k, x8, q8);
-            for (b, v) in b8.iter_mut().zip(biased) {
-                *b = v.to_bits() as u8;
-            }
+            chunk_codes::<E, R, O, false, u8>(k, x8, b8, q8, &mut clips);
         }
         return;
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = simd;
+    // Not touched without the clamp.
     let mut clips = [0.0f32; LANES];
     for ((x8, c8), q8) in xs.iter().zip(cs).zip(qs.iter_mut()) {
         chunk_codes::<E, R, O, false, T>(k, x8, c8, q8, &mut clips);
