@@ -33,7 +33,10 @@ For each matrix (written as .npy under --dir, fixed seed):
 The fresh-process, ONNX Runtime, numpy and numpy-sum timings are taken in interleaved
 rounds (each round times every one of them once, after one warm-up run of each), so that a
 slow spell of a shared machine falls on all of them alike rather than on whichever was being
-timed; each column is the median over the rounds. The criterion benches run after that.
+timed; each column is the median over the rounds. The "ORT, scales" table also gives each
+round's own ratio (the two are timed back to back in a round): their median and the range of
+the middle half of the rounds, which show how far the machine's moment moves the ratio. The
+criterion benches run after that.
 
 Then peak resident memory of `quantscope report FILE` with and without the ladder
 (`/usr/bin/time -v`).
@@ -97,10 +100,10 @@ def timer(f):
 REST = 0.05
 
 
-def interleaved_medians(runners: dict, reps: int) -> dict:
-    """Median ms of each runner (a function returning its own time in ms), timed in `reps`
-    rounds of one run of each, after one warm-up run of each; each run followed by a rest of
-    REST seconds."""
+def interleaved(runners: dict, reps: int) -> dict:
+    """Every round's ms of each runner (a function returning its own time in ms), timed in
+    `reps` rounds of one run of each, after one warm-up run of each; each run followed by a
+    rest of REST seconds."""
     for run in runners.values():
         run()
         time.sleep(REST)
@@ -109,7 +112,15 @@ def interleaved_medians(runners: dict, reps: int) -> dict:
         for key, run in runners.items():
             times[key].append(run())
             time.sleep(REST)
-    return {key: statistics.median(t) for key, t in times.items()}
+    return times
+
+
+def quartiles(xs: list) -> tuple:
+    """The first quartile, median and third quartile of `xs`."""
+    if len(xs) < 2:
+        return xs[0], xs[0], xs[0]
+    q1, q2, q3 = statistics.quantiles(xs, n=4, method="inclusive")
+    return q1, q2, q3
 
 
 # ------------------------------------------------------------------------------ parameters
@@ -355,7 +366,8 @@ def main() -> None:
     for name, mat, file in (("decades", m, path), ("gaussian", g, gpath)):
         runners["scales", name, "ort"] = timer(ort_session_with_scales(mat))
         runners["scales", name, "ours"] = quantscope_run(file, "ort-int8", False)
-    ms = interleaved_medians(runners, a.reps)
+    times = interleaved(runners, a.reps)
+    ms = {key: statistics.median(t) for key, t in times.items()}
     numpy_sum = ms["sum"]
     rust_read = None if a.no_criterion else criterion_ms(a.n, "read_sum")
 
@@ -407,11 +419,16 @@ def main() -> None:
           f"({load / np_load:.2f}x){warm_text}.\n")
 
     print("| `ort-int8`, scales formed by both | quantscope (fresh process, analyse) "
-          "| ONNX Runtime graph with scales, optimisations off | ORT / quantscope |")
-    print("|---|---:|---:|---:|")
+          "| ONNX Runtime graph with scales, optimisations off | ORT / quantscope "
+          "| per round: median (middle half) |")
+    print("|---|---:|---:|---:|---:|")
     for name in ("decades", "gaussian"):
         ours, ort_ms = ms["scales", name, "ours"], ms["scales", name, "ort"]
-        print(f"| {name} | {ours:.1f} ms | {ort_ms:.1f} ms | {ort_ms / ours:.2f}x |")
+        per_round = [o / q for o, q in zip(times["scales", name, "ort"],
+                                           times["scales", name, "ours"])]
+        q1, q2, q3 = quartiles(per_round)
+        print(f"| {name} | {ours:.1f} ms | {ort_ms:.1f} ms | {ort_ms / ours:.2f}x "
+              f"| {q2:.2f}x ({q1:.2f}-{q3:.2f}x) |")
     print()
 
     print("| `quantscope report` (ort-int8, table output) | peak resident memory | / tensor bytes |")
