@@ -174,6 +174,36 @@ impl Action {
         }
     }
 
+    /// The sentence the help overlay shows for this action in `mode`'s table: the help
+    /// scrolls where lists move their selection.
+    #[must_use]
+    pub fn describe_in(self, mode: Mode) -> &'static str {
+        match (mode, self) {
+            (Mode::Help, Self::Up) => "scroll up a line",
+            (Mode::Help, Self::Down) => "scroll down a line",
+            (Mode::Help, Self::PageUp) => "scroll up a page",
+            (Mode::Help, Self::PageDown) => "scroll down a page",
+            (Mode::Confirm, Self::Yes) => "answer yes",
+            (Mode::Prompt, Self::Yes) => "accept the name typed",
+            (Mode::Picker, Self::Yes) => "open the selected scenario",
+            (Mode::TensorPicker, Self::Yes) => "open the selected tensor",
+            _ => self.describe(),
+        }
+    }
+
+    /// [`Action::short`] in `mode`'s table.
+    #[must_use]
+    pub fn short_in(self, mode: Mode) -> &'static str {
+        match (mode, self) {
+            (Mode::Help, Self::Up | Self::Down) => "scroll",
+            (Mode::Confirm, Self::Yes) => "yes",
+            (Mode::Confirm, Self::No) => "no",
+            (Mode::Prompt, Self::Yes) => "accept",
+            (Mode::Picker | Mode::TensorPicker, Self::Yes) => "open",
+            _ => self.short(),
+        }
+    }
+
     /// A short label for the hint line.
     #[must_use]
     pub fn short(self) -> &'static str {
@@ -672,6 +702,22 @@ mod tests {
             assert!(b.action.describe().len() > 2);
             assert!(!b.action.short().is_empty());
         }
+    }
+
+    #[test]
+    fn help_says_what_its_keys_do_there() {
+        // The help overlay scrolls; a picker opens what is selected; neither "selects".
+        for b in bindings(Mode::Help) {
+            assert!(
+                !b.action.describe_in(Mode::Help).contains("select"),
+                "{b:?}"
+            );
+        }
+        for mode in [Mode::Picker, Mode::TensorPicker] {
+            assert_eq!(Action::Yes.short_in(mode), "open");
+        }
+        assert_eq!(Action::Yes.short_in(Mode::Confirm), "yes");
+        assert_eq!(Action::Up.describe_in(Mode::Stored), Action::Up.describe());
     }
 
     #[test]

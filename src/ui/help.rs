@@ -58,7 +58,7 @@ pub fn help_lines() -> Vec<(String, String)> {
                 .map(crate::app::keymap::Combo::label)
                 .collect::<Vec<_>>()
                 .join(", ");
-            out.push((keys, b.action.describe().to_string()));
+            out.push((keys, b.action.describe_in(mode).to_string()));
         }
     }
     out
@@ -197,7 +197,7 @@ pub fn markdown_key_table() -> String {
                 out,
                 "| {} | {} |",
                 keys.replace('|', "\\|"),
-                b.action.describe()
+                b.action.describe_in(mode)
             );
         }
     }

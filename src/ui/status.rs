@@ -116,7 +116,7 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
 fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
     match mode {
         Mode::Editor => (Mode::Global, &[]),
-        Mode::Help => (Mode::Help, &[Action::Close, Action::Down, Action::Up]),
+        Mode::Help => (Mode::Help, &[Action::Close, Action::Down, Action::PageDown]),
         Mode::Confirm => (Mode::Confirm, &[Action::Yes, Action::No, Action::Close]),
         Mode::Prompt => (Mode::Prompt, &[Action::Yes, Action::Close]),
         Mode::Picker => (Mode::Picker, &[Action::Down, Action::Yes, Action::Close]),
@@ -227,7 +227,7 @@ pub fn hints(model: &Model) -> Vec<(String, &'static str)> {
                     "bits",
                 ));
             }
-            Some((key_of(a)?, a.short()))
+            Some((key_of(a)?, a.short_in(table)))
         })
         .collect()
 }
