@@ -318,6 +318,40 @@ fn npy_unsupported_dtypes_are_named() {
     );
 }
 
+/// The header's parser backtracks, and each level of nesting multiplies its time (by about
+/// three for `{`, which it tries as a dict and then as a set: sixteen of them took minutes),
+/// so nesting is refused past eight levels, and braces past two, before it runs.
+#[test]
+fn npy_header_nesting_is_bounded_before_parsing() {
+    let nested = |open: &str, close: &str, n: usize| {
+        format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': {}1{} }}",
+            open.repeat(n),
+            close.repeat(n)
+        )
+    };
+    let refused = [
+        nested("[1, ", "]", 8),
+        nested("(1, ", ")", 8),
+        format!("{}{}", "{".repeat(16), "}".repeat(16)),
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': {'y': {}}}".to_owned(),
+    ];
+    for text in &refused {
+        let e = npy_err(&npy((1, 0), text, &[0; 4]));
+        let why = "literals nested too deeply".to_owned();
+        assert_eq!(e, NpyError::InvalidHeader(why), "{text}");
+    }
+    // At the limits the header is parsed, and checked key by key.
+    let unexpected = "unexpected key 'x' (expected 'descr', 'fortran_order', 'shape')".to_owned();
+    for text in [
+        nested("[1, ", "]", 7),
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': {'y': 1}}".to_owned(),
+    ] {
+        let e = npy_err(&npy((1, 0), &text, &[0; 4]));
+        assert_eq!(e, NpyError::InvalidHeader(unexpected.clone()), "{text}");
+    }
+}
+
 #[test]
 fn npy_invalid_headers_say_why() {
     let deep = format!(

@@ -13,8 +13,12 @@
 //!   silently keeps its last value and an unknown key is ignored (numpy refuses both), and
 //!   its messages do not say which value is wrong. The checks below name the key.
 //! - **A nesting guard**: `py_literal`'s parser recurses once per bracket, so a header of a
-//!   million `(` would exhaust the stack (an abort, not an error). Brackets are counted
-//!   first and a header nested deeper than [`MAX_DEPTH`] is refused.
+//!   million `(` would exhaust the stack (an abort, not an error), and it backtracks: each
+//!   level of nesting multiplies its time, by about three for `{` (a dict is tried, then a
+//!   set) and about two for `[` and `(`. Sixteen `{` took minutes, sixteen `[1,` a second.
+//!   Brackets are counted first, and a header nested deeper than [`MAX_DEPTH`], or with `{`
+//!   inside `{` deeper than [`MAX_BRACES`], is refused. numpy writes one dict holding a
+//!   tuple (a structured dtype's list of tuples nests a few levels more).
 
 use std::str::FromStr;
 
@@ -26,8 +30,12 @@ use super::NpyError;
 /// The bytes every `.npy` file starts with.
 pub(super) const MAGIC: &[u8] = b"\x93NUMPY";
 
-/// How deeply the header's literals may nest (a guard against stack exhaustion).
-pub(super) const MAX_DEPTH: usize = 16;
+/// How deeply the header's literals may nest (a guard against stack exhaustion and the
+/// parser's backtracking).
+pub(super) const MAX_DEPTH: usize = 8;
+
+/// How deeply `{` may nest in the header (the dict numpy writes, and one more).
+pub(super) const MAX_BRACES: usize = 2;
 
 /// Element types the reader accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,12 +253,13 @@ fn kind(value: &Value) -> &'static str {
 }
 
 /// The header text ready for `py_literal`: refused when its brackets nest deeper than
-/// [`MAX_DEPTH`]; Python 2's long integers (`3L`, written by numpy under Python 2) lose
+/// [`MAX_DEPTH`], or its braces deeper than [`MAX_BRACES`]; Python 2's long integers (`3L`, written by numpy under Python 2) lose
 /// their suffix and line breaks become spaces, two things Python reads and `py_literal`
 /// does not. String literals are left as they are. Offsets are unchanged but for the `L`s.
 fn prepare(text: &str) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut depth = 0_usize;
+    let mut braces = 0_usize;
     let mut quote = None;
     let mut escaped = false;
     let mut after_digit = false;
@@ -270,11 +279,16 @@ fn prepare(text: &str) -> Result<String, String> {
             '\'' | '"' => quote = Some(c),
             '(' | '[' | '{' => {
                 depth += 1;
-                if depth > MAX_DEPTH {
+                braces += usize::from(c == '{');
+                if depth > MAX_DEPTH || braces > MAX_BRACES {
                     return Err("literals nested too deeply".to_owned());
                 }
             }
-            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ')' | ']' => depth = depth.saturating_sub(1),
+            '}' => {
+                depth = depth.saturating_sub(1);
+                braces = braces.saturating_sub(1);
+            }
             'L' | 'l' if after_digit => {
                 after_digit = false;
                 continue;
