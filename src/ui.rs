@@ -211,9 +211,16 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
             crate::app::keymap::Action::CaptionMore,
         )
         .unwrap_or_default();
+        // A scenario's caption quotes its numbers: once the text is edited they may not
+        // be the ones on screen.
+        let caption = if model.editor.revision() == model.caption_revision {
+            std::borrow::Cow::Borrowed(caption.as_str())
+        } else {
+            std::borrow::Cow::Owned(format!("(Written for the text as loaded.) {caption}"))
+        };
         frame.render_widget(
             &caption::CaptionPane {
-                text: caption,
+                text: &caption,
                 page: model.caption_page,
                 key: &key,
                 theme,

@@ -141,6 +141,30 @@ fn caption_of(s: &str) -> String {
     lines[last_border + 1..lines.len() - 1].join(" ")
 }
 
+/// A scenario's caption quotes the numbers of its text: once the text is edited, the caption
+/// says it was written for the text as loaded; a caption set again is unmarked.
+#[test]
+fn a_scenario_caption_is_marked_once_the_text_is_edited() {
+    const MARK: &str = "(Written for the text as loaded.)";
+    let mut m = first_run(80, 24);
+    let loaded = caption_of(&screen(&m, 80, 24));
+    assert!(loaded.contains("quiet row"), "{loaded}");
+    assert!(!loaded.contains(MARK), "{loaded}");
+    // Settings do not touch the text.
+    update(
+        &mut m,
+        Message::Action(Action::Change(Setting::Granularity, Direction::Forward)),
+    );
+    settle(&mut m);
+    assert!(!caption_of(&screen(&m, 80, 24)).contains(MARK));
+    update(&mut m, Message::Type('#'));
+    settle(&mut m);
+    let edited = caption_of(&screen(&m, 80, 24));
+    assert!(edited.starts_with(MARK), "{edited}");
+    m.set_caption(Some("a new caption".to_owned()));
+    assert_eq!(caption_of(&screen(&m, 80, 24)).trim(), "a new caption");
+}
+
 #[test]
 fn the_first_run_shows_the_instruction_at_80x24_and_every_word_over_its_pages() {
     let mut m = first_run(80, 24);

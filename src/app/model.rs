@@ -467,6 +467,9 @@ pub struct Model {
     pub caption: Option<String>,
     /// The caption's page shown (taken modulo its number of pages when drawn).
     pub caption_page: usize,
+    /// The editor's revision when the caption was set: a caption written for a scenario's
+    /// numbers is marked once the text has been edited.
+    pub caption_revision: u64,
     /// The detail area shows the selected channel's worked arithmetic.
     pub show_explain: bool,
     /// The worked arithmetic of the selected channel (kept while `show_explain`).
@@ -549,6 +552,7 @@ impl Model {
             order: Vec::new(),
             caption: None,
             caption_page: 0,
+            caption_revision: 0,
             show_explain: false,
             explanation: None,
             practice: None,
@@ -760,10 +764,11 @@ impl Model {
         }
     }
 
-    /// Shows `caption` (or none) from its first page.
+    /// Shows `caption` (or none) from its first page, written for the text as it is now.
     pub fn set_caption(&mut self, caption: Option<String>) {
         self.caption = caption;
         self.caption_page = 0;
+        self.caption_revision = self.editor.revision();
     }
 
     /// Queues an analysis of the current data and configuration.
