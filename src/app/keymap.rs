@@ -169,7 +169,7 @@ impl Action {
             Self::Tensors => "pick another tensor of the checkpoint (type to filter)",
             Self::First => "select the first item",
             Self::Last => "select the last item",
-            Self::Yes => "answer yes / accept the name typed",
+            Self::Yes => "answer yes",
             Self::No => "answer no",
         }
     }
@@ -183,7 +183,6 @@ impl Action {
             (Mode::Help, Self::Down) => "scroll down a line",
             (Mode::Help, Self::PageUp) => "scroll up a page",
             (Mode::Help, Self::PageDown) => "scroll down a page",
-            (Mode::Confirm, Self::Yes) => "answer yes",
             (Mode::Prompt, Self::Yes) => "accept the name typed",
             (Mode::Picker, Self::Yes) => "open the selected scenario",
             (Mode::TensorPicker, Self::Yes) => "open the selected tensor",
@@ -196,8 +195,6 @@ impl Action {
     pub fn short_in(self, mode: Mode) -> &'static str {
         match (mode, self) {
             (Mode::Help, Self::Up | Self::Down) => "scroll",
-            (Mode::Confirm, Self::Yes) => "yes",
-            (Mode::Confirm, Self::No) => "no",
             (Mode::Prompt, Self::Yes) => "accept",
             (Mode::Picker | Mode::TensorPicker, Self::Yes) => "open",
             _ => self.short(),
@@ -246,8 +243,8 @@ impl Action {
             Self::NextExercise => "exercise",
             Self::Cards => "cards",
             Self::Tensors => "tensors",
-            Self::Yes => "answer yes / accept the name typed",
-            Self::No => "answer no",
+            Self::Yes => "yes",
+            Self::No => "no",
         }
     }
 }
