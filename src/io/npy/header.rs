@@ -255,7 +255,8 @@ fn kind(value: &Value) -> &'static str {
 /// The header text ready for `py_literal`: refused when its brackets nest deeper than
 /// [`MAX_DEPTH`], or its braces deeper than [`MAX_BRACES`]; Python 2's long integers (`3L`,
 /// written by numpy under Python 2) lose their suffix and line breaks become spaces, two
-/// things Python reads and `py_literal` does not. String literals are left as they are. Offsets are unchanged but for the `L`s.
+/// things Python reads and `py_literal` does not. String literals are left as they are.
+/// Offsets are unchanged but for the `L`s.
 fn prepare(text: &str) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut depth = 0_usize;
