@@ -146,6 +146,16 @@ const PERCENTILE: u8 = 1;
 /// [`RowPrep::eights`]'s instance for MSE clipping.
 const MSE: u8 = 2;
 
+/// Blocks that [`RowPrep::quad`] prepares at once: four groups of eight.
+const QUAD: usize = 4 * PARAM_LANES;
+
+/// `[f(0), f(1), f(2), f(3)]`, each call inlined (`std::array::from_fn` may not be, and
+/// outside the vectorised caller the calls would lose its instructions).
+#[inline(always)]
+fn four<T>(mut f: impl FnMut(usize) -> T) -> [T; 4] {
+    [f(0), f(1), f(2), f(3)]
+}
+
 /// A row's blocks being prepared for [`batch`].
 struct RowPrep<'a, 'c, const COUNTS: bool> {
     /// The row's blocks one at a time (for blocks with a problem or with clipping).
@@ -207,6 +217,51 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         Some(Ok(()))
     }
 
+    /// Blocks `i0 .. i0 + QUAD` without clipping and without records, as
+    /// [`RowPrep::eights`] prepares them eight at a time, when every one of them is for the
+    /// specialised loop; false, with nothing changed, otherwise. Each step is taken for the
+    /// four groups of eight before the next step: the steps of one group wait for each other
+    /// (statistics, parameters, constants), and four independent chains side by side keep
+    /// the processor busy while each waits (on 4096x4096 the unclipped ladder took 2-9 %
+    /// less time than with eight blocks at a time, in interleaved runs).
+    #[inline(always)]
+    fn quad(&mut self, simd: Avx2, kind: Kind, i0: usize, consts: &mut Vec<Consts>) -> bool {
+        let (ctx, chunks) = (self.source.ctx, self.source.chunks);
+        let per = self.source.size / chunks.width();
+        let mut lo = [[-1.0; PARAM_LANES]; 4];
+        let mut hi = [[1.0; PARAM_LANES]; 4];
+        let mut ex = [[1.0; PARAM_LANES]; 4];
+        for (k, ((l, h), e)) in lo.iter_mut().zip(&mut hi).zip(&mut ex).enumerate() {
+            let values = |i| self.values(i);
+            let g0 = i0 + k * PARAM_LANES;
+            chunks.groups8(simd, g0, per, PARAM_LANES, values, [l, h, e]);
+        }
+        let p = four(
+            #[inline(always)]
+            |k| ctx.calc.lanes8::<false>(simd, &lo[k], &hi[k], &ex[k]),
+        );
+        let k8 = four(
+            #[inline(always)]
+            |k| consts8_lanes(simd, kind, &p[k], &lo[k], &hi[k], ctx.qmin, ctx.qmax),
+        );
+        let all = [true; PARAM_LANES];
+        if k8[0].1 != all || k8[1].1 != all || k8[2].1 != all || k8[3].1 != all {
+            return false;
+        }
+        for ((k, _), (lo, hi)) in k8.iter().zip(lo.iter().zip(&hi)) {
+            self.within &= k.all_within(kind, lo, hi);
+        }
+        for (k, _) in &k8 {
+            k.append_blocks(simd, consts);
+        }
+        for p in &p {
+            self.source
+                .flat
+                .add8(&p.scale, p.float_min.then_some(&p.offset));
+        }
+        true
+    }
+
     /// Every block without clipping, with percentile clipping (each block's clipped range
     /// first) or with MSE clipping of blocks of at most [`clip::LANE_BLOCK`] values (eight
     /// blocks searched at once), eight blocks' parameters at a time (the same values as
@@ -235,6 +290,11 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         };
         let mut i0 = 0;
         while i0 < per_row {
+            if CLIP == NONE && !COUNTS && per_row - i0 >= QUAD && self.quad(simd, kind, i0, consts)
+            {
+                i0 += QUAD;
+                continue;
+            }
             let m = (per_row - i0).min(PARAM_LANES);
             let (mut lo, mut hi, mut ex) =
                 ([-1.0; PARAM_LANES], [1.0; PARAM_LANES], [1.0; PARAM_LANES]);
