@@ -814,7 +814,10 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
 /// [`run_row`]. With `clipped` (one zeroed count per block), each
 /// block's clamp count is added to it and the signal is measured; without, neither is (the
 /// ladder needs neither), and where `within` (no block has a code a clamp moves, see
-/// [`ConstLanes::all_within`]) the loop leaves the clamp out.
+/// [`ConstLanes::all_within`]) the loop leaves the clamp out. Without `clipped`, `wide`, when
+/// it holds the row's whole chunks widened to `f64` (the ladder widens each row once for all
+/// its rungs), gives the values' `f64` for the errors instead of widening them again; empty,
+/// the loop widens them itself.
 #[expect(
     clippy::too_many_arguments,
     reason = "the row, its blocks, its outputs and the next row, borrowed for one call"
@@ -830,6 +833,7 @@ pub(crate) fn run_prepared<T: Code>(
     ahead: &[f32],
     clipped: Option<&mut [usize]>,
     within: bool,
+    wide: &[[f64; LANES]],
 ) {
     debug_assert_eq!(xs.len(), codes.len());
     debug_assert!(size > 0 && size.is_multiple_of(LANES));
@@ -845,7 +849,7 @@ pub(crate) fn run_prepared<T: Code>(
             outlined kind,
             run_blocks,
             [T],
-            (blocks, size, xs, codes, lanes, ahead, within)
+            (blocks, size, xs, codes, lanes, ahead, within, wide)
         );
     }
 }

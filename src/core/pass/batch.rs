@@ -7,7 +7,9 @@
     reason = "the row loop must inline into the vectorised task body (see super::vectorised)"
 )]
 
-use super::{Ctx, Failure, Flat, Plan, RowQuant, RowSource, Scratch, needs_chunks, vectorised};
+use super::{
+    Ctx, Failure, Flat, LANES, Plan, RowQuant, RowSource, Scratch, needs_chunks, vectorised,
+};
 use crate::core::clip;
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{
@@ -24,6 +26,9 @@ pub(super) struct Buffers {
     consts: Vec<Consts>,
     /// Each block's clamp count.
     clipped: Vec<usize>,
+    /// The row's whole chunks widened to `f64`, which the ladder's pass fills once per row
+    /// for all its rungs (read by [`batch`] without `COUNTS`; the ladder alone calls it so).
+    pub(super) wide: Vec<[f64; LANES]>,
 }
 
 impl Buffers {
@@ -99,8 +104,11 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     let (consts, size) = (&bufs.consts, *size);
     // The ladder's rows whose blocks no clamp can touch run without it.
     let within = !COUNTS && prep.within;
+    // The ladder's row widened once for all its rungs (the active pass measures the signal
+    // and widens as it goes).
+    let wide = if COUNTS { &[][..] } else { &bufs.wide[..] };
     run_prepared(
-        kind, consts, size, row, codes, &mut lanes, ahead, counts, within,
+        kind, consts, size, row, codes, &mut lanes, ahead, counts, within, wide,
     );
     for (slot, &n) in blocks.iter_mut().zip(&bufs.clipped) {
         set_clipped(slot, n);

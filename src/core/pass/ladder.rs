@@ -134,6 +134,10 @@ fn slice<T: Code>(
                 let row = row_slice(&ctx.view, r, &mut row_buf);
                 let st = &row_stats[r];
                 if chunks {
+                    // The row's whole chunks in f64 once, for every rung's errors.
+                    let (whole, _) = row.as_chunks::<LANES>();
+                    bufs.wide.clear();
+                    bufs.wide.extend(whole.iter().map(|c| c.map(f64::from)));
                     scratch.chunks.fill(row);
                     scratch.chunks.merge_runs(per_max);
                     if percentile {

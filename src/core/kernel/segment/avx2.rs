@@ -209,6 +209,42 @@ pub(super) fn pass_errors<const SIG: bool>(
     }
 }
 
+/// [`pass_errors`] without the signal, each chunk's values read already widened to `f64`
+/// from `xw` rather than widened here: the same operations in the same order on the same
+/// values (widening an `f32` is exact), so the same sums.
+#[inline(always)]
+pub(super) fn pass_errors_wide(
+    simd: V3,
+    xw: &[[f64; LANES]],
+    x_hat: &[[f32; LANES]],
+    acc: &mut Lanes,
+) {
+    let avx = simd.avx;
+    let (mut a0, mut a1) = load(&acc.abs);
+    let (mut s0, mut s1) = load(&acc.sq);
+    let (mut m0, mut m1) = load(&acc.max);
+    let sign = avx._mm256_set1_pd(-0.0);
+    for (x, h) in xw.iter().zip(x_hat) {
+        let (x0, x1) = load(x);
+        let h: __m256 = pulp::cast(*h);
+        let h0 = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(h));
+        let h1 = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(h));
+        let e0 = avx._mm256_sub_pd(h0, x0);
+        let e1 = avx._mm256_sub_pd(h1, x1);
+        let b0 = avx._mm256_andnot_pd(sign, e0);
+        let b1 = avx._mm256_andnot_pd(sign, e1);
+        a0 = avx._mm256_add_pd(a0, b0);
+        a1 = avx._mm256_add_pd(a1, b1);
+        s0 = avx._mm256_add_pd(s0, avx._mm256_mul_pd(e0, e0));
+        s1 = avx._mm256_add_pd(s1, avx._mm256_mul_pd(e1, e1));
+        m0 = avx._mm256_max_pd(b0, m0);
+        m1 = avx._mm256_max_pd(b1, m1);
+    }
+    store(&mut acc.abs, a0, a1);
+    store(&mut acc.sq, s0, s1);
+    store(&mut acc.max, m0, m1);
+}
+
 /// The sums as two registers.
 #[inline(always)]
 fn load(sums: &[f64; LANES]) -> (__m256d, __m256d) {

@@ -274,6 +274,29 @@ fn pass_errors<const SIG: bool>(
     *acc = sums;
 }
 
+/// [`pass_errors`] without the signal, reading each value's `f64` from `wide` (the same
+/// chunks as `xs`, widened once for all the ladder's rungs) instead of widening it again,
+/// when `wide` holds every chunk of `xs` and the machine has AVX2: the same sums.
+#[inline(always)]
+fn pass_errors_widened(
+    simd: Avx2,
+    xs: &[[f32; LANES]],
+    wide: &[[f64; LANES]],
+    x_hat: &[[f32; LANES]],
+    acc: &mut Lanes,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v3) = simd.v3()
+        && wide.len() == xs.len()
+    {
+        super::avx2::pass_errors_wide(v3, wide, x_hat, acc);
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = wide;
+    pass_errors::<false>(simd, xs, x_hat, acc);
+}
+
 /// Asks for every cache line of `ahead` (see [`fetch`]) that holds a value of the chunks
 /// `first..first + n`.
 #[inline(always)]
@@ -439,7 +462,12 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
 }
 
 /// [`super::run_prepared`] for one instance, without clamp counts or the signal; without
-/// the clamp where `within` (no block has a code a clamp moves, see [`all_within`]).
+/// the clamp where `within` (no block has a code a clamp moves, see [`all_within`]); `wide`
+/// as in [`blocks_loop`].
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the row, its blocks, its outputs, the next row and the widened row, borrowed for one call"
+)]
 #[inline(always)]
 pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     blocks: &[Consts],
@@ -449,11 +477,30 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     lanes: &mut Lanes,
     ahead: &[f32],
     within: bool,
+    wide: &[[f64; LANES]],
 ) {
     if within {
-        blocks_loop::<E, R, O, false, false, T>(blocks, size, xs, codes, lanes, ahead, &mut []);
+        blocks_loop::<E, R, O, false, false, T>(
+            blocks,
+            size,
+            xs,
+            codes,
+            lanes,
+            ahead,
+            &mut [],
+            wide,
+        );
     } else {
-        blocks_loop::<E, R, O, false, true, T>(blocks, size, xs, codes, lanes, ahead, &mut []);
+        blocks_loop::<E, R, O, false, true, T>(
+            blocks,
+            size,
+            xs,
+            codes,
+            lanes,
+            ahead,
+            &mut [],
+            wide,
+        );
     }
 }
 
@@ -469,11 +516,16 @@ pub(super) fn run_blocks_counted<const E: u8, const R: u8, const O: bool, T: Cod
     ahead: &[f32],
     clipped: &mut [usize],
 ) {
-    blocks_loop::<E, R, O, true, true, T>(blocks, size, xs, codes, lanes, ahead, clipped);
+    blocks_loop::<E, R, O, true, true, T>(blocks, size, xs, codes, lanes, ahead, clipped, &[]);
 }
 
 /// The loop of [`run_blocks`] and (`COUNT`) [`run_blocks_counted`]; `ahead` as in [`block`];
-/// without `CLAMP` the chunks are not clamped (see [`chunk_codes`]).
+/// without `CLAMP` the chunks are not clamped (see [`chunk_codes`]); without `COUNT`, `wide`
+/// (when not empty) is the row's whole chunks widened to `f64` (see [`pass_errors_widened`]).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the row, its blocks, its outputs, the next row and the widened row, borrowed for one call"
+)]
 #[inline(always)]
 fn blocks_loop<
     const E: u8,
@@ -490,6 +542,7 @@ fn blocks_loop<
     lanes: &mut Lanes,
     ahead: &[f32],
     clipped: &mut [usize],
+    wide: &[[f64; LANES]],
 ) {
     let Some((first, rest)) = blocks.split_first() else {
         return;
@@ -528,7 +581,12 @@ fn blocks_loop<
             chunk_codes::<E, R, O, CLAMP, T>(&k, x8, c8, q8, &mut clips);
             between_chunks::<CLAMP>();
         }
-        pass_errors::<COUNT>(simd, xs, qs, &mut acc);
+        if COUNT {
+            pass_errors::<true>(simd, xs, qs, &mut acc);
+        } else {
+            let wide = wide.get(n * PASS..n * PASS + xs.len()).unwrap_or_default();
+            pass_errors_widened(simd, xs, wide, qs, &mut acc);
+        }
         fetch_chunks(ahead, n * PASS, xs.len(), &mut touched);
     }
     std::hint::black_box(touched);
