@@ -174,6 +174,50 @@ pub(super) fn pass_errors<const SIG: bool>(
     x_hat: &[[f32; LANES]],
     acc: &mut Lanes,
 ) {
+    errors::<SIG, _>(
+        simd,
+        xs,
+        x_hat,
+        acc,
+        #[inline(always)]
+        |x| widen(simd, x),
+    );
+}
+
+/// A chunk's values in `f64`, as two halves.
+#[inline(always)]
+fn widen(simd: V3, x: &[f32; LANES]) -> (__m256d, __m256d) {
+    let avx = simd.avx;
+    let x: __m256 = pulp::cast(*x);
+    (
+        avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(x)),
+        avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(x)),
+    )
+}
+
+/// [`pass_errors`] without the signal, each chunk's values read already widened to `f64`
+/// from `xw` rather than widened here: the same operations in the same order on the same
+/// values (widening an `f32` is exact), so the same sums.
+#[inline(always)]
+pub(super) fn pass_errors_wide(
+    simd: V3,
+    xw: &[[f64; LANES]],
+    x_hat: &[[f32; LANES]],
+    acc: &mut Lanes,
+) {
+    errors::<false, _>(simd, xw, x_hat, acc, load);
+}
+
+/// The loop of [`pass_errors`] and [`pass_errors_wide`]: `wide` gives a chunk's values of
+/// `xs` in `f64`, as two halves.
+#[inline(always)]
+fn errors<const SIG: bool, X>(
+    simd: V3,
+    xs: &[X],
+    x_hat: &[[f32; LANES]],
+    acc: &mut Lanes,
+    wide: impl Fn(&X) -> (__m256d, __m256d),
+) {
     let avx = simd.avx;
     let (mut a0, mut a1) = load(&acc.abs);
     let (mut s0, mut s1) = load(&acc.sq);
@@ -181,11 +225,8 @@ pub(super) fn pass_errors<const SIG: bool>(
     let (mut g0, mut g1) = load(&acc.sig);
     let sign = avx._mm256_set1_pd(-0.0);
     for (x, h) in xs.iter().zip(x_hat) {
-        let (x, h): (__m256, __m256) = (pulp::cast(*x), pulp::cast(*h));
-        let x0 = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(x));
-        let x1 = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(x));
-        let h0 = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(h));
-        let h1 = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(h));
+        let (x0, x1) = wide(x);
+        let (h0, h1) = widen(simd, h);
         if SIG {
             g0 = avx._mm256_add_pd(g0, avx._mm256_mul_pd(x0, x0));
             g1 = avx._mm256_add_pd(g1, avx._mm256_mul_pd(x1, x1));
@@ -207,42 +248,6 @@ pub(super) fn pass_errors<const SIG: bool>(
     if SIG {
         store(&mut acc.sig, g0, g1);
     }
-}
-
-/// [`pass_errors`] without the signal, each chunk's values read already widened to `f64`
-/// from `xw` rather than widened here: the same operations in the same order on the same
-/// values (widening an `f32` is exact), so the same sums.
-#[inline(always)]
-pub(super) fn pass_errors_wide(
-    simd: V3,
-    xw: &[[f64; LANES]],
-    x_hat: &[[f32; LANES]],
-    acc: &mut Lanes,
-) {
-    let avx = simd.avx;
-    let (mut a0, mut a1) = load(&acc.abs);
-    let (mut s0, mut s1) = load(&acc.sq);
-    let (mut m0, mut m1) = load(&acc.max);
-    let sign = avx._mm256_set1_pd(-0.0);
-    for (x, h) in xw.iter().zip(x_hat) {
-        let (x0, x1) = load(x);
-        let h: __m256 = pulp::cast(*h);
-        let h0 = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(h));
-        let h1 = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(h));
-        let e0 = avx._mm256_sub_pd(h0, x0);
-        let e1 = avx._mm256_sub_pd(h1, x1);
-        let b0 = avx._mm256_andnot_pd(sign, e0);
-        let b1 = avx._mm256_andnot_pd(sign, e1);
-        a0 = avx._mm256_add_pd(a0, b0);
-        a1 = avx._mm256_add_pd(a1, b1);
-        s0 = avx._mm256_add_pd(s0, avx._mm256_mul_pd(e0, e0));
-        s1 = avx._mm256_add_pd(s1, avx._mm256_mul_pd(e1, e1));
-        m0 = avx._mm256_max_pd(b0, m0);
-        m1 = avx._mm256_max_pd(b1, m1);
-    }
-    store(&mut acc.abs, a0, a1);
-    store(&mut acc.sq, s0, s1);
-    store(&mut acc.max, m0, m1);
 }
 
 /// The sums as two registers.
