@@ -14,7 +14,9 @@ use quantscope::core::{Config, Granularity, Matrix, PRESETS, PresetOptions, anal
 /// lower (whose codes differ only there, after the last whole chunk of eight when the rows
 /// are not a multiple of eight long), and a row whose second eight values sit at 1000 and
 /// 1000 + 2^-10 (under a tight asymmetric range, a group of them alone has codes too far
-/// from its zero point for the specialised loop, while the row's other groups are for it).
+/// from its zero point for the specialised loop, while the row's other groups are for it),
+/// and a row with zeros of both signs among small values of both signs (rounded codes of
+/// −0 and +0, whose reconstructions the ladder's loop may form with either sign).
 fn decades(rows: usize, cols: usize) -> Matrix {
     let data: Vec<Vec<f32>> = (0..rows)
         .map(|r| {
@@ -27,6 +29,7 @@ fn decades(rows: usize, cols: usize) -> Matrix {
                     5 if c == cols - 1 => 0.2,
                     2 | 4 | 5 => 0.25,
                     6 if (8..16).contains(&c) => 1000.0 + (c % 2) as f32 / 1024.0,
+                    7 if c % 3 == 0 => [0.0, -0.0, -1e-6, 1e-6][c % 4],
                     _ => {
                         let k = ((c * 37 + r * 11) % 29) as f32 - 14.0;
                         spread * (k / 7.3 + (c as f32 * 0.618).sin() / 11.0)

@@ -21,15 +21,21 @@ pub(super) const DIV: u8 = 0;
 pub(super) const MUL: u8 = 1;
 pub(super) const ADD: u8 = 2;
 
-/// The unclamped code of `x`, as the reference's `raw` forms it.
+/// `x` over the block's scale, before rounding, as the reference's `raw` forms it.
 #[inline(always)]
-fn unclamped<const E: u8, const R: u8, const O: bool>(k: &Consts, x: f32) -> f32 {
+fn quotient<const E: u8, const O: bool>(k: &Consts, x: f32) -> f32 {
     let x = if O { x - k.code_offset } else { x };
-    let t = if E == DIV {
+    if E == DIV {
         x / k.code_scale
     } else {
         x * k.recip
-    };
+    }
+}
+
+/// The unclamped code of `x`, as the reference's `raw` forms it.
+#[inline(always)]
+fn unclamped<const E: u8, const R: u8, const O: bool>(k: &Consts, x: f32) -> f32 {
+    let t = quotient::<E, O>(k, x);
     if E == ADD {
         if R == UP {
             (t + k.zero_half).floor()
@@ -141,6 +147,18 @@ fn chunk_codes<const E: u8, const R: u8, const O: bool, const CLAMP: bool, T: Co
 ) {
     for j in 0..LANES {
         let k = &k.lane(j);
+        if !CLAMP && !T::STORED && E != ADD && !O {
+            // No code to keep and none clamped: the reconstruction `(c − z)·s` of the code
+            // `c = r + z` (`r` the rounded quotient) is `r·s`. Both `r` and `z` are
+            // integers (a float from 2^23 on is one), and `c` lies in `qmin..=qmax`, far
+            // below 2^24 in magnitude, so the exact sum `r + z` is an integer below 2^24:
+            // it is `c`, and `c − z` is `r` exactly. Only a zero's sign can differ (`r`
+            // is −0 where `c − z` is +0), and a reconstruction of ±0 gives the same
+            // `|e|`, `e²` and largest `|e|` for every `x` (`±0 − x` is `−x`, or a zero).
+            // Two operations fewer per chunk, in the ladder's loop.
+            x_hat[j] = round_const::<R, f32>(quotient::<E, O>(k, x[j])) * k.scale;
+            continue;
+        }
         let u = unclamped::<E, R, O>(k, x[j]);
         let c = if CLAMP { clamp(k, u) } else { u };
         if CLAMP {
