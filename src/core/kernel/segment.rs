@@ -51,8 +51,6 @@ const SMALL: f32 = 4_194_304.0;
 
 /// A code type of [`crate::core::report::CodeBuf`]: offsets from `qmin`.
 pub(crate) trait Code: bytemuck::Pod + Default + Ord + Send + Sync {
-    /// Whether a code is kept at all (false for `()`, the ladder's rungs).
-    const STORED: bool = true;
     /// The offset whose f32 is `2^23 + offset` with these bits (the offset is its low
     /// mantissa bits).
     fn from_biased_bits(bits: u32) -> Self;
@@ -99,7 +97,6 @@ code_impl!(u8 => Some, Some, u16 => |_| None, |_| None);
 /// stores nothing (whether a row has one code is read from its blocks' ends instead, see
 /// [`one_code`]).
 impl Code for () {
-    const STORED: bool = false;
     #[inline(always)]
     fn from_biased_bits(_: u32) -> Self {}
     #[inline(always)]

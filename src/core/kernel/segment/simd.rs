@@ -32,6 +32,21 @@ fn quotient<const E: u8, const O: bool>(k: &Consts, x: f32) -> f32 {
     }
 }
 
+/// `x`'s quotient rounded, `r`, where the zero point is added after rounding (not under
+/// [`ADD`] or with an offset): the unclamped code is `c = r + z` and, where no clamp moves
+/// it, its reconstruction `(c − z)·s` is `r·s`. Both `r` and `z` are integers (a float from
+/// 2^23 on is one) and `c` lies in `qmin..=qmax`, far below 2^24 in magnitude, so the exact
+/// sum `r + z` is an integer below 2^24: it is `c`, and `c − z` is `r` exactly. Only a
+/// zero's sign can differ (`r` is −0 where `c − z` is +0), and a reconstruction of ±0 gives
+/// the same `|e|`, `e²` and largest `|e|` for every `x` (`±0 − x` is `−x`, or a zero). The
+/// loops without the clamp form `r·s`: one operation fewer per chunk, two where no code is
+/// kept (the ladder's rungs).
+#[inline(always)]
+fn rounded<const E: u8, const R: u8>(k: &Consts, x: f32) -> f32 {
+    debug_assert!(E != ADD);
+    round_const::<R, f32>(quotient::<E, false>(k, x))
+}
+
 /// The unclamped code of `x`, as the reference's `raw` forms it.
 #[inline(always)]
 fn unclamped<const E: u8, const R: u8, const O: bool>(k: &Consts, x: f32) -> f32 {
@@ -147,16 +162,10 @@ fn chunk_codes<const E: u8, const R: u8, const O: bool, const CLAMP: bool, T: Co
 ) {
     for j in 0..LANES {
         let k = &k.lane(j);
-        if !CLAMP && !T::STORED && E != ADD && !O {
-            // No code to keep and none clamped: the reconstruction `(c − z)·s` of the code
-            // `c = r + z` (`r` the rounded quotient) is `r·s`. Both `r` and `z` are
-            // integers (a float from 2^23 on is one), and `c` lies in `qmin..=qmax`, far
-            // below 2^24 in magnitude, so the exact sum `r + z` is an integer below 2^24:
-            // it is `c`, and `c − z` is `r` exactly. Only a zero's sign can differ (`r`
-            // is −0 where `c − z` is +0), and a reconstruction of ±0 gives the same
-            // `|e|`, `e²` and largest `|e|` for every `x` (`±0 − x` is `−x`, or a zero).
-            // Two operations fewer per chunk, in the ladder's loop.
-            x_hat[j] = round_const::<R, f32>(quotient::<E, O>(k, x[j])) * k.scale;
+        if !CLAMP && E != ADD && !O {
+            let r = rounded::<E, R>(k, x[j]);
+            out[j] = T::from_biased_bits((r + k.zero_f + k.bias).to_bits());
+            x_hat[j] = r * k.scale;
             continue;
         }
         let u = unclamped::<E, R, O>(k, x[j]);
@@ -181,6 +190,12 @@ fn chunk_biased<const E: u8, const R: u8, const O: bool>(
     let mut biased = [0.0; LANES];
     for j in 0..LANES {
         let k = &k.lane(j);
+        if E != ADD && !O {
+            let r = rounded::<E, R>(k, x[j]);
+            biased[j] = r + k.zero_f + k.bias;
+            x_hat[j] = r * k.scale;
+            continue;
+        }
         let c = unclamped::<E, R, O>(k, x[j]);
         biased[j] = c + k.bias;
         x_hat[j] = dequantize::<O>(k, c);
