@@ -512,28 +512,25 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     within: bool,
     wide: &[[f64; LANES]],
 ) {
+    // One instance with the clamp and one without, on the same arguments.
+    macro_rules! with_clamp {
+        ($clamp:literal) => {
+            blocks_loop::<E, R, O, false, $clamp, T>(
+                blocks,
+                size,
+                xs,
+                codes,
+                lanes,
+                ahead,
+                &mut [],
+                wide,
+            )
+        };
+    }
     if within {
-        blocks_loop::<E, R, O, false, false, T>(
-            blocks,
-            size,
-            xs,
-            codes,
-            lanes,
-            ahead,
-            &mut [],
-            wide,
-        );
+        with_clamp!(false);
     } else {
-        blocks_loop::<E, R, O, false, true, T>(
-            blocks,
-            size,
-            xs,
-            codes,
-            lanes,
-            ahead,
-            &mut [],
-            wide,
-        );
+        with_clamp!(true);
     }
 }
 
