@@ -195,6 +195,61 @@ pub(crate) struct Consts {
     bias: f32,
 }
 
+/// A row's blocks' [`Consts`], reused from row to row: cleared without giving up its slots,
+/// so that eight blocks appended at once ([`ConstLanes::append_blocks`]) are written over
+/// slots a previous row filled, rather than into slots first filled with defaults (a
+/// `Vec` cannot grow by eight without writing them).
+#[derive(Debug, Default)]
+pub(crate) struct ConstsBuf {
+    /// The slots; the first `len` are the row's.
+    slots: Vec<Consts>,
+    len: usize,
+}
+
+impl ConstsBuf {
+    /// Empties the buffer, keeping its slots.
+    #[inline(always)]
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Appends one block's constants.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, k: Consts) {
+        if let Some(slot) = self.slots.get_mut(self.len) {
+            *slot = k;
+        } else {
+            self.slots.push(k);
+        }
+        self.len += 1;
+    }
+
+    /// The next eight slots, appended (defaults where no row has filled them yet; always
+    /// `Some`).
+    #[inline(always)]
+    fn next8(&mut self) -> Option<&mut [Consts; PARAM_LANES]> {
+        let start = self.len;
+        let end = start + PARAM_LANES;
+        if self.slots.len() < end {
+            self.slots.resize(end, Consts::default());
+        }
+        self.len = end;
+        self.slots.get_mut(start..)?.first_chunk_mut()
+    }
+
+    /// The blocks appended since the buffer was last cleared.
+    #[inline(always)]
+    pub(crate) fn as_slice(&self) -> &[Consts] {
+        &self.slots[..self.len]
+    }
+
+    /// How many blocks were appended since the buffer was last cleared.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// The constants of `N` blocks, one array per field (lane `j` for block `j`), as the
 /// search over many blocks at once uses them ([`block_sums`]); [`ConstLanes::get`] is one
 /// block's [`Consts`].
@@ -479,10 +534,8 @@ impl ConstLanes<PARAM_LANES> {
     /// registers with `simd`'s AVX2): eight blocks' constants without a copy through the
     /// stack.
     #[inline(always)]
-    pub(crate) fn append_blocks(&self, simd: Avx2, out: &mut Vec<Consts>) {
-        let n = out.len();
-        out.resize(n + PARAM_LANES, Consts::default());
-        if let Some(slots) = out.get_mut(n..).and_then(|s| s.first_chunk_mut()) {
+    pub(crate) fn append_blocks(&self, simd: Avx2, out: &mut ConstsBuf) {
+        if let Some(slots) = out.next8() {
             #[cfg(target_arch = "x86_64")]
             if let Some(v3) = simd.v3 {
                 avx2::blocks_into(v3, self, slots);

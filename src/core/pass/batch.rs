@@ -13,7 +13,7 @@ use super::{
 use crate::core::clip;
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{
-    Avx2, BlockSource, Code, Consts, Kind, Lanes, consts8_lanes, one_code, run_prepared,
+    Avx2, BlockSource, Code, ConstsBuf, Kind, Lanes, consts8_lanes, one_code, run_prepared,
 };
 use crate::core::params::{BlockStats, PARAM_LANES, RealRange};
 use crate::core::report::{Record, record, set_clipped};
@@ -23,7 +23,7 @@ use crate::core::stats::ChunkStats;
 #[derive(Default)]
 pub(super) struct Buffers {
     /// Each block's loop constants.
-    consts: Vec<Consts>,
+    consts: ConstsBuf,
     /// Each block's clamp count.
     clipped: Vec<usize>,
     /// The row's whole chunks widened to `f64`, which the ladder's pass fills once per row
@@ -37,7 +37,7 @@ impl Buffers {
     /// that `batch` read; the codes themselves need not have been stored.
     pub(super) fn one_code(&self, kind: Kind, size: usize, chunks: &ChunkStats) -> bool {
         let (lo, hi) = chunks.ends();
-        one_code(kind, &self.consts, size / chunks.width(), lo, hi)
+        one_code(kind, self.consts.as_slice(), size / chunks.width(), lo, hi)
     }
 }
 
@@ -101,7 +101,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
         bufs.clipped.resize(bufs.consts.len(), 0);
     }
     let counts = COUNTS.then_some(&mut bufs.clipped[..]);
-    let (consts, size) = (&bufs.consts, *size);
+    let (consts, size) = (bufs.consts.as_slice(), *size);
     // The ladder's rows whose blocks no clamp can touch run without it.
     let within = !COUNTS && prep.within;
     // The ladder's row widened once for all its rungs (the active pass measures the signal
@@ -130,7 +130,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
 fn prepare<const COUNTS: bool>(
     prep: &mut RowPrep<'_, '_, COUNTS>,
     kind: Kind,
-    consts: &mut Vec<Consts>,
+    consts: &mut ConstsBuf,
     blocks: &mut [Record],
 ) -> Option<Result<(), Failure>> {
     let clipping = prep.source.ctx.config.clipping;
@@ -190,7 +190,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
     fn one(
         &mut self,
         i: usize,
-        consts: &mut Vec<Consts>,
+        consts: &mut ConstsBuf,
         blocks: &mut [Record],
     ) -> Option<Result<(), Failure>> {
         self.within = false;
@@ -214,7 +214,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
     #[inline(always)]
     fn each(
         &mut self,
-        consts: &mut Vec<Consts>,
+        consts: &mut ConstsBuf,
         blocks: &mut [Record],
     ) -> Option<Result<(), Failure>> {
         for i in 0..self.source.per_row {
@@ -233,7 +233,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
     /// the processor busy while each waits (on 4096x4096 the unclipped ladder took 2-9 %
     /// less time than with eight blocks at a time, in interleaved runs).
     #[inline(always)]
-    fn quad(&mut self, simd: Avx2, kind: Kind, i0: usize, consts: &mut Vec<Consts>) -> bool {
+    fn quad(&mut self, simd: Avx2, kind: Kind, i0: usize, consts: &mut ConstsBuf) -> bool {
         let (ctx, chunks) = (self.source.ctx, self.source.chunks);
         let per = self.source.size / chunks.width();
         let mut lo = [[-1.0; PARAM_LANES]; 4];
@@ -284,7 +284,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
     fn eights<const CLIP: u8>(
         &mut self,
         kind: Kind,
-        consts: &mut Vec<Consts>,
+        consts: &mut ConstsBuf,
         blocks: &mut [Record],
     ) -> Option<Result<(), Failure>> {
         let (ctx, chunks) = (self.source.ctx, self.source.chunks);

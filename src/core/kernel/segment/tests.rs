@@ -266,11 +266,25 @@ proptest! {
             prop_assert_eq!(soa.get(j), k8[j], "lane {}", j);
         }
         // Appended in place after other blocks, as the ladder's rows collect them.
-        let mut out = vec![Consts::default(); 3];
+        // A buffer whose slots a longer row filled, cleared and refilled over them.
+        let mut out = ConstsBuf::default();
+        for _ in 0..3 * PARAM_LANES {
+            out.push(Consts::default());
+        }
+        out.clear();
+        for _ in 0..3 {
+            out.push(Consts::default());
+        }
         soa.append_blocks(Avx2::detect(), &mut out);
         prop_assert_eq!(out.len(), 3 + PARAM_LANES);
-        prop_assert_eq!(&out[3..], &soa.blocks(Avx2::detect())[..]);
-        prop_assert_eq!(&out[3..], &k8[..]);
+        prop_assert_eq!(out.as_slice().len(), 3 + PARAM_LANES);
+        prop_assert_eq!(&out.as_slice()[3..], &soa.blocks(Avx2::detect())[..]);
+        prop_assert_eq!(&out.as_slice()[3..], &k8[..]);
+        // Appended past every slot filled so far.
+        soa.append_blocks(Avx2::detect(), &mut out);
+        soa.append_blocks(Avx2::detect(), &mut out);
+        prop_assert_eq!(out.len(), 3 + 3 * PARAM_LANES);
+        prop_assert_eq!(&out.as_slice()[3 + 2 * PARAM_LANES..], &k8[..]);
         // Eight blocks tested at once for a code a clamp moves are each block's own test,
         // on their own ranges and on ranges twice as far out.
         if fast == [true; PARAM_LANES] {
