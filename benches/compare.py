@@ -33,10 +33,13 @@ For each matrix (written as .npy under --dir, fixed seed):
 The fresh-process, ONNX Runtime, numpy and numpy-sum timings are taken in interleaved
 rounds (each round times every one of them once, after one warm-up run of each), so that a
 slow spell of a shared machine falls on all of them alike rather than on whichever was being
-timed; each column is the median over the rounds. The "ORT, scales" table also gives each
-round's own ratio (the two are timed back to back in a round): their median and the range of
-the middle half of the rounds, which show how far the machine's moment moves the ratio. The
-criterion benches run after that.
+timed; each column is the median over the rounds. Each round takes them in its own shuffled
+order (seeded, so a run can be repeated): in a fixed order each command always followed the
+same one, and the same fresh quantscope command came out 1-3 ms slower after numpy's sum
+than after ONNX Runtime's graph, a bias that fell on one ratio and not the other. The
+clipping table and the "ORT, scales" table also give each round's own ratio (both timed in
+that round): their median and the range of the middle half of the rounds, which show how far
+the machine's moment moves the ratio. The criterion benches run after that.
 
 Then peak resident memory of `quantscope report FILE` with and without the ladder
 (`/usr/bin/time -v`).
@@ -54,6 +57,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import re
 import statistics
 import subprocess
@@ -102,15 +106,18 @@ REST = 0.05
 
 def interleaved(runners: dict, reps: int) -> dict:
     """Every round's ms of each runner (a function returning its own time in ms), timed in
-    `reps` rounds of one run of each, after one warm-up run of each; each run followed by a
-    rest of REST seconds."""
+    `reps` rounds of one run of each, each round in its own shuffled order (seeded), after one
+    warm-up run of each; each run followed by a rest of REST seconds."""
     for run in runners.values():
         run()
         time.sleep(REST)
     times = {key: [] for key in runners}
+    keys = list(runners)
+    order = random.Random(SEED)
     for _ in range(reps):
-        for key, run in runners.items():
-            times[key].append(run())
+        order.shuffle(keys)
+        for key in keys:
+            times[key].append(runners[key]())
             time.sleep(REST)
     return times
 
@@ -402,14 +409,20 @@ def main() -> None:
     print(f"\nPlain read of the matrix: numpy `sum` {numpy_sum:.1f} ms; quantscope's criterion "
           f"`read_sum` (sequential f32 sum) {rust_text}.\n")
 
+    def per_round(over: tuple, under: tuple) -> str:
+        q1, q2, q3 = quartiles([o / u for o, u in zip(times[over], times[under])])
+        return f"{q2:.1f}x ({q1:.1f}-{q3:.1f}x)"
+
     one, ladder = ms["ort-int8", "one"], ms["ort-int8", "ladder"]
     print("| `ort-int8` (fresh process, analyse) | one config | / unclipped one config "
-          "| full ladder | ladder / its one config |")
-    print("|---|---:|---:|---:|---:|")
-    print(f"| no clipping | {one:.1f} ms | 1.0x | {ladder:.1f} ms | {ladder / one:.1f}x |")
+          "| full ladder | ladder / its one config | per round: median (middle half) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    print(f"| no clipping | {one:.1f} ms | 1.0x | {ladder:.1f} ms | {ladder / one:.1f}x "
+          f"| {per_round(('ort-int8', 'ladder'), ('ort-int8', 'one'))} |")
     for clip in CLIPS:
         c1, cl = ms["clip", clip, "one"], ms["clip", clip, "ladder"]
-        print(f"| `--clip {clip}` | {c1:.1f} ms | {c1 / one:.1f}x | {cl:.1f} ms | {cl / c1:.1f}x |")
+        print(f"| `--clip {clip}` | {c1:.1f} ms | {c1 / one:.1f}x | {cl:.1f} ms | {cl / c1:.1f}x "
+              f"| {per_round(('clip', clip, 'ladder'), ('clip', clip, 'one'))} |")
     load, np_load = ms["load"], ms["np.load"]
     warm_load = None if a.no_criterion else criterion_ms(a.n, "load_npy_f32")
     warm_text = (f"; in process (criterion `load_npy_f32`, its own copy of a matrix of the same "
