@@ -240,7 +240,7 @@ impl ConstsBuf {
     /// The blocks appended since the buffer was last cleared.
     #[inline(always)]
     pub(crate) fn as_slice(&self) -> &[Consts] {
-        &self.slots[..self.len]
+        self.slots.get(..self.len).unwrap_or_default()
     }
 
     /// How many blocks were appended since the buffer was last cleared.
