@@ -2,7 +2,7 @@
 //!
 //! | path                                   | format                                          |
 //! |----------------------------------------|-------------------------------------------------|
-//! | `*.npy`                                | numpy array ([`read_npy`])                      |
+//! | `*.npy`                                | numpy array ([`read_npy_file`])                 |
 //! | `*.txt`, `.csv`, `.tsv`, none, unknown | channel text, UTF-8 ([`crate::io::parse_text`]) |
 //! | `*.safetensors`, `*.gguf`              | one tensor of a [`Checkpoint`]                  |
 //! | a directory, `*.index.json`            | one tensor of a sharded [`Checkpoint`]          |
@@ -26,7 +26,7 @@ use std::path::Path;
 
 use crate::core::Matrix;
 use crate::io::checkpoint::{Checkpoint, CheckpointError};
-use crate::io::npy::{NpyError, ReadNpyError, read_npy, stored_dtype};
+use crate::io::npy::{NpyError, ReadNpyError, read_npy_file, stored_dtype};
 use crate::io::safetensors::SafetensorsError;
 use crate::io::text::{Notes, ParseError, parse_text_with_notes};
 
@@ -190,7 +190,7 @@ pub fn load_npy(path: &Path) -> Result<(Matrix, &'static str), LoadError> {
         .map_err(ReadNpyError::Io)
         .and_then(|mut file| {
             let dtype = stored_dtype(&mut file).unwrap_or("f32");
-            read_npy(&mut file).map(|m| (m, dtype))
+            read_npy_file(&file).map(|m| (m, dtype))
         });
     read.map_err(|e| match e {
         ReadNpyError::Io(source) => LoadError::Io { name, source },

@@ -171,6 +171,22 @@ pub enum ReadNpyError {
 /// memory is the matrix plus a small buffer (plus one copy of the matrix for a Fortran-order
 /// file, as [`parse_npy`] needs too).
 pub fn read_npy<R: Read + Seek>(reader: &mut R) -> Result<Matrix, ReadNpyError> {
+    read_npy_from(reader, None)
+}
+
+/// [`read_npy`] of a file: the same matrix, its values read by both threads at once when
+/// there is more than a run of them (see `StreamData`).
+pub fn read_npy_file(file: &std::fs::File) -> Result<Matrix, ReadNpyError> {
+    let mut reader = file;
+    read_npy_from(&mut reader, Some(file))
+}
+
+/// [`read_npy`], reading the values by positioned reads from `file` when given (the file
+/// `reader` reads).
+fn read_npy_from<R: Read + Seek>(
+    reader: &mut R,
+    file: Option<&std::fs::File>,
+) -> Result<Matrix, ReadNpyError> {
     let total = reader.seek(SeekFrom::End(0))?;
     let total = usize::try_from(total).unwrap_or(usize::MAX);
     reader.seek(SeekFrom::Start(0))?;
@@ -190,6 +206,7 @@ pub fn read_npy<R: Read + Seek>(reader: &mut R) -> Result<Matrix, ReadNpyError> 
     let mut data = StreamData {
         reader,
         start: end as u64,
+        file,
     };
     Ok(build(header, found, &mut data)??)
 }
@@ -307,7 +324,7 @@ fn shape_to_string(shape: &[usize]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Cursor;
+    use std::io::{Cursor, Write};
     use std::path::PathBuf;
 
     use super::*;
@@ -348,13 +365,27 @@ mod tests {
         (0..9_000u32).map(|i| f64::from(i) / 7.0 - 600.0).collect()
     }
 
+    /// The same bytes as a file, read by `read_npy_file` (positioned reads from the threads
+    /// when there is more than one run).
+    fn from_file(bytes: &[u8]) -> Result<Matrix, ReadNpyError> {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(bytes).unwrap();
+        read_npy_file(&file)
+    }
+
     fn same(bytes: &[u8]) {
         let want = parse_npy(bytes);
-        let got = read_npy(&mut Cursor::new(bytes));
-        match (want, got) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b),
-            (Err(a), Err(ReadNpyError::Npy(b))) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
-            (a, b) => panic!("parse_npy {a:?}, read_npy {b:?}"),
+        for (how, got) in [
+            ("read_npy", read_npy(&mut Cursor::new(bytes))),
+            ("read_npy_file", from_file(bytes)),
+        ] {
+            match (&want, got) {
+                (Ok(a), Ok(b)) => assert_eq!(*a, b, "{how}"),
+                (Err(a), Err(ReadNpyError::Npy(b))) => {
+                    assert_eq!(format!("{a:?}"), format!("{b:?}"), "{how}");
+                }
+                (a, b) => panic!("parse_npy {a:?}, {how} {b:?}"),
+            }
         }
     }
 
@@ -490,14 +521,20 @@ mod tests {
         }
         // Where the first bad value of a later run is reported: value 700 001 of rows of
         // 1100 (the NaN after it is not), and value 8500 of rows of 100 (read as f64).
-        let stream = |bytes: &[u8]| read_npy(&mut Cursor::new(bytes)).map(|_| ());
-        assert!(matches!(
-            stream(&cases[0]),
-            Err(ReadNpyError::Npy(NpyError::NotFinite { row: 636, col: 401, value })) if value == f32::NEG_INFINITY
-        ));
-        assert!(matches!(
-            stream(&cases[3]),
-            Err(ReadNpyError::Npy(NpyError::OutOfRange { row: 85, col: 0, value })) if value == 1e300
-        ));
+        let stream = |bytes: &[u8]| read_npy(&mut Cursor::new(bytes));
+        for read in [stream, from_file] {
+            assert!(matches!(
+                read(&cases[0]),
+                Err(ReadNpyError::Npy(NpyError::NotFinite { row: 636, col: 401, value })) if value == f32::NEG_INFINITY
+            ));
+            assert!(matches!(
+                read(&cases[1]),
+                Err(ReadNpyError::Npy(NpyError::NotFinite { row: 262, col: 143, value })) if value == f32::INFINITY
+            ));
+            assert!(matches!(
+                read(&cases[3]),
+                Err(ReadNpyError::Npy(NpyError::OutOfRange { row: 85, col: 0, value })) if value == 1e300
+            ));
+        }
     }
 }

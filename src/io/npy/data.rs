@@ -50,6 +50,9 @@ impl Data for SliceData<'_> {
 pub(super) struct StreamData<'a, R> {
     pub(super) reader: &'a mut R,
     pub(super) start: u64,
+    /// The file the stream reads, when it is one: the values are then read from both ends
+    /// of the work at once, by positioned reads from the threads ([`read_runs_at`]).
+    pub(super) file: Option<&'a std::fs::File>,
 }
 
 /// 16-bit values widened at a time, from a copy of their bits: `f16` by `half`'s slice
@@ -64,103 +67,178 @@ pub(super) const CHUNK: usize = 1 << 16;
 /// core's cache while it is converted and checked.
 const DIRECT: usize = 1 << 18;
 
+/// Values per read of `dtype`: [`DIRECT`], or [`CHUNK`]'s worth of `f64` through a buffer.
+fn run_len(dtype: Dtype) -> usize {
+    if dtype == Dtype::F64 {
+        CHUNK / 8
+    } else {
+        DIRECT
+    }
+}
+
+/// Buffers of one reader of runs.
+struct RunBuffers {
+    /// The bits of the 16-bit values being widened.
+    bits: [u16; WIDEN],
+    /// The bytes of `f64` values.
+    wide: Vec<u8>,
+}
+
+impl Default for RunBuffers {
+    fn default() -> Self {
+        Self {
+            bits: [0; WIDEN],
+            wide: Vec::new(),
+        }
+    }
+}
+
+/// Fills `run` (at most [`run_len`] values) with the next values of `dtype`: `read` fills
+/// the slice it is given with the run's bytes, in one call. `f32` data is read into the
+/// values as it is (its bytes put in order afterwards if the file is big-endian); `f16` and
+/// `bf16` data is read into the upper half of the run's bytes and widened forward in place,
+/// [`WIDEN`] values at a time; `f64` data goes through a buffer.
+fn fill_run(
+    run: &mut [f32],
+    dtype: Dtype,
+    big_endian: bool,
+    buffers: &mut RunBuffers,
+    read: impl FnOnce(&mut [u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let n = run.len();
+    match dtype {
+        Dtype::F32 => {
+            read(bytemuck::cast_slice_mut(run))?;
+            for v in run.iter_mut() {
+                let raw = v.to_ne_bytes();
+                *v = if big_endian {
+                    f32::from_be_bytes(raw)
+                } else {
+                    f32::from_le_bytes(raw)
+                };
+            }
+        }
+        Dtype::F16 | Dtype::Bf16 => {
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(run);
+            read(&mut bytes[2 * n..])?;
+            // Values j .. j + len: their bytes (at 2n + 2j ..) copied out first, then
+            // widened into bytes 4j .. 4(j + len), which end at or below 2n + 2(j + len),
+            // where the next values' bytes begin: no later value is overwritten.
+            let mut j = 0;
+            while j < n {
+                let len = WIDEN.min(n - j);
+                let bytes: &[u8] = bytemuck::cast_slice(run);
+                let bits = &mut buffers.bits[..len];
+                bytemuck::cast_slice_mut::<u16, u8>(bits)
+                    .copy_from_slice(&bytes[2 * (n + j)..2 * (n + j + len)]);
+                for b in bits.iter_mut() {
+                    *b = if big_endian {
+                        u16::from_be(*b)
+                    } else {
+                        u16::from_le(*b)
+                    };
+                }
+                let to = &mut run[j..j + len];
+                if dtype == Dtype::F16 {
+                    bits.reinterpret_cast::<f16>().convert_to_f32_slice(to);
+                } else {
+                    // A bfloat16 is the upper half of the `f32` it stands for.
+                    for (v, &b) in to.iter_mut().zip(bits.iter()) {
+                        *v = f32::from_bits(u32::from(b) << 16);
+                    }
+                }
+                j += len;
+            }
+        }
+        Dtype::F64 => {
+            buffers.wide.resize(n * 8, 0);
+            read(&mut buffers.wide)?;
+            for (v, b) in run.iter_mut().zip(buffers.wide.chunks_exact(8)) {
+                let b: [u8; 8] = b.try_into().unwrap_or_default();
+                let x = if big_endian {
+                    f64::from_be_bytes(b)
+                } else {
+                    f64::from_le_bytes(b)
+                };
+                // Values beyond f32's range become infinities; `build` reports them.
+                *v = x as f32;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The runs of `out` ([`run_len`] values each) filled from `file`'s data at byte `start` by
+/// positioned reads, runs in parallel (rayon): the threads' reads, conversions and the page
+/// faults of fresh memory go on at once, and no core sits idle through the load. The index
+/// of the first value that is not finite, if any (the least of the runs' own).
+#[cfg(unix)]
+fn read_runs_at(
+    file: &std::fs::File,
+    start: u64,
+    out: &mut [f32],
+    dtype: Dtype,
+    big_endian: bool,
+) -> std::io::Result<Option<usize>> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+
+    let len = run_len(dtype);
+    let bytes_per_run = (len * dtype.size()) as u64;
+    out.par_chunks_mut(len)
+        .enumerate()
+        .map_init(RunBuffers::default, |buffers, (i, run)| {
+            let at = start + i as u64 * bytes_per_run;
+            fill_run(run, dtype, big_endian, buffers, |b| {
+                file.read_exact_at(b, at)
+            })?;
+            Ok(first_not_finite_in(run).map(|j| i * len + j))
+        })
+        .try_reduce(
+            || None,
+            |a, b| {
+                Ok(match (a, b) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                })
+            },
+        )
+}
+
 impl<R: Read + Seek> Data for StreamData<'_, R> {
     type Error = std::io::Error;
-    /// Reads straight into the matrix's values: `f32` data is read into them as it is (its
-    /// bytes put in order afterwards if the file is big-endian); `f16` and `bf16` data is
-    /// read into the upper half of each run of values' bytes and widened forward in place,
-    /// [`WIDEN`] values at a time; `f64`
-    /// data goes through a buffer of [`CHUNK`] bytes. The values are allocated zeroed,
-    /// which for a matrix of any size is fresh memory from the system, not a pass of
-    /// writes, and from 2 MiB on memory that asks for huge pages ([`Pages`]): the read then
-    /// takes one page fault per 2 MiB. Each run of values is checked for values that are not
-    /// finite as soon as it is converted, while it is in cache, rather than in a pass of its
-    /// own over the whole matrix afterwards.
+    /// Reads straight into the matrix's values, run by run ([`fill_run`]), from both threads
+    /// at once when the stream is a file with more than one run ([`read_runs_at`], on Unix).
+    /// The values are allocated zeroed, which for a matrix of any size is fresh memory from
+    /// the system, not a pass of writes, and from 2 MiB on memory that asks for huge pages
+    /// ([`Pages`]): the read then takes one page fault per 2 MiB. Each run of values is
+    /// checked for values that are not finite as soon as it is converted, while it is in
+    /// cache, rather than in a pass of its own over the whole matrix afterwards.
     fn decode(
         &mut self,
         count: usize,
         dtype: Dtype,
         big_endian: bool,
     ) -> std::io::Result<(Pages<f32>, Option<usize>)> {
-        self.reader.seek(SeekFrom::Start(self.start))?;
         let mut out = Pages::<f32>::try_zeroed(count)
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+        let len = run_len(dtype);
+        #[cfg(unix)]
+        if let Some(file) = self.file
+            && count > len
+        {
+            let first_bad = read_runs_at(file, self.start, &mut out, dtype, big_endian)?;
+            return Ok((out, first_bad));
+        }
+        self.reader.seek(SeekFrom::Start(self.start))?;
         let mut first_bad = None;
-        // Checks run `i` of `len` values (`DIRECT` apart) unless a value was already found.
-        let mut check = |i: usize, len: usize, run: &[f32]| {
+        let mut buffers = RunBuffers::default();
+        for (i, run) in out.chunks_mut(len).enumerate() {
+            fill_run(run, dtype, big_endian, &mut buffers, |b| {
+                self.reader.read_exact(b)
+            })?;
             if first_bad.is_none() {
                 first_bad = first_not_finite_in(run).map(|j| i * len + j);
-            }
-        };
-        match dtype {
-            Dtype::F32 => {
-                for (i, run) in out.chunks_mut(DIRECT).enumerate() {
-                    self.reader.read_exact(bytemuck::cast_slice_mut(run))?;
-                    for v in run.iter_mut() {
-                        let raw = v.to_ne_bytes();
-                        *v = if big_endian {
-                            f32::from_be_bytes(raw)
-                        } else {
-                            f32::from_le_bytes(raw)
-                        };
-                    }
-                    check(i, DIRECT, run);
-                }
-            }
-            Dtype::F16 | Dtype::Bf16 => {
-                let mut bits = [0u16; WIDEN];
-                for (i, run) in out.chunks_mut(DIRECT).enumerate() {
-                    let n = run.len();
-                    let bytes: &mut [u8] = bytemuck::cast_slice_mut(run);
-                    self.reader.read_exact(&mut bytes[2 * n..])?;
-                    // Values j .. j + len: their bytes (at 2n + 2j ..) copied out first, then
-                    // widened into bytes 4j .. 4(j + len), which end at or below 2n + 2(j +
-                    // len), where the next values' bytes begin: no later value is overwritten.
-                    let mut j = 0;
-                    while j < n {
-                        let len = WIDEN.min(n - j);
-                        let bytes: &[u8] = bytemuck::cast_slice(run);
-                        let bits = &mut bits[..len];
-                        bytemuck::cast_slice_mut::<u16, u8>(bits)
-                            .copy_from_slice(&bytes[2 * (n + j)..2 * (n + j + len)]);
-                        for b in bits.iter_mut() {
-                            *b = if big_endian {
-                                u16::from_be(*b)
-                            } else {
-                                u16::from_le(*b)
-                            };
-                        }
-                        let to = &mut run[j..j + len];
-                        if dtype == Dtype::F16 {
-                            bits.reinterpret_cast::<f16>().convert_to_f32_slice(to);
-                        } else {
-                            // A bfloat16 is the upper half of the `f32` it stands for.
-                            for (v, &b) in to.iter_mut().zip(bits.iter()) {
-                                *v = f32::from_bits(u32::from(b) << 16);
-                            }
-                        }
-                        j += len;
-                    }
-                    check(i, DIRECT, run);
-                }
-            }
-            Dtype::F64 => {
-                let mut buf = vec![0; CHUNK];
-                for (i, run) in out.chunks_mut(CHUNK / 8).enumerate() {
-                    let raw = &mut buf[..run.len() * 8];
-                    self.reader.read_exact(raw)?;
-                    for (v, b) in run.iter_mut().zip(raw.chunks_exact(8)) {
-                        let b: [u8; 8] = b.try_into().unwrap_or_default();
-                        let x = if big_endian {
-                            f64::from_be_bytes(b)
-                        } else {
-                            f64::from_le_bytes(b)
-                        };
-                        // Values beyond f32's range become infinities; `build` reports them.
-                        *v = x as f32;
-                    }
-                    check(i, CHUNK / 8, run);
-                }
             }
         }
         Ok((out, first_bad))
@@ -192,10 +270,12 @@ pub(crate) fn read_tensor(
     count: usize,
     dtype: Dtype,
 ) -> std::io::Result<(Pages<f32>, Option<usize>, Option<f64>)> {
-    let mut f = std::fs::File::open(path)?;
+    let f = std::fs::File::open(path)?;
+    let mut reader = &f;
     let mut data = StreamData {
-        reader: &mut f,
+        reader: &mut reader,
         start,
+        file: Some(&f),
     };
     let (values, first_bad) = data.decode(count, dtype, false)?;
     let stored = first_bad
