@@ -373,6 +373,16 @@ mod tests {
         read_npy_file(&file)
     }
 
+    /// [`from_file`] on a thread of a rayon pool (as a scan's tasks read), which reads the
+    /// runs one after another.
+    fn from_file_in_pool(bytes: &[u8]) -> Result<Matrix, ReadNpyError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(|| from_file(bytes))
+    }
+
     fn same(bytes: &[u8]) {
         let want = parse_npy(bytes);
         for (how, got) in [
@@ -518,11 +528,13 @@ mod tests {
         ];
         for bytes in &cases {
             same(bytes);
+            let a = from_file(bytes).map_err(|e| format!("{e:?}"));
+            assert_eq!(a, from_file_in_pool(bytes).map_err(|e| format!("{e:?}")));
         }
         // Where the first bad value of a later run is reported: value 700 001 of rows of
         // 1100 (the NaN after it is not), and value 8500 of rows of 100 (read as f64).
         let stream = |bytes: &[u8]| read_npy(&mut Cursor::new(bytes));
-        for read in [stream, from_file] {
+        for read in [stream, from_file, from_file_in_pool] {
             assert!(matches!(
                 read(&cases[0]),
                 Err(ReadNpyError::Npy(NpyError::NotFinite { row: 636, col: 401, value })) if value == f32::NEG_INFINITY

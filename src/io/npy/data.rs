@@ -208,7 +208,8 @@ fn read_runs_at(
 impl<R: Read + Seek> Data for StreamData<'_, R> {
     type Error = std::io::Error;
     /// Reads straight into the matrix's values, run by run ([`fill_run`]), from both threads
-    /// at once when the stream is a file with more than one run ([`read_runs_at`], on Unix).
+    /// at once when the stream is a file with more than one run and the caller is not a
+    /// thread of a rayon pool ([`read_runs_at`], on Unix).
     /// The values are allocated zeroed, which for a matrix of any size is fresh memory from
     /// the system, not a pass of writes, and from 2 MiB on memory that asks for huge pages
     /// ([`Pages`]): the read then takes one page fault per 2 MiB. Each run of values is
@@ -223,9 +224,13 @@ impl<R: Read + Seek> Data for StreamData<'_, R> {
         let mut out = Pages::<f32>::try_zeroed(count)
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
         let len = run_len(dtype);
+        // Not on a thread of a rayon pool: a scan's tasks already read one tensor per
+        // thread, and a thread waiting there for the other half of its runs could take up
+        // another tensor's task meanwhile, past the scan's `jobs` tensors in memory.
         #[cfg(unix)]
         if let Some(file) = self.file
             && count > len
+            && rayon::current_thread_index().is_none()
         {
             let first_bad = read_runs_at(file, self.start, &mut out, dtype, big_endian)?;
             return Ok((out, first_bad));
