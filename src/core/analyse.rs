@@ -257,7 +257,7 @@ fn rungs<T: Code>(
             }
         }
     }
-    let Some(passes) = ladder_pass::<T>(ctx, &plans, row_stats, sums, progress) else {
+    let Some(mut passes) = ladder_pass::<T>(ctx, &plans, row_stats, sums, progress) else {
         return Ok(None);
     };
     let mut ladder = Vec::with_capacity(grans.len());
@@ -271,13 +271,17 @@ fn rungs<T: Code>(
             },
             Some(Err(f)) => return Err(fail(l, (rows, cols), f)),
             Some(Ok(i)) => {
-                let rows_out = passes[i].as_ref().map_err(|&f| fail(l, (rows, cols), f))?;
+                // One pass per plan, so `i` is always one of them.
+                let Some(pass) = passes.get_mut(i) else {
+                    continue;
+                };
+                let rows_out = pass.as_mut().map_err(|&mut f| fail(l, (rows, cols), f))?;
                 Rung {
                     granularity: g,
                     scales: scales as u64,
                     memory: memory(config, rows, cols, scales),
-                    overall: total(&rows_out.sums),
-                    channels: rows_out.sums.iter().map(ErrorSums::metrics).collect(),
+                    overall: rows_out.total.metrics(),
+                    channels: std::mem::take(&mut rows_out.channels),
                     collapsed_channels: rows_out.collapsed,
                     active: false,
                 }

@@ -10,12 +10,14 @@ use super::{
 use crate::core::config::{Clipping, Scheme};
 use crate::core::kernel::segment::{Code, Kind, Lanes, one_code};
 use crate::core::params::BlockStats;
-use crate::core::report::{ErrorSums, Layout};
+use crate::core::report::{ErrorSums, Layout, Metrics};
 
 /// One rung's per-row results.
 pub(crate) struct RungRows {
-    /// Per-row error sums, in row order.
-    pub sums: Vec<ErrorSums>,
+    /// Each row's metrics, in row order.
+    pub channels: Vec<Metrics>,
+    /// The rows' sums merged in row order (as the whole matrix's are).
+    pub total: ErrorSums,
     /// Rows that collapse to one code or one value.
     pub collapsed: usize,
 }
@@ -52,7 +54,8 @@ pub(crate) fn ladder_pass<T: Code>(
         .iter()
         .map(|_| {
             Ok(RungRows {
-                sums: Vec::with_capacity(rows),
+                channels: Vec::with_capacity(rows),
+                total: ErrorSums::default(),
                 collapsed: 0,
             })
         })
@@ -65,8 +68,11 @@ pub(crate) fn ladder_pass<T: Code>(
             for (rung, out) in rungs.iter_mut().zip(task) {
                 let Ok(acc) = rung else { continue };
                 match out {
-                    Ok((sums, collapsed)) => {
-                        acc.sums.extend(sums);
+                    Ok((sums, metrics, collapsed)) => {
+                        for s in &sums {
+                            acc.total.merge(s);
+                        }
+                        acc.channels.extend(metrics);
                         acc.collapsed += collapsed;
                     }
                     Err(f) => *rung = Err(f),
@@ -89,8 +95,9 @@ const SLICES: usize = 8;
 /// Fewest values of a task of a sliced ladder.
 const MIN_TASK: usize = 1 << 14;
 
-/// Each rung's per-row sums and collapsed rows, per task.
-type TaskOut = Vec<Result<(Vec<ErrorSums>, usize), Failure>>;
+/// Each rung's per-row sums, per-row metrics (formed in the task, in parallel, rather than
+/// row by row after the pass) and collapsed rows, per task.
+type TaskOut = Vec<Result<(Vec<ErrorSums>, Vec<Metrics>, usize), Failure>>;
 
 /// The tasks starting at rows `tasks`, each of `rpt` rows (none past `end`), in parallel.
 fn slice<T: Code>(
@@ -128,7 +135,7 @@ fn slice<T: Code>(
                 .unwrap_or(0);
             let mut outs: TaskOut = plans
                 .iter()
-                .map(|_| Ok((Vec::with_capacity(r1 - r0), 0)))
+                .map(|_| Ok((Vec::with_capacity(r1 - r0), Vec::with_capacity(r1 - r0), 0)))
                 .collect();
             for r in r0..r1 {
                 let row = row_slice(&ctx.view, r, &mut row_buf);
@@ -149,7 +156,7 @@ fn slice<T: Code>(
                     }
                 }
                 for (plan, out) in plans.iter().zip(&mut outs) {
-                    let Ok((sums_out, collapsed)) = out else {
+                    let Ok((sums_out, metrics_out, collapsed)) = out else {
                         continue;
                     };
                     let (codes, none) = (&mut codes[..], &mut none[..]);
@@ -167,7 +174,9 @@ fn slice<T: Code>(
                     );
                     match q {
                         Ok((q, one)) => {
-                            sums_out.push(sums(&q.lanes, Some(main_sums[r].signal), cols));
+                            let s = sums(&q.lanes, Some(main_sums[r].signal), cols);
+                            metrics_out.push(s.metrics());
+                            sums_out.push(s);
                             *collapsed += usize::from(st.min != st.max && (one || q.flat));
                         }
                         Err(f) => *out = Err(f),
