@@ -683,6 +683,58 @@ fn every_preset_matches_the_reference_on_a_matrix_split_into_tasks() {
     check(&m, &columns).unwrap_or_else(|e| panic!("columns: {e}"));
 }
 
+/// Rows long enough that every rung of 16 to 256 fills them in groups of eight, so that a
+/// symmetric configuration's rungs take their blocks from the rung of half their size (a
+/// constant row, exact zeros and ties among them: rows the rungs prepare on their own).
+#[test]
+fn nested_rungs_match_the_reference_on_wide_rows() {
+    let m = big(9, 2048, 13);
+    for p in PRESETS {
+        let c = preset(p.name, PresetOptions::default()).expect("preset");
+        if c.scheme != Scheme::Symmetric {
+            continue;
+        }
+        check(&m, &c).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        let g = Config {
+            granularity: Granularity::Group(32),
+            ..c
+        };
+        check(&m, &g).unwrap_or_else(|e| panic!("{} group:32: {e}", p.name));
+    }
+}
+
+/// Symmetric configurations without clipping on rows of 128 to 2048 values (the rungs of
+/// nested groups), values with ties, zeros and extremes.
+fn wide_matrix() -> impl Strategy<Value = Matrix> {
+    (
+        1..=3usize,
+        prop::sample::select(vec![128usize, 256, 384, 2048]),
+        -20i32..20,
+    )
+        .prop_flat_map(|(rows, cols, exp)| {
+            let unit = 2f32.powi(exp);
+            prop::collection::vec(prop::collection::vec(value(unit), cols), rows).prop_map(
+                move |data| {
+                    let flat: Vec<f32> = data.into_iter().flatten().collect();
+                    Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape"))
+                        .expect("finite")
+                },
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Symmetric configurations, every rung, on rows whose rungs nest.
+    #[test]
+    fn nested_rungs_are_the_reference(c in config(), m in wide_matrix()) {
+        let c = Config { scheme: Scheme::Symmetric, clipping: Clipping::None, ..c };
+        prop_assume!(c.validate().is_ok());
+        check(&m, &c)?;
+    }
+}
+
 #[test]
 fn results_do_not_depend_on_the_number_of_threads() {
     let m = big(300, 517, 11);

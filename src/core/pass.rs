@@ -264,6 +264,16 @@ pub(super) struct Flat {
 }
 
 impl Flat {
+    /// Blocks added without an offset, `nonzero` when any stored a nonzero scale.
+    #[inline(always)]
+    pub(super) fn of_scales(nonzero: bool) -> Self {
+        Self {
+            seen: true,
+            offset: None,
+            broken: nonzero,
+        }
+    }
+
     /// Adds a block's parameters.
     #[inline(always)]
     pub(super) fn add(&mut self, p: &BlockParams) {

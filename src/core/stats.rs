@@ -205,6 +205,15 @@ impl ChunkStats {
         (&self.lo, &self.hi, per)
     }
 
+    /// The minima and maxima of groups of `per` chunks, one entry per group, when a level
+    /// was built for `per` (or `per` is 1: the chunks' own); `None` otherwise.
+    pub(crate) fn merged(&self, per: usize) -> Option<(&[f32], &[f32])> {
+        match self.level(per) {
+            (lo, hi, 1) => Some((lo, hi)),
+            _ => None,
+        }
+    }
+
     /// Each chunk's smallest and largest value, from the last fill.
     pub(crate) fn ends(&self) -> (&[f32], &[f32]) {
         (&self.lo, &self.hi)

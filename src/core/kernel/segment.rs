@@ -195,6 +195,14 @@ pub(crate) struct Consts {
     bias: f32,
 }
 
+impl Consts {
+    /// The scale the block stores.
+    #[inline(always)]
+    pub(crate) fn stored_scale(&self) -> f32 {
+        self.scale
+    }
+}
+
 /// A row's blocks' [`Consts`], reused from row to row: cleared without giving up its slots,
 /// so that eight blocks appended at once ([`ConstLanes::append_blocks`]) are written over
 /// slots a previous row filled, rather than into slots first filled with defaults (a
@@ -227,7 +235,7 @@ impl ConstsBuf {
     /// The next eight slots, appended (defaults where no row has filled them yet; always
     /// `Some`).
     #[inline(always)]
-    fn next8(&mut self) -> Option<&mut [Consts; PARAM_LANES]> {
+    pub(crate) fn next8(&mut self) -> Option<&mut [Consts; PARAM_LANES]> {
         let start = self.len;
         let end = start + PARAM_LANES;
         if self.slots.len() < end {
@@ -919,6 +927,39 @@ impl ConstLanes<PARAM_LANES> {
     ) -> bool {
         dispatch!(kind, all_within, [], (self, lo, hi))
     }
+
+    /// [`within`] for each lane, in one vectorised test.
+    #[inline(always)]
+    pub(crate) fn lanes_within(
+        &self,
+        kind: Kind,
+        lo: &[f32; PARAM_LANES],
+        hi: &[f32; PARAM_LANES],
+    ) -> [bool; PARAM_LANES] {
+        dispatch!(kind, lanes_within, [], (self, lo, hi))
+    }
+}
+
+/// For eight groups, each made of two halves whose smallest and largest values are
+/// `lo[2j]`, `hi[2j]` and `lo[2j + 1]`, `hi[2j + 1]` and whose own are `group_lo[j]`,
+/// `group_hi[j]`: bit `j` set where the second half's larger magnitude exceeds the first's
+/// (or either is NaN), so that it holds group `j`'s extreme; `None` when a group's ends leave
+/// its extreme to its values (a zero end, two ends of one magnitude, a NaN), or without AVX2.
+#[inline(always)]
+pub(crate) fn halves8(
+    simd: Avx2,
+    lo: &[f32; 2 * PARAM_LANES],
+    hi: &[f32; 2 * PARAM_LANES],
+    group_lo: &[f32; PARAM_LANES],
+    group_hi: &[f32; PARAM_LANES],
+) -> Option<u32> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v3) = simd.v3 {
+        return avx2::halves8(v3, lo, hi, group_lo, group_hi);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (simd, lo, hi, group_lo, group_hi);
+    None
 }
 
 /// Whether no value of a block of `kind` whose constants are `k` and whose values lie in

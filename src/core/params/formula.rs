@@ -255,6 +255,20 @@ impl ParamCalc {
         self.float_min
     }
 
+    /// A block's parameters depend on its values only through its extreme, the value of
+    /// largest magnitude (with its sign under [`ScaleRule::SignedExtreme`]): symmetric rules
+    /// without a float minimum, whose scale is formed from that value alone and whose zero
+    /// point is fixed (or imposed by a degenerate scale, itself formed from the scale). A
+    /// block made of two blocks whose largest magnitudes differ then has the parameters of
+    /// the one holding the larger (if equal, both halves' extremes are one value, unless
+    /// they differ in sign, when the block's ends are of one magnitude).
+    #[must_use]
+    pub(crate) fn nested(&self) -> bool {
+        self.config.scheme == Scheme::Symmetric
+            && !self.float_min
+            && !matches!(self.rule, ScaleRule::Asymmetric { .. })
+    }
+
     /// Whether a range is widened to include 0 (`point`: its ends are equal).
     #[inline(always)]
     fn widens(&self, point: bool) -> bool {

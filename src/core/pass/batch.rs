@@ -13,7 +13,8 @@ use super::{
 use crate::core::clip;
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{
-    Avx2, BlockSource, Code, ConstsBuf, Kind, Lanes, consts8_lanes, one_code, run_prepared,
+    Avx2, BlockSource, Code, ConstLanes, Consts, ConstsBuf, Kind, Lanes, consts8_lanes, halves8,
+    one_code, run_prepared,
 };
 use crate::core::params::{BlockStats, PARAM_LANES, RealRange};
 use crate::core::report::{Record, record, set_clipped};
@@ -29,6 +30,18 @@ pub(super) struct Buffers {
     /// The row's whole chunks widened to `f64`, which the ladder's pass fills once per row
     /// for all its rungs (read by [`batch`] without `COUNTS`; the ladder alone calls it so).
     pub(super) wide: Vec<[f64; LANES]>,
+    /// For each eight blocks in `consts`, when the row's preparation tracked it (see
+    /// [`halves`]): bit `j` set where block `j` gets no code a clamp moves for any value of
+    /// magnitude up to its largest.
+    sym: Vec<u8>,
+    /// The previous rung's constants and `sym`, kept while a rung of twice its group size
+    /// takes its blocks' from them ([`halves`]).
+    child: ConstsBuf,
+    child_sym: Vec<u8>,
+    /// The row and group size whose blocks `consts` and `sym` hold (every block prepared for
+    /// the loop), after a call of [`batch`] without `COUNTS` that ran the row and tracked
+    /// `sym`.
+    held: Option<(usize, usize)>,
 }
 
 impl Buffers {
@@ -85,13 +98,37 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
         },
         row,
         within: true,
+        sym: None,
     };
-    bufs.consts.clear();
     let kind = Kind::of(ctx.config);
-    let prepared = prepare(&mut prep, kind, &mut bufs.consts, blocks);
-    if let Err(f) = prepared? {
-        return Some(Err(f));
+    // The ladder's rungs of a configuration whose parameters nest (see `halves`): each rung
+    // tracks `sym`, and a rung of twice the previous one's group size takes its blocks from
+    // the previous one's.
+    let nested = !COUNTS && ctx.config.clipping == Clipping::None && ctx.calc.nested();
+    let held = bufs.held.take();
+    let mut derived = false;
+    if nested && held == Some((r, *size / 2)) {
+        std::mem::swap(&mut bufs.consts, &mut bufs.child);
+        std::mem::swap(&mut bufs.sym, &mut bufs.child_sym);
+        bufs.consts.clear();
+        bufs.sym.clear();
+        let from = (bufs.child.as_slice(), &bufs.child_sym[..]);
+        let to = (&mut bufs.consts, &mut bufs.sym);
+        let per = *size / scratch.chunks.width() / 2;
+        if let Some((within, flat)) = halves(from, &scratch.chunks, per, *per_row, to) {
+            (prep.within, prep.source.flat, derived) = (within, flat, true);
+        }
     }
+    if !derived {
+        bufs.consts.clear();
+        bufs.sym.clear();
+        prep.sym = nested.then_some(&mut bufs.sym);
+        let prepared = prepare(&mut prep, kind, &mut bufs.consts, blocks);
+        if let Err(f) = prepared? {
+            return Some(Err(f));
+        }
+    }
+    let tracked = derived || prep.sym.is_some();
     let mut lanes = Lanes::ZERO;
     // The next row (the last row's own), fetched while this one is computed.
     let next = ctx.view.row((r + 1).min(ctx.view.nrows() - 1));
@@ -115,11 +152,96 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     }
     let clipped = bufs.clipped.iter().sum();
     let flat = prep.source.flat.is_flat();
+    if tracked {
+        bufs.held = Some((r, size));
+    }
     Some(Ok(RowQuant {
         lanes,
         clipped,
         flat,
     }))
+}
+
+/// For eight blocks (constants `k`, values in `lo[j]..=hi[j]`): bit `j` set where no value
+/// of magnitude up to block `j`'s largest, `m = max(-lo, hi)`, gets a code a clamp moves (the
+/// test of `-m` and `m`: codes are monotone in the values).
+#[inline(always)]
+fn sym_within(
+    kind: Kind,
+    k: &ConstLanes<PARAM_LANES>,
+    lo: &[f32; PARAM_LANES],
+    hi: &[f32; PARAM_LANES],
+) -> u8 {
+    let m: [f32; PARAM_LANES] = std::array::from_fn(|j| (-lo[j]).max(hi[j]));
+    let ok = k.lanes_within(kind, &m.map(|m| -m), &m);
+    ok.iter()
+        .enumerate()
+        .fold(0, |bits, (j, &ok)| bits | (u8::from(ok) << j))
+}
+
+/// The constants of a row's `per_row` blocks of `2 * per` chunks each, appended to `to.0`,
+/// from `from.0`, those of its `2 * per_row` blocks of `per` chunks (every one prepared for
+/// the loop), under a configuration whose parameters nest ([`ParamCalc::nested`]): each
+/// block's parameters, and so its constants, are those of its half whose largest magnitude
+/// is the larger, which holds its extreme. `from.1` and `to.1` hold each block's test of
+/// the magnitudes up to its largest against the clamp ([`sym_within`]), the same for a block
+/// as for that half; a block passes the clamp when that test does (its values lie within
+/// those magnitudes), so the row can leave the clamp out when every block's does. The
+/// halves' and blocks' ends come from `chunks`' merged levels. Returns that, and the blocks'
+/// [`Flat`]; `None` (with `to` in any state) for a row this does not take: a level not
+/// built, blocks that do not fill the row in groups of eight, a block whose ends leave its
+/// extreme to its values (a zero end or ends of one magnitude, see
+/// [`ChunkStats::groups8`]), or a machine without AVX2.
+///
+/// [`ParamCalc::nested`]: crate::core::params::ParamCalc::nested
+#[inline(always)]
+fn halves(
+    (child, child_sym): (&[Consts], &[u8]),
+    chunks: &ChunkStats,
+    per: usize,
+    per_row: usize,
+    (out, sym): (&mut ConstsBuf, &mut Vec<u8>),
+) -> Option<(bool, Flat)> {
+    let (lc, hc) = chunks.merged(per)?;
+    let (lp, hp) = chunks.merged(2 * per)?;
+    let eights = per_row / PARAM_LANES;
+    if !per_row.is_multiple_of(PARAM_LANES)
+        || child.len() != 2 * per_row
+        || child_sym.len() != 2 * eights
+        || lp.len() < per_row
+        || lc.len() < 2 * per_row
+    {
+        return None;
+    }
+    let simd = Avx2::detect();
+    let mut all = u8::MAX;
+    let mut nonzero = false;
+    let halves = lc
+        .chunks_exact(2 * PARAM_LANES)
+        .zip(hc.chunks_exact(2 * PARAM_LANES));
+    let groups = lp
+        .chunks_exact(PARAM_LANES)
+        .zip(hp.chunks_exact(PARAM_LANES));
+    let from = child
+        .chunks_exact(2 * PARAM_LANES)
+        .zip(child_sym.chunks_exact(2));
+    for (((l2, h2), (l, h)), (k16, s2)) in halves.zip(groups).zip(from).take(eights) {
+        let (l2, h2) = (l2.try_into().ok()?, h2.try_into().ok()?);
+        let second = halves8(simd, l2, h2, l.try_into().ok()?, h.try_into().ok()?)?;
+        let k16: &[Consts; 2 * PARAM_LANES] = k16.try_into().ok()?;
+        let halves_sym = u32::from(s2[0]) | u32::from(s2[1]) << PARAM_LANES;
+        let slots = out.next8()?;
+        let mut bits = 0;
+        for (j, slot) in slots.iter_mut().enumerate() {
+            let c = (2 * j + ((second >> j) & 1) as usize) & (2 * PARAM_LANES - 1);
+            *slot = k16[c];
+            nonzero |= slot.stored_scale() != 0.0;
+            bits |= (((halves_sym >> c) & 1) as u8) << j;
+        }
+        all &= bits;
+        sym.push(bits);
+    }
+    Some((all == u8::MAX, Flat::of_scales(nonzero)))
 }
 
 /// Every block of the row in `prep` ([`RowPrep::eights`], or [`RowPrep::each`] under MSE
@@ -172,6 +294,10 @@ struct RowPrep<'a, 'c, const COUNTS: bool> {
     /// Whether every block prepared so far is known to have no code a clamp moves (only
     /// tested for eight blocks prepared at once without records; any other block clears it).
     within: bool,
+    /// Each block's test against the clamp over the magnitudes up to its largest, when the
+    /// rung tracks it (see [`halves`]; only for eight blocks prepared at once without
+    /// records: any other block stops the tracking).
+    sym: Option<&'a mut Vec<u8>>,
 }
 
 impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
@@ -194,6 +320,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         blocks: &mut [Record],
     ) -> Option<Result<(), Failure>> {
         self.within = false;
+        self.sym = None;
         let xs = self.values(i);
         match self.source.prepare(i, xs) {
             Ok(p) if p.is_fast() => {
@@ -258,6 +385,9 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         }
         for ((k, _), (lo, hi)) in k8.iter().zip(lo.iter().zip(&hi)) {
             self.within &= k.all_within(kind, lo, hi);
+            if let Some(sym) = &mut self.sym {
+                sym.push(sym_within(kind, k, lo, hi));
+            }
         }
         for (k, _) in &k8 {
             k.append_blocks(simd, consts);
@@ -368,6 +498,9 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             if !COUNTS && m == PARAM_LANES && fast == [true; PARAM_LANES] {
                 // Eight blocks for the loop and no records: their constants at once.
                 self.within &= k.all_within(kind, &lo, &hi);
+                if let Some(sym) = &mut self.sym {
+                    sym.push(sym_within(kind, &k, &lo, &hi));
+                }
                 k.append_blocks(simd, consts);
                 self.source
                     .flat
@@ -376,6 +509,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 continue;
             }
             self.within = false;
+            self.sym = None;
             let k8 = k.blocks(simd);
             for j in 0..m {
                 let i = i0 + j;

@@ -155,7 +155,9 @@ fn slice<T: Code>(
                         tops.fill(row, symmetric, [true, !symmetric], run);
                     }
                 }
-                for (plan, out) in plans.iter().zip(&mut outs) {
+                // Finest groups first: a rung of nested groups takes its blocks' constants
+                // from the rung of half its group size (see `batch`).
+                for (plan, out) in plans.iter().zip(&mut outs).rev() {
                     let Ok((sums_out, metrics_out, collapsed)) = out else {
                         continue;
                     };

@@ -405,6 +405,8 @@ fn block_sums_in<const E: u8, const R: u8, const O: bool>(
     store(sums, lo, hi);
 }
 
+/// `_CMP_NGE_UQ`: not greater than or equal, true where either is NaN.
+const NGE_UQ: i32 = 0x19;
 /// `_CMP_EQ_OQ`.
 pub(crate) const EQ: i32 = 0x00;
 /// `_CMP_LT_OQ`.
@@ -456,6 +458,51 @@ pub(super) fn ends8(simd: V3, lo: &[f32; LANES], hi: &[f32; LANES]) -> (bool, [f
     let ends = avx._mm256_or_ps(zero_end, avx._mm256_cmp_ps::<EQ>(neg, h));
     let extreme = avx._mm256_blendv_ps(h, l, avx._mm256_cmp_ps::<GT>(neg, h));
     (avx._mm256_movemask_ps(ends) != 0, pulp::cast(extreme))
+}
+
+/// [`super::halves8`] with AVX2.
+#[inline(always)]
+pub(super) fn halves8(
+    simd: V3,
+    lo: &[f32; 2 * LANES],
+    hi: &[f32; 2 * LANES],
+    group_lo: &[f32; LANES],
+    group_hi: &[f32; LANES],
+) -> Option<u32> {
+    let (avx, avx2) = (simd.avx, simd.avx2);
+    let zero = avx._mm256_setzero_ps();
+    let sign = avx._mm256_set1_ps(-0.0);
+    let (gl, gh): (__m256, __m256) = (pulp::cast(*group_lo), pulp::cast(*group_hi));
+    let zero_end = avx._mm256_or_ps(
+        avx._mm256_cmp_ps::<EQ>(gl, zero),
+        avx._mm256_cmp_ps::<EQ>(gh, zero),
+    );
+    let tie = avx._mm256_cmp_ps::<EQ>(avx._mm256_xor_ps(gl, sign), gh);
+    let nan = avx._mm256_cmp_ps::<UNORD>(gl, gh);
+    let undecided = avx._mm256_or_ps(avx._mm256_or_ps(zero_end, tie), nan);
+    if avx._mm256_movemask_ps(undecided) != 0 {
+        return None;
+    }
+    // Each half's larger magnitude, `max(-lo, hi)` (the second operand where one is NaN, as
+    // `maxps` returns it).
+    let [l0, l1]: [[f32; LANES]; 2] = pulp::cast(*lo);
+    let [h0, h1]: [[f32; LANES]; 2] = pulp::cast(*hi);
+    let magnitude = |l: [f32; LANES], h: [f32; LANES]| {
+        let (l, h): (__m256, __m256) = (pulp::cast(l), pulp::cast(h));
+        avx._mm256_max_ps(avx._mm256_xor_ps(l, sign), h)
+    };
+    let (m0, m1) = (magnitude(l0, h0), magnitude(l1, h1));
+    // The first halves (even lanes) and the second (odd), each in group order: within each
+    // 128-bit half the shuffle takes m0's two then m1's two, and the 64-bit pieces are then
+    // put in order.
+    let first = avx._mm256_shuffle_ps::<0b10_00_10_00>(m0, m1);
+    let second = avx._mm256_shuffle_ps::<0b11_01_11_01>(m0, m1);
+    let order = |v: __m256| -> __m256 {
+        avx._mm256_castpd_ps(avx2._mm256_permute4x64_pd::<0b11_01_10_00>(avx._mm256_castps_pd(v)))
+    };
+    // `!(first >= second)`: the second half where the first is not at least as large.
+    let pick = avx._mm256_cmp_ps::<NGE_UQ>(order(first), order(second));
+    Some(avx._mm256_movemask_ps(pick).cast_unsigned())
 }
 
 /// [`super::near`] for eight zero points in one register.

@@ -666,25 +666,35 @@ pub(super) fn within<const E: u8, const R: u8, const O: bool>(
 /// [`within`] for each lane of `k` (lane `j`'s block with values in `lo[j]..=hi[j]`), as
 /// whole-array steps that vectorise: whether no lane's block has a code a clamp moves.
 #[inline(always)]
-#[expect(
-    clippy::needless_bitwise_bool,
-    reason = "each lane's test without a branch, so that the lanes stay in one register"
-)]
 pub(super) fn all_within<const E: u8, const R: u8, const O: bool>(
     k: &ConstLanes<LANES>,
     lo: &[f32; LANES],
     hi: &[f32; LANES],
 ) -> bool {
+    let ok = lanes_within::<E, R, O>(k, lo, hi);
+    ok.iter().fold(true, |all, &ok| all & ok)
+}
+
+/// [`within`] for each lane of `k` (lane `j`'s block with values in `lo[j]..=hi[j]`).
+#[inline(always)]
+#[expect(
+    clippy::needless_bitwise_bool,
+    reason = "each lane's test without a branch, so that the lanes stay in one register"
+)]
+pub(super) fn lanes_within<const E: u8, const R: u8, const O: bool>(
+    k: &ConstLanes<LANES>,
+    lo: &[f32; LANES],
+    hi: &[f32; LANES],
+) -> [bool; LANES] {
     let (u_lo, u_hi) = (k.unclamped::<E, R, O>(lo), k.unclamped::<E, R, O>(hi));
-    let ok: [bool; LANES] = std::array::from_fn(|j| {
+    std::array::from_fn(|j| {
         let positive = if E == DIV {
             k.code_scale[j] > 0.0
         } else {
             k.recip[j] > 0.0
         };
         positive & (u_lo[j] >= k.qmin) & (u_hi[j] <= k.qmax)
-    });
-    ok.iter().fold(true, |all, &ok| all & ok)
+    })
 }
 
 /// [`super::one_code`] for one instance.
