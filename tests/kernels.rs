@@ -466,15 +466,16 @@ fn value(unit: f32) -> impl Strategy<Value = f32> {
 }
 
 fn matrix() -> impl Strategy<Value = Matrix> {
-    (1..=6usize, 1..=70usize, -20i32..20).prop_flat_map(|(rows, cols, exp)| {
-        let unit = 2f32.powi(exp);
-        prop::collection::vec(prop::collection::vec(value(unit), cols), rows).prop_map(
-            move |data| {
-                let flat: Vec<f32> = data.into_iter().flatten().collect();
-                Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape"))
-                    .expect("finite")
-            },
-        )
+    (1..=6usize, 1..=70usize, -20i32..20)
+        .prop_flat_map(|(rows, cols, exp)| rows_of(rows, cols, exp))
+}
+
+/// `rows` rows of `cols` values on the scale `2^exp`.
+fn rows_of(rows: usize, cols: usize, exp: i32) -> impl Strategy<Value = Matrix> {
+    let unit = 2f32.powi(exp);
+    prop::collection::vec(prop::collection::vec(value(unit), cols), rows).prop_map(move |data| {
+        let flat: Vec<f32> = data.into_iter().flatten().collect();
+        Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape")).expect("finite")
     })
 }
 
@@ -711,16 +712,7 @@ fn wide_matrix() -> impl Strategy<Value = Matrix> {
         prop::sample::select(vec![128usize, 256, 384, 2048]),
         -20i32..20,
     )
-        .prop_flat_map(|(rows, cols, exp)| {
-            let unit = 2f32.powi(exp);
-            prop::collection::vec(prop::collection::vec(value(unit), cols), rows).prop_map(
-                move |data| {
-                    let flat: Vec<f32> = data.into_iter().flatten().collect();
-                    Matrix::new(Array2::from_shape_vec((rows, cols), flat).expect("shape"))
-                        .expect("finite")
-                },
-            )
-        })
+        .prop_flat_map(|(rows, cols, exp)| rows_of(rows, cols, exp))
 }
 
 proptest! {
