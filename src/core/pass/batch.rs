@@ -231,17 +231,43 @@ fn halves(
         let k16: &[Consts; 2 * PARAM_LANES] = k16.try_into().ok()?;
         let halves_sym = u32::from(s2[0]) | u32::from(s2[1]) << PARAM_LANES;
         let slots = out.next8()?;
-        let mut bits = 0;
+        let bits = chosen_bits(halves_sym, second);
+        // The chosen halves' scales' bits, read from the halves rather than from the slots
+        // just written.
+        let mut scales = 0;
         for (j, slot) in slots.iter_mut().enumerate() {
             let c = (2 * j + ((second >> j) & 1) as usize) & (2 * PARAM_LANES - 1);
-            *slot = k16[c];
-            nonzero |= slot.stored_scale() != 0.0;
-            bits |= (((halves_sym >> c) & 1) as u8) << j;
+            let k = k16[c];
+            scales |= k.stored_scale().to_bits();
+            *slot = k;
         }
+        // A scale other than zero (of either sign) has a bit set besides the sign's.
+        nonzero |= scales & 0x7fff_ffff != 0;
         all &= bits;
         sym.push(bits);
     }
     Some((all == u8::MAX, Flat::of_scales(nonzero)))
+}
+
+/// For eight groups whose halves' bits are `halves` (bits `2j` and `2j + 1` for group `j`'s
+/// first and second half): bit `j` set where the half that `second`'s bit `j` picks has its
+/// bit set. The even and the odd bits are each packed into eight, then blended by `second`:
+/// a few operations for the eight groups, where a loop over them took a shift and a test
+/// each.
+#[inline(always)]
+fn chosen_bits(halves: u32, second: u32) -> u8 {
+    let first = compress_even(halves);
+    let other = compress_even(halves >> 1);
+    ((first & !second) | (other & second)) as u8
+}
+
+/// Bits 0, 2, 4, ..., 14 of `x` as bits 0 to 7.
+#[inline(always)]
+fn compress_even(x: u32) -> u32 {
+    let x = x & 0x5555;
+    let x = (x | (x >> 1)) & 0x3333;
+    let x = (x | (x >> 2)) & 0x0f0f;
+    (x | (x >> 4)) & 0x00ff
 }
 
 /// Every block of the row in `prep` ([`RowPrep::eights`], or [`RowPrep::each`] under MSE
@@ -384,9 +410,13 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             return false;
         }
         for ((k, _), (lo, hi)) in k8.iter().zip(lo.iter().zip(&hi)) {
-            self.within &= k.all_within(kind, lo, hi);
             if let Some(sym) = &mut self.sym {
-                sym.push(sym_within(kind, k, lo, hi));
+                // Each block's test over the magnitudes up to its largest covers its values.
+                let bits = sym_within(kind, k, lo, hi);
+                self.within &= bits == u8::MAX;
+                sym.push(bits);
+            } else {
+                self.within &= k.all_within(kind, lo, hi);
             }
         }
         for (k, _) in &k8 {
@@ -497,9 +527,12 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             let (k, fast) = consts8_lanes(simd, kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
             if !COUNTS && m == PARAM_LANES && fast == [true; PARAM_LANES] {
                 // Eight blocks for the loop and no records: their constants at once.
-                self.within &= k.all_within(kind, &lo, &hi);
                 if let Some(sym) = &mut self.sym {
-                    sym.push(sym_within(kind, &k, &lo, &hi));
+                    let bits = sym_within(kind, &k, &lo, &hi);
+                    self.within &= bits == u8::MAX;
+                    sym.push(bits);
+                } else {
+                    self.within &= k.all_within(kind, &lo, &hi);
                 }
                 k.append_blocks(simd, consts);
                 self.source
@@ -536,5 +569,25 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             i0 += m;
         }
         Some(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chosen_bits;
+
+    /// Every choice of halves (`second`) against every third pattern of the halves' bits:
+    /// each group's bit is its chosen half's, as a loop over the groups gives it.
+    #[test]
+    fn each_group_takes_its_chosen_halfs_bit() {
+        for halves in (0..1u32 << 16).step_by(3) {
+            for second in 0..1u32 << 8 {
+                let want = (0..8).fold(0u8, |bits, j| {
+                    let c = 2 * j + ((second >> j) & 1);
+                    bits | (((halves >> c) & 1) as u8) << j
+                });
+                assert_eq!(chosen_bits(halves, second), want, "{halves:#x} {second:#x}");
+            }
+        }
     }
 }
