@@ -378,6 +378,27 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         Some(Ok(()))
     }
 
+    /// Eight blocks prepared at once for the loop (constants `k`, values in
+    /// `lo[j]..=hi[j]`) tested against the clamp: where the rung tracks `sym`, each block's
+    /// test over the magnitudes up to its largest ([`sym_within`]), which also covers its
+    /// values; otherwise the test of their ends alone.
+    #[inline(always)]
+    fn test_clamp8(
+        &mut self,
+        kind: Kind,
+        k: &ConstLanes<PARAM_LANES>,
+        lo: &[f32; PARAM_LANES],
+        hi: &[f32; PARAM_LANES],
+    ) {
+        if let Some(sym) = &mut self.sym {
+            let bits = sym_within(kind, k, lo, hi);
+            self.within &= bits == u8::MAX;
+            sym.push(bits);
+        } else {
+            self.within &= k.all_within(kind, lo, hi);
+        }
+    }
+
     /// Blocks `i0 .. i0 + QUAD` without clipping and without records, as
     /// [`RowPrep::eights`] prepares them eight at a time, when every one of them is for the
     /// specialised loop; false, with nothing changed, otherwise. Each step is taken for the
@@ -410,14 +431,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             return false;
         }
         for ((k, _), (lo, hi)) in k8.iter().zip(lo.iter().zip(&hi)) {
-            if let Some(sym) = &mut self.sym {
-                // Each block's test over the magnitudes up to its largest covers its values.
-                let bits = sym_within(kind, k, lo, hi);
-                self.within &= bits == u8::MAX;
-                sym.push(bits);
-            } else {
-                self.within &= k.all_within(kind, lo, hi);
-            }
+            self.test_clamp8(kind, k, lo, hi);
         }
         for (k, _) in &k8 {
             k.append_blocks(simd, consts);
@@ -527,13 +541,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             let (k, fast) = consts8_lanes(simd, kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
             if !COUNTS && m == PARAM_LANES && fast == [true; PARAM_LANES] {
                 // Eight blocks for the loop and no records: their constants at once.
-                if let Some(sym) = &mut self.sym {
-                    let bits = sym_within(kind, &k, &lo, &hi);
-                    self.within &= bits == u8::MAX;
-                    sym.push(bits);
-                } else {
-                    self.within &= k.all_within(kind, &lo, &hi);
-                }
+                self.test_clamp8(kind, &k, &lo, &hi);
                 k.append_blocks(simd, consts);
                 self.source
                     .flat
