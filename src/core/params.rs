@@ -17,6 +17,8 @@ use crate::core::config::Config;
 
 mod formula;
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) use formula::ParamRegs;
 pub(crate) use formula::{BLOCKS as PARAM_LANES, ParamLanes, Params8, asymmetric_zero_f64};
 pub use formula::{ParamCalc, ScaleRule};
 

@@ -35,7 +35,7 @@
 
 use crate::core::config::{AsymZeroPoint, Config, QuantExpr, Rounding, Scheme};
 use crate::core::kernel::Quantizer;
-use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamLanes, Params8};
+use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, ParamLanes, Params8};
 use crate::core::round;
 
 #[cfg(target_arch = "x86_64")]
@@ -933,28 +933,87 @@ pub(crate) fn run_prepared<T: Code>(
 }
 
 impl ConstLanes<PARAM_LANES> {
-    /// Whether no lane's block under `kind`, with its values in `lo[j]..=hi[j]`, has a code
-    /// a clamp moves: [`within`] for every lane, in one vectorised test.
+    /// Bit `j` set where lane `j`'s block under `kind`, with its values in `lo[j]..=hi[j]`,
+    /// has no code a clamp moves ([`within`] for each lane), in one vectorised test (with
+    /// `simd`'s AVX2 where the machine has it).
     #[inline(always)]
-    pub(crate) fn all_within(
+    pub(crate) fn within_bits(
         &self,
+        simd: Avx2,
         kind: Kind,
         lo: &[f32; PARAM_LANES],
         hi: &[f32; PARAM_LANES],
-    ) -> bool {
-        dispatch!(kind, all_within, [], (self, lo, hi))
+    ) -> u8 {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(v3) = simd.v3 {
+            return dispatch!(@ avx2, kind, within_bits, [], (v3, self, lo, hi));
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = simd;
+        let ok: [bool; PARAM_LANES] = dispatch!(kind, lanes_within, [], (self, lo, hi));
+        ok.iter()
+            .enumerate()
+            .fold(0, |bits, (j, &ok)| bits | (u8::from(ok) << j))
     }
+}
 
-    /// [`within`] for each lane, in one vectorised test.
+/// Eight blocks prepared at once for the loop ([`prepare8`]).
+pub(crate) struct Eight {
+    /// Their constants, lane `j` for block `j`.
+    pub(crate) consts: ConstLanes<PARAM_LANES>,
+    /// Bit `j` set where block `j` has no code a clamp moves for any value of its range (or,
+    /// asked for magnitudes, for any value of magnitude up to its largest).
+    pub(crate) within: u8,
+    /// The blocks carry a float offset.
+    float_min: bool,
+}
+
+impl Eight {
+    /// The blocks' stored scales, and their offsets when they carry one (as
+    /// [`crate::core::pass`]'s `Flat` reads them).
     #[inline(always)]
-    pub(crate) fn lanes_within(
-        &self,
-        kind: Kind,
-        lo: &[f32; PARAM_LANES],
-        hi: &[f32; PARAM_LANES],
-    ) -> [bool; PARAM_LANES] {
-        dispatch!(kind, lanes_within, [], (self, lo, hi))
+    pub(crate) fn stored(&self) -> (&[f32; PARAM_LANES], Option<&[f32; PARAM_LANES]>) {
+        let k = &self.consts;
+        (&k.scale, self.float_min.then_some(&k.offset))
     }
+}
+
+/// Eight blocks of `kind` whose values lie in `lo[j]..=hi[j]`, with parameters from `calc`
+/// and codes `q.0..=q.1`, prepared at once in `simd`'s AVX2 registers: the constants and
+/// clamp test that [`ParamCalc::lanes8`], [`consts8_lanes`] and [`ConstLanes::within_bits`]
+/// give them (the same operations), without passing through their arrays of flags. The
+/// clamp test is of each block's range, or with `magnitudes` of `-m..=m`, `m` the block's
+/// largest magnitude. `None` without AVX2, for configurations `calc` does not form in
+/// registers, where a block's ends leave its extreme to its values (a zero end, or ends of
+/// one magnitude), and where any block is not for the specialised loop.
+#[inline(always)]
+pub(crate) fn prepare8(
+    simd: Avx2,
+    kind: Kind,
+    calc: &ParamCalc,
+    (lo, hi): (&[f32; PARAM_LANES], &[f32; PARAM_LANES]),
+    q: (i32, i32),
+    magnitudes: bool,
+) -> Option<Eight> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v3) = simd.v3 {
+        let (l, h) = (pulp::cast(*lo), pulp::cast(*hi));
+        let (k, float_min) = avx2::eight(v3, kind, calc, l, h, q)?;
+        let (tl, th) = if magnitudes {
+            avx2::magnitudes(v3, l, h)
+        } else {
+            (l, h)
+        };
+        let within = dispatch!(@ avx2, kind, regs_within, [], (v3, &k, tl, th));
+        return Some(Eight {
+            consts: k.lanes(q),
+            within,
+            float_min,
+        });
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (simd, kind, calc, lo, hi, q, magnitudes);
+    None
 }
 
 /// For eight groups, each made of two halves whose smallest and largest values are

@@ -26,6 +26,8 @@ use crate::core::round::Round;
 mod avx2;
 mod lanes;
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) use avx2::ParamRegs;
 pub(crate) use lanes::{BLOCKS, ParamLanes, Params8};
 
 /// Which formula forms a block's raw scale (before the degenerate-scale policy), with what

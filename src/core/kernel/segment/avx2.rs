@@ -17,14 +17,14 @@
     reason = "inlined into pulp's AVX2 context, or every intrinsic would be a call"
 )]
 
-use std::arch::x86_64::{__m256, __m256d};
+use std::arch::x86_64::{__m256, __m256d, __m256i};
 
 use pulp::x86::V3;
 
 use super::simd::{ADD, DIV};
 use super::{APPROX_TERMS, ConstLanes, Consts, Kind, LANES, Lanes};
 use crate::core::config::{QuantExpr, Rounding};
-use crate::core::params::Params8;
+use crate::core::params::{ParamCalc, ParamRegs, Params8};
 use crate::core::round::{EVEN, UP};
 
 /// `_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC`: ties to even.
@@ -33,10 +33,12 @@ const NEAREST: i32 = 0x08;
 const TRUNCATE: i32 = 0x0B;
 /// `_CMP_GE_OQ`.
 const GE: i32 = 0x1D;
+/// `_CMP_LE_OQ`.
+const LE: i32 = 0x12;
 
 /// The constants of eight lanes, one register each.
 #[derive(Clone, Copy)]
-struct Regs {
+pub(super) struct Regs {
     code_scale: __m256,
     recip: __m256,
     zero_f: __m256,
@@ -49,6 +51,23 @@ struct Regs {
 }
 
 impl Regs {
+    /// The lanes of `self` as arrays (`q` the code range, as the registers `qmin` and `qmax`
+    /// hold it).
+    #[inline(always)]
+    pub(super) fn lanes(&self, (qmin, qmax): (i32, i32)) -> ConstLanes<LANES> {
+        ConstLanes {
+            code_scale: pulp::cast(self.code_scale),
+            recip: pulp::cast(self.recip),
+            zero_f: pulp::cast(self.zero_f),
+            zero_half: pulp::cast(self.zero_half),
+            code_offset: pulp::cast(self.code_offset),
+            scale: pulp::cast(self.scale),
+            offset: pulp::cast(self.offset),
+            qmin: qmin as f32,
+            qmax: qmax as f32,
+        }
+    }
+
     #[inline(always)]
     fn of(simd: V3, k: &ConstLanes<LANES>) -> Self {
         let avx = simd.avx;
@@ -94,6 +113,22 @@ fn round<const R: u8>(simd: V3, t: __m256) -> __m256 {
 #[inline(always)]
 fn x_hat<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256) -> __m256 {
     let avx = simd.avx;
+    let u = unclamped::<E, R, O>(simd, k, x);
+    // `if u < qmin { qmin } else { u }`, then `if c > qmax { qmax } else { c }`: `maxps` and
+    // `minps` return their first operand exactly when it compares greater (less).
+    let c = avx._mm256_min_ps(k.qmax, avx._mm256_max_ps(k.qmin, u));
+    if O {
+        avx._mm256_add_ps(avx._mm256_mul_ps(k.scale, c), k.offset)
+    } else {
+        avx._mm256_mul_ps(avx._mm256_sub_ps(c, k.zero_f), k.scale)
+    }
+}
+
+/// The unclamped codes of `x` under the eight lanes' constants: the arithmetic of
+/// `ConstLanes::unclamped` ([`super::simd`]'s `unclamped`).
+#[inline(always)]
+fn unclamped<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256) -> __m256 {
+    let avx = simd.avx;
     let x = if O {
         avx._mm256_sub_ps(x, k.code_offset)
     } else {
@@ -104,7 +139,7 @@ fn x_hat<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256)
     } else {
         avx._mm256_mul_ps(x, k.recip)
     };
-    let u = if E == ADD {
+    if E == ADD {
         if R == UP {
             avx._mm256_floor_ps(avx._mm256_add_ps(t, k.zero_half))
         } else {
@@ -112,15 +147,84 @@ fn x_hat<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256)
         }
     } else {
         avx._mm256_add_ps(round::<R>(simd, t), k.zero_f)
-    };
-    // `if u < qmin { qmin } else { u }`, then `if c > qmax { qmax } else { c }`: `maxps` and
-    // `minps` return their first operand exactly when it compares greater (less).
-    let c = avx._mm256_min_ps(k.qmax, avx._mm256_max_ps(k.qmin, u));
-    if O {
-        avx._mm256_add_ps(avx._mm256_mul_ps(k.scale, c), k.offset)
-    } else {
-        avx._mm256_mul_ps(avx._mm256_sub_ps(c, k.zero_f), k.scale)
     }
+}
+
+/// [`super::simd`]'s `lanes_within` as a mask: bit `j` set where lane `j`'s block, with its
+/// values in `lo[j]..=hi[j]`, has no code a clamp moves (a positive scale, and the unclamped
+/// codes of both ends in `qmin..=qmax`; NaN fails a comparison). One comparison per step
+/// and one `movmskps`, where the lanes' `bool`s took a few instructions each to gather.
+#[inline(always)]
+pub(super) fn within_bits<const E: u8, const R: u8, const O: bool>(
+    simd: V3,
+    k: &ConstLanes<LANES>,
+    lo: &[f32; LANES],
+    hi: &[f32; LANES],
+) -> u8 {
+    let regs = Regs::of(simd, k);
+    regs_within::<E, R, O>(simd, &regs, pulp::cast(*lo), pulp::cast(*hi))
+}
+
+/// [`within_bits`] of constants kept in registers.
+#[inline(always)]
+pub(super) fn regs_within<const E: u8, const R: u8, const O: bool>(
+    simd: V3,
+    k: &Regs,
+    lo: __m256,
+    hi: __m256,
+) -> u8 {
+    let avx = simd.avx;
+    let s = if E == DIV { k.code_scale } else { k.recip };
+    let positive = avx._mm256_cmp_ps::<GT>(s, avx._mm256_setzero_ps());
+    let u_lo = unclamped::<E, R, O>(simd, k, lo);
+    let u_hi = unclamped::<E, R, O>(simd, k, hi);
+    let ok = avx._mm256_and_ps(
+        positive,
+        avx._mm256_and_ps(
+            avx._mm256_cmp_ps::<GE>(u_lo, k.qmin),
+            avx._mm256_cmp_ps::<LE>(u_hi, k.qmax),
+        ),
+    );
+    (avx._mm256_movemask_ps(ok) & 0xff) as u8
+}
+
+/// For eight ranges `lo..=hi`: `-m` and `m`, `m = max(-lo, hi)` lane by lane (`f32::max`:
+/// the other operand where one is NaN), each range's largest magnitude.
+#[inline(always)]
+pub(super) fn magnitudes(simd: V3, lo: __m256, hi: __m256) -> (__m256, __m256) {
+    let sign = simd.avx._mm256_set1_ps(-0.0);
+    let m = max(simd, simd.avx._mm256_xor_ps(lo, sign), hi);
+    (simd.avx._mm256_xor_ps(m, sign), m)
+}
+
+/// [`super::prepare8`]'s constants: eight blocks' parameters ([`ParamCalc::regs8`]) and
+/// loop constants ([`consts8_regs`]) from their ends `lo`, `hi`, in registers; `None` where
+/// a block's ends leave its extreme to its values (a zero end, or two ends of one magnitude)
+/// or any block is not for the specialised loop.
+#[inline(always)]
+pub(super) fn eight(
+    simd: V3,
+    kind: Kind,
+    calc: &ParamCalc,
+    lo: __m256,
+    hi: __m256,
+    q: (i32, i32),
+) -> Option<(Regs, bool)> {
+    let avx = simd.avx;
+    let zero = avx._mm256_setzero_ps();
+    let neg = avx._mm256_xor_ps(lo, avx._mm256_set1_ps(-0.0));
+    let zero_end = avx._mm256_or_ps(
+        avx._mm256_cmp_ps::<EQ>(lo, zero),
+        avx._mm256_cmp_ps::<EQ>(hi, zero),
+    );
+    let ends = avx._mm256_or_ps(zero_end, avx._mm256_cmp_ps::<EQ>(neg, hi));
+    if avx._mm256_movemask_ps(ends) != 0 {
+        return None;
+    }
+    let extreme = avx._mm256_blendv_ps(hi, lo, avx._mm256_cmp_ps::<GT>(neg, hi));
+    let p = calc.regs8(simd, lo, hi, extreme)?;
+    let (k, fast) = consts8_regs(simd, kind, &p, lo, hi, q)?;
+    (fast & 0xff == 0xff).then_some((k, p.float_min))
 }
 
 /// The offsets of four chunks' codes, each code plus its bias (`2^23 + offset`, see
@@ -507,9 +611,9 @@ pub(super) fn halves8(
 
 /// [`super::near`] for eight zero points in one register.
 #[inline(always)]
-pub(super) fn near8(simd: V3, zero_points: &[i32; LANES], qmin: i32, qmax: i32) -> bool {
+pub(super) fn near8(simd: V3, zero_points: __m256i, qmin: i32, qmax: i32) -> bool {
     let (avx, avx2) = (simd.avx, simd.avx2);
-    let magnitude = avx2._mm256_abs_epi32(pulp::cast(*zero_points));
+    let magnitude = avx2._mm256_abs_epi32(zero_points);
     // `|i32::MIN|` is 2^31 read unsigned, as `unsigned_abs` gives it.
     let limit = avx._mm256_set1_epi32(super::NEAR.cast_signed());
     let within = avx2._mm256_cmpeq_epi32(avx2._mm256_max_epu32(magnitude, limit), limit);
@@ -526,24 +630,39 @@ pub(super) fn consts8_lanes(
     p: &Params8,
     min: &[f32; LANES],
     max: &[f32; LANES],
-    (qmin, qmax): (i32, i32),
+    q: (i32, i32),
 ) -> Option<(ConstLanes<LANES>, [bool; LANES])> {
-    if !(kind.offset || near8(simd, &p.zero_point, qmin, qmax)) {
+    let p = ParamRegs::of(simd, p);
+    let (k, fast) = consts8_regs(simd, kind, &p, pulp::cast(*min), pulp::cast(*max), q)?;
+    Some((k.lanes(q), flags(fast)))
+}
+
+/// [`consts8_lanes`] kept in registers: the parameters `p` of eight blocks whose values
+/// lie in `lo..=hi` in, their constants and loop choices (bit `j` for lane `j`) out.
+#[inline(always)]
+pub(super) fn consts8_regs(
+    simd: V3,
+    kind: Kind,
+    p: &ParamRegs,
+    lo: __m256,
+    hi: __m256,
+    (qmin, qmax): (i32, i32),
+) -> Option<(Regs, u32)> {
+    if !(kind.offset || near8(simd, p.zero_point, qmin, qmax)) {
         return None;
     }
     let (avx, avx2) = (simd.avx, simd.avx2);
-    let s: __m256 = pulp::cast(p.code_scale);
+    let s = p.code_scale;
     let zero = avx._mm256_setzero_ps();
     let one = avx._mm256_set1_ps(1.0);
     let recip = avx._mm256_andnot_ps(avx._mm256_cmp_ps::<EQ>(s, zero), avx._mm256_div_ps(one, s));
-    let zero_f = avx._mm256_cvtepi32_ps(pulp::cast(p.zero_point));
+    let zero_f = avx._mm256_cvtepi32_ps(p.zero_point);
     let zero_half = avx._mm256_add_ps(zero_f, avx._mm256_set1_ps(0.5));
     let (code_offset, offset): (__m256, __m256) = if p.float_min {
-        (pulp::cast(p.lo), pulp::cast(p.offset))
+        (p.lo, p.offset)
     } else {
         (zero, zero)
     };
-    let (lo, hi): (__m256, __m256) = (pulp::cast(*min), pulp::cast(*max));
     let (lo, hi) = if kind.offset {
         (
             avx._mm256_sub_ps(lo, code_offset),
@@ -567,21 +686,18 @@ pub(super) fn consts8_lanes(
     if kind.expr == QuantExpr::Divide {
         fast = avx._mm256_and_ps(fast, avx._mm256_cmp_ps::<NE>(s, zero));
     }
-    let ok = u64::from_le_bytes(p.ok.map(u8::from));
-    let ok = avx2._mm256_cvtepu8_epi32(pulp::cast([ok, 0]));
-    let ok = avx2._mm256_cmpgt_epi32(ok, avx._mm256_setzero_si256());
-    let fast = avx._mm256_and_ps(fast, avx._mm256_castsi256_ps(ok));
-    let fast = flags(avx._mm256_movemask_ps(fast).cast_unsigned());
-    let k = ConstLanes {
-        code_scale: pulp::cast(s),
-        recip: pulp::cast(recip),
-        zero_f: pulp::cast(zero_f),
-        zero_half: pulp::cast(zero_half),
-        code_offset: pulp::cast(code_offset),
+    let fast = avx._mm256_movemask_ps(fast).cast_unsigned() & p.ok;
+    let _ = avx2;
+    let k = Regs {
+        code_scale: s,
+        recip,
+        zero_f,
+        zero_half,
+        code_offset,
+        qmin: avx._mm256_set1_ps(qmin as f32),
+        qmax: avx._mm256_set1_ps(qmax as f32),
         scale: p.scale,
-        offset: pulp::cast(offset),
-        qmin: qmin as f32,
-        qmax: qmax as f32,
+        offset,
     };
     Some((k, fast))
 }

@@ -663,18 +663,6 @@ pub(super) fn within<const E: u8, const R: u8, const O: bool>(
     positive && unclamped::<E, R, O>(k, lo) >= k.qmin && unclamped::<E, R, O>(k, hi) <= k.qmax
 }
 
-/// [`within`] for each lane of `k` (lane `j`'s block with values in `lo[j]..=hi[j]`), as
-/// whole-array steps that vectorise: whether no lane's block has a code a clamp moves.
-#[inline(always)]
-pub(super) fn all_within<const E: u8, const R: u8, const O: bool>(
-    k: &ConstLanes<LANES>,
-    lo: &[f32; LANES],
-    hi: &[f32; LANES],
-) -> bool {
-    let ok = lanes_within::<E, R, O>(k, lo, hi);
-    ok.iter().fold(true, |all, &ok| all & ok)
-}
-
 /// [`within`] for each lane of `k` (lane `j`'s block with values in `lo[j]..=hi[j]`).
 #[inline(always)]
 #[expect(

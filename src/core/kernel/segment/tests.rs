@@ -217,12 +217,18 @@ fn eight_blocks_no_clamp_can_move_are_tested_at_once() {
         let kind = Kind::of(&c);
         let (k, fast) = consts8_lanes(Avx2::detect(), kind, &p8, &lo, &hi, qmin, qmax);
         assert_eq!(fast, [true; PARAM_LANES], "{name}");
-        assert!(k.all_within(kind, &lo, &hi), "{name}: their own ranges");
+        let simd = Avx2::detect();
+        assert_eq!(
+            k.within_bits(simd, kind, &lo, &hi),
+            u8::MAX,
+            "{name}: their own ranges"
+        );
         // One block's values reaching past its range: its largest code is clamped.
         for j in [0, 5, 7] {
             let mut wide = hi;
             wide[j] *= 3.0;
-            assert!(!k.all_within(kind, &lo, &wide), "{name}: block {j} wider");
+            let bits = k.within_bits(simd, kind, &lo, &wide);
+            assert_eq!(bits, !(1 << j), "{name}: block {j} wider");
         }
     }
 }
@@ -291,9 +297,40 @@ proptest! {
             let kind = Kind::of(&config);
             for far in [1.0f32, 2.0] {
                 let (l, h) = (lo.map(|v| v * far), hi.map(|v| v * far));
-                let each = (0..PARAM_LANES).all(|j| within(kind, &k8[j], l[j], h[j]));
-                prop_assert_eq!(soa.all_within(kind, &l, &h), each, "{} times as far", far);
+                let each = (0..PARAM_LANES).fold(0u8, |bits, j| {
+                    bits | u8::from(within(kind, &k8[j], l[j], h[j])) << j
+                });
+                let bits = soa.within_bits(Avx2::detect(), kind, &l, &h);
+                prop_assert_eq!(bits, each, "{} times as far", far);
             }
+        }
+        // Prepared at once in registers from the ends alone (each block's extreme the end
+        // of larger magnitude): the constants and clamp tests of the steps above, or none
+        // where a block's ends leave its extreme to its values, the configuration's
+        // parameters are not formed in registers, or a block is not for the loop.
+        let simd = Avx2::detect();
+        let kind = Kind::of(&config);
+        let ex: [f32; PARAM_LANES] =
+            std::array::from_fn(|j| if -lo[j] > hi[j] { lo[j] } else { hi[j] });
+        let p8 = calc.lanes::<8>(&lo, &hi, &ex);
+        let (k8, fast) = consts8(simd, kind, &p8, &lo, &hi, qmin, qmax);
+        let undecided = (0..PARAM_LANES).any(|j| lo[j] == 0.0 || hi[j] == 0.0 || -lo[j] == hi[j]);
+        let avx2 = cfg!(target_arch = "x86_64") && is_x86_feature_detected!("avx2");
+        let taken = avx2 && calc.in_registers() && !undecided && fast == [true; PARAM_LANES];
+        for magnitudes in [false, true] {
+            let got = prepare8(simd, kind, &calc, (&lo, &hi), (qmin, qmax), magnitudes);
+            prop_assert_eq!(got.is_some(), taken, "magnitudes {}", magnitudes);
+            let Some(e) = got else { continue };
+            prop_assert_eq!(e.consts.blocks(simd), k8);
+            let m: [f32; PARAM_LANES] = std::array::from_fn(|j| (-lo[j]).max(hi[j]));
+            let (tl, th) = if magnitudes { (m.map(|m| -m), m) } else { (lo, hi) };
+            let each = (0..PARAM_LANES).fold(0u8, |bits, j| {
+                bits | u8::from(within(kind, &k8[j], tl[j], th[j])) << j
+            });
+            prop_assert_eq!(e.within, each, "magnitudes {}", magnitudes);
+            let (scale, offset) = e.stored();
+            prop_assert_eq!(*scale, p8.scale);
+            prop_assert_eq!(offset.copied(), p8.float_min.then_some(p8.offset));
         }
     }
 
@@ -326,7 +363,7 @@ proptest! {
     ) {
         #[cfg(target_arch = "x86_64")]
         if let Some(v3) = pulp::x86::V3::try_new() {
-            prop_assert_eq!(avx2::near8(v3, &points, qmin, qmax), near(&points, qmin, qmax));
+            prop_assert_eq!(avx2::near8(v3, pulp::cast(points), qmin, qmax), near(&points, qmin, qmax));
         }
         let each = points.iter().all(|z| z.unsigned_abs() <= 1 << 23)
             && i64::from(qmin.abs().max(qmax.abs())) + (1 << 23) <= 1 << 24;

@@ -15,12 +15,12 @@
     reason = "inlined into pulp's AVX2 context, or every intrinsic would be a call"
 )]
 
-use std::arch::x86_64::{__m128i, __m256, __m256d};
+use std::arch::x86_64::{__m128i, __m256, __m256d, __m256i};
 
 use pulp::x86::V3;
 
 use super::{ParamCalc, Params8, ScaleRule};
-use crate::core::config::{Arith, Degenerate, ScaleDtype, Scheme};
+use crate::core::config::{Arith, Degenerate};
 use crate::core::kernel::segment::avx2::{EQ, GT, LT, abs, flags, max};
 
 /// Eight lanes as two halves in `f64` (lanes 0–3, then 4–7).
@@ -113,6 +113,58 @@ fn replace(simd: V3, policy: Degenerate, r: __m256d, m: __m256d) -> __m256d {
     }
 }
 
+/// Eight blocks' parameters in registers ([`ParamCalc::regs8`]): the fields of
+/// [`Params8`] that the loop's constants are formed from, the flags as masks (bit `j` for
+/// lane `j`).
+#[derive(Clone, Copy)]
+pub(crate) struct ParamRegs {
+    /// [`Params8::code_scale`].
+    pub code_scale: __m256,
+    /// [`Params8::scale`].
+    pub scale: __m256,
+    /// [`Params8::zero_point`].
+    pub zero_point: __m256i,
+    /// [`Params8::lo`].
+    pub lo: __m256,
+    /// [`Params8::hi`].
+    pub hi: __m256,
+    /// [`Params8::offset`].
+    pub offset: __m256,
+    /// [`Params8::degenerate`].
+    pub degenerate: u32,
+    /// [`Params8::ok`].
+    pub ok: u32,
+    /// [`Params8::float_min`].
+    pub float_min: bool,
+}
+
+impl ParamRegs {
+    /// The parameters of `p` in registers.
+    #[inline(always)]
+    pub(crate) fn of(simd: V3, p: &Params8) -> Self {
+        let avx2 = simd.avx2;
+        let mask = |flags: &[bool; 8]| {
+            let bytes = u64::from_le_bytes(flags.map(u8::from));
+            let wide = avx2._mm256_cvtepu8_epi32(pulp::cast([bytes, 0]));
+            let set = avx2._mm256_cmpgt_epi32(wide, simd.avx._mm256_setzero_si256());
+            simd.avx
+                ._mm256_movemask_ps(simd.avx._mm256_castsi256_ps(set))
+                .cast_unsigned()
+        };
+        Self {
+            code_scale: pulp::cast(p.code_scale),
+            scale: pulp::cast(p.scale),
+            zero_point: pulp::cast(p.zero_point),
+            lo: pulp::cast(p.lo),
+            hi: pulp::cast(p.hi),
+            offset: pulp::cast(p.offset),
+            degenerate: mask(&p.degenerate),
+            ok: mask(&p.ok),
+            float_min: p.float_min,
+        }
+    }
+}
+
 impl ParamCalc {
     /// [`ParamCalc::lanes_with`] for eight blocks, without the choices, when this
     /// configuration is one the module covers; `None` otherwise.
@@ -124,15 +176,39 @@ impl ParamCalc {
         hi: &[f32; 8],
         extreme: &[f32; 8],
     ) -> Option<Params8> {
-        let config = &self.config;
-        if config.scale_dtype != ScaleDtype::F32
-            || !(self.float_min || config.scheme == Scheme::Symmetric)
-        {
+        let p = self.regs8(simd, pulp::cast(*lo), pulp::cast(*hi), pulp::cast(*extreme))?;
+        Some(Params8 {
+            code_scale: pulp::cast(p.code_scale),
+            scale: pulp::cast(p.scale),
+            zero_point: pulp::cast(p.zero_point),
+            lo: pulp::cast(p.lo),
+            hi: pulp::cast(p.hi),
+            offset: pulp::cast(p.offset),
+            degenerate: flags(p.degenerate),
+            widened: [false; 8],
+            negative_extreme: [false; 8],
+            zero: [0.0; 8],
+            zero_ok: [true; 8],
+            ok: flags(p.ok),
+            float_min: p.float_min,
+        })
+    }
+
+    /// [`ParamCalc::lanes8_avx2`] kept in registers: the blocks' ends `l`, `h` and extremes
+    /// `extreme` in, the parameters out.
+    #[inline(always)]
+    pub(crate) fn regs8(
+        &self,
+        simd: V3,
+        l: __m256,
+        h: __m256,
+        extreme: __m256,
+    ) -> Option<ParamRegs> {
+        if !self.in_registers() {
             return None;
         }
         let avx = simd.avx;
         let zero = avx._mm256_setzero_ps();
-        let (l, h): (__m256, __m256) = (pulp::cast(*lo), pulp::cast(*hi));
         // The ranges widened to include 0 where the configuration says so.
         let (wlo, whi) = if self.widen_all || self.widen_point {
             let widen = if self.widen_all {
@@ -153,7 +229,7 @@ impl ParamCalc {
             ScaleRule::SignedExtreme { min_max: true, .. } => {
                 avx._mm256_blendv_ps(l, h, avx._mm256_cmp_ps::<GT>(abs(simd, h), abs(simd, l)))
             }
-            _ => pulp::cast(*extreme),
+            _ => extreme,
         };
         let absmax = max(simd, abs(simd, wlo), abs(simd, whi));
         let raw = self.scales8(simd, v, absmax, (wlo, whi));
@@ -170,11 +246,10 @@ impl ParamCalc {
             let bit = avx._mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
             let set = avx._mm256_set1_epi32(degenerate.cast_signed());
             let set = avx2._mm256_cmpeq_epi32(avx2._mm256_and_si256(set, bit), bit);
-            pulp::cast(avx2._mm256_andnot_si256(set, z))
+            avx2._mm256_andnot_si256(set, z)
         } else {
-            pulp::cast(z)
+            z
         };
-        let degenerate = flags(degenerate);
         // Finite scale (and float minimum): `|x| < ∞` is false for NaN.
         let inf = avx._mm256_set1_ps(f32::INFINITY);
         let mut ok = avx._mm256_cmp_ps::<LT>(abs(simd, code_scale), inf);
@@ -184,20 +259,15 @@ impl ParamCalc {
         } else {
             zero
         };
-        let ok = flags(avx._mm256_movemask_ps(ok).cast_unsigned());
-        Some(Params8 {
-            code_scale: pulp::cast(code_scale),
-            scale: pulp::cast(code_scale),
+        Some(ParamRegs {
+            code_scale,
+            scale: code_scale,
             zero_point,
-            lo: pulp::cast(wlo),
-            hi: pulp::cast(whi),
-            offset: pulp::cast(offset),
+            lo: wlo,
+            hi: whi,
+            offset,
             degenerate,
-            widened: [false; 8],
-            negative_extreme: [false; 8],
-            zero: [0.0; 8],
-            zero_ok: [true; 8],
-            ok,
+            ok: avx._mm256_movemask_ps(ok).cast_unsigned(),
             float_min: self.float_min,
         })
     }

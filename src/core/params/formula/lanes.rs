@@ -175,6 +175,15 @@ impl ParamCalc {
         })
     }
 
+    /// Whether eight blocks' parameters are formed in AVX2 registers (on machines that have
+    /// it): scales stored in f32, with a symmetric zero point or a float minimum.
+    #[inline(always)]
+    pub(crate) fn in_registers(&self) -> bool {
+        let config = &self.config;
+        config.scale_dtype == ScaleDtype::F32
+            && (self.float_min || config.scheme == Scheme::Symmetric)
+    }
+
     /// [`ParamCalc::lanes_with`] for eight blocks: in AVX2 registers where `simd` has it,
     /// without the choices, for the configurations the `avx2` module covers.
     #[must_use]
