@@ -210,18 +210,10 @@ pub(super) fn eight(
     hi: __m256,
     q: (i32, i32),
 ) -> Option<(Regs, bool)> {
-    let avx = simd.avx;
-    let zero = avx._mm256_setzero_ps();
-    let neg = avx._mm256_xor_ps(lo, avx._mm256_set1_ps(-0.0));
-    let zero_end = avx._mm256_or_ps(
-        avx._mm256_cmp_ps::<EQ>(lo, zero),
-        avx._mm256_cmp_ps::<EQ>(hi, zero),
-    );
-    let ends = avx._mm256_or_ps(zero_end, avx._mm256_cmp_ps::<EQ>(neg, hi));
-    if avx._mm256_movemask_ps(ends) != 0 {
+    let (undecided, extreme) = ends_regs(simd, lo, hi);
+    if undecided {
         return None;
     }
-    let extreme = avx._mm256_blendv_ps(hi, lo, avx._mm256_cmp_ps::<GT>(neg, hi));
     let p = calc.regs8(simd, lo, hi, extreme)?;
     let (k, fast) = consts8_regs(simd, kind, &p, lo, hi, q)?;
     (fast & 0xff == 0xff).then_some((k, p.float_min))
@@ -551,8 +543,14 @@ pub(crate) fn flags(mask: u32) -> [bool; LANES] {
 /// [`super::ends8`] with AVX2.
 #[inline(always)]
 pub(super) fn ends8(simd: V3, lo: &[f32; LANES], hi: &[f32; LANES]) -> (bool, [f32; LANES]) {
+    let (any, extreme) = ends_regs(simd, pulp::cast(*lo), pulp::cast(*hi));
+    (any, pulp::cast(extreme))
+}
+
+/// [`ends8`] of ends in registers.
+#[inline(always)]
+fn ends_regs(simd: V3, l: __m256, h: __m256) -> (bool, __m256) {
     let avx = simd.avx;
-    let (l, h): (__m256, __m256) = (pulp::cast(*lo), pulp::cast(*hi));
     let zero = avx._mm256_setzero_ps();
     let neg = avx._mm256_xor_ps(l, avx._mm256_set1_ps(-0.0));
     let zero_end = avx._mm256_or_ps(
@@ -561,7 +559,7 @@ pub(super) fn ends8(simd: V3, lo: &[f32; LANES], hi: &[f32; LANES]) -> (bool, [f
     );
     let ends = avx._mm256_or_ps(zero_end, avx._mm256_cmp_ps::<EQ>(neg, h));
     let extreme = avx._mm256_blendv_ps(h, l, avx._mm256_cmp_ps::<GT>(neg, h));
-    (avx._mm256_movemask_ps(ends) != 0, pulp::cast(extreme))
+    (avx._mm256_movemask_ps(ends) != 0, extreme)
 }
 
 /// [`super::halves8`] with AVX2.
@@ -651,7 +649,7 @@ pub(super) fn consts8_regs(
     if !(kind.offset || near8(simd, p.zero_point, qmin, qmax)) {
         return None;
     }
-    let (avx, avx2) = (simd.avx, simd.avx2);
+    let avx = simd.avx;
     let s = p.code_scale;
     let zero = avx._mm256_setzero_ps();
     let one = avx._mm256_set1_ps(1.0);
@@ -687,7 +685,6 @@ pub(super) fn consts8_regs(
         fast = avx._mm256_and_ps(fast, avx._mm256_cmp_ps::<NE>(s, zero));
     }
     let fast = avx._mm256_movemask_ps(fast).cast_unsigned() & p.ok;
-    let _ = avx2;
     let k = Regs {
         code_scale: s,
         recip,
