@@ -230,15 +230,17 @@ fn halves(
         let halves_sym = u32::from(s2[0]) | u32::from(s2[1]) << PARAM_LANES;
         let slots = out.next8()?;
         let bits = chosen_bits(halves_sym, second);
-        // The chosen halves' scales' bits, read from the halves rather than from the slots
-        // just written.
-        let mut scales = 0;
-        for (j, slot) in slots.iter_mut().enumerate() {
-            let c = (2 * j + ((second >> j) & 1) as usize) & (2 * PARAM_LANES - 1);
-            let k = k16[c];
-            scales |= k.stored_scale().to_bits();
-            *slot = k;
+        let chosen: [usize; PARAM_LANES] =
+            std::array::from_fn(|j| (2 * j + ((second >> j) & 1) as usize) & (2 * PARAM_LANES - 1));
+        // Each chosen half's constants copied whole; its scale's bits read in a loop of their
+        // own, from the halves rather than from the slots just written (read in the copy's
+        // loop, they had the compiler split each copy into pieces around the read).
+        for (slot, &c) in slots.iter_mut().zip(&chosen) {
+            *slot = k16[c];
         }
+        let scales = chosen
+            .iter()
+            .fold(0, |acc, &c| acc | k16[c].stored_scale().to_bits());
         // A scale other than zero (of either sign) has a bit set besides the sign's.
         nonzero |= scales & 0x7fff_ffff != 0;
         all &= bits;
