@@ -33,7 +33,7 @@
     reason = "the specialised loop is these small functions inlined into one monomorphised body per instance; an outlined call per value or per chunk would defeat the vectoriser"
 )]
 
-use crate::core::config::{AsymZeroPoint, Config, QuantExpr, Rounding, Scheme};
+use crate::core::config::{AsymZeroPoint, Config, QuantExpr, Rounding, ScaleDtype, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, ParamLanes, Params8};
 use crate::core::round;
@@ -602,6 +602,11 @@ pub(crate) struct Kind {
     expr: QuantExpr,
     rounding: Rounding,
     offset: bool,
+    /// Every block's stored scale is the scale its codes are computed with (scales stored
+    /// in f32, which [`ScaleDtype::round`] leaves as they are).
+    ///
+    /// [`ScaleDtype::round`]: crate::core::config::ScaleDtype::round
+    stored: bool,
 }
 
 impl Kind {
@@ -613,6 +618,7 @@ impl Kind {
             rounding: config.rounding,
             offset: config.scheme == Scheme::Asymmetric
                 && config.conventions.asym_zero_point == AsymZeroPoint::FloatMin,
+            stored: config.scale_dtype == ScaleDtype::F32,
         }
     }
 }
@@ -895,7 +901,9 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
 /// [`ConstLanes::all_within`]) the loop leaves the clamp out. Without `clipped`, `wide`, when
 /// it holds the row's whole chunks widened to `f64` (the ladder widens each row once for all
 /// its rungs), gives the values' `f64` for the errors instead of widening them again; empty,
-/// the loop widens them itself.
+/// the loop widens them itself. Where `within`, and `kind` divides by scales stored as
+/// computed without a float offset, the errors are formed in `f32`, exactly, and `wide` is
+/// not read (see `simd::chunk_magnitudes`).
 #[expect(
     clippy::too_many_arguments,
     reason = "the row, its blocks, its outputs and the next row, borrowed for one call"
@@ -927,7 +935,7 @@ pub(crate) fn run_prepared<T: Code>(
             outlined kind,
             run_blocks,
             [T],
-            (blocks, size, xs, codes, lanes, ahead, within, wide)
+            (blocks, size, xs, codes, lanes, ahead, within, kind.stored, wide)
         );
     }
 }

@@ -346,6 +346,94 @@ fn errors<const SIG: bool, X>(
     }
 }
 
+/// A block's divisor and stored scale (the same value, see `simd::blocks_exact`) in every
+/// lane.
+#[derive(Clone, Copy)]
+pub(super) struct Quotient {
+    code_scale: __m256,
+    scale: __m256,
+}
+
+impl Quotient {
+    #[inline(always)]
+    pub(super) fn of(simd: V3, k: &Consts) -> Self {
+        let avx = simd.avx;
+        Self {
+            code_scale: avx._mm256_set1_ps(k.code_scale),
+            scale: avx._mm256_set1_ps(k.scale),
+        }
+    }
+}
+
+/// Each lane's largest error magnitude so far (see [`chunk_magnitudes`]).
+pub(super) struct Top(__m256);
+
+impl Top {
+    #[inline(always)]
+    pub(super) fn new(simd: V3) -> Self {
+        Self(simd.avx._mm256_setzero_ps())
+    }
+
+    /// Each lane's largest, widened, into `max` where it is larger (`maxpd`'s rule, as the
+    /// error loop keeps it: none is NaN, so the order does not matter).
+    #[inline(always)]
+    pub(super) fn merge_into(&self, max: &mut [f64; LANES]) {
+        let top: [f32; LANES] = pulp::cast(self.0);
+        for (m, &t) in max.iter_mut().zip(&top) {
+            let t = f64::from(t);
+            *m = if t > *m { t } else { *m };
+        }
+    }
+}
+
+/// The error magnitudes `|r·s − x|` of one chunk `x` of a block whose quotients divide by
+/// `k`'s scale `s`, `r` the quotient rounded by rule `R`, into `mag`, the largest of each
+/// lane kept in `top`. With the scale also the stored one, no float offset and no clamp,
+/// `r·s` is the reconstruction the other loops form (`simd::rounded`), and the difference
+/// is exact in `f32`: where `r` is 0 it is `−x`; where `|r| ≥ 1` the quotient, correctly
+/// rounded, is at least ½ in magnitude, so `|x| ≥ s/2` (it rounds so only from
+/// `½·(1 − 2^-25)` up, and between `s/2·(1 − 2^-25)` and `s/2` lies no float: `s − 2|x|`
+/// is a positive multiple of the spacing of floats at `2|x|`, more than `s·2^-25`), and
+/// `x` and `r·s` lie within a factor of two of each other (Sterbenz's lemma).
+#[inline(always)]
+pub(super) fn chunk_magnitudes<const R: u8>(
+    simd: V3,
+    k: &Quotient,
+    x: &[f32; LANES],
+    mag: &mut [f32; LANES],
+    top: &mut Top,
+) {
+    let avx = simd.avx;
+    let x: __m256 = pulp::cast(*x);
+    let r = round::<R>(simd, avx._mm256_div_ps(x, k.code_scale));
+    let e = avx._mm256_sub_ps(avx._mm256_mul_ps(r, k.scale), x);
+    let m = avx._mm256_andnot_ps(avx._mm256_set1_ps(-0.0), e);
+    // `maxps` keeps its second operand unless the first is greater.
+    top.0 = avx._mm256_max_ps(m, top.0);
+    *mag = pulp::cast(m);
+}
+
+/// Adds each of `mags`' error magnitudes (see [`chunk_magnitudes`]), widened to `f64`, to
+/// `acc.abs` and its square to `acc.sq`, lane by lane in chunk order: the operations of the
+/// error loop ([`pass_errors`]) on the same values, so the same sums.
+#[inline(always)]
+pub(super) fn pass_magnitudes(simd: V3, mags: &[[f32; LANES]], acc: &mut Lanes) {
+    let avx = simd.avx;
+    let (mut a0, mut a1) = load(&acc.abs);
+    let (mut s0, mut s1) = load(&acc.sq);
+    for m in mags {
+        let [lo, hi]: [[f32; 4]; 2] = pulp::cast(*m);
+        let b0 = avx._mm256_cvtps_pd(pulp::cast(lo));
+        let b1 = avx._mm256_cvtps_pd(pulp::cast(hi));
+        a0 = avx._mm256_add_pd(a0, b0);
+        a1 = avx._mm256_add_pd(a1, b1);
+        s0 = avx._mm256_add_pd(s0, avx._mm256_mul_pd(b0, b0));
+        s1 = avx._mm256_add_pd(s1, avx._mm256_mul_pd(b1, b1));
+    }
+    store(&mut acc.abs, a0, a1);
+    store(&mut acc.sq, s0, s1);
+}
+
 /// The sums as two registers.
 #[inline(always)]
 fn load(sums: &[f64; LANES]) -> (__m256d, __m256d) {

@@ -518,8 +518,22 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     lanes: &mut Lanes,
     ahead: &[f32],
     within: bool,
+    stored: bool,
     wide: &[[f64; LANES]],
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if within
+        && stored
+        && E == DIV
+        && !O
+        && size_of::<T>() == 0
+        && let Some(v3) = Avx2::detect().v3()
+    {
+        blocks_exact::<R, T>(v3, blocks, size, xs, codes, lanes, ahead);
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = stored;
     // One instance with the clamp and one without, on the same arguments.
     macro_rules! with_clamp {
         ($clamp:literal) => {
@@ -540,6 +554,70 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     } else {
         with_clamp!(true);
     }
+}
+
+/// [`run_blocks`] where no code is kept, no block has a code a clamp moves, and the codes
+/// divide by a scale that is also the one stored, without a float offset: each error's
+/// magnitude is formed in `f32` by the code loop (`avx2::chunk_magnitudes`), and the error
+/// loop only widens and adds them (`avx2::pass_magnitudes`). The sums and largest errors
+/// are those of [`blocks_loop`] bit for bit: that magnitude is exact in `f32` (see
+/// `avx2::chunk_magnitudes`), so its `f64` is the one [`blocks_loop`] forms from the `f64`
+/// difference, its square is that difference's, and the largest of the lanes' magnitudes does
+/// not depend on the order they are taken in. On AVX2 machines this moves four of the error
+/// loop's floating-point operations per chunk into the code loop, whose division leaves room
+/// for them.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn blocks_exact<const R: u8, T: Code>(
+    v3: pulp::x86::V3,
+    blocks: &[Consts],
+    size: usize,
+    xs: &[f32],
+    codes: &mut [T],
+    lanes: &mut Lanes,
+    ahead: &[f32],
+) {
+    use super::avx2;
+    let Some((first, rest)) = blocks.split_first() else {
+        return;
+    };
+    debug_assert!(
+        blocks
+            .iter()
+            .all(|k| k.code_scale.to_bits() == k.scale.to_bits() && k.code_scale > 0.0)
+    );
+    let per = (size / LANES).max(1);
+    let mut acc = *lanes;
+    let mut buf = [[0.0f32; LANES]; PASS];
+    let (mut k, mut left, mut next) = (avx2::Quotient::of(v3, first), per, rest.iter());
+    let mut top = avx2::Top::new(v3);
+    let mut touched = 0u32;
+    let (xc, xr) = xs.as_chunks::<LANES>();
+    for (n, xs) in xc.chunks(PASS).enumerate() {
+        let qs = &mut buf[..xs.len()];
+        for (x8, q8) in xs.iter().zip(qs.iter_mut()) {
+            if left == 0 {
+                if let Some(c) = next.next() {
+                    k = avx2::Quotient::of(v3, c);
+                }
+                left = per;
+            }
+            left -= 1;
+            avx2::chunk_magnitudes::<R>(v3, &k, x8, q8, &mut top);
+        }
+        avx2::pass_magnitudes(v3, qs, &mut acc);
+        fetch_chunks(ahead, n * PASS, xs.len(), &mut touched);
+    }
+    std::hint::black_box(touched);
+    top.merge_into(&mut acc.max);
+    // The values after the last whole chunk are in the last block, from lane 0.
+    if let Some(&k) = blocks.last() {
+        let (_, cr) = codes.as_chunks_mut::<LANES>();
+        for (j, (&x, c)) in xr.iter().zip(cr).enumerate() {
+            one::<DIV, R, false, T>(&k, j, x, c, &mut acc);
+        }
+    }
+    *lanes = acc;
 }
 
 /// [`super::run_prepared`] for one instance, with each block's clamp count added to

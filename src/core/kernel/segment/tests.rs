@@ -639,3 +639,144 @@ fn values_near_half_steps_round_as_the_quotient() {
         }
     }
 }
+
+/// Each block of `size` values of `xs` prepared from its own range under `config`; `None`
+/// when the loop does not take a block or a clamp can move one of its codes.
+fn blocks_within(config: &Config, xs: &[f32], size: usize) -> Option<Vec<(Consts, Quantizer)>> {
+    let (qmin, qmax) = config.code_range();
+    xs.chunks(size)
+        .map(|b| {
+            let mut st = BlockStats::EMPTY;
+            st.extend(b);
+            let p = block_params(config, RealRange::of(&st), qmin, qmax);
+            if p.problem.is_some() {
+                return None;
+            }
+            let prep = Prepared::new(config, &p, qmin, qmax, &st);
+            (prep.is_fast() && prep.is_within())
+                .then(|| (prep.consts(), Quantizer::new(config, &p, qmin, qmax)))
+        })
+        .collect()
+}
+
+/// A row's errors through [`run_prepared`] without clamp counts or codes, every block
+/// within the clamp.
+fn row_lanes(kind: Kind, blocks: &[Consts], size: usize, xs: &[f32]) -> Lanes {
+    let mut none = vec![(); xs.len()];
+    let mut lanes = Lanes::ZERO;
+    run_prepared(
+        kind,
+        blocks,
+        size,
+        xs,
+        &mut none,
+        &mut lanes,
+        &[],
+        None,
+        true,
+        &[],
+    );
+    lanes
+}
+
+/// Rows whose errors are formed in `f32` (division by scales stored in f32, no float
+/// offset, no clamp) against the same rows with errors formed in `f64`, and against the
+/// quantizer value by value: the same sums and largest error, bit for bit.
+fn check_exact_errors(config: &Config, xs: &[f32], size: usize) -> Result<bool, TestCaseError> {
+    let Some(blocks) = blocks_within(config, xs, size) else {
+        return Ok(false);
+    };
+    let kind = Kind::of(config);
+    let consts: Vec<Consts> = blocks.iter().map(|(k, _)| *k).collect();
+    let got = row_lanes(kind, &consts, size, xs);
+    let in_f64 = row_lanes(
+        Kind {
+            stored: false,
+            ..kind
+        },
+        &consts,
+        size,
+        xs,
+    );
+    let mut want = Lanes::ZERO;
+    for (i, (b, (_, q))) in xs.chunks(size).zip(&blocks).enumerate() {
+        for (j, &x) in b.iter().enumerate() {
+            let (code, _) = q.code(x);
+            want.push((i * size + j) % LANES, x, q.dequantize(code));
+        }
+    }
+    for other in [&in_f64, &want] {
+        prop_assert_eq!(got.abs.map(f64::to_bits), other.abs.map(f64::to_bits));
+        prop_assert_eq!(got.sq.map(f64::to_bits), other.sq.map(f64::to_bits));
+        prop_assert_eq!(got.max.map(f64::to_bits), other.max.map(f64::to_bits));
+    }
+    Ok(kind.expr == QuantExpr::Divide && !kind.offset && kind.stored)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        ..ProptestConfig::default()
+    })]
+    #[test]
+    fn errors_formed_in_f32_are_the_f64_errors(
+        config in config_strategy(),
+        xs in values_strategy(),
+        size in prop_oneof![Just(8usize), Just(16), Just(32), Just(64)],
+    ) {
+        let mut c = config;
+        c.conventions.quant_expr = QuantExpr::Divide;
+        c.scale_dtype = ScaleDtype::F32;
+        if c.validate().is_ok() {
+            check_exact_errors(&c, &xs, size)?;
+        }
+    }
+}
+
+/// Values a few floats either side of every half step (where a code flips between 0 and
+/// ±1, the edge of the argument that the error is exact in f32) and of every step, in rows
+/// of groups of 8 and 32.
+#[test]
+fn errors_formed_in_f32_near_half_steps_are_the_f64_errors() {
+    let moves = [-64, -3, -2, -1, 0, 1, 2, 3, 64];
+    let mut taken = 0;
+    for name in ["ort-int8", "ort-int4", "ort-uint8", "torch-qint8"] {
+        for rounding in [Rounding::HalfEven, Rounding::HalfAway, Rounding::HalfUp] {
+            for (lo, hi) in [(-1.0f32, 0.5), (-2.9, 0.37), (-3e-5, 1.1e-5), (-7e18, 2e18)] {
+                let mut c = preset(name, PresetOptions::default()).unwrap();
+                c.rounding = rounding;
+                c.conventions.quant_expr = QuantExpr::Divide;
+                let (qmin, qmax) = c.code_range();
+                let mut st = BlockStats::EMPTY;
+                st.extend(&[lo, hi]);
+                let p = block_params(&c, RealRange::of(&st), qmin, qmax);
+                let (s, z) = (p.code_scale, p.zero_point as f32);
+                let mut near = Vec::new();
+                for k in qmin..qmax {
+                    for at in [k as f32 - z, k as f32 - z + 0.5] {
+                        near.extend(
+                            moves
+                                .iter()
+                                .map(|&d| ulps(at * s, d))
+                                .filter(|x| (lo..=hi).contains(x)),
+                        );
+                    }
+                }
+                // Each group holds both ends, so its range (and scale) is the block's.
+                for size in [8, 32] {
+                    let mut xs = Vec::new();
+                    for g in near.chunks(size - 2) {
+                        xs.extend([lo, hi]);
+                        xs.extend(g);
+                        xs.resize(xs.len().next_multiple_of(size), 0.0);
+                    }
+                    let exact = check_exact_errors(&c, &xs, size)
+                        .unwrap_or_else(|e| panic!("{name} {rounding:?} {lo}..{hi}: {e}"));
+                    taken += usize::from(exact);
+                }
+            }
+        }
+    }
+    // Every case divides by a scale stored in f32 without a float offset.
+    assert_eq!(taken, 4 * 3 * 4 * 2);
+}
