@@ -621,6 +621,12 @@ impl Kind {
             stored: config.scale_dtype == ScaleDtype::F32,
         }
     }
+
+    /// Whether rows of blocks of this kind that no clamp touches form their errors in `f32`
+    /// ([`run_prepared`] without `clipped`), reading no values widened to `f64`.
+    pub(crate) fn exact_errors(self) -> bool {
+        self.expr == QuantExpr::Divide && !self.offset && self.stored
+    }
 }
 
 /// Where a row's blocks come from, one at a time, for [`run_row`].

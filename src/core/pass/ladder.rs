@@ -122,6 +122,10 @@ fn slice<T: Code>(
             let mut bufs = Buffers::default();
             let chunks = plans.iter().any(needs_chunks);
             let percentile = matches!(ctx.config.clipping, Clipping::Percentile(_));
+            // Without clipping nearly every row's blocks are within the clamp, and where the
+            // kind forms such rows' errors in f32 no rung reads the row widened (a row that
+            // is not within widens its own values).
+            let widen_row = !(ctx.config.clipping == Clipping::None && kind.exact_errors());
             let symmetric = ctx.config.scheme == Scheme::Symmetric;
             // The largest group, in chunks, of the rungs that read them.
             let per_max = plans
@@ -144,7 +148,9 @@ fn slice<T: Code>(
                     // The row's whole chunks in f64 once, for every rung's errors.
                     let (whole, _) = row.as_chunks::<LANES>();
                     bufs.wide.clear();
-                    bufs.wide.extend(whole.iter().map(widen));
+                    if widen_row {
+                        bufs.wide.extend(whole.iter().map(widen));
+                    }
                     scratch.chunks.fill(row);
                     scratch.chunks.merge_runs(per_max);
                     if percentile {

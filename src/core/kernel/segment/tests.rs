@@ -710,7 +710,7 @@ fn check_exact_errors(config: &Config, xs: &[f32], size: usize) -> Result<bool, 
         prop_assert_eq!(got.sq.map(f64::to_bits), other.sq.map(f64::to_bits));
         prop_assert_eq!(got.max.map(f64::to_bits), other.max.map(f64::to_bits));
     }
-    Ok(kind.expr == QuantExpr::Divide && !kind.offset && kind.stored)
+    Ok(kind.exact_errors())
 }
 
 proptest! {
