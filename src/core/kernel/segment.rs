@@ -722,7 +722,6 @@ impl Prepared {
     /// Whether the specialised loop runs and no value of the block (whose smallest and
     /// largest values were given to [`Prepared::new`]) gets a code that a clamp moves, so
     /// that the loop leaves the clamp out (see [`within`]).
-    #[cfg(test)]
     pub(crate) fn is_within(&self) -> bool {
         self.within
     }

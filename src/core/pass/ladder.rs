@@ -8,7 +8,7 @@ use super::{
     row_slice, rows_per_task, run_tasks, sums,
 };
 use crate::core::config::{Clipping, Scheme};
-use crate::core::kernel::segment::{Code, Kind, Lanes, one_code};
+use crate::core::kernel::segment::{Code, Kind, Lanes, one_code, run_prepared};
 use crate::core::params::BlockStats;
 use crate::core::report::{ErrorSums, Layout, Metrics};
 
@@ -244,7 +244,25 @@ fn rung_row<T: Code>(
     {
         // One block: the row's codes run from its smallest value's to its largest's.
         let mut lanes = Lanes::ZERO;
-        p.run::<(), false>(row, 0, none, &mut lanes);
+        if p.is_within() && kind.exact_errors() {
+            // Errors formed in f32 (see `run_prepared`): the row as one block of the loop
+            // over prepared blocks, the same sums as the block's own loop.
+            let size = row.len().next_multiple_of(LANES).max(LANES);
+            run_prepared(
+                kind,
+                &[p.consts()],
+                size,
+                row,
+                none,
+                &mut lanes,
+                &[],
+                None,
+                true,
+                &[],
+            );
+        } else {
+            p.run::<(), false>(row, 0, none, &mut lanes);
+        }
         let one = one_code(kind, &[p.consts()], 1, &[st.min], &[st.max]);
         let q = RowQuant {
             lanes,
