@@ -19,7 +19,7 @@
 //! instance of the loop without the clamp (see [`Prepared::new`]). The ladder's rows of
 //! groups prepared together ([`run_prepared`]) do the same when every group passes the
 //! test, taken eight groups at a time in one vectorised step
-//! ([`ConstLanes::all_within`]); the active configuration's rows of groups keep the clamp,
+//! ([`ConstLanes::within_bits`]); the active configuration's rows of groups keep the clamp,
 //! which also counts their clamped codes.
 //!
 //! Errors are accumulated in `f64` in [`LANES`] partial sums per row: the value in column
@@ -903,7 +903,7 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
 /// [`run_row`]. With `clipped` (one zeroed count per block), each
 /// block's clamp count is added to it and the signal is measured; without, neither is (the
 /// ladder needs neither), and where `within` (no block has a code a clamp moves, see
-/// [`ConstLanes::all_within`]) the loop leaves the clamp out. Without `clipped`, `wide`, when
+/// [`ConstLanes::within_bits`]) the loop leaves the clamp out. Without `clipped`, `wide`, when
 /// it holds the row's whole chunks widened to `f64` (the ladder widens each row once for all
 /// its rungs), gives the values' `f64` for the errors instead of widening them again; empty,
 /// the loop widens them itself. Where `within`, and `kind` divides by scales stored as

@@ -7,7 +7,8 @@
 //! that LLVM's SLP vectoriser turns them into packed vector operations; where the machine
 //! has AVX2, a pass's errors go through `avx2::pass_errors` instead, the same sums written
 //! with AVX2 operations ([`pass_errors`]). Values before the first aligned column and after
-//! the last go through [`one`], the same arithmetic for one value.
+//! the last go through [`one`], the same arithmetic for one value. Rows of prepared blocks
+//! whose errors are exact in `f32` take [`blocks_exact`] instead on AVX2 machines.
 
 #![expect(
     clippy::inline_always,
@@ -503,8 +504,10 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
 }
 
 /// [`super::run_prepared`] for one instance, without clamp counts or the signal; without
-/// the clamp where `within` (no block has a code a clamp moves, see [`all_within`]); `wide`
-/// as in [`blocks_loop`].
+/// the clamp where `within` (no block has a code a clamp moves, see [`ConstLanes::within_bits`]); `wide`
+/// as in [`blocks_loop`]. Where also `stored` (every block's stored scale is its code
+/// scale), the instance divides without a float offset and no code is kept, the row goes
+/// through [`blocks_exact`] on AVX2 machines.
 #[expect(
     clippy::too_many_arguments,
     reason = "the row, its blocks, its outputs, the next row and the widened row, borrowed for one call"
