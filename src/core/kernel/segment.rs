@@ -669,8 +669,9 @@ pub(crate) struct Prepared {
     /// The reference quantizer, for a block the specialised loop does not take (see the
     /// module documentation); `None` when it takes it.
     slow: Option<Quantizer>,
-    /// The loop takes the block and no clamp can move any of its codes (see [`within`]).
-    within: bool,
+    /// What the block is against the clamp ([`clamp_of`]; [`Clamp::Any`] where the loop
+    /// does not take it).
+    clamp: Clamp,
 }
 
 /// `2^24`: integers up to here are exact in f32.
@@ -699,12 +700,16 @@ impl Prepared {
         let k = k.get(0);
         let fast = stats.count > 0 && fast;
         let slow = (!fast).then(|| Quantizer::new(config, params, qmin, qmax));
-        let within = fast && within(kind, &k, stats.min, stats.max);
+        let clamp = if fast {
+            clamp_of(kind, &k, stats.min, stats.max)
+        } else {
+            Clamp::Any
+        };
         Self {
             kind,
             k,
             slow,
-            within,
+            clamp,
         }
     }
 
@@ -719,11 +724,11 @@ impl Prepared {
         self.slow.is_none()
     }
 
-    /// Whether the specialised loop runs and no value of the block (whose smallest and
-    /// largest values were given to [`Prepared::new`]) gets a code that a clamp moves, so
-    /// that the loop leaves the clamp out (see [`within`]).
-    pub(crate) fn is_within(&self) -> bool {
-        self.within
+    /// What the block (whose smallest and largest values were given to [`Prepared::new`])
+    /// is against the clamp, as [`run_prepared`] takes it for a row of blocks
+    /// ([`clamp_of`]; [`Clamp::Any`] where the loop does not take it).
+    pub(crate) fn clamp(&self) -> Clamp {
+        self.clamp
     }
 
     /// Quantizes `xs`, the values of this block in one row starting at column `start`; see
@@ -902,13 +907,15 @@ pub(crate) fn run_row<T: Code, S: BlockSource>(
 /// block, instead of a call per block. `ahead` is the row to be quantized next, as in
 /// [`run_row`]. With `clipped` (one zeroed count per block), each
 /// block's clamp count is added to it and the signal is measured; without, neither is (the
-/// ladder needs neither), and where `within` (no block has a code a clamp moves, see
-/// [`ConstLanes::within_bits`]) the loop leaves the clamp out. Without `clipped`, `wide`, when
-/// it holds the row's whole chunks widened to `f64` (the ladder widens each row once for all
-/// its rungs), gives the values' `f64` for the errors instead of widening them again; empty,
-/// the loop widens them itself. Where `within`, and `kind` divides by scales stored as
-/// computed without a float offset, the errors are formed in `f32`, exactly, and `wide` is
-/// not read (see `simd::chunk_magnitudes`).
+/// ladder needs neither), and where `clamp` is [`Clamp::Within`] (no block has a code a
+/// clamp moves, see [`ConstLanes::within_bits`]) the loop leaves the clamp out. Without
+/// `clipped`, `wide`, when it holds the row's whole chunks widened to `f64` (the ladder
+/// widens each row once for all its rungs), gives the values' `f64` for the errors instead
+/// of widening them again; empty, the loop widens them itself. Where `clamp` is
+/// [`Clamp::Within`] or [`Clamp::Exact`] (every error exact in `f32`, see
+/// [`ConstLanes::exact_bits`]), and `kind` divides by scales stored as computed without a
+/// float offset, the errors are formed in `f32`, exactly, and `wide` is not read (see
+/// `simd::chunk_magnitudes`).
 #[expect(
     clippy::too_many_arguments,
     reason = "the row, its blocks, its outputs and the next row, borrowed for one call"
@@ -923,7 +930,7 @@ pub(crate) fn run_prepared<T: Code>(
     lanes: &mut Lanes,
     ahead: &[f32],
     clipped: Option<&mut [usize]>,
-    within: bool,
+    clamp: Clamp,
     wide: &[[f64; LANES]],
 ) {
     debug_assert_eq!(xs.len(), codes.len());
@@ -940,7 +947,7 @@ pub(crate) fn run_prepared<T: Code>(
             outlined kind,
             run_blocks,
             [T],
-            (blocks, size, xs, codes, lanes, ahead, within, kind.stored, wide)
+            (blocks, size, xs, codes, lanes, ahead, clamp, kind.stored, wide)
         );
     }
 }
@@ -964,10 +971,48 @@ impl ConstLanes<PARAM_LANES> {
         #[cfg(not(target_arch = "x86_64"))]
         let _ = simd;
         let ok: [bool; PARAM_LANES] = dispatch!(kind, lanes_within, [], (self, lo, hi));
-        ok.iter()
-            .enumerate()
-            .fold(0, |bits, (j, &ok)| bits | (u8::from(ok) << j))
+        bits(ok)
     }
+
+    /// Bit `j` set where lane `j`'s block under `kind`, with its values in `lo[j]..=hi[j]`,
+    /// has every error exact in `f32` with the clamp ([`exact`] for each lane; never under
+    /// a kind without [`Kind::exact_errors`]). Every block that
+    /// [`within_bits`](Self::within_bits) passes, under such a kind, passes this too.
+    #[inline(always)]
+    pub(crate) fn exact_bits(
+        &self,
+        kind: Kind,
+        lo: &[f32; PARAM_LANES],
+        hi: &[f32; PARAM_LANES],
+    ) -> u8 {
+        if !kind.exact_errors() {
+            return 0;
+        }
+        let ok: [bool; PARAM_LANES] = dispatch!(kind, lanes_exact, [], (self, lo, hi));
+        bits(ok)
+    }
+}
+
+/// Bit `j` set where `ok[j]`.
+#[inline(always)]
+fn bits(ok: [bool; PARAM_LANES]) -> u8 {
+    ok.iter()
+        .enumerate()
+        .fold(0, |bits, (j, &ok)| bits | (u8::from(ok) << j))
+}
+
+/// What the blocks of a row are known to be against the clamp, for [`run_prepared`] without
+/// clamp counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Clamp {
+    /// Nothing known: a clamp may move codes, and the errors are formed in `f64`.
+    Any,
+    /// A clamp may move codes, but every error is exact in `f32` under a kind that forms
+    /// them there ([`ConstLanes::exact_bits`], [`Prepared::clamp`]).
+    Exact,
+    /// No block has a code a clamp moves ([`ConstLanes::within_bits`]): the loop leaves
+    /// the clamp out.
+    Within,
 }
 
 /// Eight blocks prepared at once for the loop ([`prepare8`]).
@@ -1058,6 +1103,30 @@ pub(crate) fn halves8(
 /// nothing and the loop can leave it out.
 fn within(kind: Kind, k: &Consts, lo: f32, hi: f32) -> bool {
     dispatch!(kind, within, [], (k, lo, hi))
+}
+
+/// Whether every error of a block of `kind` whose constants are `k` and whose values lie in
+/// `lo..=hi` is exact in `f32` as the loop forms it with the clamp (see `simd::exact`):
+/// false for kinds that do not divide without a float offset.
+fn exact(kind: Kind, k: &Consts, lo: f32, hi: f32) -> bool {
+    dispatch!(kind, exact, [], (k, lo, hi))
+}
+
+/// What a block of `kind` whose constants are `k` (prepared for the specialised loop) and
+/// whose values lie in `lo..=hi` is against the clamp: [`Clamp::Within`] where no value
+/// gets a code that a clamp moves ([`within`]); [`Clamp::Exact`] where, under a kind that
+/// forms errors in `f32` ([`Kind::exact_errors`]), every error is exact there with the
+/// clamp ([`exact`]); else [`Clamp::Any`]. Also for the rows of a block larger than one
+/// row (the tensor's), each tested with its own ends.
+#[inline(always)]
+pub(crate) fn clamp_of(kind: Kind, k: &Consts, lo: f32, hi: f32) -> Clamp {
+    if within(kind, k, lo, hi) {
+        Clamp::Within
+    } else if kind.exact_errors() && exact(kind, k, lo, hi) {
+        Clamp::Exact
+    } else {
+        Clamp::Any
+    }
 }
 
 /// Whether every value of a row gets the same code under its blocks, `blocks` (each prepared

@@ -13,8 +13,8 @@ use super::{
 use crate::core::clip;
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{
-    Avx2, BlockSource, Code, ConstLanes, Consts, ConstsBuf, Kind, Lanes, consts8_lanes, halves8,
-    one_code, prepare8, run_prepared,
+    Avx2, BlockSource, Clamp, Code, ConstLanes, Consts, ConstsBuf, Kind, Lanes, consts8_lanes,
+    halves8, one_code, prepare8, run_prepared,
 };
 use crate::core::params::{BlockStats, PARAM_LANES, RealRange};
 use crate::core::report::{Record, record, set_clipped};
@@ -27,9 +27,11 @@ pub(super) struct Buffers {
     consts: ConstsBuf,
     /// Each block's clamp count.
     clipped: Vec<usize>,
-    /// The row's whole chunks widened to `f64`, which the ladder's pass fills once per row
-    /// for all its rungs (read by [`batch`] without `COUNTS`; the ladder alone calls it so).
-    pub(super) wide: Vec<[f64; LANES]>,
+    /// The whole chunks of row `wide_of` widened to `f64`, filled by the first of the
+    /// ladder's rungs that reads them and kept for the others (by [`batch`] without
+    /// `COUNTS`; the ladder alone calls it so).
+    wide: Vec<[f64; LANES]>,
+    wide_of: Option<usize>,
     /// For each eight blocks in `consts`, when the row's preparation tracked it (see
     /// [`halves`]): bit `j` set where block `j` gets no code a clamp moves for any value of
     /// magnitude up to its largest.
@@ -98,6 +100,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
         },
         row,
         within: true,
+        exact: true,
         sym: None,
     };
     let kind = Kind::of(ctx.config);
@@ -116,7 +119,8 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
         let to = (&mut bufs.consts, &mut bufs.sym);
         let per = *size / scratch.chunks.width() / 2;
         if let Some((within, flat)) = halves(from, &scratch.chunks, per, *per_row, to) {
-            (prep.within, prep.source.flat, derived) = (within, flat, true);
+            (prep.within, prep.exact, prep.source.flat) = (within, within, flat);
+            derived = true;
         }
     }
     if !derived {
@@ -139,13 +143,29 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     }
     let counts = COUNTS.then_some(&mut bufs.clipped[..]);
     let (consts, size) = (bufs.consts.as_slice(), *size);
-    // The ladder's rows whose blocks no clamp can touch run without it.
-    let within = !COUNTS && prep.within;
-    // The ladder's row widened once for all its rungs (the active pass measures the signal
-    // and widens as it goes).
-    let wide = if COUNTS { &[][..] } else { &bufs.wide[..] };
+    // The ladder's rows whose blocks no clamp can touch run without it; those whose errors
+    // are all exact in f32 form them there.
+    let clamp = match (COUNTS, prep.within, prep.exact) {
+        (false, true, _) => Clamp::Within,
+        (false, false, true) => Clamp::Exact,
+        _ => Clamp::Any,
+    };
+    // The ladder's row widened once for all its rungs, by the first whose errors are formed
+    // in f64 (the active pass measures the signal and widens as it goes).
+    let in_f64 = clamp == Clamp::Any || !kind.exact_errors();
+    if !COUNTS && in_f64 && bufs.wide_of != Some(r) {
+        let (whole, _) = row.as_chunks::<LANES>();
+        bufs.wide.clear();
+        bufs.wide.extend(whole.iter().map(widen));
+        bufs.wide_of = Some(r);
+    }
+    let wide = if COUNTS || !in_f64 {
+        &[][..]
+    } else {
+        &bufs.wide[..]
+    };
     run_prepared(
-        kind, consts, size, row, codes, &mut lanes, ahead, counts, within, wide,
+        kind, consts, size, row, codes, &mut lanes, ahead, counts, clamp, wide,
     );
     for (slot, &n) in blocks.iter_mut().zip(&bufs.clipped) {
         set_clipped(slot, n);
@@ -160,6 +180,23 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
         clipped,
         flat,
     }))
+}
+
+/// A chunk's values in `f64` (written out: an array's `map` here is sometimes compiled as a
+/// call per chunk).
+#[inline(always)]
+fn widen(c: &[f32; LANES]) -> [f64; LANES] {
+    let [a, b, c, d, e, f, g, h] = *c;
+    [
+        f64::from(a),
+        f64::from(b),
+        f64::from(c),
+        f64::from(d),
+        f64::from(e),
+        f64::from(f),
+        f64::from(g),
+        f64::from(h),
+    ]
 }
 
 /// For eight blocks (constants `k`, values in `lo[j]..=hi[j]`): bit `j` set where no value
@@ -317,9 +354,14 @@ struct RowPrep<'a, 'c, const COUNTS: bool> {
     /// The row's blocks one at a time (for blocks with a problem or with clipping).
     source: RowSource<'a, 'c, COUNTS>,
     row: &'a [f32],
-    /// Whether every block prepared so far is known to have no code a clamp moves (only
-    /// tested for eight blocks prepared at once without records; any other block clears it).
+    /// Whether every block prepared so far is known to have no code a clamp moves (tested
+    /// for blocks prepared eight at a time without records, and for blocks prepared one at a
+    /// time; any other block clears it).
     within: bool,
+    /// Whether every block prepared so far is known to have every error exact in `f32`
+    /// with the clamp ([`ConstLanes::exact_bits`]; only under kinds that form errors there,
+    /// and tested where `within` is).
+    exact: bool,
     /// Each block's test against the clamp over the magnitudes up to its largest, when the
     /// rung tracks it (see [`halves`]; only for eight blocks prepared at once without
     /// records: any other block stops the tracking).
@@ -345,11 +387,13 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         consts: &mut ConstsBuf,
         blocks: &mut [Record],
     ) -> Option<Result<(), Failure>> {
-        self.within = false;
         self.sym = None;
         let xs = self.values(i);
         match self.source.prepare(i, xs) {
             Ok(p) if p.is_fast() => {
+                let clamp = p.clamp();
+                self.within &= clamp == Clamp::Within;
+                self.exact &= clamp != Clamp::Any;
                 consts.push(p.consts());
                 if let (true, Some(slot), Some((p, st))) =
                     (COUNTS, blocks.get_mut(i), &self.source.current)
@@ -378,25 +422,33 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         Some(Ok(()))
     }
 
-    /// Eight blocks prepared at once for the loop (constants `k`, values in
-    /// `lo[j]..=hi[j]`) tested against the clamp: where the rung tracks `sym`, each block's
-    /// test over the magnitudes up to its largest ([`sym_within`]), which also covers its
-    /// values; otherwise the test of their ends alone.
+    /// The first `m` of eight blocks prepared at once for the loop (constants `k`, values in
+    /// `lo[j]..=hi[j]`) tested against the clamp: where the rung tracks `sym` (all eight
+    /// blocks), each block's test over the magnitudes up to its largest ([`sym_within`]),
+    /// which also covers its values; otherwise the test of their ends alone. Blocks that a
+    /// clamp can touch are then tested for errors exact in `f32`
+    /// ([`ConstLanes::exact_bits`]).
     #[inline(always)]
     fn test_clamp8(
         &mut self,
         simd: Avx2,
         kind: Kind,
         k: &ConstLanes<PARAM_LANES>,
-        lo: &[f32; PARAM_LANES],
-        hi: &[f32; PARAM_LANES],
+        (lo, hi): (&[f32; PARAM_LANES], &[f32; PARAM_LANES]),
+        m: usize,
     ) {
-        if let Some(sym) = &mut self.sym {
+        // The lanes past `m` pass.
+        let pad = !(u8::MAX >> (PARAM_LANES - m.clamp(1, PARAM_LANES)));
+        let within = if let Some(sym) = &mut self.sym {
             let bits = sym_within(simd, kind, k, lo, hi);
-            self.within &= bits == u8::MAX;
             sym.push(bits);
+            bits
         } else {
-            self.within &= k.within_bits(simd, kind, lo, hi) == u8::MAX;
+            k.within_bits(simd, kind, lo, hi)
+        } | pad;
+        self.within &= within == u8::MAX;
+        if within != u8::MAX && self.exact {
+            self.exact = (within | k.exact_bits(kind, lo, hi)) == u8::MAX;
         }
     }
 
@@ -430,6 +482,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             return false;
         };
         self.within &= e.within == u8::MAX;
+        self.exact &= e.within == u8::MAX;
         if let Some(sym) = &mut self.sym {
             sym.push(e.within);
         }
@@ -470,8 +523,8 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         if k8[0].1 != all || k8[1].1 != all || k8[2].1 != all || k8[3].1 != all {
             return false;
         }
-        for ((k, _), (lo, hi)) in k8.iter().zip(lo.iter().zip(&hi)) {
-            self.test_clamp8(simd, kind, k, lo, hi);
+        for ((k, _), ends) in k8.iter().zip(lo.iter().zip(&hi)) {
+            self.test_clamp8(simd, kind, k, ends, PARAM_LANES);
         }
         for (k, _) in &k8 {
             k.append_blocks(simd, consts);
@@ -593,7 +646,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             let (k, fast) = consts8_lanes(simd, kind, &p8, &lo, &hi, ctx.qmin, ctx.qmax);
             if !COUNTS && m == PARAM_LANES && fast == [true; PARAM_LANES] {
                 // Eight blocks for the loop and no records: their constants at once.
-                self.test_clamp8(simd, kind, &k, &lo, &hi);
+                self.test_clamp8(simd, kind, &k, (&lo, &hi), m);
                 k.append_blocks(simd, consts);
                 self.source
                     .flat
@@ -601,8 +654,13 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 i0 += m;
                 continue;
             }
-            self.within = false;
+            // Blocks past the last group of eight, or with records, or some not for the loop.
             self.sym = None;
+            if !COUNTS && fast.iter().take(m).all(|&f| f) {
+                self.test_clamp8(simd, kind, &k, (&lo, &hi), m);
+            } else {
+                (self.within, self.exact) = (false, false);
+            }
             let k8 = k.blocks(simd);
             for j in 0..m {
                 let i = i0 + j;

@@ -8,7 +8,7 @@ use super::{
     row_slice, rows_per_task, run_tasks, sums,
 };
 use crate::core::config::{Clipping, Scheme};
-use crate::core::kernel::segment::{Code, Kind, Lanes, one_code, run_prepared};
+use crate::core::kernel::segment::{Clamp, Code, Kind, Lanes, clamp_of, one_code, run_prepared};
 use crate::core::params::BlockStats;
 use crate::core::report::{ErrorSums, Layout, Metrics};
 
@@ -122,10 +122,6 @@ fn slice<T: Code>(
             let mut bufs = Buffers::default();
             let chunks = plans.iter().any(needs_chunks);
             let percentile = matches!(ctx.config.clipping, Clipping::Percentile(_));
-            // Without clipping nearly every row's blocks are within the clamp, and where the
-            // kind forms such rows' errors in f32 no rung reads the row widened (a row that
-            // is not within widens its own values).
-            let widen_row = !(ctx.config.clipping == Clipping::None && kind.exact_errors());
             let symmetric = ctx.config.scheme == Scheme::Symmetric;
             // The largest group, in chunks, of the rungs that read them.
             let per_max = plans
@@ -145,12 +141,6 @@ fn slice<T: Code>(
                 let row = row_slice(&ctx.view, r, &mut row_buf);
                 let st = &row_stats[r];
                 if chunks {
-                    // The row's whole chunks in f64 once, for every rung's errors.
-                    let (whole, _) = row.as_chunks::<LANES>();
-                    bufs.wide.clear();
-                    if widen_row {
-                        bufs.wide.extend(whole.iter().map(widen));
-                    }
                     scratch.chunks.fill(row);
                     scratch.chunks.merge_runs(per_max);
                     if percentile {
@@ -196,23 +186,6 @@ fn slice<T: Code>(
     )
 }
 
-/// A chunk's values in `f64` (written out: an array's `map` here is sometimes compiled as a
-/// call per chunk).
-#[inline(always)]
-fn widen(c: &[f32; LANES]) -> [f64; LANES] {
-    let [a, b, c, d, e, f, g, h] = *c;
-    [
-        f64::from(a),
-        f64::from(b),
-        f64::from(c),
-        f64::from(d),
-        f64::from(e),
-        f64::from(f),
-        f64::from(g),
-        f64::from(h),
-    ]
-}
-
 /// Row `r` (`row`, whose statistics are `st`) under one rung's `plan`: its errors, and whether
 /// it has one code. The loop stores no codes where that can be read from the blocks' ends
 /// ([`one_code`]): a tensor block in the loop, and rows of groups that [`batch`] takes.
@@ -244,7 +217,9 @@ fn rung_row<T: Code>(
     {
         // One block: the row's codes run from its smallest value's to its largest's.
         let mut lanes = Lanes::ZERO;
-        if p.is_within() && kind.exact_errors() {
+        // The row tested with its own ends (the block's, the tensor's, are wider).
+        let clamp = clamp_of(kind, &p.consts(), st.min, st.max);
+        if clamp != Clamp::Any && kind.exact_errors() {
             // Errors formed in f32 (see `run_prepared`): the row as one block of the loop
             // over prepared blocks, the same sums as the block's own loop.
             let size = row.len().next_multiple_of(LANES).max(LANES);
@@ -257,7 +232,7 @@ fn rung_row<T: Code>(
                 &mut lanes,
                 &[],
                 None,
-                true,
+                clamp,
                 &[],
             );
         } else {

@@ -346,12 +346,15 @@ fn errors<const SIG: bool, X>(
     }
 }
 
-/// A block's divisor and stored scale (the same value, see `simd::blocks_exact`) in every
+/// A block's divisor and stored scale (the same value, see `simd::blocks_exact`), and the
+/// bounds of its rounded quotients, `qmin − z` and `qmax − z` (exact integers), in every
 /// lane.
 #[derive(Clone, Copy)]
 pub(super) struct Quotient {
     code_scale: __m256,
     scale: __m256,
+    bottom: __m256,
+    top: __m256,
 }
 
 impl Quotient {
@@ -361,6 +364,8 @@ impl Quotient {
         Self {
             code_scale: avx._mm256_set1_ps(k.code_scale),
             scale: avx._mm256_set1_ps(k.scale),
+            bottom: avx._mm256_set1_ps(k.qmin - k.zero_f),
+            top: avx._mm256_set1_ps(k.qmax - k.zero_f),
         }
     }
 }
@@ -395,8 +400,16 @@ impl Top {
 /// `½·(1 − 2^-25)` up, and between `s/2·(1 − 2^-25)` and `s/2` lies no float: `s − 2|x|`
 /// is a positive multiple of the spacing of floats at `2|x|`, more than `s·2^-25`), and
 /// `x` and `r·s` lie within a factor of two of each other (Sterbenz's lemma).
+///
+/// With `CLAMP`, `r` is first clamped into `k`'s bounds, `qmin − z ..= qmax − z`: the other
+/// loops clamp `u = r + z` (rounded in `f32`) into `qmin..=qmax` and reconstruct
+/// `(c − z)·s`, and `c − z` is `r` clamped. Where the integer `r + z` lies within
+/// `qmin..=qmax` it is exact, `c − z = r`, and `r` is within the bounds; where it lies
+/// beyond `qmax`, `u` is not below `qmax` (rounding is monotone and `qmax` a float), so
+/// `c − z` is `qmax − z`, and so is `r` clamped; below `qmin` likewise. The difference is
+/// then exact where the block passes `simd::exact`.
 #[inline(always)]
-pub(super) fn chunk_magnitudes<const R: u8>(
+pub(super) fn chunk_magnitudes<const R: u8, const CLAMP: bool>(
     simd: V3,
     k: &Quotient,
     x: &[f32; LANES],
@@ -405,7 +418,11 @@ pub(super) fn chunk_magnitudes<const R: u8>(
 ) {
     let avx = simd.avx;
     let x: __m256 = pulp::cast(*x);
-    let r = round::<R>(simd, avx._mm256_div_ps(x, k.code_scale));
+    let mut r = round::<R>(simd, avx._mm256_div_ps(x, k.code_scale));
+    if CLAMP {
+        // `r` is never NaN (a finite value over a positive scale).
+        r = avx._mm256_min_ps(avx._mm256_max_ps(r, k.bottom), k.top);
+    }
     let e = avx._mm256_sub_ps(avx._mm256_mul_ps(r, k.scale), x);
     let m = avx._mm256_andnot_ps(avx._mm256_set1_ps(-0.0), e);
     // `maxps` keeps its second operand unless the first is greater.

@@ -15,7 +15,7 @@
     reason = "the specialised loop is these small functions inlined into one monomorphised body per instance; an outlined call per value or per chunk would defeat the vectoriser"
 )]
 
-use super::{Avx2, BlockSource, Code, ConstLanes, Consts, LANES, Lanes, scalar_value};
+use super::{Avx2, BlockSource, Clamp, Code, ConstLanes, Consts, LANES, Lanes, scalar_value};
 use crate::core::round::{UP, round_const};
 
 pub(super) const DIV: u8 = 0;
@@ -474,7 +474,7 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
         } else {
             let (k, acc, buf, clips) = (&p.k, &mut acc, &mut buf, &mut clips);
             let ahead = ahead.get(i * size..).unwrap_or_default();
-            let n = match (S::SIGNAL, p.within) {
+            let n = match (S::SIGNAL, p.clamp == Clamp::Within) {
                 (true, true) => {
                     block::<E, R, O, true, false, T>(k, xs, col, codes, acc, buf, clips, ahead)
                 }
@@ -504,10 +504,11 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
 }
 
 /// [`super::run_prepared`] for one instance, without clamp counts or the signal; without
-/// the clamp where `within` (no block has a code a clamp moves, see [`ConstLanes::within_bits`]); `wide`
-/// as in [`blocks_loop`]. Where also `stored` (every block's stored scale is its code
-/// scale), the instance divides without a float offset and no code is kept, the row goes
-/// through [`blocks_exact`] on AVX2 machines.
+/// the clamp where `clamp` is [`Clamp::Within`] (no block has a code a clamp moves, see
+/// [`ConstLanes::within_bits`]); `wide` as in [`blocks_loop`]. Where the row's errors are
+/// known to be exact in `f32` ([`Clamp::Within`] or [`Clamp::Exact`]), every block's stored
+/// scale is its code scale (`stored`), the instance divides without a float offset and no
+/// code is kept, the row goes through [`blocks_exact`] on AVX2 machines.
 #[expect(
     clippy::too_many_arguments,
     reason = "the row, its blocks, its outputs, the next row and the widened row, borrowed for one call"
@@ -520,19 +521,23 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
     codes: &mut [T],
     lanes: &mut Lanes,
     ahead: &[f32],
-    within: bool,
+    clamp: Clamp,
     stored: bool,
     wide: &[[f64; LANES]],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if within
+    if clamp != Clamp::Any
         && stored
         && E == DIV
         && !O
         && size_of::<T>() == 0
         && let Some(v3) = Avx2::detect().v3()
     {
-        blocks_exact::<R, T>(v3, blocks, size, xs, codes, lanes, ahead);
+        if clamp == Clamp::Within {
+            blocks_exact::<R, false, T>(v3, blocks, size, xs, codes, lanes, ahead);
+        } else {
+            blocks_exact::<R, true, T>(v3, blocks, size, xs, codes, lanes, ahead);
+        }
         return;
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -552,26 +557,27 @@ pub(super) fn run_blocks<const E: u8, const R: u8, const O: bool, T: Code>(
             )
         };
     }
-    if within {
+    if clamp == Clamp::Within {
         with_clamp!(false);
     } else {
         with_clamp!(true);
     }
 }
 
-/// [`run_blocks`] where no code is kept, no block has a code a clamp moves, and the codes
-/// divide by a scale that is also the one stored, without a float offset: each error's
-/// magnitude is formed in `f32` by the code loop (`avx2::chunk_magnitudes`), and the error
-/// loop only widens and adds them (`avx2::pass_magnitudes`). The sums and largest errors
-/// are those of [`blocks_loop`] bit for bit: that magnitude is exact in `f32` (see
-/// `avx2::chunk_magnitudes`), so its `f64` is the one [`blocks_loop`] forms from the `f64`
-/// difference, its square is that difference's, and the largest of the lanes' magnitudes does
-/// not depend on the order they are taken in. On AVX2 machines this moves four of the error
-/// loop's floating-point operations per chunk into the code loop, whose division leaves room
-/// for them.
+/// [`run_blocks`] where no code is kept, every error is exact in `f32` (no block has a code
+/// a clamp moves, or, with `CLAMP`, every block passes [`exact`]), and the codes divide by a
+/// scale that is also the one stored, without a float offset: each error's magnitude is
+/// formed in `f32` by the code loop (`avx2::chunk_magnitudes`), and the error loop only
+/// widens and adds them (`avx2::pass_magnitudes`). The sums and largest errors are those of
+/// [`blocks_loop`] bit for bit: that magnitude is exact in `f32` (see
+/// `avx2::chunk_magnitudes` and [`exact`]), so its `f64` is the one [`blocks_loop`] forms
+/// from the `f64` difference, its square is that difference's, and the largest of the lanes'
+/// magnitudes does not depend on the order they are taken in. On AVX2 machines this moves
+/// four of the error loop's floating-point operations per chunk into the code loop, whose
+/// division leaves room for them.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn blocks_exact<const R: u8, T: Code>(
+fn blocks_exact<const R: u8, const CLAMP: bool, T: Code>(
     v3: pulp::x86::V3,
     blocks: &[Consts],
     size: usize,
@@ -606,7 +612,7 @@ fn blocks_exact<const R: u8, T: Code>(
                 left = per;
             }
             left -= 1;
-            avx2::chunk_magnitudes::<R>(v3, &k, x8, q8, &mut top);
+            avx2::chunk_magnitudes::<R, CLAMP>(v3, &k, x8, q8, &mut top);
         }
         avx2::pass_magnitudes(v3, qs, &mut acc);
         fetch_chunks(ahead, n * PASS, xs.len(), &mut touched);
@@ -764,6 +770,62 @@ pub(super) fn lanes_within<const E: u8, const R: u8, const O: bool>(
         };
         positive & (u_lo[j] >= k.qmin) & (u_hi[j] <= k.qmax)
     })
+}
+
+/// Whether every error of a block whose constants are `k` and whose values lie in `lo..=hi`
+/// is exact in `f32` as [`blocks_exact`] forms it with the clamp, `|clamp(r)·s − x|`: the
+/// instance divides by the scale without a float offset, the scale is positive, and on each
+/// side either no code is clamped (the test of [`within`]) or every clamped value's error is
+/// exact. A clamped code's reconstruction is `m = (c − z)·s` rounded, for `c` the nearer
+/// bound (`c − z` an exact integer, see [`consts_lanes`](super::consts_lanes)). Where
+/// `c − z` is 0 the error is `−x`. Where it is at least 1 on the high side (at most −1 on
+/// the low), a value clamped there has a quotient beyond `c − z`, so it lies beyond
+/// `(c − z)·s`, more than `m/2` from zero; with the block's end `hi ≤ 2m` (`lo ≥ 2m`) every
+/// such value is within a factor of two of `m`, and Sterbenz's lemma makes the difference
+/// exact. The values no clamp moves are exact as in `avx2::chunk_magnitudes`. Otherwise
+/// (a zero point beyond the bound, ends more than twice the reconstruction, NaN) false.
+#[inline(always)]
+pub(super) fn exact<const E: u8, const R: u8, const O: bool>(k: &Consts, lo: f32, hi: f32) -> bool {
+    exact_lane::<E, R, O>(
+        k,
+        lo,
+        hi,
+        [unclamped::<E, R, O>(k, lo), unclamped::<E, R, O>(k, hi)],
+    )
+}
+
+/// [`exact`] for each lane of `k` (lane `j`'s block with values in `lo[j]..=hi[j]`).
+#[inline(always)]
+pub(super) fn lanes_exact<const E: u8, const R: u8, const O: bool>(
+    k: &ConstLanes<LANES>,
+    lo: &[f32; LANES],
+    hi: &[f32; LANES],
+) -> [bool; LANES] {
+    let (u_lo, u_hi) = (k.unclamped::<E, R, O>(lo), k.unclamped::<E, R, O>(hi));
+    std::array::from_fn(|j| exact_lane::<E, R, O>(&k.get(j), lo[j], hi[j], [u_lo[j], u_hi[j]]))
+}
+
+/// [`exact`] given the unclamped codes of `lo` and `hi`, `u`.
+#[inline(always)]
+#[expect(
+    clippy::needless_bitwise_bool,
+    reason = "each side's test without a branch, so that the lanes stay in one register"
+)]
+fn exact_lane<const E: u8, const R: u8, const O: bool>(
+    k: &Consts,
+    lo: f32,
+    hi: f32,
+    [u_lo, u_hi]: [f32; 2],
+) -> bool {
+    if E != DIV || O {
+        return false;
+    }
+    // Integers f32 holds exactly (see `consts_lanes`).
+    let (bottom, top) = (k.qmin - k.zero_f, k.qmax - k.zero_f);
+    let (m_lo, m_hi) = (bottom * k.scale, top * k.scale);
+    let high = (u_hi <= k.qmax) | (top == 0.0) | ((m_hi > 0.0) & (hi <= 2.0 * m_hi));
+    let low = (u_lo >= k.qmin) | (bottom == 0.0) | ((m_lo < 0.0) & (lo >= 2.0 * m_lo));
+    (k.code_scale > 0.0) & high & low
 }
 
 /// [`super::one_code`] for one instance.

@@ -187,12 +187,15 @@ fn blocks_no_clamp_can_move_leave_the_clamp_out() {
         let (qmin, qmax) = c.code_range();
         let own = block_params(&c, RealRange::of(&st), qmin, qmax);
         let prep = Prepared::new(&c, &own, qmin, qmax, &st);
-        assert!(prep.is_fast() && prep.is_within(), "{name}: its own range");
+        assert!(
+            prep.is_fast() && (prep.clamp() == Clamp::Within),
+            "{name}: its own range"
+        );
         // A range half as wide clamps the ends: the loop keeps the clamp and counts them.
         let half = block_params(&c, RealRange::of(&st).shrunk(0.5), qmin, qmax);
         let prep = Prepared::new(&c, &half, qmin, qmax, &st);
         assert!(
-            prep.is_fast() && !prep.is_within(),
+            prep.is_fast() && !(prep.clamp() == Clamp::Within),
             "{name}: half the range"
         );
         let mut codes = [0u16; 4];
@@ -302,6 +305,12 @@ proptest! {
                 });
                 let bits = soa.within_bits(Avx2::detect(), kind, &l, &h);
                 prop_assert_eq!(bits, each, "{} times as far", far);
+                // And for errors exact in f32 with the clamp, under the kinds that form them.
+                let each = (0..PARAM_LANES).fold(0u8, |bits, j| {
+                    bits | u8::from(kind.exact_errors() && exact(kind, &k8[j], l[j], h[j])) << j
+                });
+                prop_assert_eq!(soa.exact_bits(kind, &l, &h), each, "{} times as far", far);
+                prop_assert_eq!(each & bits, if kind.exact_errors() { bits } else { 0 });
             }
         }
         // Prepared at once in registers from the ends alone (each block's extreme the end
@@ -607,7 +616,7 @@ fn values_near_half_steps_round_as_the_quotient() {
                 st.extend(&xs);
                 let prep = Prepared::new(&c, &p, qmin, qmax, &st);
                 assert!(
-                    prep.is_fast() && prep.is_within(),
+                    prep.is_fast() && (prep.clamp() == Clamp::Within),
                     "{name} {rounding:?} {lo}"
                 );
                 check_segment(&c, &xs, RealRange::of(&st), 3)
@@ -653,15 +662,15 @@ fn blocks_within(config: &Config, xs: &[f32], size: usize) -> Option<Vec<(Consts
                 return None;
             }
             let prep = Prepared::new(config, &p, qmin, qmax, &st);
-            (prep.is_fast() && prep.is_within())
+            (prep.is_fast() && (prep.clamp() == Clamp::Within))
                 .then(|| (prep.consts(), Quantizer::new(config, &p, qmin, qmax)))
         })
         .collect()
 }
 
-/// A row's errors through [`run_prepared`] without clamp counts or codes, every block
-/// within the clamp.
-fn row_lanes(kind: Kind, blocks: &[Consts], size: usize, xs: &[f32]) -> Lanes {
+/// A row's errors through [`run_prepared`] without clamp counts or codes, its blocks known
+/// to be `clamp` against the clamp.
+fn row_lanes(kind: Kind, blocks: &[Consts], size: usize, xs: &[f32], clamp: Clamp) -> Lanes {
     let mut none = vec![(); xs.len()];
     let mut lanes = Lanes::ZERO;
     run_prepared(
@@ -673,7 +682,7 @@ fn row_lanes(kind: Kind, blocks: &[Consts], size: usize, xs: &[f32]) -> Lanes {
         &mut lanes,
         &[],
         None,
-        true,
+        clamp,
         &[],
     );
     lanes
@@ -686,20 +695,30 @@ fn check_exact_errors(config: &Config, xs: &[f32], size: usize) -> Result<bool, 
     let Some(blocks) = blocks_within(config, xs, size) else {
         return Ok(false);
     };
+    check_row(config, xs, size, &blocks, Clamp::Within)?;
+    Ok(Kind::of(config).exact_errors())
+}
+
+/// A row of `blocks` (constants and quantizers) known to be `clamp`, its errors formed in
+/// `f32` where the kind does, against the same row with errors formed in `f64` (and the
+/// clamp), and against the quantizer value by value.
+fn check_row(
+    config: &Config,
+    xs: &[f32],
+    size: usize,
+    blocks: &[(Consts, Quantizer)],
+    clamp: Clamp,
+) -> Result<(), TestCaseError> {
     let kind = Kind::of(config);
     let consts: Vec<Consts> = blocks.iter().map(|(k, _)| *k).collect();
-    let got = row_lanes(kind, &consts, size, xs);
-    let in_f64 = row_lanes(
-        Kind {
-            stored: false,
-            ..kind
-        },
-        &consts,
-        size,
-        xs,
-    );
+    let got = row_lanes(kind, &consts, size, xs, clamp);
+    let in_f64 = Kind {
+        stored: false,
+        ..kind
+    };
+    let in_f64 = row_lanes(in_f64, &consts, size, xs, Clamp::Any);
     let mut want = Lanes::ZERO;
-    for (i, (b, (_, q))) in xs.chunks(size).zip(&blocks).enumerate() {
+    for (i, (b, (_, q))) in xs.chunks(size).zip(blocks).enumerate() {
         for (j, &x) in b.iter().enumerate() {
             let (code, _) = q.code(x);
             want.push((i * size + j) % LANES, x, q.dequantize(code));
@@ -710,7 +729,41 @@ fn check_exact_errors(config: &Config, xs: &[f32], size: usize) -> Result<bool, 
         prop_assert_eq!(got.sq.map(f64::to_bits), other.sq.map(f64::to_bits));
         prop_assert_eq!(got.max.map(f64::to_bits), other.max.map(f64::to_bits));
     }
-    Ok(kind.exact_errors())
+    Ok(())
+}
+
+/// Each block of `size` values of `xs` with parameters from its range shrunk by `alpha`
+/// (as clipping narrows it, so that a clamp moves codes), prepared with its own ends; and
+/// what the row is against the clamp (every block within, or every one's errors exact in
+/// `f32`). `None` when the loop does not take a block or some block is neither.
+fn blocks_shrunk(
+    config: &Config,
+    xs: &[f32],
+    size: usize,
+    alpha: f32,
+) -> Option<(Vec<(Consts, Quantizer)>, Clamp)> {
+    let (qmin, qmax) = config.code_range();
+    let mut row = Clamp::Within;
+    let blocks = xs
+        .chunks(size)
+        .map(|b| {
+            let mut st = BlockStats::EMPTY;
+            st.extend(b);
+            let p = block_params(config, RealRange::of(&st).shrunk(alpha), qmin, qmax);
+            if p.problem.is_some() {
+                return None;
+            }
+            let prep = Prepared::new(config, &p, qmin, qmax, &st);
+            match prep.clamp() {
+                _ if !prep.is_fast() => return None,
+                Clamp::Any => return None,
+                Clamp::Exact => row = Clamp::Exact,
+                Clamp::Within => {}
+            }
+            Some((prep.consts(), Quantizer::new(config, &p, qmin, qmax)))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((blocks, row))
 }
 
 proptest! {
@@ -780,4 +833,89 @@ fn errors_formed_in_f32_near_half_steps_are_the_f64_errors() {
     }
     // Every case divides by a scale stored in f32 without a float offset.
     assert_eq!(taken, 4 * 3 * 4 * 2);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 512,
+        ..ProptestConfig::default()
+    })]
+    /// Rows whose blocks' parameters come from narrowed ranges, so that codes are clamped:
+    /// where every block passes the test of errors exact in `f32` ([`Prepared::clamp`]),
+    /// the errors formed there with the clamp are the `f64` loop's and the quantizer's.
+    #[test]
+    fn clamped_errors_formed_in_f32_are_the_f64_errors(
+        config in config_strategy(),
+        xs in values_strategy(),
+        size in prop_oneof![Just(8usize), Just(16), Just(32), Just(1024)],
+        alpha in prop_oneof![0.2f32..1.0, Just(0.5), Just(1.0)],
+    ) {
+        let mut c = config;
+        c.conventions.quant_expr = QuantExpr::Divide;
+        c.scale_dtype = ScaleDtype::F32;
+        if c.validate().is_ok()
+            && let Some((blocks, clamp)) = blocks_shrunk(&c, &xs, size, alpha)
+        {
+            check_row(&c, &xs, size, &blocks, clamp)?;
+        }
+    }
+}
+
+/// Blocks whose values reach a few floats either side of twice the reconstruction of the
+/// largest (and smallest) code, the edge of the test of errors exact in `f32` with the
+/// clamp, with the other values spread up to there: the test passes exactly up to that
+/// edge, and where it passes, the errors formed in `f32` are the `f64` loop's and the
+/// quantizer's.
+#[test]
+fn clamped_errors_near_twice_the_last_step_are_the_f64_errors() {
+    let mut taken = 0;
+    for name in [
+        "ort-int8",
+        "ort-int4",
+        "ort-uint8",
+        "torch-qint8",
+        "torch-quint8",
+    ] {
+        for rounding in [Rounding::HalfEven, Rounding::HalfAway, Rounding::HalfUp] {
+            for (lo, hi) in [(-1.0f32, 0.7), (-0.3, 2.9), (-3e-5, 1.1e-5), (-7e18, 2e18)] {
+                let mut c = preset(name, PresetOptions::default()).unwrap();
+                c.rounding = rounding;
+                c.conventions.quant_expr = QuantExpr::Divide;
+                let (qmin, qmax) = c.code_range();
+                let mut st = BlockStats::EMPTY;
+                st.extend(&[lo, hi]);
+                let p = block_params(&c, RealRange::of(&st), qmin, qmax);
+                let (s, z) = (p.code_scale, p.zero_point as f32);
+                // The reconstructions of the clamped codes (each range holds 0, so one is
+                // negative and the other positive), and twice them.
+                let (m_lo, m_hi) = ((qmin as f32 - z) * s, (qmax as f32 - z) * s);
+                assert!(m_lo < 0.0 && m_hi > 0.0, "{name} {lo}..{hi}");
+                for d in -3..=3 {
+                    let (end_lo, end_hi) = (ulps(2.0 * m_lo, -d), ulps(2.0 * m_hi, d));
+                    let mut xs: Vec<f32> = (0..64)
+                        .map(|i| {
+                            let t = (i as f32 * 0.618_034).fract();
+                            if i % 2 == 0 { end_hi * t } else { end_lo * t }
+                        })
+                        .collect();
+                    xs[0] = end_lo;
+                    xs[1] = end_hi;
+                    let mut b = BlockStats::EMPTY;
+                    b.extend(&xs);
+                    let prep = Prepared::new(&c, &p, qmin, qmax, &b);
+                    assert!(prep.is_fast(), "{name}");
+                    let at = format!("{name} {rounding:?} {lo}..{hi} {d}");
+                    let want = if d <= 0 { Clamp::Exact } else { Clamp::Any };
+                    assert_eq!(prep.clamp(), want, "{at}");
+                    if d <= 0 {
+                        let blocks = [(prep.consts(), Quantizer::new(&c, &p, qmin, qmax))];
+                        check_row(&c, &xs, 64, &blocks, Clamp::Exact)
+                            .unwrap_or_else(|e| panic!("{at}: {e}"));
+                        taken += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(taken, 5 * 3 * 4 * 4);
 }
