@@ -17,8 +17,8 @@ use rayon::prelude::*;
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
-    APPROX_REL, Avx2, Consts, Kind, LANES, Prepared, approx_squares, block_sums, candidate_sums,
-    consts8, consts8_lanes, transpose8,
+    APPROX_REL, Avx2, Consts, Kind, LANES, Prepared, approx_squares, block_sums, block_sums_exact,
+    candidate_sums, consts8, consts8_lanes, transpose8,
 };
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange, ScaleRule};
 
@@ -1312,6 +1312,10 @@ pub(crate) const LANE_BLOCK: usize = 256;
 /// block can take it any more.
 const LANE_STEP: usize = 32;
 
+/// Values per block from which [`mse_lanes`] tests each candidate for errors exact in `f32`
+/// ([`block_sums_exact`]); shorter blocks take [`block_sums`] without the test.
+const EXACT_BLOCK: usize = 32;
+
 /// The MSE search of eight blocks at once, lane `j` for block `j`, whose values are `xs[j]`
 /// (all of one length, from 2 to [`LANE_BLOCK`]) and whose statistics give the range `lo[j]`,
 /// `hi[j]`, `ex[j]` (the block's least and greatest values and its extreme): the range each
@@ -1384,8 +1388,15 @@ pub(crate) fn mse_lanes(
         }
         let mut sums = [0.0f64; LANES];
         let mut dropped = false;
+        // Every error exact in f32 (with the clamp), where the blocks are long enough for
+        // the test to pay: the sums formed with fewer operations per value.
+        let exact = n >= EXACT_BLOCK && k8.exact_bits(kind, lo, hi) == u8::MAX;
         for step in rows.chunks(LANE_STEP) {
-            block_sums(kind, &k8, step, &mut sums);
+            if exact {
+                block_sums_exact(kind, &k8, step, &mut sums);
+            } else {
+                block_sums(kind, &k8, step, &mut sums);
+            }
             if k > 0 && sums.iter().zip(&best_sse).all(|(s, b)| s >= b) {
                 dropped = true;
                 break;

@@ -606,6 +606,53 @@ fn block_sums_in<const E: u8, const R: u8, const O: bool>(
     store(sums, lo, hi);
 }
 
+/// [`super::block_sums_exact`] for one instance: where it divides without a float offset,
+/// each lane's error `clamp(r)·s − x` formed in `f32` (as [`chunk_magnitudes`] forms it
+/// with the clamp), widened, squared and added in `f64`; otherwise [`block_sums`].
+#[inline(always)]
+pub(super) fn block_sums_exact<const E: u8, const R: u8, const O: bool>(
+    simd: V3,
+    soa: &ConstLanes<LANES>,
+    xs: &[[f32; LANES]],
+    sums: &mut [f64; LANES],
+) {
+    if E != DIV || O {
+        block_sums::<E, R, O>(simd, soa, xs, sums);
+        return;
+    }
+    simd.vectorize(
+        #[inline(always)]
+        || block_sums_exact_in::<R>(simd, soa, xs, sums),
+    );
+}
+
+/// [`block_sums_exact`] in the AVX2 context, for division without a float offset.
+#[inline(always)]
+fn block_sums_exact_in<const R: u8>(
+    simd: V3,
+    soa: &ConstLanes<LANES>,
+    xs: &[[f32; LANES]],
+    sums: &mut [f64; LANES],
+) {
+    let avx = simd.avx;
+    let regs = Regs::of(simd, soa);
+    // The bounds of the rounded quotients, `qmin − z` and `qmax − z` (exact integers).
+    let bottom = avx._mm256_sub_ps(regs.qmin, regs.zero_f);
+    let top = avx._mm256_sub_ps(regs.qmax, regs.zero_f);
+    let (mut lo, mut hi) = load(sums);
+    for row in xs {
+        let x: __m256 = pulp::cast(*row);
+        let r = round::<R>(simd, avx._mm256_div_ps(x, regs.code_scale));
+        let r = avx._mm256_min_ps(avx._mm256_max_ps(r, bottom), top);
+        let e = avx._mm256_sub_ps(avx._mm256_mul_ps(r, regs.scale), x);
+        let e_lo = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(e));
+        let e_hi = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(e));
+        lo = avx._mm256_add_pd(lo, avx._mm256_mul_pd(e_lo, e_lo));
+        hi = avx._mm256_add_pd(hi, avx._mm256_mul_pd(e_hi, e_hi));
+    }
+    store(sums, lo, hi);
+}
+
 /// `_CMP_NGE_UQ`: not greater than or equal, true where either is NaN.
 const NGE_UQ: i32 = 0x19;
 /// `_CMP_EQ_OQ`.

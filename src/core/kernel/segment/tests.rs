@@ -517,6 +517,28 @@ proptest! {
             let want = reference_sums(&config, &params, &rotated(&xs, j))[j];
             prop_assert_eq!(got.to_bits(), want.to_bits(), "block {}", j);
         }
+        // Ranges shrunk by at least a half (whose clamped values mostly stay within twice
+        // the last step): where every block's errors are exact in f32 with the clamp (each
+        // block holds the values of `st`), the sums with errors formed there are the
+        // reference's, bit for bit.
+        let params: Vec<BlockParams> = shrinks
+            .iter()
+            .map(|&a| block_params(&config, RealRange::of(&st).shrunk(0.5 + a / 2.0), qmin, qmax))
+            .collect();
+        let prepared: Vec<Prepared> =
+            params.iter().map(|p| Prepared::new(&config, p, cmin, cmax, &st)).collect();
+        if params.iter().all(|p| p.problem.is_none()) && prepared.iter().all(Prepared::is_fast) {
+            let soa = ConstLanes::of(&std::array::from_fn(|j| prepared[j].consts()));
+            let ends = ([st.min; LANES], [st.max; LANES]);
+            if soa.exact_bits(kind, &ends.0, &ends.1) == u8::MAX {
+                let mut got = [0.0f64; LANES];
+                block_sums_exact(kind, &soa, &rotations(&xs), &mut got);
+                for (j, got) in got.iter().enumerate() {
+                    let want = reference_sums(&config, &params, &rotated(&xs, j))[j];
+                    prop_assert_eq!(got.to_bits(), want.to_bits(), "exact block {}", j);
+                }
+            }
+        }
     }
 }
 
