@@ -347,8 +347,8 @@ fn errors<const SIG: bool, X>(
 }
 
 /// A block's divisor and stored scale (the same value, see `simd::blocks_exact`), and the
-/// bounds of its rounded quotients, `qmin − z` and `qmax − z` (exact integers), in every
-/// lane.
+/// bounds of its rounded quotients, `qmin − z` and `qmax − z` (exact integers): one
+/// block's in every lane ([`Quotient::of`]) or each lane's own ([`Quotient::lanes`]).
 #[derive(Clone, Copy)]
 pub(super) struct Quotient {
     code_scale: __m256,
@@ -358,6 +358,7 @@ pub(super) struct Quotient {
 }
 
 impl Quotient {
+    /// One block's, in every lane.
     #[inline(always)]
     pub(super) fn of(simd: V3, k: &Consts) -> Self {
         let avx = simd.avx;
@@ -367,6 +368,31 @@ impl Quotient {
             bottom: avx._mm256_set1_ps(k.qmin - k.zero_f),
             top: avx._mm256_set1_ps(k.qmax - k.zero_f),
         }
+    }
+
+    /// Lane `j`'s block's in lane `j`.
+    #[inline(always)]
+    fn lanes(simd: V3, k: &Regs) -> Self {
+        let avx = simd.avx;
+        Self {
+            code_scale: k.code_scale,
+            scale: k.scale,
+            bottom: avx._mm256_sub_ps(k.qmin, k.zero_f),
+            top: avx._mm256_sub_ps(k.qmax, k.zero_f),
+        }
+    }
+
+    /// The errors `r·s − x` of a chunk `x`, `r` its quotients rounded by rule `R` (and with
+    /// `CLAMP` clamped into the bounds), formed in `f32` (see [`chunk_magnitudes`]).
+    #[inline(always)]
+    fn errors<const R: u8, const CLAMP: bool>(&self, simd: V3, x: __m256) -> __m256 {
+        let avx = simd.avx;
+        let mut r = round::<R>(simd, avx._mm256_div_ps(x, self.code_scale));
+        if CLAMP {
+            // `r` is never NaN (a finite value over a positive scale).
+            r = avx._mm256_min_ps(avx._mm256_max_ps(r, self.bottom), self.top);
+        }
+        avx._mm256_sub_ps(avx._mm256_mul_ps(r, self.scale), x)
     }
 }
 
@@ -417,13 +443,7 @@ pub(super) fn chunk_magnitudes<const R: u8, const CLAMP: bool>(
     top: &mut Top,
 ) {
     let avx = simd.avx;
-    let x: __m256 = pulp::cast(*x);
-    let mut r = round::<R>(simd, avx._mm256_div_ps(x, k.code_scale));
-    if CLAMP {
-        // `r` is never NaN (a finite value over a positive scale).
-        r = avx._mm256_min_ps(avx._mm256_max_ps(r, k.bottom), k.top);
-    }
-    let e = avx._mm256_sub_ps(avx._mm256_mul_ps(r, k.scale), x);
+    let e = k.errors::<R, CLAMP>(simd, pulp::cast(*x));
     let m = avx._mm256_andnot_ps(avx._mm256_set1_ps(-0.0), e);
     // `maxps` keeps its second operand unless the first is greater.
     top.0 = avx._mm256_max_ps(m, top.0);
@@ -635,16 +655,10 @@ fn block_sums_exact_in<const R: u8>(
     sums: &mut [f64; LANES],
 ) {
     let avx = simd.avx;
-    let regs = Regs::of(simd, soa);
-    // The bounds of the rounded quotients, `qmin − z` and `qmax − z` (exact integers).
-    let bottom = avx._mm256_sub_ps(regs.qmin, regs.zero_f);
-    let top = avx._mm256_sub_ps(regs.qmax, regs.zero_f);
+    let k = Quotient::lanes(simd, &Regs::of(simd, soa));
     let (mut lo, mut hi) = load(sums);
     for row in xs {
-        let x: __m256 = pulp::cast(*row);
-        let r = round::<R>(simd, avx._mm256_div_ps(x, regs.code_scale));
-        let r = avx._mm256_min_ps(avx._mm256_max_ps(r, bottom), top);
-        let e = avx._mm256_sub_ps(avx._mm256_mul_ps(r, regs.scale), x);
+        let e = k.errors::<R, true>(simd, pulp::cast(*row));
         let e_lo = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(e));
         let e_hi = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(e));
         lo = avx._mm256_add_pd(lo, avx._mm256_mul_pd(e_lo, e_lo));
