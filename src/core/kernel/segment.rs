@@ -1002,8 +1002,9 @@ fn bits(ok: [bool; PARAM_LANES]) -> u8 {
 }
 
 /// What the blocks of a row are known to be against the clamp, for [`run_prepared`] without
-/// clamp counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// clamp counts. Ordered from the least known to the most: a row of blocks is the least of
+/// its blocks ([`Ord::min`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Clamp {
     /// Nothing known: a clamp may move codes, and the errors are formed in `f64`.
     Any,

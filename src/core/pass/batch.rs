@@ -99,8 +99,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
             flat: Flat::default(),
         },
         row,
-        within: true,
-        exact: true,
+        clamp: Clamp::Within,
         sym: None,
     };
     let kind = Kind::of(ctx.config);
@@ -119,7 +118,8 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
         let to = (&mut bufs.consts, &mut bufs.sym);
         let per = *size / scratch.chunks.width() / 2;
         if let Some((within, flat)) = halves(from, &scratch.chunks, per, *per_row, to) {
-            (prep.within, prep.exact, prep.source.flat) = (within, within, flat);
+            prep.clamp = if within { Clamp::Within } else { Clamp::Any };
+            prep.source.flat = flat;
             derived = true;
         }
     }
@@ -145,11 +145,7 @@ pub(super) fn batch<T: Code, const COUNTS: bool>(
     let (consts, size) = (bufs.consts.as_slice(), *size);
     // The ladder's rows whose blocks no clamp can touch run without it; those whose errors
     // are all exact in f32 form them there.
-    let clamp = match (COUNTS, prep.within, prep.exact) {
-        (false, true, _) => Clamp::Within,
-        (false, false, true) => Clamp::Exact,
-        _ => Clamp::Any,
-    };
+    let clamp = if COUNTS { Clamp::Any } else { prep.clamp };
     // The ladder's row widened once for all its rungs, by the first whose errors are formed
     // in f64 (the active pass measures the signal and widens as it goes).
     let in_f64 = clamp == Clamp::Any || !kind.exact_errors();
@@ -354,14 +350,12 @@ struct RowPrep<'a, 'c, const COUNTS: bool> {
     /// The row's blocks one at a time (for blocks with a problem or with clipping).
     source: RowSource<'a, 'c, COUNTS>,
     row: &'a [f32],
-    /// Whether every block prepared so far is known to have no code a clamp moves (tested
-    /// for blocks prepared eight at a time without records, and for blocks prepared one at a
-    /// time; any other block clears it).
-    within: bool,
-    /// Whether every block prepared so far is known to have every error exact in `f32`
-    /// with the clamp ([`ConstLanes::exact_bits`]; only under kinds that form errors there,
-    /// and tested where `within` is).
-    exact: bool,
+    /// What every block prepared so far is known to be against the clamp, the least of the
+    /// blocks' (tested for blocks prepared eight at a time without records, and for blocks
+    /// prepared one at a time; any other block makes it [`Clamp::Any`]): no code a clamp
+    /// moves, or every error exact in `f32` with the clamp ([`ConstLanes::exact_bits`]; only
+    /// under kinds that form errors there).
+    clamp: Clamp,
     /// Each block's test against the clamp over the magnitudes up to its largest, when the
     /// rung tracks it (see [`halves`]; only for eight blocks prepared at once without
     /// records: any other block stops the tracking).
@@ -391,9 +385,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         let xs = self.values(i);
         match self.source.prepare(i, xs) {
             Ok(p) if p.is_fast() => {
-                let clamp = p.clamp();
-                self.within &= clamp == Clamp::Within;
-                self.exact &= clamp != Clamp::Any;
+                self.clamp = self.clamp.min(p.clamp());
                 consts.push(p.consts());
                 if let (true, Some(slot), Some((p, st))) =
                     (COUNTS, blocks.get_mut(i), &self.source.current)
@@ -446,9 +438,9 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         } else {
             k.within_bits(simd, kind, lo, hi)
         } | pad;
-        self.within &= within == u8::MAX;
-        if within != u8::MAX && self.exact {
-            self.exact = (within | k.exact_bits(kind, lo, hi)) == u8::MAX;
+        if within != u8::MAX && self.clamp != Clamp::Any {
+            let exact = (within | k.exact_bits(kind, lo, hi)) == u8::MAX;
+            self.clamp = if exact { Clamp::Exact } else { Clamp::Any };
         }
     }
 
@@ -481,8 +473,9 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         let Some(e) = prepare8(simd, kind, &ctx.calc, ends, q, self.sym.is_some()) else {
             return false;
         };
-        self.within &= e.within == u8::MAX;
-        self.exact &= e.within == u8::MAX;
+        if e.within != u8::MAX {
+            self.clamp = Clamp::Any;
+        }
         if let Some(sym) = &mut self.sym {
             sym.push(e.within);
         }
@@ -659,7 +652,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
             if !COUNTS && fast.iter().take(m).all(|&f| f) {
                 self.test_clamp8(simd, kind, &k, (&lo, &hi), m);
             } else {
-                (self.within, self.exact) = (false, false);
+                self.clamp = Clamp::Any;
             }
             let k8 = k.blocks(simd);
             for j in 0..m {

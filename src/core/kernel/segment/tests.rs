@@ -195,7 +195,7 @@ fn blocks_no_clamp_can_move_leave_the_clamp_out() {
         let half = block_params(&c, RealRange::of(&st).shrunk(0.5), qmin, qmax);
         let prep = Prepared::new(&c, &half, qmin, qmax, &st);
         assert!(
-            prep.is_fast() && !(prep.clamp() == Clamp::Within),
+            prep.is_fast() && prep.clamp() != Clamp::Within,
             "{name}: half the range"
         );
         let mut codes = [0u16; 4];
@@ -809,6 +809,19 @@ proptest! {
     }
 }
 
+/// Preset `name` with `rounding`, dividing by the scale, and its parameters for a block
+/// whose values run from `lo` to `hi`.
+fn divided(name: &str, rounding: Rounding, (lo, hi): (f32, f32)) -> (Config, BlockParams) {
+    let mut c = preset(name, PresetOptions::default()).unwrap();
+    c.rounding = rounding;
+    c.conventions.quant_expr = QuantExpr::Divide;
+    let (qmin, qmax) = c.code_range();
+    let mut st = BlockStats::EMPTY;
+    st.extend(&[lo, hi]);
+    let p = block_params(&c, RealRange::of(&st), qmin, qmax);
+    (c, p)
+}
+
 /// Values a few floats either side of every half step (where a code flips between 0 and
 /// ±1, the edge of the argument that the error is exact in f32) and of every step, in rows
 /// of groups of 8 and 32.
@@ -819,13 +832,8 @@ fn errors_formed_in_f32_near_half_steps_are_the_f64_errors() {
     for name in ["ort-int8", "ort-int4", "ort-uint8", "torch-qint8"] {
         for rounding in [Rounding::HalfEven, Rounding::HalfAway, Rounding::HalfUp] {
             for (lo, hi) in [(-1.0f32, 0.5), (-2.9, 0.37), (-3e-5, 1.1e-5), (-7e18, 2e18)] {
-                let mut c = preset(name, PresetOptions::default()).unwrap();
-                c.rounding = rounding;
-                c.conventions.quant_expr = QuantExpr::Divide;
+                let (c, p) = divided(name, rounding, (lo, hi));
                 let (qmin, qmax) = c.code_range();
-                let mut st = BlockStats::EMPTY;
-                st.extend(&[lo, hi]);
-                let p = block_params(&c, RealRange::of(&st), qmin, qmax);
                 let (s, z) = (p.code_scale, p.zero_point as f32);
                 let mut near = Vec::new();
                 for k in qmin..qmax {
@@ -900,13 +908,8 @@ fn clamped_errors_near_twice_the_last_step_are_the_f64_errors() {
     ] {
         for rounding in [Rounding::HalfEven, Rounding::HalfAway, Rounding::HalfUp] {
             for (lo, hi) in [(-1.0f32, 0.7), (-0.3, 2.9), (-3e-5, 1.1e-5), (-7e18, 2e18)] {
-                let mut c = preset(name, PresetOptions::default()).unwrap();
-                c.rounding = rounding;
-                c.conventions.quant_expr = QuantExpr::Divide;
+                let (c, p) = divided(name, rounding, (lo, hi));
                 let (qmin, qmax) = c.code_range();
-                let mut st = BlockStats::EMPTY;
-                st.extend(&[lo, hi]);
-                let p = block_params(&c, RealRange::of(&st), qmin, qmax);
                 let (s, z) = (p.code_scale, p.zero_point as f32);
                 // The reconstructions of the clamped codes (each range holds 0, so one is
                 // negative and the other positive), and twice them.
