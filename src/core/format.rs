@@ -25,12 +25,14 @@
 pub mod bits;
 pub mod fp4;
 pub mod fp8;
+pub mod iquant;
 pub mod kquant;
 mod layout;
 pub mod legacy;
 mod measure;
 pub mod nf4;
 mod row;
+pub mod ternary;
 
 pub use fp8::{Fp8Encoded, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme};
 pub use kquant::{KQuant, SuperBlock};
@@ -300,4 +302,25 @@ pub enum FormatError {
     /// The format has no encoder here.
     #[error("{0} is decode-only here")]
     DecodeOnly(&'static str),
+    /// llama.cpp refuses to quantize the type without an importance matrix.
+    #[error(
+        "{0} needs an importance matrix: llama.cpp refuses to quantize it without one \
+         (give one with --imatrix FILE)"
+    )]
+    NeedsImportance(&'static str),
+    /// The importance vector does not have one weight per value of the row.
+    #[error("the importance vector has {got} weights, the row has {want} values")]
+    ImportanceLength {
+        /// Values in the row.
+        want: usize,
+        /// Weights given.
+        got: usize,
+    },
+    /// A lattice search found no grid point, which happens only when the arithmetic
+    /// overflows; llama.cpp aborts there.
+    #[error(
+        "{0}: the lattice search found no grid point (the arithmetic overflowed on values \
+         this large); llama.cpp aborts here"
+    )]
+    OffGrid(&'static str),
 }

@@ -1,0 +1,206 @@
+//! llama.cpp's i-quants: IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS and
+//! IQ4_NL, encoded bit for bit as ggml's `quantize_iq*` (what `llama-quantize` runs, with or
+//! without an importance matrix) and decoded as `dequantize_row_iq*` and gguf-py's
+//! `dequantize`.
+//!
+//! The lattice types store each group of 8 values (IQ3: two groups of 4) as the index of a
+//! point of a fixed codebook ([`tables`]) whose values are magnitudes, plus the group's signs,
+//! under a scale per 16 or 32 values:
+//!
+//! | type | codebook | signs | scale per | bits per weight |
+//! |---|---|---|---|---|
+//! | IQ1_S | 2048 points of 8 values in {-1, 0, 1}, plus or minus 1/8 per 32 | in the points | 32: 3 bits, f16 per 256 | 1.5625 |
+//! | IQ1_M | the same, plus or minus 1/8 per 8 | in the points | 16: 3 bits, f16 split over the scales | 1.75 |
+//! | IQ2_XXS | 256 points of 8 magnitudes 8, 25, 43 | 7 bits per 8 (even count) | 32: 4 bits, f16 per 256 | 2.0625 |
+//! | IQ2_XS | 512 points | 7 bits per 8 | 16: 4 bits | 2.3125 |
+//! | IQ2_S | 1024 points | 8 bits per 8 | 16: 4 bits | 2.5625 |
+//! | IQ3_XXS | 256 points of 4 magnitudes 4, 12, .., 52, 62 | 7 bits per 8 | 32: 4 bits | 3.0625 |
+//! | IQ3_S | 512 points of 4 odd magnitudes 1..15 | 8 bits per 8 | 32: 4 bits | 3.4375 |
+//! | IQ4_XS | the 16 levels `kvalues_iq4nl` | in the levels | 32: 6 bits, f16 per 256 | 4.25 |
+//! | IQ4_NL | the same | in the levels | 32: f16 | 4.5 |
+//!
+//! Here a row is kept as ggml's bytes; [`IQuant::unpack_row`] reads one code per value (the
+//! index of the value's signed level in [`IQuant::levels`]) and one step per sub-block, and
+//! every value is `step * levels[code]`, which is the reference's reconstruction bit for bit
+//! (a sign and a level multiply exactly).
+//!
+//! Arithmetic is f32 in the reference's order and never fused; ties in sorts keep the input
+//! order (ggml's `qsort` as glibc's merge sort runs it).
+
+mod iq4;
+
+pub mod tables;
+
+use super::FormatError;
+use super::bits::f16_to_f32;
+
+/// One of llama.cpp's i-quant types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IQuant {
+    /// 6-bit scales per 32 of 16 non-linear levels under an f16 per 256: 4.25 bits per weight.
+    Iq4Xs,
+    /// An f16 scale per 32 of 16 non-linear levels: 4.5 bits per weight.
+    Iq4Nl,
+}
+
+/// Converts a table of small integers to f32 at compile time.
+const fn f32s<const N: usize>(v: [i8; N]) -> [f32; N] {
+    let mut out = [0.0f32; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = v[i] as f32;
+        i += 1;
+    }
+    out
+}
+
+/// IQ4's levels.
+const IQ4_LEVELS: [f32; 16] = f32s(tables::KVALUES_IQ4NL);
+
+impl IQuant {
+    /// Every type, by bits per weight.
+    pub const ALL: [Self; 2] = [Self::Iq4Xs, Self::Iq4Nl];
+
+    /// ggml's name of the type (`"IQ4_XS"`).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Iq4Xs => "IQ4_XS",
+            Self::Iq4Nl => "IQ4_NL",
+        }
+    }
+
+    /// Values per block: a row's length must be a multiple of it.
+    #[must_use]
+    pub const fn block_len(self) -> usize {
+        match self {
+            Self::Iq4Nl => 32,
+            Self::Iq4Xs => 256,
+        }
+    }
+
+    /// Bytes of ggml's block struct.
+    #[must_use]
+    pub const fn block_bytes(self) -> usize {
+        match self {
+            Self::Iq4Nl => iq4::NL_BYTES,
+            Self::Iq4Xs => iq4::XS_BYTES,
+        }
+    }
+
+    /// Values under one step (one scale).
+    #[must_use]
+    pub const fn sub_len(self) -> usize {
+        match self {
+            Self::Iq4Nl | Self::Iq4Xs => 32,
+        }
+    }
+
+    /// Whether llama.cpp refuses to quantize the type without an importance matrix (ggml's
+    /// `ggml_quantize_requires_imatrix`).
+    #[must_use]
+    pub const fn needs_importance(self) -> bool {
+        false
+    }
+
+    /// The value of each code in units of the sub-block's step, ascending.
+    #[must_use]
+    pub const fn levels(self) -> &'static [f32] {
+        match self {
+            Self::Iq4Nl | Self::Iq4Xs => &IQ4_LEVELS,
+        }
+    }
+
+    /// The block's parts, payload first: `(name, bits)`.
+    #[must_use]
+    pub const fn parts(self) -> &'static [(&'static str, u32)] {
+        match self {
+            Self::Iq4Xs => &[
+                ("payload: 4-bit level indices", 4 * 256),
+                ("sub-block scales: 6 bit x 8", 48),
+                ("super-block d: f16", 16),
+            ],
+            Self::Iq4Nl => &[("payload: 4-bit level indices", 4 * 32), ("d: f16", 16)],
+        }
+    }
+
+    /// Encodes one row into ggml's bytes (`out` holds the row's blocks). `importance` is
+    /// the per-column weight vector llama.cpp takes from an importance matrix
+    /// (`quant_weights`), one per value of the row.
+    pub fn encode_row(
+        self,
+        x: &[f32],
+        importance: Option<&[f32]>,
+        out: &mut [u8],
+    ) -> Result<(), FormatError> {
+        if !x.len().is_multiple_of(self.block_len()) {
+            return Err(FormatError::RowLength {
+                format: self.name(),
+                len: x.len(),
+                block: self.block_len(),
+            });
+        }
+        let want = x.len() / self.block_len() * self.block_bytes();
+        if out.len() != want {
+            return Err(FormatError::ByteLength {
+                format: self.name(),
+                want,
+                got: out.len(),
+            });
+        }
+        if let Some(w) = importance
+            && w.len() != x.len()
+        {
+            return Err(FormatError::ImportanceLength {
+                want: x.len(),
+                got: w.len(),
+            });
+        }
+        if importance.is_none() && self.needs_importance() {
+            return Err(FormatError::NeedsImportance(self.name()));
+        }
+        match self {
+            Self::Iq4Nl => iq4::encode_nl(x, importance, out),
+            Self::Iq4Xs => iq4::encode_xs(x, importance, out),
+        }
+        Ok(())
+    }
+
+    /// Reads one row from ggml's bytes (whole blocks): a code per value (its index in
+    /// [`Self::levels`]) into `codes`, a step per sub-block into `steps`.
+    pub fn unpack_row(self, bytes: &[u8], codes: &mut [u8], steps: &mut Vec<f32>) {
+        steps.clear();
+        let bb = self.block_bytes();
+        match self {
+            Self::Iq4Nl => {
+                iq4::indices(bytes, false, codes);
+                for b in bytes.chunks_exact(bb) {
+                    steps.push(f16_to_f32(u16::from_le_bytes([b[0], b[1]])));
+                }
+            }
+            Self::Iq4Xs => {
+                iq4::indices(bytes, true, codes);
+                for b in bytes.chunks_exact(bb) {
+                    let d = f16_to_f32(u16::from_le_bytes([b[0], b[1]]));
+                    for ib in 0..8 {
+                        steps.push(d * iq4::xs_scale(b, ib) as f32);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reconstructs one row from its codes and steps, as the reference dequantizes it.
+    pub fn decode(self, codes: &[u8], steps: &[f32], out: &mut [f32]) {
+        let levels = self.levels();
+        for ((c, o), &s) in codes
+            .chunks(self.sub_len())
+            .zip(out.chunks_mut(self.sub_len()))
+            .zip(steps)
+        {
+            for (o, &c) in o.iter_mut().zip(c) {
+                *o = s * levels[usize::from(c) % levels.len()];
+            }
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! llama.cpp's i-quants and ternary types against their references
+//! (`tests/golden/generate_iquants.py`): libgguf 0.2.2's `quantize_rows` (ggml's
+//! `quantize_<type>`) for the bytes, with and without importance vectors, and gguf-py's
+//! `dequantize` for the values, bit for bit; the codebooks against gguf-py's `grid_hex`.
+
+use std::path::PathBuf;
+
+use quantscope::core::format::FormatError;
+use quantscope::core::format::iquant::{IQuant, tables};
+use quantscope::core::format::ternary::{self, Ternary};
+use serde_json::Value;
+
+/// A type under test.
+#[derive(Debug, Clone, Copy)]
+enum Ty {
+    I(IQuant),
+    T(Ternary),
+}
+
+impl Ty {
+    fn of(name: &str) -> Option<Self> {
+        IQuant::ALL
+            .into_iter()
+            .find(|q| q.name() == name)
+            .map(Self::I)
+            .or_else(|| {
+                Ternary::ALL
+                    .into_iter()
+                    .find(|t| t.name() == name)
+                    .map(Self::T)
+            })
+    }
+
+    fn row_bytes(self, n: usize) -> usize {
+        match self {
+            Self::I(q) => n / q.block_len() * q.block_bytes(),
+            Self::T(t) => n / ternary::BLOCK * t.block_bytes(),
+        }
+    }
+
+    fn encode(self, x: &[f32], importance: Option<&[f32]>) -> Result<Vec<u8>, FormatError> {
+        let mut out = vec![0u8; self.row_bytes(x.len())];
+        match self {
+            Self::I(q) => q.encode_row(x, importance, &mut out)?,
+            Self::T(t) => t.encode_row(x, &mut out),
+        }
+        Ok(out)
+    }
+
+    fn decode(self, bytes: &[u8], n: usize) -> Vec<f32> {
+        let mut codes = vec![0u8; n];
+        let mut steps = Vec::new();
+        let mut out = vec![0.0f32; n];
+        match self {
+            Self::I(q) => {
+                q.unpack_row(bytes, &mut codes, &mut steps);
+                q.decode(&codes, &steps, &mut out);
+            }
+            Self::T(t) => {
+                t.unpack_row(bytes, &mut codes, &mut steps);
+                for ((c, o), d) in codes
+                    .chunks(ternary::BLOCK)
+                    .zip(out.chunks_mut(ternary::BLOCK))
+                    .zip(&steps)
+                {
+                    for (o, &c) in o.iter_mut().zip(c) {
+                        *o = d * (f32::from(c) - 1.0);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/iquants")
+}
+
+fn fixture(name: &str) -> Value {
+    let path = dir().join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn bytes_of(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn f32s_of(hex: &str) -> Vec<f32> {
+    bytes_of(hex)
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// FNV-1a 64, as the generator hashes.
+fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> String {
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01B3);
+    }
+    format!("{h:016x}")
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Checks every case of `<name>.json`: bytes row by row, values by hash. Returns the cases.
+fn check(name: &str) -> usize {
+    let ty = Ty::of(name).unwrap();
+    let inputs = fixture("inputs.json");
+    let fx = fixture(&format!("{name}.json"));
+    let cases = fx["cases"].as_array().unwrap();
+    for case in cases {
+        let m = case["matrix"].as_str().unwrap();
+        let imp_name = case["importance"].as_str();
+        let imp = imp_name.map(|k| f32s_of(inputs["importance"][m][k].as_str().unwrap()));
+        let what = format!("{name} {m} importance {imp_name:?}");
+        let mut values = Vec::new();
+        for (r, (row, want)) in inputs["matrices"][m]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(case["bytes"].as_array().unwrap())
+            .enumerate()
+        {
+            let x = f32s_of(row.as_str().unwrap());
+            let got = ty.encode(&x, imp.as_deref()).unwrap();
+            let want = bytes_of(want.as_str().unwrap());
+            if got != want {
+                let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
+                panic!(
+                    "{what}: row {r} differs from byte {at}:\n got {:02x?}\nwant {:02x?}",
+                    &got[at.saturating_sub(4)..(at + 12).min(got.len())],
+                    &want[at.saturating_sub(4)..(at + 12).min(want.len())]
+                );
+            }
+            values.extend(ty.decode(&want, x.len()));
+        }
+        assert_eq!(
+            fnv1a(f32_bytes(&values)),
+            case["dequantized"].as_str().unwrap(),
+            "{what}: values"
+        );
+    }
+    cases.len()
+}
+
+#[test]
+fn iq4_nl() {
+    assert_eq!(check("IQ4_NL"), 12);
+}
+
+#[test]
+fn iq4_xs() {
+    assert_eq!(check("IQ4_XS"), 6);
+}
+
+#[test]
+fn tq1_0() {
+    assert_eq!(check("TQ1_0"), 6);
+}
+
+#[test]
+fn tq2_0() {
+    assert_eq!(check("TQ2_0"), 6);
+}
+
+/// The generator's bulk matrix: xorshift64*, sums of four uniforms at binary scales.
+fn bulk_matrix(rows: usize, cols: usize) -> Vec<f32> {
+    let mut g = XorShift(0x5EED_F0F0);
+    let mut out = Vec::with_capacity(rows * cols);
+    for r in 0..rows {
+        let scale = 2f64.powi(-((r % 21) as i32));
+        for c in 0..cols {
+            let (a, b, cc, d) = (g.uniform(), g.uniform(), g.uniform(), g.uniform());
+            let mut v = (a + b + cc + d - 2.0) * scale;
+            if c % 97 == 13 {
+                v *= 8.0;
+            }
+            if r % 8 == 5 {
+                v = v.abs();
+            }
+            if r % 16 == 7 && c < cols / 2 {
+                v = 0.0;
+            }
+            out.push(v as f32);
+        }
+    }
+    out
+}
+
+/// xorshift64*, as the generator's.
+struct XorShift(u64);
+
+impl XorShift {
+    fn uniform(&mut self) -> f64 {
+        let mut s = self.0;
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        self.0 = s;
+        (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f64 / f64::from(1u32 << 24)
+    }
+}
+
+/// Every type on the 64x1024 matrix, without (where allowed) and with an importance vector.
+fn check_bulk(names: &[&str]) {
+    let fx = fixture("bulk.json");
+    let (rows, cols) = (64, 1024);
+    let x = bulk_matrix(rows, cols);
+    assert_eq!(fnv1a(f32_bytes(&x)), fx["input"].as_str().unwrap(), "input");
+    let mut g = XorShift(0x1A_7B1C);
+    let imp: Vec<f32> = (0..cols)
+        .map(|_| (0.25 + 4.0 * g.uniform()) as f32)
+        .collect();
+    assert_eq!(
+        fnv1a(f32_bytes(&imp)),
+        fx["importance_hash"].as_str().unwrap()
+    );
+    for &name in names {
+        let ty = Ty::of(name).unwrap();
+        for (key, w) in [("none", None), ("importance", Some(imp.as_slice()))] {
+            let want = &fx["types"][name][key];
+            if want.is_null() {
+                continue;
+            }
+            let (mut bytes, mut values) = (Vec::new(), Vec::new());
+            for row in x.chunks(cols) {
+                let b = ty.encode(row, w).unwrap();
+                values.extend(ty.decode(&b, cols));
+                bytes.extend(b);
+            }
+            assert_eq!(
+                fnv1a(bytes),
+                want["bytes"].as_str().unwrap(),
+                "{name} {key} bytes"
+            );
+            assert_eq!(
+                fnv1a(f32_bytes(&values)),
+                want["dequantized"].as_str().unwrap(),
+                "{name} {key} values"
+            );
+        }
+    }
+}
+
+#[test]
+fn bulk_iq4_and_ternary() {
+    check_bulk(&["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]);
+}
+
+/// gguf-py's `init_grid`: hex digits to bytes, each byte holding `8 / bits` values (`bits`
+/// enough for the map's length) at steps of `8 / (8 / bits)` bits, low first, through
+/// `grid_map`.
+fn gguf_py_grid(t: &Value) -> Vec<Vec<f32>> {
+    let map: Vec<f32> = t["grid_map"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap() as f32)
+        .collect();
+    let bits = usize::BITS - (map.len() - 1).leading_zeros();
+    let per_byte = 8 / bits;
+    let step = 8 / per_byte;
+    let width = t["grid_shape"][1].as_u64().unwrap() as usize;
+    let values: Vec<f32> = bytes_of(t["grid_hex"].as_str().unwrap())
+        .iter()
+        .flat_map(|&b| (0..per_byte).map(move |k| (b >> (k * step)) & ((1 << bits) - 1)))
+        .map(|i| map[usize::from(i)])
+        .collect();
+    values.chunks(width).map(<[f32]>::to_vec).collect()
+}
+
+fn ours_u64(grid: &[u64], signed: bool) -> Vec<Vec<f32>> {
+    grid.iter()
+        .map(|g| {
+            g.to_le_bytes()
+                .iter()
+                .map(|&b| {
+                    if signed {
+                        f32::from(b as i8)
+                    } else {
+                        f32::from(b)
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn ours_u32(grid: &[u32]) -> Vec<Vec<f32>> {
+    grid.iter()
+        .map(|g| g.to_le_bytes().iter().map(|&b| f32::from(b)).collect())
+        .collect()
+}
+
+#[test]
+fn codebooks_equal_gguf_py_grid_hex() {
+    let fx = fixture("grids.json");
+    let t = &fx["types"];
+    assert_eq!(
+        gguf_py_grid(&t["IQ2_XXS"]),
+        ours_u64(&tables::IQ2XXS_GRID, false)
+    );
+    assert_eq!(
+        gguf_py_grid(&t["IQ2_XS"]),
+        ours_u64(&tables::IQ2XS_GRID, false)
+    );
+    assert_eq!(
+        gguf_py_grid(&t["IQ2_S"]),
+        ours_u64(&tables::IQ2S_GRID, false)
+    );
+    assert_eq!(gguf_py_grid(&t["IQ3_XXS"]), ours_u32(&tables::IQ3XXS_GRID));
+    assert_eq!(gguf_py_grid(&t["IQ3_S"]), ours_u32(&tables::IQ3S_GRID));
+    assert_eq!(
+        gguf_py_grid(&t["IQ1_S"]),
+        ours_u64(&tables::IQ1S_GRID, true)
+    );
+    assert_eq!(
+        bytes_of(fx["ksigns"].as_str().unwrap()),
+        tables::KSIGNS_IQ2XS.to_vec()
+    );
+    let kvalues: Vec<i64> = fx["kvalues_iq4nl"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_eq!(kvalues, tables::KVALUES_IQ4NL.map(i64::from).to_vec());
+    // The sign table's eighth bit makes the number of negatives even.
+    for (i, &s) in tables::KSIGNS_IQ2XS.iter().enumerate() {
+        assert_eq!(s & 127, i as u8);
+        assert_eq!(s.count_ones() % 2, 0);
+    }
+    assert_eq!(tables::KMASK_IQ2XS, std::array::from_fn(|j| 1u8 << j));
+}
