@@ -152,6 +152,16 @@ fn check(name: &str) -> usize {
 }
 
 #[test]
+fn iq3_xxs() {
+    assert_eq!(check("IQ3_XXS"), 6);
+}
+
+#[test]
+fn iq3_s() {
+    assert_eq!(check("IQ3_S"), 6);
+}
+
+#[test]
 fn iq4_nl() {
     assert_eq!(check("IQ4_NL"), 12);
 }
@@ -253,6 +263,11 @@ fn check_bulk(names: &[&str]) {
 #[test]
 fn bulk_iq4_and_ternary() {
     check_bulk(&["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]);
+}
+
+#[test]
+fn bulk_iq3() {
+    check_bulk(&["IQ3_XXS", "IQ3_S"]);
 }
 
 /// gguf-py's `init_grid`: hex digits to bytes, each byte holding `8 / bits` values (`bits`

@@ -27,8 +27,13 @@
 //! Arithmetic is f32 in the reference's order and never fused; ties in sorts keep the input
 //! order (ggml's `qsort` as glibc's merge sort runs it).
 
+mod iq3;
 mod iq4;
-
+#[expect(
+    dead_code,
+    reason = "the 8-value grids serve the IQ2 and IQ1 encoders, next"
+)]
+mod lattice;
 pub mod tables;
 
 use super::FormatError;
@@ -37,6 +42,10 @@ use super::bits::f16_to_f32;
 /// One of llama.cpp's i-quant types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IQuant {
+    /// 256-point 4-value grid, 7-bit sign groups, 4-bit scales per 32: 3.0625 bits per weight.
+    Iq3Xxs,
+    /// 512-point 4-value grid, 8-bit sign groups, 4-bit scales per 32: 3.4375 bits per weight.
+    Iq3S,
     /// 6-bit scales per 32 of 16 non-linear levels under an f16 per 256: 4.25 bits per weight.
     Iq4Xs,
     /// An f16 scale per 32 of 16 non-linear levels: 4.5 bits per weight.
@@ -56,15 +65,23 @@ const fn f32s<const N: usize>(v: [i8; N]) -> [f32; N] {
 
 /// IQ4's levels.
 const IQ4_LEVELS: [f32; 16] = f32s(tables::KVALUES_IQ4NL);
+/// IQ3_XXS's signed magnitudes.
+const IQ3XXS_LEVELS: [f32; 16] = f32s([
+    -62, -52, -44, -36, -28, -20, -12, -4, 4, 12, 20, 28, 36, 44, 52, 62,
+]);
+/// IQ3_S's signed odd magnitudes.
+const IQ3S_LEVELS: [f32; 16] = f32s([-15, -13, -11, -9, -7, -5, -3, -1, 1, 3, 5, 7, 9, 11, 13, 15]);
 
 impl IQuant {
     /// Every type, by bits per weight.
-    pub const ALL: [Self; 2] = [Self::Iq4Xs, Self::Iq4Nl];
+    pub const ALL: [Self; 4] = [Self::Iq3Xxs, Self::Iq3S, Self::Iq4Xs, Self::Iq4Nl];
 
     /// ggml's name of the type (`"IQ4_XS"`).
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
+            Self::Iq3Xxs => "IQ3_XXS",
+            Self::Iq3S => "IQ3_S",
             Self::Iq4Xs => "IQ4_XS",
             Self::Iq4Nl => "IQ4_NL",
         }
@@ -75,7 +92,7 @@ impl IQuant {
     pub const fn block_len(self) -> usize {
         match self {
             Self::Iq4Nl => 32,
-            Self::Iq4Xs => 256,
+            Self::Iq3Xxs | Self::Iq3S | Self::Iq4Xs => 256,
         }
     }
 
@@ -83,6 +100,8 @@ impl IQuant {
     #[must_use]
     pub const fn block_bytes(self) -> usize {
         match self {
+            Self::Iq3Xxs => iq3::XXS_BYTES,
+            Self::Iq3S => iq3::S_BYTES,
             Self::Iq4Nl => iq4::NL_BYTES,
             Self::Iq4Xs => iq4::XS_BYTES,
         }
@@ -92,7 +111,7 @@ impl IQuant {
     #[must_use]
     pub const fn sub_len(self) -> usize {
         match self {
-            Self::Iq4Nl | Self::Iq4Xs => 32,
+            Self::Iq3Xxs | Self::Iq3S | Self::Iq4Nl | Self::Iq4Xs => 32,
         }
     }
 
@@ -107,6 +126,8 @@ impl IQuant {
     #[must_use]
     pub const fn levels(self) -> &'static [f32] {
         match self {
+            Self::Iq3Xxs => &IQ3XXS_LEVELS,
+            Self::Iq3S => &IQ3S_LEVELS,
             Self::Iq4Nl | Self::Iq4Xs => &IQ4_LEVELS,
         }
     }
@@ -115,6 +136,18 @@ impl IQuant {
     #[must_use]
     pub const fn parts(self) -> &'static [(&'static str, u32)] {
         match self {
+            Self::Iq3Xxs => &[
+                ("payload: grid indices, 8 bit x 64", 64 * 8),
+                ("signs: 7 bit x 32", 32 * 7),
+                ("sub-block scales: 4 bit x 8", 32),
+                ("super-block d: f16", 16),
+            ],
+            Self::Iq3S => &[
+                ("payload: grid indices, 9 bit x 64", 64 * 9),
+                ("signs: 1 bit x 256", 256),
+                ("sub-block scales: 4 bit x 8", 32),
+                ("super-block d: f16", 16),
+            ],
             Self::Iq4Xs => &[
                 ("payload: 4-bit level indices", 4 * 256),
                 ("sub-block scales: 6 bit x 8", 48),
@@ -160,6 +193,8 @@ impl IQuant {
             return Err(FormatError::NeedsImportance(self.name()));
         }
         match self {
+            Self::Iq3Xxs => iq3::encode_xxs(x, importance, out)?,
+            Self::Iq3S => iq3::encode_s(x, importance, out)?,
             Self::Iq4Nl => iq4::encode_nl(x, importance, out),
             Self::Iq4Xs => iq4::encode_xs(x, importance, out),
         }
@@ -172,6 +207,8 @@ impl IQuant {
         steps.clear();
         let bb = self.block_bytes();
         match self {
+            Self::Iq3Xxs => iq3::unpack(bytes, false, codes, steps),
+            Self::Iq3S => iq3::unpack(bytes, true, codes, steps),
             Self::Iq4Nl => {
                 iq4::indices(bytes, false, codes);
                 for b in bytes.chunks_exact(bb) {

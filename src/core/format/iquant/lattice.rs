@@ -1,0 +1,333 @@
+//! The lattice searches' tables, built once per grid as ggml's `iq2xs_init_impl` and
+//! `iq3xs_init_impl` build them: each grid point as `2 * level + 1` per value (`kgrid_q2xs`,
+//! `kgrid_q3xs`), the map from a point's levels (2 or 3 bits each) to its grid index, and
+//! for every combination of levels that is not a grid point its neighbours: the grid points
+//! at the `nwant` smallest squared distances, ordered by distance, then index.
+//!
+//! ggml builds the neighbours of every index of its map; here only the combinations an
+//! encoder can look up are built (levels 0..2 for the 2-bit grids, so 3^8 of the 4^8
+//! indices), which gives the same lists for those and makes IQ1_S's table a few
+//! milliseconds' work. [`best_neighbour`] and [`best_neighbour_iq1`] are ggml's
+//! `iq2_find_best_neighbour` / `iq3_find_best_neighbour` and `iq1_find_best_neighbour2`.
+
+use std::sync::OnceLock;
+
+use super::tables::{IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID};
+
+/// One grid's search tables.
+#[derive(Debug)]
+pub(super) struct Lattice<const W: usize> {
+    /// Each point as `2 * level + 1` per value.
+    pub points: Vec<[i8; W]>,
+    /// Level combination (`bits` per value, value `j` at `bits * j`) to the point's index,
+    /// or `-(offset + 1)` of its neighbour list in [`Self::neighbours`].
+    map: Vec<i32>,
+    /// Lists: a count, then that many point indices.
+    neighbours: Vec<u16>,
+}
+
+/// Which grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Which {
+    /// IQ2_XXS: 256 points, 2 neighbour distances.
+    Iq2Xxs,
+    /// IQ2_XS: 512 points, 2 neighbour distances.
+    Iq2Xs,
+    /// IQ2_S: 1024 points, 1 neighbour distance.
+    Iq2S,
+    /// IQ1_S and IQ1_M: 2048 points, 3 neighbour distances.
+    Iq1,
+}
+
+/// The tables of an 8-value grid, built on first use.
+pub(super) fn q2(which: Which) -> &'static Lattice<8> {
+    static TABLES: [OnceLock<Lattice<8>>; 4] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
+    type Level = fn(u8) -> u8;
+    let (slot, grid, nwant, map_of): (usize, &[u64], usize, Level) = match which {
+        Which::Iq2Xxs => (0, &IQ2XXS_GRID, 2, level_q2),
+        Which::Iq2Xs => (1, &IQ2XS_GRID, 2, level_q2),
+        Which::Iq2S => (2, &IQ2S_GRID, 1, level_q2),
+        Which::Iq1 => (3, &IQ1S_GRID, 3, level_q1),
+    };
+    TABLES[slot].get_or_init(|| {
+        let levels: Vec<[u8; 8]> = grid
+            .iter()
+            .map(|&g| std::array::from_fn(|j| map_of(g.to_le_bytes()[j])))
+            .collect();
+        build::<8>(&levels, 2, 3, nwant)
+    })
+}
+
+/// The tables of a 4-value grid: IQ3_XXS (`big` false: 256 points, 2 distances) or IQ3_S
+/// (512 points, 3 distances).
+pub(super) fn q3(big: bool) -> &'static Lattice<4> {
+    static SMALL: OnceLock<Lattice<4>> = OnceLock::new();
+    static BIG: OnceLock<Lattice<4>> = OnceLock::new();
+    let build_with = |grid: &[u32], map_of: fn(u8) -> u8, nwant| {
+        let levels: Vec<[u8; 4]> = grid
+            .iter()
+            .map(|&g| std::array::from_fn(|j| map_of(g.to_le_bytes()[j])))
+            .collect();
+        build::<4>(&levels, 3, 8, nwant)
+    };
+    if big {
+        BIG.get_or_init(|| build_with(&IQ3S_GRID, |b| b.saturating_sub(1) / 2, 3))
+    } else {
+        SMALL.get_or_init(|| build_with(&IQ3XXS_GRID, level_q3xxs, 2))
+    }
+}
+
+/// An IQ2 grid byte (0x08, 0x19, 0x2b) to its level.
+fn level_q2(b: u8) -> u8 {
+    match b {
+        0x08 => 0,
+        0x19 => 1,
+        _ => 2,
+    }
+}
+
+/// An IQ1 grid byte (int8 -1, 0, 1) to its level.
+fn level_q1(b: u8) -> u8 {
+    (b as i8 + 1).clamp(0, 2) as u8
+}
+
+/// An IQ3_XXS grid byte (4, 12, .., 52, 62) to its level.
+fn level_q3xxs(b: u8) -> u8 {
+    (b / 8).min(7)
+}
+
+/// `iq*xs_init_impl` for the combinations whose levels are all below `reach`.
+fn build<const W: usize>(levels: &[[u8; W]], bits: u32, reach: u8, nwant: usize) -> Lattice<W> {
+    let points: Vec<[i8; W]> = levels
+        .iter()
+        .map(|l| std::array::from_fn(|j| 2 * l[j] as i8 + 1))
+        .collect();
+    let index = |l: &[u8; W]| -> usize {
+        l.iter()
+            .enumerate()
+            .map(|(j, &v)| usize::from(v) << (bits as usize * j))
+            .sum()
+    };
+    let mut map = vec![-1i32; 1 << (bits as usize * W)];
+    for (i, l) in levels.iter().enumerate() {
+        map[index(l)] = i as i32;
+    }
+    let mut neighbours = Vec::new();
+    let mut dist = vec![0i32; points.len()];
+    let mut combo = [0u8; W];
+    loop {
+        let u = index(&combo);
+        if map[u] < 0 {
+            map[u] = -(neighbours.len() as i32 + 1);
+            let pos: [i32; W] = std::array::from_fn(|j| 2 * i32::from(combo[j]) + 1);
+            for (d, p) in dist.iter_mut().zip(&points) {
+                *d = p
+                    .iter()
+                    .zip(&pos)
+                    .map(|(&a, &b)| (i32::from(a) - b) * (i32::from(a) - b))
+                    .sum();
+            }
+            let nearest = smallest_distinct(&dist, nwant);
+            let start = neighbours.len();
+            neighbours.push(0);
+            for &want in &nearest {
+                for (j, &d) in dist.iter().enumerate() {
+                    if d == want {
+                        neighbours.push(j as u16);
+                    }
+                }
+            }
+            neighbours[start] = (neighbours.len() - start - 1) as u16;
+        }
+        // The next combination of levels below `reach`, value 0 fastest.
+        let Some(k) = combo.iter().position(|&c| c + 1 < reach) else {
+            break;
+        };
+        combo[k] += 1;
+        combo[..k].fill(0);
+    }
+    Lattice {
+        points,
+        map,
+        neighbours,
+    }
+}
+
+/// The `n` smallest distinct values of `d`, ascending.
+fn smallest_distinct(d: &[i32], n: usize) -> Vec<i32> {
+    let mut out: Vec<i32> = Vec::with_capacity(n + 1);
+    for &v in d {
+        if out.contains(&v) {
+            continue;
+        }
+        let at = out.partition_point(|&o| o < v);
+        if at < n {
+            out.insert(at, v);
+            out.truncate(n);
+        }
+    }
+    out
+}
+
+impl<const W: usize> Lattice<W> {
+    /// The grid index of a level combination, or `Err(list)`: the neighbours to search.
+    #[inline]
+    pub fn lookup(&self, u: usize) -> Result<usize, &[u16]> {
+        match self.map.get(u).copied().unwrap_or(-1) {
+            i if i >= 0 => Ok(i as usize),
+            i => {
+                let start = (-i - 1) as usize;
+                let n = usize::from(self.neighbours.get(start).copied().unwrap_or(0));
+                Err(self.neighbours.get(start + 1..start + 1 + n).unwrap_or(&[]))
+            }
+        }
+    }
+
+    /// Point `i`'s levels, `(2 * level + 1 - 1) / 2`.
+    #[inline]
+    pub fn levels(&self, i: usize) -> [i8; W] {
+        self.points[i].map(|p| (p - 1) / 2)
+    }
+}
+
+/// `iq2_find_best_neighbour` / `iq3_find_best_neighbour`: the neighbour whose scaled point is
+/// nearest `xval` in the weighted squared distance (the first on ties); its levels go to `l`.
+/// `None` when no distance is below `f32::MAX` (non-finite arithmetic), where ggml asserts.
+#[inline]
+pub(super) fn best_neighbour<const W: usize>(
+    lat: &Lattice<W>,
+    list: &[u16],
+    xval: &[f32],
+    weight: &[f32],
+    scale: f32,
+    l: &mut [i8],
+) -> Option<usize> {
+    let mut best_d2 = f32::MAX;
+    let mut best = None;
+    for &n in list {
+        let pg = &lat.points[usize::from(n)];
+        let mut d2 = 0.0f32;
+        for i in 0..W {
+            let q = f32::from(pg[i]);
+            let diff = scale * q - xval[i];
+            d2 += weight[i] * diff * diff;
+        }
+        if d2 < best_d2 {
+            best_d2 = d2;
+            best = Some(usize::from(n));
+        }
+    }
+    let g = best?;
+    l[..W].copy_from_slice(&lat.levels(g));
+    Some(g)
+}
+
+/// `iq1_find_best_neighbour2`: as [`best_neighbour`], each level standing for `xg[level]`.
+/// ggml's fallback over the whole grid (reached only when every distance is non-finite)
+/// reads past its input; here that case is `None`.
+#[inline]
+pub(super) fn best_neighbour_iq1(
+    lat: &Lattice<8>,
+    list: &[u16],
+    xval: &[f32],
+    weight: &[f32],
+    scale: f32,
+    xg: &[f32; 3],
+    l: &mut [i8],
+) -> Option<usize> {
+    let mut best_score = f32::MAX;
+    let mut best = None;
+    for &n in list {
+        let pg = &lat.points[usize::from(n)];
+        let mut d2 = 0.0f32;
+        for i in 0..8 {
+            let q = xg[((pg[i] - 1) / 2) as usize];
+            let w = weight[i];
+            let diff = scale * q - xval[i];
+            d2 += w * diff * diff;
+        }
+        if d2 < best_score {
+            best_score = d2;
+            best = Some(usize::from(n));
+        }
+    }
+    let g = best?;
+    l[..8].copy_from_slice(&lat.levels(g));
+    Some(g)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_grid_point_maps_to_itself_and_every_other_combination_has_neighbours() {
+        for which in [Which::Iq2Xxs, Which::Iq2Xs, Which::Iq2S, Which::Iq1] {
+            let lat = q2(which);
+            for (i, p) in lat.points.iter().enumerate() {
+                let u: usize = p
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &v)| (((v - 1) / 2) as usize) << (2 * j))
+                    .sum();
+                assert_eq!(lat.lookup(u), Ok(i));
+            }
+            // Every combination of levels 0..2 either is a point or has neighbours.
+            for u in 0..6561usize {
+                let mut idx = 0;
+                let mut r = u;
+                for j in 0..8 {
+                    idx |= (r % 3) << (2 * j);
+                    r /= 3;
+                }
+                if let Err(list) = lat.lookup(idx) {
+                    assert!(!list.is_empty(), "{which:?} {idx}");
+                }
+            }
+        }
+        for big in [false, true] {
+            let lat = q3(big);
+            for u in 0..4096 {
+                if let Err(list) = lat.lookup(u) {
+                    assert!(!list.is_empty());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn neighbours_are_the_nearest_points_by_distance_then_index() {
+        let lat = q2(Which::Iq2Xxs);
+        // The first combination of levels 0..2 that is not a grid point.
+        let (u, list) = (0..1usize << 16)
+            .filter(|u| (0..8).all(|j| (u >> (2 * j)) & 3 < 3))
+            .find_map(|u| lat.lookup(u).err().map(|l| (u, l)))
+            .unwrap();
+        let pos: [i32; 8] = std::array::from_fn(|j| 2 * ((u >> (2 * j)) & 3) as i32 + 1);
+        let d2 = |i: u16| -> i32 {
+            let p = lat.points[usize::from(i)];
+            p.iter()
+                .zip(pos)
+                .map(|(&a, b)| (i32::from(a) - b).pow(2))
+                .sum()
+        };
+        let ds: Vec<i32> = list.iter().map(|&i| d2(i)).collect();
+        assert!(list.windows(2).all(|w| (d2(w[0]), w[0]) < (d2(w[1]), w[1])));
+        let mut distinct = ds.clone();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 2);
+        // No point outside the list is nearer than the list's farthest.
+        let far = *ds.last().unwrap();
+        let listed: Vec<u16> = list.to_vec();
+        for i in 0..lat.points.len() as u16 {
+            if !listed.contains(&i) {
+                assert!(d2(i) > far);
+            }
+        }
+    }
+}
