@@ -152,6 +152,21 @@ fn check(name: &str) -> usize {
 }
 
 #[test]
+fn iq2_xxs() {
+    assert_eq!(check("IQ2_XXS"), 4);
+}
+
+#[test]
+fn iq2_xs() {
+    assert_eq!(check("IQ2_XS"), 4);
+}
+
+#[test]
+fn iq2_s() {
+    assert_eq!(check("IQ2_S"), 6);
+}
+
+#[test]
 fn iq3_xxs() {
     assert_eq!(check("IQ3_XXS"), 6);
 }
@@ -263,6 +278,11 @@ fn check_bulk(names: &[&str]) {
 #[test]
 fn bulk_iq4_and_ternary() {
     check_bulk(&["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]);
+}
+
+#[test]
+fn bulk_iq2() {
+    check_bulk(&["IQ2_XXS", "IQ2_XS", "IQ2_S"]);
 }
 
 #[test]

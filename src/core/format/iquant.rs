@@ -27,13 +27,11 @@
 //! Arithmetic is f32 in the reference's order and never fused; ties in sorts keep the input
 //! order (ggml's `qsort` as glibc's merge sort runs it).
 
+mod iq2;
 mod iq3;
 mod iq4;
-#[expect(
-    dead_code,
-    reason = "the 8-value grids serve the IQ2 and IQ1 encoders, next"
-)]
 mod lattice;
+mod qp;
 pub mod tables;
 
 use super::FormatError;
@@ -42,6 +40,15 @@ use super::bits::f16_to_f32;
 /// One of llama.cpp's i-quant types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IQuant {
+    /// 256-point 8-value grid, 7-bit sign groups, 4-bit scales per 32: 2.0625 bits per
+    /// weight. Needs an importance matrix.
+    Iq2Xxs,
+    /// 512-point 8-value grid, 7-bit sign groups, 4-bit scales per 16: 2.3125 bits per
+    /// weight. Needs an importance matrix.
+    Iq2Xs,
+    /// 1024-point 8-value grid, 8-bit sign groups, 4-bit scales per 16: 2.5625 bits per
+    /// weight.
+    Iq2S,
     /// 256-point 4-value grid, 7-bit sign groups, 4-bit scales per 32: 3.0625 bits per weight.
     Iq3Xxs,
     /// 512-point 4-value grid, 8-bit sign groups, 4-bit scales per 32: 3.4375 bits per weight.
@@ -65,6 +72,8 @@ const fn f32s<const N: usize>(v: [i8; N]) -> [f32; N] {
 
 /// IQ4's levels.
 const IQ4_LEVELS: [f32; 16] = f32s(tables::KVALUES_IQ4NL);
+/// IQ2's signed magnitudes.
+const IQ2_LEVELS: [f32; 6] = f32s([-43, -25, -8, 8, 25, 43]);
 /// IQ3_XXS's signed magnitudes.
 const IQ3XXS_LEVELS: [f32; 16] = f32s([
     -62, -52, -44, -36, -28, -20, -12, -4, 4, 12, 20, 28, 36, 44, 52, 62,
@@ -74,12 +83,23 @@ const IQ3S_LEVELS: [f32; 16] = f32s([-15, -13, -11, -9, -7, -5, -3, -1, 1, 3, 5,
 
 impl IQuant {
     /// Every type, by bits per weight.
-    pub const ALL: [Self; 4] = [Self::Iq3Xxs, Self::Iq3S, Self::Iq4Xs, Self::Iq4Nl];
+    pub const ALL: [Self; 7] = [
+        Self::Iq2Xxs,
+        Self::Iq2Xs,
+        Self::Iq2S,
+        Self::Iq3Xxs,
+        Self::Iq3S,
+        Self::Iq4Xs,
+        Self::Iq4Nl,
+    ];
 
     /// ggml's name of the type (`"IQ4_XS"`).
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
+            Self::Iq2Xxs => "IQ2_XXS",
+            Self::Iq2Xs => "IQ2_XS",
+            Self::Iq2S => "IQ2_S",
             Self::Iq3Xxs => "IQ3_XXS",
             Self::Iq3S => "IQ3_S",
             Self::Iq4Xs => "IQ4_XS",
@@ -92,7 +112,7 @@ impl IQuant {
     pub const fn block_len(self) -> usize {
         match self {
             Self::Iq4Nl => 32,
-            Self::Iq3Xxs | Self::Iq3S | Self::Iq4Xs => 256,
+            _ => 256,
         }
     }
 
@@ -100,6 +120,9 @@ impl IQuant {
     #[must_use]
     pub const fn block_bytes(self) -> usize {
         match self {
+            Self::Iq2Xxs => iq2::XXS_BYTES,
+            Self::Iq2Xs => iq2::XS_BYTES,
+            Self::Iq2S => iq2::S_BYTES,
             Self::Iq3Xxs => iq3::XXS_BYTES,
             Self::Iq3S => iq3::S_BYTES,
             Self::Iq4Nl => iq4::NL_BYTES,
@@ -111,7 +134,8 @@ impl IQuant {
     #[must_use]
     pub const fn sub_len(self) -> usize {
         match self {
-            Self::Iq3Xxs | Self::Iq3S | Self::Iq4Nl | Self::Iq4Xs => 32,
+            Self::Iq2Xs | Self::Iq2S => 16,
+            Self::Iq2Xxs | Self::Iq3Xxs | Self::Iq3S | Self::Iq4Nl | Self::Iq4Xs => 32,
         }
     }
 
@@ -119,13 +143,14 @@ impl IQuant {
     /// `ggml_quantize_requires_imatrix`).
     #[must_use]
     pub const fn needs_importance(self) -> bool {
-        false
+        matches!(self, Self::Iq2Xxs | Self::Iq2Xs)
     }
 
     /// The value of each code in units of the sub-block's step, ascending.
     #[must_use]
     pub const fn levels(self) -> &'static [f32] {
         match self {
+            Self::Iq2Xxs | Self::Iq2Xs | Self::Iq2S => &IQ2_LEVELS,
             Self::Iq3Xxs => &IQ3XXS_LEVELS,
             Self::Iq3S => &IQ3S_LEVELS,
             Self::Iq4Nl | Self::Iq4Xs => &IQ4_LEVELS,
@@ -136,6 +161,24 @@ impl IQuant {
     #[must_use]
     pub const fn parts(self) -> &'static [(&'static str, u32)] {
         match self {
+            Self::Iq2Xxs => &[
+                ("payload: grid indices, 8 bit x 32", 32 * 8),
+                ("signs: 7 bit x 32", 32 * 7),
+                ("sub-block scales: 4 bit x 8", 32),
+                ("super-block d: f16", 16),
+            ],
+            Self::Iq2Xs => &[
+                ("payload: grid indices, 9 bit x 32", 32 * 9),
+                ("signs: 7 bit x 32", 32 * 7),
+                ("sub-block scales: 4 bit x 16", 64),
+                ("super-block d: f16", 16),
+            ],
+            Self::Iq2S => &[
+                ("payload: grid indices, 10 bit x 32", 32 * 10),
+                ("signs: 1 bit x 256", 256),
+                ("sub-block scales: 4 bit x 16", 64),
+                ("super-block d: f16", 16),
+            ],
             Self::Iq3Xxs => &[
                 ("payload: grid indices, 8 bit x 64", 64 * 8),
                 ("signs: 7 bit x 32", 32 * 7),
@@ -189,10 +232,14 @@ impl IQuant {
                 got: w.len(),
             });
         }
-        if importance.is_none() && self.needs_importance() {
-            return Err(FormatError::NeedsImportance(self.name()));
+        let required = || importance.ok_or(FormatError::NeedsImportance(self.name()));
+        if self.needs_importance() {
+            required()?;
         }
         match self {
+            Self::Iq2Xxs => iq2::encode_xxs(x, required()?, out)?,
+            Self::Iq2Xs => iq2::encode_xs_s(x, Some(required()?), false, out)?,
+            Self::Iq2S => iq2::encode_xs_s(x, importance, true, out)?,
             Self::Iq3Xxs => iq3::encode_xxs(x, importance, out)?,
             Self::Iq3S => iq3::encode_s(x, importance, out)?,
             Self::Iq4Nl => iq4::encode_nl(x, importance, out),
@@ -207,6 +254,9 @@ impl IQuant {
         steps.clear();
         let bb = self.block_bytes();
         match self {
+            Self::Iq2Xxs => iq2::unpack(bytes, iq2::Kind::Xxs, codes, steps),
+            Self::Iq2Xs => iq2::unpack(bytes, iq2::Kind::Xs, codes, steps),
+            Self::Iq2S => iq2::unpack(bytes, iq2::Kind::S, codes, steps),
             Self::Iq3Xxs => iq3::unpack(bytes, false, codes, steps),
             Self::Iq3S => iq3::unpack(bytes, true, codes, steps),
             Self::Iq4Nl => {

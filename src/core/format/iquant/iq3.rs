@@ -14,6 +14,7 @@
 )]
 
 use super::lattice::{self, Lattice, best_neighbour};
+use super::qp::{all_signs, even_signs};
 use super::tables::{IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS};
 use crate::core::format::FormatError;
 use crate::core::format::bits::{f16_to_f32, f32_to_f16, nearest_int};
@@ -203,32 +204,8 @@ pub(super) fn encode_xxs(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) -> Resul
             weights(xb, qw.map(|w| &w[256 * ibl + 32 * ib..]), sigma2, &mut s);
             let mut block_signs = [0u8; 4];
             for k in 0..4 {
-                let mut nflip = 0;
-                let mut sg = 0u8;
-                for i in 0..8 {
-                    let v = xb[8 * k + i];
-                    if v >= 0.0 {
-                        s.xval[8 * k + i] = v;
-                    } else {
-                        s.xval[8 * k + i] = -v;
-                        nflip += 1;
-                        sg |= 1 << i;
-                    }
-                }
-                if nflip % 2 == 1 {
-                    let at = |i: usize| s.weight[8 * k + i] * xb[8 * k + i] * xb[8 * k + i];
-                    let (mut imin, mut min) = (0, at(0));
-                    for i in 1..8 {
-                        let ax = at(i);
-                        if ax < min {
-                            min = ax;
-                            imin = i;
-                        }
-                    }
-                    s.xval[8 * k + imin] = -s.xval[8 * k + imin];
-                    sg ^= 1 << imin;
-                }
-                block_signs[k] = sg & 127;
+                let r = 8 * k..8 * k + 8;
+                block_signs[k] = even_signs(&xb[r.clone()], &s.weight[r.clone()], &mut s.xval[r]);
             }
             let max = s
                 .xval
@@ -303,17 +280,8 @@ pub(super) fn encode_s(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) -> Result<
             weights(xb, qw.map(|w| &w[256 * ibl + 32 * ib..]), sigma2, &mut s);
             let mut block_signs = [0u8; 4];
             for k in 0..4 {
-                let mut sg = 0u8;
-                for i in 0..8 {
-                    let v = xb[8 * k + i];
-                    if v >= 0.0 {
-                        s.xval[8 * k + i] = v;
-                    } else {
-                        s.xval[8 * k + i] = -v;
-                        sg |= 1 << i;
-                    }
-                }
-                block_signs[k] = sg;
+                let r = 8 * k..8 * k + 8;
+                block_signs[k] = all_signs(&xb[r.clone()], &mut s.xval[r]);
             }
             let max = s
                 .xval
