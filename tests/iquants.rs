@@ -152,6 +152,16 @@ fn check(name: &str) -> usize {
 }
 
 #[test]
+fn iq1_s() {
+    assert_eq!(check("IQ1_S"), 4);
+}
+
+#[test]
+fn iq1_m() {
+    assert_eq!(check("IQ1_M"), 6);
+}
+
+#[test]
 fn iq2_xxs() {
     assert_eq!(check("IQ2_XXS"), 4);
 }
@@ -281,6 +291,11 @@ fn bulk_iq4_and_ternary() {
 }
 
 #[test]
+fn bulk_iq1() {
+    check_bulk(&["IQ1_S", "IQ1_M"]);
+}
+
+#[test]
 fn bulk_iq2() {
     check_bulk(&["IQ2_XXS", "IQ2_XS", "IQ2_S"]);
 }
@@ -374,4 +389,119 @@ fn codebooks_equal_gguf_py_grid_hex() {
         assert_eq!(s.count_ones() % 2, 0);
     }
     assert_eq!(tables::KMASK_IQ2XS, std::array::from_fn(|j| 1u8 << j));
+}
+
+#[test]
+fn the_types_llama_cpp_refuses_without_importance_are_refused_naming_imatrix() {
+    let x: Vec<f32> = (0..256).map(|i| ((i * 7) as f32 * 0.31).sin()).collect();
+    for q in IQuant::ALL {
+        let fx = fixture(&format!("{}.json", q.name()));
+        assert_eq!(
+            q.needs_importance(),
+            fx["requires_imatrix"].as_bool().unwrap(),
+            "{}: libgguf.quantize_requires_imatrix",
+            q.name()
+        );
+        let mut out = vec![0u8; q.block_bytes() * 256 / q.block_len()];
+        let r = q.encode_row(&x, None, &mut out);
+        if q.needs_importance() {
+            let e = r.unwrap_err();
+            assert_eq!(e, FormatError::NeedsImportance(q.name()));
+            assert!(e.to_string().contains("--imatrix"), "{e}");
+        } else {
+            r.unwrap();
+        }
+        assert!(q.encode_row(&x, Some(&[1.0; 255]), &mut out).is_err());
+        assert!(q.encode_row(&x[..255], None, &mut out).is_err());
+        assert!(q.encode_row(&x, Some(&[1.0; 256]), &mut out[1..]).is_err());
+    }
+    for t in Ternary::ALL {
+        assert!(
+            !fixture(&format!("{}.json", t.name()))["requires_imatrix"]
+                .as_bool()
+                .unwrap()
+        );
+    }
+}
+
+#[test]
+fn every_type_has_a_fixture_file_and_every_file_is_read() {
+    let mut want: Vec<String> = IQuant::ALL
+        .iter()
+        .map(|q| q.name())
+        .chain(Ternary::ALL.iter().map(|t| t.name()))
+        .map(|n| format!("{n}.json"))
+        .chain(["bulk.json", "grids.json", "inputs.json"].map(String::from))
+        .collect();
+    want.sort();
+    let mut have: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    have.sort();
+    assert_eq!(have, want);
+}
+
+/// A row of 256 values in 32-value stretches at scales 0.05 .. 50, some one-signed.
+fn row() -> impl proptest::strategy::Strategy<Value = Vec<f32>> {
+    use proptest::prelude::*;
+    (
+        prop::collection::vec(-1.0f32..1.0, 256),
+        prop::collection::vec((0.05f32..50.0, any::<bool>()), 8),
+    )
+        .prop_map(|(v, scales)| {
+            v.chunks(32)
+                .zip(&scales)
+                .flat_map(|(c, &(s, pos))| {
+                    c.iter()
+                        .map(move |&x| if pos { x.abs() * s } else { x * s })
+                })
+                .collect()
+        })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+    /// Every operation of the encoders is exact under a power-of-two scaling (away from f16
+    /// overflow and subnormals), so four times the row gives the same codes and four times
+    /// the values; codes stay within the levels.
+    #[test]
+    fn scaling_by_four_scales_the_reconstruction_by_four(x in row(), w in proptest::collection::vec(0.0f32..3.0, 256)) {
+        let x4: Vec<f32> = x.iter().map(|v| v * 4.0).collect();
+        for q in IQuant::ALL {
+            let ty = Ty::I(q);
+            let a = ty.encode(&x, Some(&w)).unwrap();
+            let b = ty.encode(&x4, Some(&w)).unwrap();
+            let (mut ca, mut cb, mut sa, mut sb) = (vec![0u8; 256], vec![0u8; 256], Vec::new(), Vec::new());
+            q.unpack_row(&a, &mut ca, &mut sa);
+            q.unpack_row(&b, &mut cb, &mut sb);
+            proptest::prop_assert_eq!(&ca, &cb, "{} codes", q.name());
+            proptest::prop_assert!(ca.iter().all(|&c| usize::from(c) < q.levels().len()));
+            proptest::prop_assert_eq!(sa.len(), 256 / q.sub_len());
+            let (va, vb) = (ty.decode(&a, 256), ty.decode(&b, 256));
+            for (i, (p, r)) in va.iter().zip(&vb).enumerate() {
+                proptest::prop_assert_eq!((p * 4.0).to_bits(), r.to_bits(), "{} value {}", q.name(), i);
+            }
+        }
+    }
+
+    /// A ternary block whose values are `d` times -1, 0, 1 (with `d` an f16 and one value at
+    /// `d`) encodes to exactly those values, so decoding and encoding again gives its bytes.
+    #[test]
+    fn ternary_blocks_that_are_already_ternary_come_back_unchanged(
+        trits in proptest::collection::vec(0u8..3, 256),
+        e in -8i32..8,
+    ) {
+        let d = 2f32.powi(e) * 1.25;
+        let mut x: Vec<f32> = trits.iter().map(|&t| (f32::from(t) - 1.0) * d).collect();
+        x[17] = d;
+        for t in Ternary::ALL {
+            let ty = Ty::T(t);
+            let bytes = ty.encode(&x, None).unwrap();
+            let y = ty.decode(&bytes, 256);
+            proptest::prop_assert_eq!(&y, &x);
+            proptest::prop_assert_eq!(ty.encode(&y, None).unwrap(), bytes);
+        }
+    }
 }

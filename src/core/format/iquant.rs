@@ -27,6 +27,7 @@
 //! Arithmetic is f32 in the reference's order and never fused; ties in sorts keep the input
 //! order (ggml's `qsort` as glibc's merge sort runs it).
 
+mod iq1;
 mod iq2;
 mod iq3;
 mod iq4;
@@ -40,6 +41,11 @@ use super::bits::f16_to_f32;
 /// One of llama.cpp's i-quant types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IQuant {
+    /// 2048-point 8-value grid of -1, 0, 1 shifted by 1/8 per 32, 3-bit scales per 32:
+    /// 1.5625 bits per weight. Needs an importance matrix.
+    Iq1S,
+    /// The same grid shifted per 8, 3-bit scales per 16: 1.75 bits per weight.
+    Iq1M,
     /// 256-point 8-value grid, 7-bit sign groups, 4-bit scales per 32: 2.0625 bits per
     /// weight. Needs an importance matrix.
     Iq2Xxs,
@@ -72,6 +78,8 @@ const fn f32s<const N: usize>(v: [i8; N]) -> [f32; N] {
 
 /// IQ4's levels.
 const IQ4_LEVELS: [f32; 16] = f32s(tables::KVALUES_IQ4NL);
+/// IQ1's levels with their shifts: `-1 - δ, -1 + δ, -δ, δ, 1 - δ, 1 + δ`.
+const IQ1_LEVELS: [f32; 6] = [-1.125, -0.875, -0.125, 0.125, 0.875, 1.125];
 /// IQ2's signed magnitudes.
 const IQ2_LEVELS: [f32; 6] = f32s([-43, -25, -8, 8, 25, 43]);
 /// IQ3_XXS's signed magnitudes.
@@ -83,7 +91,9 @@ const IQ3S_LEVELS: [f32; 16] = f32s([-15, -13, -11, -9, -7, -5, -3, -1, 1, 3, 5,
 
 impl IQuant {
     /// Every type, by bits per weight.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 9] = [
+        Self::Iq1S,
+        Self::Iq1M,
         Self::Iq2Xxs,
         Self::Iq2Xs,
         Self::Iq2S,
@@ -97,6 +107,8 @@ impl IQuant {
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
+            Self::Iq1S => "IQ1_S",
+            Self::Iq1M => "IQ1_M",
             Self::Iq2Xxs => "IQ2_XXS",
             Self::Iq2Xs => "IQ2_XS",
             Self::Iq2S => "IQ2_S",
@@ -120,6 +132,8 @@ impl IQuant {
     #[must_use]
     pub const fn block_bytes(self) -> usize {
         match self {
+            Self::Iq1S => iq1::S_BYTES,
+            Self::Iq1M => iq1::M_BYTES,
             Self::Iq2Xxs => iq2::XXS_BYTES,
             Self::Iq2Xs => iq2::XS_BYTES,
             Self::Iq2S => iq2::S_BYTES,
@@ -134,8 +148,8 @@ impl IQuant {
     #[must_use]
     pub const fn sub_len(self) -> usize {
         match self {
-            Self::Iq2Xs | Self::Iq2S => 16,
-            Self::Iq2Xxs | Self::Iq3Xxs | Self::Iq3S | Self::Iq4Nl | Self::Iq4Xs => 32,
+            Self::Iq1M | Self::Iq2Xs | Self::Iq2S => 16,
+            Self::Iq1S | Self::Iq2Xxs | Self::Iq3Xxs | Self::Iq3S | Self::Iq4Nl | Self::Iq4Xs => 32,
         }
     }
 
@@ -143,13 +157,14 @@ impl IQuant {
     /// `ggml_quantize_requires_imatrix`).
     #[must_use]
     pub const fn needs_importance(self) -> bool {
-        matches!(self, Self::Iq2Xxs | Self::Iq2Xs)
+        matches!(self, Self::Iq1S | Self::Iq2Xxs | Self::Iq2Xs)
     }
 
     /// The value of each code in units of the sub-block's step, ascending.
     #[must_use]
     pub const fn levels(self) -> &'static [f32] {
         match self {
+            Self::Iq1S | Self::Iq1M => &IQ1_LEVELS,
             Self::Iq2Xxs | Self::Iq2Xs | Self::Iq2S => &IQ2_LEVELS,
             Self::Iq3Xxs => &IQ3XXS_LEVELS,
             Self::Iq3S => &IQ3S_LEVELS,
@@ -161,6 +176,18 @@ impl IQuant {
     #[must_use]
     pub const fn parts(self) -> &'static [(&'static str, u32)] {
         match self {
+            Self::Iq1S => &[
+                ("payload: grid indices, 11 bit x 32", 32 * 11),
+                ("shift signs: 1 bit x 8", 8),
+                ("sub-block scales: 3 bit x 8", 24),
+                ("super-block d: f16", 16),
+            ],
+            Self::Iq1M => &[
+                ("payload: grid indices, 11 bit x 32", 32 * 11),
+                ("shift signs: 1 bit x 32", 32),
+                ("sub-block scales: 3 bit x 16", 48),
+                ("super-block d: f16 (in the scales' top bits)", 16),
+            ],
             Self::Iq2Xxs => &[
                 ("payload: grid indices, 8 bit x 32", 32 * 8),
                 ("signs: 7 bit x 32", 32 * 7),
@@ -237,6 +264,8 @@ impl IQuant {
             required()?;
         }
         match self {
+            Self::Iq1S => iq1::encode_s(x, required()?, out)?,
+            Self::Iq1M => iq1::encode_m(x, importance, out)?,
             Self::Iq2Xxs => iq2::encode_xxs(x, required()?, out)?,
             Self::Iq2Xs => iq2::encode_xs_s(x, Some(required()?), false, out)?,
             Self::Iq2S => iq2::encode_xs_s(x, importance, true, out)?,
@@ -254,6 +283,8 @@ impl IQuant {
         steps.clear();
         let bb = self.block_bytes();
         match self {
+            Self::Iq1S => iq1::unpack(bytes, false, codes, steps),
+            Self::Iq1M => iq1::unpack(bytes, true, codes, steps),
             Self::Iq2Xxs => iq2::unpack(bytes, iq2::Kind::Xxs, codes, steps),
             Self::Iq2Xs => iq2::unpack(bytes, iq2::Kind::Xs, codes, steps),
             Self::Iq2S => iq2::unpack(bytes, iq2::Kind::S, codes, steps),

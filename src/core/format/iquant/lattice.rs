@@ -36,7 +36,6 @@ pub(super) enum Which {
     /// IQ2_S: 1024 points, 1 neighbour distance.
     Iq2S,
     /// IQ1_S and IQ1_M: 2048 points, 3 neighbour distances.
-    #[cfg_attr(not(test), expect(dead_code, reason = "the IQ1 encoders come next"))]
     Iq1,
 }
 
@@ -232,7 +231,6 @@ pub(super) fn best_neighbour<const W: usize>(
 /// ggml's fallback over the whole grid (reached only when every distance is non-finite)
 /// reads past its input; here that case is `None`.
 #[inline]
-#[expect(dead_code, reason = "the IQ1 encoders come next")]
 pub(super) fn best_neighbour_iq1(
     lat: &Lattice<8>,
     list: &[u16],
