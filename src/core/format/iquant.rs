@@ -27,6 +27,11 @@
 //! Arithmetic is f32 in the reference's order and never fused; ties in sorts keep the input
 //! order (ggml's `qsort` as glibc's merge sort runs it).
 
+#![expect(
+    clippy::inline_always,
+    reason = "the encoders inline into pulp's vector dispatch, which is what vectorises them"
+)]
+
 mod iq1;
 mod iq2;
 mod iq3;
@@ -63,6 +68,48 @@ pub enum IQuant {
     Iq4Xs,
     /// An f16 scale per 32 of 16 non-linear levels: 4.5 bits per weight.
     Iq4Nl,
+}
+
+/// [`IQuant::encode_row`]'s work as a `pulp` operation, compiled with the widest vector
+/// instructions the CPU has (every operation is IEEE-exact and unfused, so each path gives
+/// the same bytes).
+struct EncodeOp<'a> {
+    q: IQuant,
+    x: &'a [f32],
+    importance: Option<&'a [f32]>,
+    out: &'a mut [u8],
+}
+
+impl pulp::WithSimd for EncodeOp<'_> {
+    type Output = Result<(), FormatError>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
+        let Self {
+            q,
+            x,
+            importance,
+            out,
+        } = self;
+        let required = || importance.ok_or(FormatError::NeedsImportance(q.name()));
+        match q {
+            IQuant::Iq1S => iq1::encode_s(x, required()?, out),
+            IQuant::Iq1M => iq1::encode_m(x, importance, out),
+            IQuant::Iq2Xxs => iq2::encode_xxs(x, required()?, out),
+            IQuant::Iq2Xs => iq2::encode_xs_s(x, Some(required()?), false, out),
+            IQuant::Iq2S => iq2::encode_xs_s(x, importance, true, out),
+            IQuant::Iq3Xxs => iq3::encode_xxs(x, importance, out),
+            IQuant::Iq3S => iq3::encode_s(x, importance, out),
+            IQuant::Iq4Nl => {
+                iq4::encode_nl(x, importance, out);
+                Ok(())
+            }
+            IQuant::Iq4Xs => {
+                iq4::encode_xs(x, importance, out);
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Converts a table of small integers to f32 at compile time.
@@ -259,22 +306,15 @@ impl IQuant {
                 got: w.len(),
             });
         }
-        let required = || importance.ok_or(FormatError::NeedsImportance(self.name()));
-        if self.needs_importance() {
-            required()?;
+        if self.needs_importance() && importance.is_none() {
+            return Err(FormatError::NeedsImportance(self.name()));
         }
-        match self {
-            Self::Iq1S => iq1::encode_s(x, required()?, out)?,
-            Self::Iq1M => iq1::encode_m(x, importance, out)?,
-            Self::Iq2Xxs => iq2::encode_xxs(x, required()?, out)?,
-            Self::Iq2Xs => iq2::encode_xs_s(x, Some(required()?), false, out)?,
-            Self::Iq2S => iq2::encode_xs_s(x, importance, true, out)?,
-            Self::Iq3Xxs => iq3::encode_xxs(x, importance, out)?,
-            Self::Iq3S => iq3::encode_s(x, importance, out)?,
-            Self::Iq4Nl => iq4::encode_nl(x, importance, out),
-            Self::Iq4Xs => iq4::encode_xs(x, importance, out),
-        }
-        Ok(())
+        pulp::Arch::new().dispatch(EncodeOp {
+            q: self,
+            x,
+            importance,
+            out,
+        })
     }
 
     /// Reads one row from ggml's bytes (whole blocks): a code per value (its index in

@@ -12,6 +12,11 @@
 //! `ceil((t0 * 81 + t1 * 27 + t2 * 9 + t3 * 3 + t4) * 256 / 243)`, and reads trit `n` back as
 //! `((byte * 3^n) mod 256 * 3) >> 8`.
 
+#![expect(
+    clippy::inline_always,
+    reason = "the encoders inline into pulp's vector dispatch (`IQuant::encode_row`), which is what vectorises them"
+)]
+
 use super::bits::{f16_to_f32, f32_to_f16};
 
 /// Values per block.
@@ -29,14 +34,17 @@ pub enum Ternary {
 /// `lroundf(v * id) + 1`: -1, 0, 1 to 0, 1, 2, halves away from zero. A product that is not
 /// finite (a block whose absmax is so small that `1 / d` overflows) gives what x86-64's
 /// `lroundf` and the conversion to `int` give, the code for 0.
-#[inline]
+/// Here `|v * id|` is at most `1 + 2^-23` (`d` is the block's absmax), so rounding is two
+/// comparisons.
+#[inline(always)]
 fn trit(v: f32, id: f32) -> u8 {
-    let r = (v * id).round();
-    let xi = if r.is_finite() { r as i32 } else { 0 };
-    (xi + 1) as u8
+    let p = v * id;
+    let f = p.is_finite();
+    1 + u8::from(f && p >= 0.5) - u8::from(f && p <= -0.5)
 }
 
 /// `ceil(sum of t[n] * 3^(4 - n) * 256 / 243)`: five trits in a byte, the first at the top.
+#[inline(always)]
 fn pack5(t: [u8; 5]) -> u8 {
     let q = t
         .iter()
@@ -83,13 +91,32 @@ impl Ternary {
 
     /// Encodes one row (a multiple of [`BLOCK`] values) into ggml's bytes.
     pub fn encode_row(self, x: &[f32], out: &mut [u8]) {
+        struct Op<'a>(Ternary, &'a [f32], &'a mut [u8]);
+        impl pulp::WithSimd for Op<'_> {
+            type Output = ();
+            #[inline(always)]
+            fn with_simd<S: pulp::Simd>(self, _simd: S) {
+                self.0.encode(self.1, self.2);
+            }
+        }
+        pulp::Arch::new().dispatch(Op(self, x, out));
+    }
+
+    /// [`Self::encode_row`]'s work.
+    #[inline(always)]
+    fn encode(self, x: &[f32], out: &mut [u8]) {
         let (xs, _) = x.as_chunks::<BLOCK>();
         for (xb, ob) in xs.iter().zip(out.chunks_exact_mut(self.block_bytes())) {
-            let mut amax = 0.0f32;
-            for &v in xb {
-                let a = v.abs();
-                amax = if amax > a { amax } else { a };
+            // The largest |x| in 8 lanes (the maximum of non-negative numbers does not
+            // depend on the order they are taken in).
+            let mut lanes = [0.0f32; 8];
+            for c in xb.chunks_exact(8) {
+                for (m, &v) in lanes.iter_mut().zip(c) {
+                    let a = v.abs();
+                    *m = if *m > a { *m } else { a };
+                }
             }
+            let amax = lanes.iter().fold(0.0f32, |m, &a| if m > a { m } else { a });
             let d = amax;
             let id = if d == 0.0 { 0.0 } else { 1.0 / d };
             let trit = |v: f32| trit(v, id);

@@ -12,6 +12,10 @@
 //! nibble), `scales[8]` (four u16: 3-bit scales, with the f16 `d` in their top nibbles).
 
 #![expect(
+    clippy::inline_always,
+    reason = "the encoders inline into pulp's vector dispatch (`IQuant::encode_row`), which is what vectorises them"
+)]
+#![expect(
     clippy::needless_range_loop,
     reason = "the loops transcribe ggml's index arithmetic one for one"
 )]
@@ -35,6 +39,7 @@ const X_M: [f32; 3] = [-1.0 - DELTA, -DELTA, 1.0 - DELTA];
 
 /// The indices of `xb` sorted by value, equal values in input order (ggml's `qsort` with a
 /// value-only comparison, which glibc runs as a merge sort: stable).
+#[inline(always)]
 fn sorted<const N: usize>(xb: &[f32]) -> [u8; N] {
     let mut idx: [u8; N] = std::array::from_fn(|i| i as u8);
     for i in 1..N {
@@ -51,6 +56,7 @@ fn sorted<const N: usize>(xb: &[f32]) -> [u8; N] {
 
 /// The levels of the split at `i1 <= i2` of the sorted order: below `i1` level 0, up to
 /// `i2` level 1, above level 2.
+#[inline(always)]
 fn split<const N: usize>(idx: &[u8; N], i1: usize, i2: usize, l: &mut [i8; N]) {
     for (j, &i) in idx.iter().enumerate() {
         l[usize::from(i)] = if j < i1 {
@@ -64,6 +70,7 @@ fn split<const N: usize>(idx: &[u8; N], i1: usize, i2: usize, l: &mut [i8; N]) {
 }
 
 /// `max(|x|)` as ggml's loop takes it.
+#[inline(always)]
 fn amax(xb: &[f32]) -> f32 {
     xb.iter()
         .skip(1)
@@ -71,6 +78,7 @@ fn amax(xb: &[f32]) -> f32 {
 }
 
 /// `2 * Σ x² / 256`, summed in order.
+#[inline(always)]
 fn sigma2(x: &[f32]) -> f32 {
     let mut sumx2 = 0.0f32;
     for &v in x {
@@ -81,6 +89,7 @@ fn sigma2(x: &[f32]) -> f32 {
 
 /// The grid index of group `k` of `l` (its neighbour's where it is off the grid; `l` then
 /// takes the neighbour's levels), `None` where ggml asserts.
+#[inline(always)]
 fn group_index(
     lat: &Lattice<8>,
     xb: &[f32],
@@ -103,6 +112,7 @@ fn group_index(
 /// IQ1_S's search over every split `i1 <= i2` of the sorted values and both shifts, from
 /// the prefix sums of `w x` and `w`: the best `(scale, i1, i2, shift)`.
 #[expect(clippy::similar_names, reason = "the reference's names are kept")]
+#[inline(always)]
 fn search_s(sumx: &[f32; 33], sumw: &[f32; 33], max: f32) -> Option<(f32, usize, usize, i8)> {
     let mut best_score = -f32::MAX;
     let mut scale = max;
@@ -130,6 +140,7 @@ fn search_s(sumx: &[f32; 33], sumw: &[f32; 33], max: f32) -> Option<(f32, usize,
 /// Σ w q x and Σ w q² over the groups' grid points, group `k`'s levels standing for
 /// `xx(k)`: the refit after a group moved to a neighbour.
 #[expect(clippy::similar_names, reason = "the reference's names are kept")]
+#[inline(always)]
 fn refit<'a>(
     lat: &Lattice<8>,
     index: &[u16],
@@ -156,6 +167,7 @@ fn refit<'a>(
     clippy::similar_names,
     reason = "the reference's names (sumqx, sumq2, besti1, besti2) are kept"
 )]
+#[inline(always)]
 pub(super) fn encode_s(x: &[f32], qw: &[f32], out: &mut [u8]) -> Result<(), FormatError> {
     let lat = lattice::q2(Which::Iq1);
     let (xs, _) = x.as_chunks::<256>();
@@ -257,7 +269,7 @@ struct Split16<'a> {
 impl Split16<'_> {
     /// Adds sorted value `j` at level `lv` to the four candidates' sums: 0 (+, +),
     /// 1 (+, -), 2 (-, +), 3 (-, -), the first sign for the first 8 values.
-    #[inline]
+    #[inline(always)]
     fn add(&self, j: usize, lv: usize, sumqx: &mut [f32; 4], sumq2: &mut [f32; 4]) {
         let i = usize::from(self.idx[j]);
         let (w, xi) = (self.weight[i], self.xb[i]);
@@ -288,6 +300,7 @@ impl Split16<'_> {
     /// `(scale, i1, i2, k)`. The sums for `(i1, i2)` are ggml's additions over the sorted
     /// values in order; those before `i2` are carried from `(i1, i2 - 1)`.
     #[expect(clippy::similar_names, reason = "the reference's names are kept")]
+    #[inline(always)]
     fn search(&self, max: f32) -> Option<(f32, usize, usize, usize)> {
         let mut best_score = -f32::MAX;
         let mut scale = max;
@@ -322,6 +335,7 @@ impl Split16<'_> {
 }
 
 /// The levels of group `k` (0 or 1) of an IQ1_M sub-block with shift pair `shift`.
+#[inline(always)]
 fn shifted(shift: usize, k: usize) -> &'static [f32; 3] {
     let plus = if k == 0 {
         shift < 2
@@ -341,6 +355,7 @@ struct BlockM<'a> {
 
 impl BlockM<'_> {
     /// Sub-block `ib`'s weights: `qw * sqrt(sigma2 + x²)`, or `x²` without importance.
+    #[inline(always)]
     fn weigh(&self, ib: usize, weight: &mut [f32; 16]) {
         let xb = &self.xbl[16 * ib..16 * ib + 16];
         for i in 0..16 {
@@ -354,6 +369,7 @@ impl BlockM<'_> {
     /// The sub-block scales' codes, the shift bits and the f16 `d` refitted over the whole
     /// block (times ggml's 1.1125), into the block's bytes.
     #[expect(clippy::similar_names, reason = "the reference's names are kept")]
+    #[inline(always)]
     fn finish(
         &self,
         lat: &Lattice<8>,
@@ -402,6 +418,7 @@ impl BlockM<'_> {
 }
 
 /// `quantize_iq1_m` on one row.
+#[inline(always)]
 pub(super) fn encode_m(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) -> Result<(), FormatError> {
     let lat = lattice::q2(Which::Iq1);
     let (xs, _) = x.as_chunks::<256>();

@@ -10,12 +10,16 @@
 //! bytes), `signs[32]`, `qh[8]` (2 high index bits per group), `scales[8]`.
 
 #![expect(
+    clippy::inline_always,
+    reason = "the encoders inline into pulp's vector dispatch (`IQuant::encode_row`), which is what vectorises them"
+)]
+#![expect(
     clippy::needless_range_loop,
     reason = "the loops transcribe ggml's index arithmetic one for one"
 )]
 
 use super::iq4::GROUP_MAX_EPS;
-use super::lattice::{self, Lattice, Which, best_neighbour};
+use super::lattice::{self, Lattice, Neighbours, Which, best_neighbour};
 use super::qp::{all_signs, even_signs, make_qp_quants};
 use super::tables::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, KSIGNS_IQ2XS};
 use crate::core::format::FormatError;
@@ -39,6 +43,7 @@ struct Sub<const N: usize> {
 }
 
 impl<const N: usize> Sub<N> {
+    #[inline(always)]
     const fn new() -> Self {
         Self {
             xval: [0.0; N],
@@ -48,6 +53,7 @@ impl<const N: usize> Sub<N> {
     }
 
     /// `qw * sqrt(sigma2 + x²)` with an importance vector, else `none(x)`; `waux = sqrt(w)`.
+    #[inline(always)]
     fn weigh(&mut self, xb: &[f32], qw: Option<&[f32]>, sigma2: f32, none: impl Fn(f32) -> f32) {
         for i in 0..N {
             self.weight[i] = match qw {
@@ -60,6 +66,7 @@ impl<const N: usize> Sub<N> {
 
     /// Σ w x q and Σ w q² with `q = 2 l + 1`.
     #[expect(clippy::similar_names, reason = "the reference's names are kept")]
+    #[inline(always)]
     fn sums(&self, l: &[i8; N]) -> (f32, f32) {
         let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
         for i in 0..N {
@@ -72,6 +79,7 @@ impl<const N: usize> Sub<N> {
     }
 
     /// The largest magnitude (`xval[0]` first, then each larger one).
+    #[inline(always)]
     fn max(&self) -> f32 {
         self.xval
             .iter()
@@ -80,13 +88,14 @@ impl<const N: usize> Sub<N> {
     }
 
     /// Group `k`'s levels at inverse scale `id` into `l`, and the grid's answer for them.
+    #[inline(always)]
     fn round_group<'a>(
         &self,
         lat: &'a Lattice<8>,
         k: usize,
         id: f32,
         l: &mut [i8],
-    ) -> Result<usize, &'a [u16]> {
+    ) -> Result<usize, Neighbours<'a>> {
         let mut u = 0usize;
         for i in 0..8 {
             let q = nearest_int(0.5 * (id * self.xval[8 * k + i] - 1.0)).clamp(0, 2);
@@ -97,10 +106,11 @@ impl<const N: usize> Sub<N> {
     }
 
     /// [`best_neighbour`] for group `k`.
+    #[inline(always)]
     fn neighbour(
         &self,
         lat: &Lattice<8>,
-        list: &[u16],
+        list: Neighbours<'_>,
         k: usize,
         scale: f32,
         l: &mut [i8],
@@ -111,6 +121,7 @@ impl<const N: usize> Sub<N> {
 }
 
 /// The grid indices of a sub-block's groups (ggml aborts where one is off the grid).
+#[inline(always)]
 fn indices<const N: usize>(lat: &Lattice<8>, l: &[i8; N], out: &mut [u16]) -> Result<(), ()> {
     for (k, o) in out.iter_mut().enumerate().take(N / 8) {
         let u: usize = (0..8).map(|i| (l[8 * k + i] as usize) << (2 * i)).sum();
@@ -120,6 +131,7 @@ fn indices<const N: usize>(lat: &Lattice<8>, l: &[i8; N], out: &mut [u16]) -> Re
 }
 
 /// IQ2_XS's and IQ2_S's search over a 16-value sub-block whose largest magnitude is `max`.
+#[inline(always)]
 fn search_16(lat: &Lattice<8>, s: &Sub<16>, max: f32, l: &mut [i8; 16]) -> Result<f32, ()> {
     let mut best = 0.0f32;
     let mut scale = max / 5.0;
@@ -163,6 +175,7 @@ fn search_16(lat: &Lattice<8>, s: &Sub<16>, max: f32, l: &mut [i8; 16]) -> Resul
 }
 
 /// IQ2_XXS's search over a 32-value sub-block: `None` where `make_qp_quants` finds no scale.
+#[inline(always)]
 fn search_xxs(lat: &Lattice<8>, s: &Sub<32>, l: &mut [i8; 32]) -> Result<Option<f32>, ()> {
     let mut lq = [0u8; 32];
     let mut scale = make_qp_quants(4, &s.xval, &mut lq, &s.weight);
@@ -209,6 +222,7 @@ fn search_xxs(lat: &Lattice<8>, s: &Sub<32>, l: &mut [i8; 32]) -> Result<Option<
 }
 
 /// `Σ x² / 256`, summed in order, times `k`.
+#[inline(always)]
 fn sigma2(x: &[f32], k: f32) -> f32 {
     let mut sumx2 = 0.0f32;
     for &v in x {
@@ -218,11 +232,13 @@ fn sigma2(x: &[f32], k: f32) -> f32 {
 }
 
 /// `nearest_int(0.5 * (id * scale - 1))` in 0..15: a sub-block's stored 4-bit scale.
+#[inline(always)]
 fn scale_code(id: f32, scale: f32) -> u8 {
     nearest_int(0.5 * (id * scale - 1.0)).clamp(0, 15) as u8
 }
 
 /// `quantize_iq2_xxs` on one row (`qw` is required).
+#[inline(always)]
 pub(super) fn encode_xxs(x: &[f32], qw: &[f32], out: &mut [u8]) -> Result<(), FormatError> {
     let off = |()| FormatError::OffGrid("IQ2_XXS");
     let lat = lattice::q2(Which::Iq2Xxs);
@@ -281,6 +297,7 @@ pub(super) fn encode_xxs(x: &[f32], qw: &[f32], out: &mut [u8]) -> Result<(), Fo
 }
 
 /// `quantize_iq2_xs` (`s` false, `qw` required) or `quantize_iq2_s` on one row.
+#[inline(always)]
 pub(super) fn encode_xs_s(
     x: &[f32],
     qw: Option<&[f32]>,

@@ -9,6 +9,10 @@
 //! (a byte per 8 values), `scales[4]` (two 4-bit scales a byte).
 
 #![expect(
+    clippy::inline_always,
+    reason = "the encoders inline into pulp's vector dispatch (`IQuant::encode_row`), which is what vectorises them"
+)]
+#![expect(
     clippy::needless_range_loop,
     reason = "the loops transcribe ggml's index arithmetic one for one"
 )]
@@ -47,6 +51,7 @@ struct Rules {
 }
 
 /// Level combination of four levels.
+#[inline(always)]
 fn index_of(l: &[i8]) -> usize {
     l.iter()
         .take(4)
@@ -56,7 +61,7 @@ fn index_of(l: &[i8]) -> usize {
 }
 
 /// `0.5 * (id * x - 1)` to the nearest level 0..7, as the search rounds.
-#[inline]
+#[inline(always)]
 fn level(id: f32, x: f32) -> i8 {
     nearest_int(0.5 * (id * x - 1.0)).clamp(0, 7) as i8
 }
@@ -66,6 +71,7 @@ fn level(id: f32, x: f32) -> i8 {
     clippy::similar_names,
     reason = "the reference's names (sumqx, sumq2) are kept"
 )]
+#[inline(always)]
 fn sums(s: &Sub, l: &[i8; 32]) -> (f32, f32) {
     let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
     for i in 0..32 {
@@ -79,6 +85,7 @@ fn sums(s: &Sub, l: &[i8; 32]) -> (f32, f32) {
 
 /// The scale search and grid fitting of one sub-block whose largest magnitude is `max`: the
 /// scale and each value's level (each group of 4 on the grid).
+#[inline(always)]
 fn search(s: &Sub, max: f32, r: &Rules, l: &mut [i8; 32]) -> Result<f32, ()> {
     let lat = r.lat;
     let mut best = 0.0f32;
@@ -150,6 +157,7 @@ fn search(s: &Sub, max: f32, r: &Rules, l: &mut [i8; 32]) -> Result<f32, ()> {
 }
 
 /// The weights of a sub-block: `qw * sqrt(sigma2 + x²)` with an importance vector, else `x²`.
+#[inline(always)]
 fn weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, s: &mut Sub) {
     for i in 0..32 {
         s.weight[i] = match qw {
@@ -161,6 +169,7 @@ fn weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, s: &mut Sub) {
 }
 
 /// `2 * Σ x² / 256`, summed in order.
+#[inline(always)]
 fn sigma2(x: &[f32]) -> f32 {
     let mut sumx2 = 0.0f32;
     for &v in x {
@@ -170,6 +179,7 @@ fn sigma2(x: &[f32]) -> f32 {
 }
 
 /// The grid indices of a sub-block's eight groups (ggml aborts where one is off the grid).
+#[inline(always)]
 fn indices(lat: &Lattice<4>, l: &[i8; 32]) -> Result<[u16; 8], ()> {
     let mut out = [0u16; 8];
     for (k, o) in out.iter_mut().enumerate() {
@@ -179,6 +189,7 @@ fn indices(lat: &Lattice<4>, l: &[i8; 32]) -> Result<[u16; 8], ()> {
 }
 
 /// `quantize_iq3_xxs` on one row.
+#[inline(always)]
 pub(super) fn encode_xxs(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) -> Result<(), FormatError> {
     let off = |()| FormatError::OffGrid("IQ3_XXS");
     let rules = Rules {
@@ -254,6 +265,7 @@ pub(super) fn encode_xxs(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) -> Resul
 }
 
 /// `quantize_iq3_s` on one row.
+#[inline(always)]
 pub(super) fn encode_s(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) -> Result<(), FormatError> {
     let off = |()| FormatError::OffGrid("IQ3_S");
     let rules = Rules {

@@ -7,6 +7,11 @@
 //! `scales_h` (u16: 2 high bits per sub-block), `scales_l[4]` (4 low bits per sub-block),
 //! `qs[128]` (32-value runs as IQ4_NL's).
 
+#![expect(
+    clippy::inline_always,
+    reason = "the encoders inline into pulp's vector dispatch (`IQuant::encode_row`), which is what vectorises them"
+)]
+
 use super::tables::KVALUES_IQ4NL;
 use crate::core::format::bits::{f32_to_f16, nearest_int};
 
@@ -14,9 +19,9 @@ use crate::core::format::bits::{f32_to_f16, nearest_int};
 pub(super) const GROUP_MAX_EPS: f32 = 1e-15;
 
 /// ggml's `best_index_int8`: the index of the level nearest `x` (the upper one unless the
-/// lower is strictly nearer).
-#[inline]
-pub(super) fn best_index_int8(val: &[i8; 16], x: f32) -> usize {
+/// lower is strictly nearer). The encoders use [`indices32`], tested equal to it.
+#[cfg(test)]
+fn best_index_int8(val: &[i8; 16], x: f32) -> usize {
     if x <= f32::from(val[0]) {
         return 0;
     }
@@ -39,6 +44,50 @@ pub(super) fn best_index_int8(val: &[i8; 16], x: f32) -> usize {
     }
 }
 
+/// [`best_index_int8`] of `id * x[j]` for 32 values at once, without branches: the index is
+/// the number of gaps `k` (between levels `k` and `k + 1`) for which
+/// `(al - v[k]) < (v[k + 1] - al)` is false. Below the gap that holds `al` it is false (the
+/// left side is positive, the right not), above it true (the left side negative, the right
+/// positive), and in that gap it is ggml's own test, computed the same way; `al` at or past
+/// either end counts 0 or 15 gaps, and a NaN 15, as the binary search gives.
+#[inline(always)]
+#[expect(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "a NaN must count as not less, as ggml's comparison does"
+)]
+pub(super) fn indices32(id: f32, x: &[f32], out: &mut [u8; 32]) {
+    let v: [f32; 16] = KVALUES_IQ4NL.map(f32::from);
+    let mut al = [0.0f32; 32];
+    for (a, &x) in al.iter_mut().zip(x) {
+        *a = id * x;
+    }
+    *out = [0; 32];
+    for k in 0..15 {
+        let (lo, hi) = (v[k], v[k + 1]);
+        for (o, &a) in out.iter_mut().zip(&al) {
+            *o += u8::from(!((a - lo) < (hi - a)));
+        }
+    }
+}
+
+/// Σ w q x and Σ w q² over a 32-value sub-block, `q` the levels of `l`, summed in order.
+#[inline(always)]
+#[expect(clippy::similar_names, reason = "the reference's names are kept")]
+fn sums(l: &[u8; 32], x: &[f32], weight: &[f32; 32]) -> (f32, f32) {
+    let (mut qx, mut q2) = ([0.0f32; 32], [0.0f32; 32]);
+    for j in 0..32 {
+        let q = f32::from(KVALUES_IQ4NL[usize::from(l[j] & 15)]);
+        qx[j] = weight[j] * q * x[j];
+        q2[j] = weight[j] * q * q;
+    }
+    let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
+    for j in 0..32 {
+        sumqx += qx[j];
+        sumq2 += q2[j];
+    }
+    (sumqx, sumq2)
+}
+
 /// What `quantize_row_iq4_nl_impl` writes for one super-block of `N` values.
 struct Iq4Block<const N: usize> {
     d: u16,
@@ -54,6 +103,7 @@ struct Iq4Block<const N: usize> {
     clippy::similar_names,
     reason = "the reference's names (sumqx, sumq2) are kept"
 )]
+#[inline(always)]
 fn sub_block_scale(xb: &[f32], weight: &[f32; 32], l: &mut [u8]) -> Option<f32> {
     const NTRY: i32 = 7;
     let values = &KVALUES_IQ4NL;
@@ -69,30 +119,16 @@ fn sub_block_scale(xb: &[f32], weight: &[f32; 32], l: &mut [u8]) -> Option<f32> 
         return None;
     }
     let mut d = -max / f32::from(values[0]);
-    let mut id = 1.0 / d;
-    let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
-    for j in 0..32 {
-        let al = id * xb[j];
-        let k = best_index_int8(values, al);
-        l[j] = k as u8;
-        let q = f32::from(values[k]);
-        let w = weight[j];
-        sumqx += w * q * xb[j];
-        sumq2 += w * q * q;
-    }
+    let mut idx = [0u8; 32];
+    indices32(1.0 / d, xb, &mut idx);
+    l.copy_from_slice(&idx);
+    let (mut sumqx, mut sumq2) = sums(&idx, xb, weight);
     d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
     let mut best = d * sumqx;
     for itry in -NTRY..=NTRY {
-        id = (itry + i32::from(values[0])) as f32 / max;
-        sumqx = 0.0;
-        sumq2 = 0.0;
-        for j in 0..32 {
-            let al = id * xb[j];
-            let q = f32::from(values[best_index_int8(values, al)]);
-            let w = weight[j];
-            sumqx += w * q * xb[j];
-            sumq2 += w * q * q;
-        }
+        let id = (itry + i32::from(values[0])) as f32 / max;
+        indices32(id, xb, &mut idx);
+        (sumqx, sumq2) = sums(&idx, xb, weight);
         if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
             d = sumqx / sumq2;
             best = d * sumqx;
@@ -102,8 +138,8 @@ fn sub_block_scale(xb: &[f32], weight: &[f32; 32], l: &mut [u8]) -> Option<f32> 
 }
 
 /// `quantize_row_iq4_nl_impl(N, 32, x, ..., kvalues_iq4nl, quant_weights, 7)`.
+#[inline(always)]
 fn iq4_block<const N: usize>(x: &[f32; N], qw: Option<&[f32]>) -> Iq4Block<N> {
-    let values = &KVALUES_IQ4NL;
     let mut out = Iq4Block {
         d: f32_to_f16(0.0),
         scales_h: 0,
@@ -153,9 +189,9 @@ fn iq4_block<const N: usize>(x: &[f32; N], qw: Option<&[f32]>) -> Iq4Block<N> {
             l = l.clamp(-32, 31);
             let dl = d * l as f32;
             let idl = if dl == 0.0 { 0.0 } else { 1.0 / dl };
-            for j in 0..32 {
-                out.l[32 * ib + j] = best_index_int8(values, idl * x[32 * ib + j]) as u8;
-            }
+            let mut idx = [0u8; 32];
+            indices32(idl, &x[32 * ib..32 * ib + 32], &mut idx);
+            out.l[32 * ib..32 * ib + 32].copy_from_slice(&idx);
             let l = (l + 32) as u8;
             let (l_l, l_h) = (l & 0xf, l >> 4);
             if ib % 2 == 0 {
@@ -172,14 +208,17 @@ fn iq4_block<const N: usize>(x: &[f32; N], qw: Option<&[f32]>) -> Iq4Block<N> {
         } else {
             1.0 / scales[0]
         };
-        for (l, &v) in out.l.iter_mut().zip(x) {
-            *l = best_index_int8(values, id * v) as u8;
+        for (l, x) in out.l.chunks_exact_mut(32).zip(x.chunks_exact(32)) {
+            let mut idx = [0u8; 32];
+            indices32(id, x, &mut idx);
+            l.copy_from_slice(&idx);
         }
     }
     out
 }
 
 /// Indices of 32 values into 16 bytes: byte `j` holds `j` (low) and `j + 16` (high).
+#[inline(always)]
 fn pack_nibbles(l: &[u8], qs: &mut [u8]) {
     for (i, q) in qs.chunks_exact_mut(16).enumerate() {
         for j in 0..16 {
@@ -194,6 +233,7 @@ pub(super) const NL_BYTES: usize = 18;
 pub(super) const XS_BYTES: usize = 136;
 
 /// `quantize_iq4_nl` on one row (blocks of 32).
+#[inline(always)]
 pub(super) fn encode_nl(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
     let (xs, _) = x.as_chunks::<32>();
     for (b, (xb, ob)) in xs.iter().zip(out.chunks_exact_mut(NL_BYTES)).enumerate() {
@@ -204,6 +244,7 @@ pub(super) fn encode_nl(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
 }
 
 /// `quantize_iq4_xs` on one row (super-blocks of 256).
+#[inline(always)]
 pub(super) fn encode_xs(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
     let (xs, _) = x.as_chunks::<256>();
     for (b, (xb, ob)) in xs.iter().zip(out.chunks_exact_mut(XS_BYTES)).enumerate() {
@@ -253,6 +294,44 @@ mod tests {
         assert_eq!(best_index_int8(v, -4.5), 8);
         assert_eq!(best_index_int8(v, -4.6), 7);
         assert_eq!(best_index_int8(v, 0.0), 8);
+    }
+
+    #[test]
+    fn the_branchless_indices_are_the_binary_search() {
+        let mut x: Vec<f32> = (-300..300).map(|i| i as f32 * 0.5).collect();
+        for k in 0..15 {
+            let (a, b) = (f32::from(KVALUES_IQ4NL[k]), f32::from(KVALUES_IQ4NL[k + 1]));
+            let mid = f32::midpoint(a, b);
+            x.extend([
+                a,
+                b,
+                mid,
+                mid.next_up(),
+                mid.next_down(),
+                a.next_up(),
+                b.next_down(),
+            ]);
+        }
+        x.extend([
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MAX,
+            -f32::MAX,
+            0.0,
+            -0.0,
+        ]);
+        x.resize(x.len().next_multiple_of(32), 0.0);
+        for id in [1.0f32, 0.37, -2.5] {
+            for c in x.chunks_exact(32) {
+                let mut got = [0u8; 32];
+                indices32(id, c, &mut got);
+                for (j, &g) in got.iter().enumerate() {
+                    let want = best_index_int8(&KVALUES_IQ4NL, id * c[j]);
+                    assert_eq!(usize::from(g), want, "{id} * {}", c[j]);
+                }
+            }
+        }
     }
 
     #[test]

@@ -10,9 +10,18 @@
 //! milliseconds' work. [`best_neighbour`] and [`best_neighbour_iq1`] are ggml's
 //! `iq2_find_best_neighbour` / `iq3_find_best_neighbour` and `iq1_find_best_neighbour2`.
 
+#![expect(
+    clippy::inline_always,
+    reason = "the encoders inline into pulp's vector dispatch (`IQuant::encode_row`), which is what vectorises them"
+)]
+
 use std::sync::OnceLock;
 
 use super::tables::{IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID};
+
+/// Neighbours are searched [`LANES`] at a time: each lane's distance is its own sum, in
+/// the reference's order, so the search vectorises without changing a bit.
+const LANES: usize = 8;
 
 /// One grid's search tables.
 #[derive(Debug)]
@@ -20,10 +29,23 @@ pub(super) struct Lattice<const W: usize> {
     /// Each point as `2 * level + 1` per value.
     pub points: Vec<[i8; W]>,
     /// Level combination (`bits` per value, value `j` at `bits * j`) to the point's index,
-    /// or `-(offset + 1)` of its neighbour list in [`Self::neighbours`].
+    /// or `-(list + 1)` of its neighbour list in [`Self::lists`].
     map: Vec<i32>,
-    /// Lists: a count, then that many point indices.
-    neighbours: Vec<u16>,
+    /// Each list's first index in [`Self::ids`], its length, and its first value in
+    /// [`Self::cols`].
+    lists: Vec<(u32, u16, u32)>,
+    /// The lists' point indices, nearest first.
+    ids: Vec<u16>,
+    /// The lists' points value by value: for list of length `n` padded to `p` (a multiple of
+    /// [`LANES`]), value `i` of its points at `i * p ..`, as `2 * level + 1`.
+    cols: Vec<i8>,
+}
+
+/// A combination's neighbours: their indices and their points value by value.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Neighbours<'a> {
+    ids: &'a [u16],
+    cols: &'a [i8],
 }
 
 /// Which grid.
@@ -101,6 +123,10 @@ fn level_q3xxs(b: u8) -> u8 {
     (b / 8).min(7)
 }
 
+#[expect(
+    clippy::needless_range_loop,
+    reason = "value `i` of every listed point, column by column"
+)]
 /// `iq*xs_init_impl` for the combinations whose levels are all below `reach`.
 fn build<const W: usize>(levels: &[[u8; W]], bits: u32, reach: u8, nwant: usize) -> Lattice<W> {
     let points: Vec<[i8; W]> = levels
@@ -117,13 +143,13 @@ fn build<const W: usize>(levels: &[[u8; W]], bits: u32, reach: u8, nwant: usize)
     for (i, l) in levels.iter().enumerate() {
         map[index(l)] = i as i32;
     }
-    let mut neighbours = Vec::new();
+    let (mut lists, mut ids, mut cols) = (Vec::new(), Vec::new(), Vec::new());
     let mut dist = vec![0i32; points.len()];
     let mut combo = [0u8; W];
     loop {
         let u = index(&combo);
         if map[u] < 0 {
-            map[u] = -(neighbours.len() as i32 + 1);
+            map[u] = -(lists.len() as i32 + 1);
             let pos: [i32; W] = std::array::from_fn(|j| 2 * i32::from(combo[j]) + 1);
             for (d, p) in dist.iter_mut().zip(&points) {
                 *d = p
@@ -133,16 +159,21 @@ fn build<const W: usize>(levels: &[[u8; W]], bits: u32, reach: u8, nwant: usize)
                     .sum();
             }
             let nearest = smallest_distinct(&dist, nwant);
-            let start = neighbours.len();
-            neighbours.push(0);
+            let start = ids.len();
             for &want in &nearest {
                 for (j, &d) in dist.iter().enumerate() {
                     if d == want {
-                        neighbours.push(j as u16);
+                        ids.push(j as u16);
                     }
                 }
             }
-            neighbours[start] = (neighbours.len() - start - 1) as u16;
+            let n = ids.len() - start;
+            let padded = n.div_ceil(LANES) * LANES;
+            lists.push((start as u32, n as u16, cols.len() as u32));
+            for i in 0..W {
+                cols.extend(ids[start..].iter().map(|&j| points[usize::from(j)][i]));
+                cols.resize(cols.len() + padded - n, 1);
+            }
         }
         // The next combination of levels below `reach`, value 0 fastest.
         let Some(k) = combo.iter().position(|&c| c + 1 < reach) else {
@@ -154,7 +185,9 @@ fn build<const W: usize>(levels: &[[u8; W]], bits: u32, reach: u8, nwant: usize)
     Lattice {
         points,
         map,
-        neighbours,
+        lists,
+        ids,
+        cols,
     }
 }
 
@@ -175,88 +208,104 @@ fn smallest_distinct(d: &[i32], n: usize) -> Vec<i32> {
 }
 
 impl<const W: usize> Lattice<W> {
-    /// The grid index of a level combination, or `Err(list)`: the neighbours to search.
-    #[inline]
-    pub fn lookup(&self, u: usize) -> Result<usize, &[u16]> {
+    /// The grid index of a level combination, or its neighbours to search.
+    #[inline(always)]
+    pub fn lookup(&self, u: usize) -> Result<usize, Neighbours<'_>> {
         match self.map.get(u).copied().unwrap_or(-1) {
             i if i >= 0 => Ok(i as usize),
             i => {
-                let start = (-i - 1) as usize;
-                let n = usize::from(self.neighbours.get(start).copied().unwrap_or(0));
-                Err(self.neighbours.get(start + 1..start + 1 + n).unwrap_or(&[]))
+                let (start, n, col) = self
+                    .lists
+                    .get((-i - 1) as usize)
+                    .copied()
+                    .unwrap_or((0, 0, 0));
+                let (start, n, col) = (start as usize, usize::from(n), col as usize);
+                let padded = n.div_ceil(LANES) * LANES;
+                Err(Neighbours {
+                    ids: &self.ids[start..start + n],
+                    cols: &self.cols[col..col + W * padded],
+                })
             }
         }
     }
 
     /// Point `i`'s levels, `(2 * level + 1 - 1) / 2`.
-    #[inline]
+    #[inline(always)]
     pub fn levels(&self, i: usize) -> [i8; W] {
         self.points[i].map(|p| (p - 1) / 2)
     }
 }
 
+/// The first of `list` whose distance `Σ w_i (scale q_i(point) - x_i)²` is least and below
+/// `f32::MAX`, `q` the point's value `2 l + 1` mapped by `q`; each distance is summed over
+/// `i` in order, [`LANES`] points side by side.
+#[inline(always)]
+fn nearest<const W: usize>(
+    list: Neighbours<'_>,
+    xval: &[f32],
+    weight: &[f32],
+    scale: f32,
+    q: impl Fn(f32) -> f32,
+) -> Option<u16> {
+    let n = list.ids.len();
+    let padded = list.cols.len() / W;
+    let mut best_d2 = f32::MAX;
+    let mut best = None;
+    for c in (0..padded).step_by(LANES) {
+        let mut acc = [0.0f32; LANES];
+        for i in 0..W {
+            let col = &list.cols[i * padded + c..i * padded + c + LANES];
+            let (x, w) = (xval[i], weight[i]);
+            for (a, &p) in acc.iter_mut().zip(col) {
+                let diff = scale * q(f32::from(p)) - x;
+                *a += w * diff * diff;
+            }
+        }
+        for (k, &d2) in acc.iter().enumerate().take(n - c) {
+            if d2 < best_d2 {
+                best_d2 = d2;
+                best = Some(list.ids[c + k]);
+            }
+        }
+    }
+    best
+}
+
 /// `iq2_find_best_neighbour` / `iq3_find_best_neighbour`: the neighbour whose scaled point is
 /// nearest `xval` in the weighted squared distance (the first on ties); its levels go to `l`.
 /// `None` when no distance is below `f32::MAX` (non-finite arithmetic), where ggml asserts.
-#[inline]
+#[inline(always)]
 pub(super) fn best_neighbour<const W: usize>(
     lat: &Lattice<W>,
-    list: &[u16],
+    list: Neighbours<'_>,
     xval: &[f32],
     weight: &[f32],
     scale: f32,
     l: &mut [i8],
 ) -> Option<usize> {
-    let mut best_d2 = f32::MAX;
-    let mut best = None;
-    for &n in list {
-        let pg = &lat.points[usize::from(n)];
-        let mut d2 = 0.0f32;
-        for i in 0..W {
-            let q = f32::from(pg[i]);
-            let diff = scale * q - xval[i];
-            d2 += weight[i] * diff * diff;
-        }
-        if d2 < best_d2 {
-            best_d2 = d2;
-            best = Some(usize::from(n));
-        }
-    }
-    let g = best?;
+    let g = usize::from(nearest::<W>(list, xval, weight, scale, |p| p)?);
     l[..W].copy_from_slice(&lat.levels(g));
     Some(g)
 }
 
-/// `iq1_find_best_neighbour2`: as [`best_neighbour`], each level standing for `xg[level]`.
-/// ggml's fallback over the whole grid (reached only when every distance is non-finite)
-/// reads past its input; here that case is `None`.
-#[inline]
+/// `iq1_find_best_neighbour2`: as [`best_neighbour`], each level standing for `xg[level]`
+/// (`xg` is `level + xg[0]` exactly: -1, 0, 1 shifted by 1/8). ggml's fallback over the
+/// whole grid (reached only when every distance is non-finite) reads past its input; here
+/// that case is `None`.
+#[inline(always)]
 pub(super) fn best_neighbour_iq1(
     lat: &Lattice<8>,
-    list: &[u16],
+    list: Neighbours<'_>,
     xval: &[f32],
     weight: &[f32],
     scale: f32,
     xg: &[f32; 3],
     l: &mut [i8],
 ) -> Option<usize> {
-    let mut best_score = f32::MAX;
-    let mut best = None;
-    for &n in list {
-        let pg = &lat.points[usize::from(n)];
-        let mut d2 = 0.0f32;
-        for i in 0..8 {
-            let q = xg[((pg[i] - 1) / 2) as usize];
-            let w = weight[i];
-            let diff = scale * q - xval[i];
-            d2 += w * diff * diff;
-        }
-        if d2 < best_score {
-            best_score = d2;
-            best = Some(usize::from(n));
-        }
-    }
-    let g = best?;
+    let base = xg[0];
+    let g = usize::from(nearest::<8>(list, xval, weight, scale, |p| {
+        (p - 1.0) * 0.5 + base
+    })?);
     l[..8].copy_from_slice(&lat.levels(g));
     Some(g)
 }
@@ -275,7 +324,7 @@ mod tests {
                     .enumerate()
                     .map(|(j, &v)| (((v - 1) / 2) as usize) << (2 * j))
                     .sum();
-                assert_eq!(lat.lookup(u), Ok(i));
+                assert_eq!(lat.lookup(u).ok(), Some(i));
             }
             // Every combination of levels 0..2 either is a point or has neighbours.
             for u in 0..6561usize {
@@ -286,7 +335,7 @@ mod tests {
                     r /= 3;
                 }
                 if let Err(list) = lat.lookup(idx) {
-                    assert!(!list.is_empty(), "{which:?} {idx}");
+                    assert!(!list.ids.is_empty(), "{which:?} {idx}");
                 }
             }
         }
@@ -294,7 +343,8 @@ mod tests {
             let lat = q3(big);
             for u in 0..4096 {
                 if let Err(list) = lat.lookup(u) {
-                    assert!(!list.is_empty());
+                    assert!(!list.ids.is_empty());
+                    assert_eq!(list.cols.len() % (4 * LANES), 0);
                 }
             }
         }
@@ -308,6 +358,14 @@ mod tests {
             .filter(|u| (0..8).all(|j| (u >> (2 * j)) & 3 < 3))
             .find_map(|u| lat.lookup(u).err().map(|l| (u, l)))
             .unwrap();
+        // The columns hold the listed points value by value.
+        let padded = list.cols.len() / 8;
+        for (k, &id) in list.ids.iter().enumerate() {
+            for i in 0..8 {
+                assert_eq!(list.cols[i * padded + k], lat.points[usize::from(id)][i]);
+            }
+        }
+        let list = list.ids;
         let pos: [i32; 8] = std::array::from_fn(|j| 2 * ((u >> (2 * j)) & 3) as i32 + 1);
         let d2 = |i: u16| -> i32 {
             let p = lat.points[usize::from(i)];

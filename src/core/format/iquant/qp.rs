@@ -1,6 +1,11 @@
 //! ggml's `make_qp_quants` (IQ2_XXS's first scale) and the sign handling the 7-bit sign
 //! types share.
 
+#![expect(
+    clippy::inline_always,
+    reason = "the encoders inline into pulp's vector dispatch (`IQuant::encode_row`), which is what vectorises them"
+)]
+
 use super::iq4::GROUP_MAX_EPS;
 use crate::core::format::bits::nearest_int;
 
@@ -11,6 +16,7 @@ use crate::core::format::bits::nearest_int;
     clippy::similar_names,
     reason = "the reference's names (sumlx, suml2, slx, sl2) are kept"
 )]
+#[inline(always)]
 pub(super) fn make_qp_quants(nmax: i32, x: &[f32], l: &mut [u8], w: &[f32]) -> f32 {
     let n = x.len();
     let mut max = 0.0f32;
@@ -89,6 +95,7 @@ pub(super) fn make_qp_quants(nmax: i32, x: &[f32], l: &mut [u8], w: &[f32]) -> f
 /// negative), with an even count of negatives: when the count is odd, the value with the
 /// least `weight * x * x` (the first on ties) has its sign flipped (and its magnitude
 /// negated), as the 7-bit sign types store only 7 signs. Returns the 7 stored bits.
+#[inline(always)]
 pub(super) fn even_signs(xb: &[f32], weight: &[f32], xval: &mut [f32]) -> u8 {
     let mut nflip = 0;
     let mut s = 0u8;
@@ -118,6 +125,7 @@ pub(super) fn even_signs(xb: &[f32], weight: &[f32], xval: &mut [f32]) -> u8 {
 }
 
 /// The magnitudes of a group of 8 into `xval` and all 8 sign bits.
+#[inline(always)]
 pub(super) fn all_signs(xb: &[f32], xval: &mut [f32]) -> u8 {
     let mut s = 0u8;
     for i in 0..8 {
