@@ -1,0 +1,300 @@
+//! The references at their edges, from fixtures the real libraries made on the generator's
+//! machine (`tests/golden/generate_edges.py`, files in `tests/golden/edges/`): bitsandbytes'
+//! NF4 double quantization and the torch mean it subtracts, ONNX Runtime at 16 bits with and
+//! without `reduce_range`, PyTorch's observers with `reduce_range` and the functions that
+//! clamp their codes, and ggml (through libgguf) on MXFP4, NVFP4 and the k-quants at the f32
+//! maximum and other values past the formats' reach.
+
+use std::path::{Path, PathBuf};
+
+use ndarray::Array2;
+use quantscope::core::format::nf4;
+use quantscope::core::{Matrix, Options, PresetOptions, analyse_with, preset};
+use serde_json::Value;
+
+#[path = "common/files.rs"]
+mod files;
+#[path = "common/models.rs"]
+mod models;
+
+/// Every fixture file a test below reads; `every_fixture_file_is_read_by_a_test` checks that
+/// tests/golden/edges holds these and no others.
+const FIXTURES: [&str; 23] = [
+    "ggml_fp4_edges.json",
+    "ggml_kquant_edges.json",
+    "nf4_dq.json",
+    "ort_16bit_int16_asym.json",
+    "ort_16bit_int16_asym_reduce.json",
+    "ort_16bit_int16_sym.json",
+    "ort_16bit_int16_sym_reduce.json",
+    "ort_16bit_uint16_asym.json",
+    "ort_16bit_uint16_asym_reduce.json",
+    "ort_16bit_uint16_sym.json",
+    "ort_16bit_uint16_sym_reduce.json",
+    "torch_mean.json",
+    "torch_reduce_qint8_asym_channel.json",
+    "torch_reduce_qint8_asym_channel_fake.json",
+    "torch_reduce_qint8_sym_channel.json",
+    "torch_reduce_qint8_sym_channel_fake.json",
+    "torch_reduce_qint8_sym_tensor.json",
+    "torch_reduce_qint8_sym_tensor_fake.json",
+    "torch_reduce_quint8_asym_channel.json",
+    "torch_reduce_quint8_asym_channel_fake.json",
+    "torch_reduce_quint8_asym_tensor.json",
+    "torch_reduce_quint8_asym_tensor_fake.json",
+    "torch_reduce_refused.json",
+];
+
+fn edges_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/edges")
+}
+
+fn fixture(name: &str) -> Value {
+    assert!(FIXTURES.contains(&name), "{name} is not in FIXTURES");
+    let path = edges_dir().join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// A fixture's float: a JSON number, or `"inf"` / `"-inf"`.
+fn f32_of(x: &Value) -> f32 {
+    match x.as_str() {
+        Some("inf") => f32::INFINITY,
+        Some("-inf") => f32::NEG_INFINITY,
+        Some(s) => panic!("not a float: {s:?}"),
+        None => x.as_f64().unwrap() as f32,
+    }
+}
+
+fn f32s(v: &Value) -> Vec<f32> {
+    v.as_array().unwrap().iter().map(f32_of).collect()
+}
+
+fn usize_of(v: &Value) -> usize {
+    v.as_u64().unwrap() as usize
+}
+
+fn assert_bits(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(
+            g.to_bits(),
+            w.to_bits(),
+            "{what}: value {i}: {g:e} vs {w:e}"
+        );
+    }
+}
+
+/// FNV-1a 64, as the generator hashes.
+fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> String {
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01B3);
+    }
+    format!("{h:016x}")
+}
+
+fn f32_hash(v: &[f32]) -> String {
+    fnv1a(v.iter().flat_map(|x| x.to_le_bytes()))
+}
+
+// ---------------------------------------------------------------------------------------
+// The generator's inputs
+// ---------------------------------------------------------------------------------------
+
+/// splitmix64 of `seed + i * golden gamma`.
+fn splitmix(seed: u64, i: u64) -> u64 {
+    let mut z = seed.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The top 24 bits of a hash as a float in [0, 1).
+fn unit(h: u64) -> f64 {
+    (h >> 40) as f64 / f64::from(1u32 << 24)
+}
+
+/// The generator's `weights`, row-major.
+fn weights(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
+    let mut out = Vec::with_capacity(rows * cols);
+    for r in 0..rows {
+        for c in 0..cols {
+            let i = 2 * (r * cols + c) as u64;
+            let mut v = (unit(splitmix(seed, i)) + unit(splitmix(seed, i + 1)) - 1.0)
+                * 2f64.powi(-((r % 13) as i32));
+            if c % 211 == 5 {
+                v *= 16.0;
+            }
+            out.push(v as f32);
+        }
+    }
+    out
+}
+
+fn matrix(rows: usize, cols: usize, values: Vec<f32>) -> Matrix {
+    Matrix::new(Array2::from_shape_vec((rows, cols), values).unwrap()).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------
+// NF4 with double quantization (bitsandbytes)
+// ---------------------------------------------------------------------------------------
+
+/// Every NF4 block's absmax of a flattened tensor, as bitsandbytes' first level finds them.
+fn nf4_absmax(x: &[f32]) -> Vec<f32> {
+    let mut codes = [0u8; nf4::BLOCK];
+    x.chunks(nf4::BLOCK)
+        .map(|b| nf4::encode_block(b, &mut codes[..b.len()]))
+        .collect()
+}
+
+/// One case of nf4_dq.json against `DoubleQuant::new` on the same absmax values.
+fn check_dq(case: &Value, x: &[f32], what: &str) {
+    let absmax = nf4_absmax(x);
+    assert_eq!(absmax.len(), usize_of(&case["blocks"]), "{what}: blocks");
+    assert_eq!(f32_hash(&absmax), case["absmax_hash"], "{what}: absmax");
+    let dq = nf4::DoubleQuant::new(&absmax);
+    let offset = f32_of(&case["offset"]);
+    assert_eq!(
+        dq.offset.to_bits(),
+        offset.to_bits(),
+        "{what}: offset {:e}, bitsandbytes' absmax.mean() {offset:e}",
+        dq.offset
+    );
+    assert_eq!(
+        fnv1a(dq.codes.iter().copied()),
+        case["dq_codes_hash"],
+        "{what}: absmax codes"
+    );
+    assert_eq!(
+        f32_hash(&dq.scales),
+        case["dq_scales_hash"],
+        "{what}: second-level scales"
+    );
+    let stored = dq.absmax_all();
+    assert_eq!(
+        f32_hash(&stored),
+        case["stored_absmax_hash"],
+        "{what}: stored absmax"
+    );
+    if let Some(want) = case.get("stored_absmax") {
+        assert_bits(&stored, &f32s(want), &format!("{what}: stored absmax"));
+        let codes: Vec<u64> = dq.codes.iter().map(|&c| u64::from(c)).collect();
+        let want: Vec<u64> = case["dq_codes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .collect();
+        assert_eq!(codes, want, "{what}: absmax codes");
+    }
+}
+
+/// The issue's smallest case: 8 blocks, absmax 1 and seven 2^-24. torch adds them in order
+/// (1 + 2^-24 rounds back to 1), so the mean is 0.125 and rows 1..7 store -0.0055664033.
+#[test]
+fn nf4_dq_offset_is_bitsandbytes_on_generated_matrices() {
+    let fx = fixture("nf4_dq.json");
+    let mut checked = 0;
+    for case in fx["cases"].as_array().unwrap() {
+        let shape: Vec<usize> = case["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(usize_of)
+            .collect();
+        let (rows, cols) = (shape[0], shape[1]);
+        let x = match case["matrix"].as_str().unwrap() {
+            "minilm" => continue,
+            "weights" => {
+                let x = weights(rows, cols, case["seed"].as_u64().unwrap());
+                assert_eq!(
+                    f32_hash(&x[..rows.min(4) * cols]),
+                    case["input_hash"],
+                    "input"
+                );
+                x
+            }
+            _ => {
+                let mut x = vec![0.0f32; rows * cols];
+                x[0] = 1.0;
+                for r in 1..rows {
+                    x[r * cols] = 2f32.powi(-24);
+                }
+                x
+            }
+        };
+        check_dq(case, &x, &format!("{rows}x{cols}"));
+        checked += 1;
+    }
+    assert_eq!(checked, 6);
+}
+
+/// The same case through the `nf4-dq` preset: the stored absmax is each block's step.
+#[test]
+fn nf4_dq_preset_stores_bitsandbytes_absmax() {
+    let fx = fixture("nf4_dq.json");
+    let case = &fx["cases"][0];
+    let want = f32s(&case["stored_absmax"]);
+    assert_eq!(want[1], -0.005_566_403_3);
+    let mut x = vec![0.0f32; 8 * 64];
+    x[0] = 1.0;
+    for r in 1..8 {
+        x[r * 64] = 2f32.powi(-24);
+    }
+    let config = preset("nf4-dq", PresetOptions::default()).unwrap();
+    let report = analyse_with(&matrix(8, 64, x), &config, Options::ONE_CONFIG).unwrap();
+    let steps: Vec<f32> = report.blocks.iter().map(|b| b.scale).collect();
+    assert_bits(&steps, &want, "nf4-dq stored absmax");
+}
+
+/// all-MiniLM-L6-v2's `model.safetensors` (see tests/minilm.rs).
+fn minilm() -> PathBuf {
+    let path = std::env::var_os("QUANTSCOPE_MINILM")
+        .map(PathBuf::from)
+        .or_else(|| models::fetch_once("fetch-minilm", "QUANTSCOPE_MINILM"))
+        .expect(
+            "all-MiniLM-L6-v2 could not be fetched and QUANTSCOPE_MINILM is not set: \
+             `eval \"$(bash .ci/run fetch-minilm)\"` fetches it",
+        );
+    assert!(
+        path.is_file(),
+        "QUANTSCOPE_MINILM={} is not a file",
+        path.display()
+    );
+    path
+}
+
+/// MiniLM's six 384x1536 `encoder.layer.*.output.dense.weight`: bitsandbytes' offset and
+/// every stored absmax (four of six differ by an ulp of the offset from the f64 mean).
+#[test]
+fn nf4_dq_offset_is_bitsandbytes_on_minilm() {
+    let fx = fixture("nf4_dq.json");
+    let path = minilm();
+    let mut checked = 0;
+    for case in fx["cases"].as_array().unwrap() {
+        if case["matrix"] != "minilm" {
+            continue;
+        }
+        let name = case["tensor"].as_str().unwrap();
+        let m = quantscope::io::safetensors::load_tensor(&path, name).unwrap();
+        let x: Vec<f32> = m.values().iter().copied().collect();
+        assert_eq!(
+            f32_hash(&x[..4 * m.values().ncols()]),
+            case["input_hash"],
+            "{name}"
+        );
+        check_dq(case, &x, name);
+        checked += 1;
+    }
+    assert_eq!(checked, 6, "the fixture's MiniLM cases");
+}
+
+#[test]
+fn every_fixture_file_is_read_by_a_test() {
+    let files = files::json_files(&edges_dir());
+    assert_eq!(
+        files, FIXTURES,
+        "tests/golden/edges/*.json and FIXTURES differ"
+    );
+}
