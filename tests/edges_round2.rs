@@ -115,6 +115,29 @@ fn unit(h: u64) -> f64 {
     (h >> 40) as f64 / f64::from(1u32 << 24)
 }
 
+/// The generator's `absmax_like`.
+fn absmax_like(n: usize, kind: &str, seed: u64) -> Vec<f32> {
+    (0..n as u64)
+        .map(|i| {
+            let h = splitmix(seed, i);
+            let u = unit(h);
+            let low = (h & 255) as i32;
+            let pick = (h >> 8) & 0xFFFF;
+            let v = match kind {
+                "narrow" => 0.5 + u / 2.0,
+                "decades" => u * 2f64.powi(-(low % 24)),
+                "wide" => u * 2f64.powi(-(low % 96)),
+                "outliers" if pick.is_multiple_of(97) => 1.0 + u,
+                "outliers" => u / 128.0,
+                "zeros" if pick.is_multiple_of(3) => 0.0,
+                "zeros" => u,
+                other => panic!("unknown kind {other}"),
+            };
+            v as f32
+        })
+        .collect()
+}
+
 /// The generator's `weights`, row-major.
 fn weights(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
     let mut out = Vec::with_capacity(rows * cols);
@@ -246,6 +269,45 @@ fn nf4_dq_preset_stores_bitsandbytes_absmax() {
     let report = analyse_with(&matrix(8, 64, x), &config, Options::ONE_CONFIG).unwrap();
     let steps: Vec<f32> = report.blocks.iter().map(|b| b.scale).collect();
     assert_bits(&steps, &want, "nf4-dq stored absmax");
+}
+
+/// torch's f32 `mean()` on 1 .. 1 000 000 values of five spreads, at every thread count the
+/// fixture holds (one for short vectors: threads split only 32 768 values or more).
+#[test]
+fn torch_mean_matches_torch_at_every_length_and_thread_count() {
+    let fx = fixture("torch_mean.json");
+    let (mut checked, mut differs) = (0, 0);
+    for case in fx["cases"].as_array().unwrap() {
+        let n = usize_of(&case["n"]);
+        let kind = case["kind"].as_str().unwrap();
+        let x = absmax_like(n, kind, case["seed"].as_u64().unwrap());
+        let what = format!("n = {n}, {kind}");
+        assert_eq!(
+            f32_hash(&x[..n.min(1024)]),
+            case["head_hash"],
+            "{what}: input"
+        );
+        for s in case["samples"].as_array().unwrap() {
+            let i = usize_of(&s[0]);
+            assert_eq!(x[i].to_bits(), f32_of(&s[1]).to_bits(), "{what}: x[{i}]");
+        }
+        for (threads, want) in case["mean"].as_object().unwrap() {
+            let threads: usize = threads.parse().unwrap();
+            let got = nf4::torch_mean(&x, threads);
+            let want = f32_of(want);
+            assert_eq!(
+                got.to_bits(),
+                want.to_bits(),
+                "{what}, {threads} threads: {got:e} vs torch {want:e}"
+            );
+            checked += 1;
+        }
+        differs += usize::from(f32_of(&case["mean"]["1"]) != f32_of(&case["f64_mean"]));
+    }
+    assert!(checked > 200, "{checked} means checked");
+    // The f64 mean rounded to f32 is not torch's on many of these.
+    assert_eq!(differs as u64, fx["f64_mean_differs"].as_u64().unwrap());
+    assert!(differs > 20);
 }
 
 /// all-MiniLM-L6-v2's `model.safetensors` (see tests/minilm.rs).

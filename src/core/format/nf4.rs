@@ -10,7 +10,8 @@
 //! decoded as `NF4[code] * absmax`. The table is `get_4bit_type("nf4")` in `functional.py`.
 //!
 //! Double quantization (`quantize_4bit(..., compress_statistics=True)`): the absmax values
-//! lose their mean (`offset`, one f32 per tensor) and go through
+//! lose their mean (`offset = absmax.mean()`, one f32 per tensor, computed by torch in f32 in
+//! its own order of additions: [`torch_mean`]) and go through
 //! `quantize_blockwise(absmax - offset, blocksize=256)` with the signed 8-bit dynamic map
 //! ([`DYNAMIC_MAP`]), by the same rule as the first level: per block of 256 the scale is the
 //! largest magnitude, `clamp(v * (1 / scale), -1, 1)` is placed by `bucketize` on the f32
@@ -26,8 +27,10 @@
 )]
 
 mod dynamic;
+mod mean;
 
 pub use dynamic::DYNAMIC_MAP;
+pub use mean::{GRAIN, LANES, TORCH_THREADS, torch_mean, torch_sum};
 
 use super::{Layout, Part};
 
@@ -145,15 +148,11 @@ pub struct DoubleQuant {
 
 impl DoubleQuant {
     /// Quantizes `absmax` (all the tensor's NF4 block scales, in block order) around their
-    /// mean, computed in f64 and rounded to f32.
+    /// mean as bitsandbytes takes it: torch's f32 `absmax.mean()` on the CPU with
+    /// [`TORCH_THREADS`] threads ([`torch_mean`]).
     #[must_use]
     pub fn new(absmax: &[f32]) -> Self {
-        let mean = if absmax.is_empty() {
-            0.0
-        } else {
-            (absmax.iter().map(|&a| f64::from(a)).sum::<f64>() / absmax.len() as f64) as f32
-        };
-        Self::with_offset(absmax, mean)
+        Self::with_offset(absmax, torch_mean(absmax, TORCH_THREADS))
     }
 
     /// Quantizes `absmax` around a given `offset` (bitsandbytes' `absmax.mean()`).
