@@ -8,8 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
+use quantscope::core::config::CodeClamp;
 use quantscope::core::format::nf4;
-use quantscope::core::{Matrix, Options, PresetOptions, analyse_with, preset};
+use quantscope::core::presets::Overrides;
+use quantscope::core::{Matrix, Options, PresetOptions, Scheme, analyse_with, preset};
 use serde_json::Value;
 
 #[path = "common/files.rs"]
@@ -308,6 +310,214 @@ fn torch_mean_matches_torch_at_every_length_and_thread_count() {
     // The f64 mean rounded to f32 is not torch's on many of these.
     assert_eq!(differs as u64, fx["f64_mean_differs"].as_u64().unwrap());
     assert!(differs > 20);
+}
+
+// ---------------------------------------------------------------------------------------
+// Integer presets: ONNX Runtime at 16 bits, PyTorch with reduce_range
+// ---------------------------------------------------------------------------------------
+
+/// A golden-schema fixture's settings (see tests/golden/README.md), as the command line's
+/// flags give them.
+fn overrides_of(fx: &Value) -> Overrides {
+    let ov = &fx["overrides"];
+    Overrides {
+        scheme: ov["scheme"].as_str().map(|s| s.parse::<Scheme>().unwrap()),
+        reduce_range: ov["reduce_range"].as_bool().unwrap_or(false),
+        granularity: ov["granularity"].as_str().map(|g| g.parse().unwrap()),
+        bits: ov["bits"].as_u64().map(|b| b as u8),
+        code_clamp: ov["code_clamp"]
+            .as_str()
+            .map(|c| c.parse::<CodeClamp>().unwrap()),
+        ..Overrides::default()
+    }
+}
+
+/// One golden-schema fixture through its preset and settings: every block's scale and zero
+/// point, every code and every value, bit for bit. Returns the values checked.
+fn check_golden(name: &str) -> usize {
+    let fx = fixture(name);
+    let input: Vec<Vec<f32>> = fx["input"].as_array().unwrap().iter().map(f32s).collect();
+    let (rows, cols) = (input.len(), input[0].len());
+    let m = matrix(rows, cols, input.concat());
+    let config = overrides_of(&fx)
+        .resolve(fx["preset"].as_str().unwrap())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let report =
+        analyse_with(&m, &config, Options::ONE_CONFIG).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let blocks = fx["blocks"].as_array().unwrap();
+    assert_eq!(report.blocks.len(), blocks.len(), "{name}: blocks");
+    for (i, (got, want)) in report.blocks.iter().zip(blocks).enumerate() {
+        assert_eq!(
+            got.rows.0,
+            usize_of(&want["rows"][0]),
+            "{name}: block {i} rows"
+        );
+        assert_eq!(
+            got.cols.1,
+            usize_of(&want["cols"][1]),
+            "{name}: block {i} columns"
+        );
+        let scale = f32_of(&want["scale"]);
+        assert_eq!(
+            got.scale.to_bits(),
+            scale.to_bits(),
+            "{name}: block {i} scale {:e} vs {scale:e}",
+            got.scale
+        );
+        assert_eq!(
+            i64::from(got.zero_point),
+            want["zero_point"].as_i64().unwrap(),
+            "{name}: block {i} zero point"
+        );
+    }
+    let codes = fx["codes"].as_array().unwrap();
+    let values = fx["dequantized"].as_array().unwrap();
+    for r in 0..rows {
+        let want_codes = codes[r].as_array().unwrap();
+        let want_values = f32s(&values[r]);
+        for c in 0..cols {
+            assert_eq!(
+                i64::from(report.code(r, c)),
+                want_codes[c].as_i64().unwrap(),
+                "{name}: code at ({r}, {c}) of {}",
+                input[r][c]
+            );
+            let got = report.dequantized(r, c);
+            assert_eq!(
+                got.to_bits(),
+                want_values[c].to_bits(),
+                "{name}: value at ({r}, {c}): {got:e} vs {:e}",
+                want_values[c]
+            );
+        }
+    }
+    rows * cols
+}
+
+/// One test per golden-schema fixture, named after it.
+macro_rules! golden {
+    ($($test:ident => $file:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                assert!(check_golden($file) > 0);
+            }
+        )*
+    };
+}
+
+golden! {
+    ort_16bit_int16_asym => "ort_16bit_int16_asym.json",
+    ort_16bit_int16_asym_reduce => "ort_16bit_int16_asym_reduce.json",
+    ort_16bit_int16_sym => "ort_16bit_int16_sym.json",
+    ort_16bit_int16_sym_reduce => "ort_16bit_int16_sym_reduce.json",
+    ort_16bit_uint16_asym => "ort_16bit_uint16_asym.json",
+    ort_16bit_uint16_asym_reduce => "ort_16bit_uint16_asym_reduce.json",
+    ort_16bit_uint16_sym => "ort_16bit_uint16_sym.json",
+    ort_16bit_uint16_sym_reduce => "ort_16bit_uint16_sym_reduce.json",
+    torch_reduce_qint8_asym_channel => "torch_reduce_qint8_asym_channel.json",
+    torch_reduce_qint8_asym_channel_fake => "torch_reduce_qint8_asym_channel_fake.json",
+    torch_reduce_qint8_sym_channel => "torch_reduce_qint8_sym_channel.json",
+    torch_reduce_qint8_sym_channel_fake => "torch_reduce_qint8_sym_channel_fake.json",
+    torch_reduce_qint8_sym_tensor => "torch_reduce_qint8_sym_tensor.json",
+    torch_reduce_qint8_sym_tensor_fake => "torch_reduce_qint8_sym_tensor_fake.json",
+    torch_reduce_quint8_asym_channel => "torch_reduce_quint8_asym_channel.json",
+    torch_reduce_quint8_asym_channel_fake => "torch_reduce_quint8_asym_channel_fake.json",
+    torch_reduce_quint8_asym_tensor => "torch_reduce_quint8_asym_tensor.json",
+    torch_reduce_quint8_asym_tensor_fake => "torch_reduce_quint8_asym_tensor_fake.json",
+}
+
+/// ONNX Runtime's code ranges at every width it has (4, 8, 16 bits), whichever ORT preset
+/// the width is reached from: `ort-int8 --bits 4` is ORT's INT4, `ort-int4 --bits 16` its
+/// INT16 (`get_qmin_qmax_for_qType`).
+#[test]
+fn ort_ranges_follow_the_final_width() {
+    use Scheme::{Asymmetric as A, Symmetric as S};
+    let range = |name: &str, bits: u8, scheme: Scheme, reduce_range: bool| {
+        Overrides {
+            scheme: Some(scheme),
+            reduce_range,
+            bits: Some(bits),
+            ..Overrides::default()
+        }
+        .resolve(name)
+        .map(|c| c.code_range())
+        .map_err(|e| e.to_string())
+    };
+    for signed_preset in ["ort-int8", "ort-int4"] {
+        for (bits, scheme, rr, want) in [
+            (4, S, false, (-8, 7)),
+            (4, A, false, (-8, 7)),
+            (4, S, true, (-4, 3)),
+            (4, A, true, (-4, 3)),
+            (8, S, false, (-127, 127)),
+            (8, A, false, (-128, 127)),
+            (8, S, true, (-64, 64)),
+            (8, A, true, (-64, 64)),
+            (16, S, false, (-32767, 32767)),
+            (16, A, false, (-32768, 32767)),
+            (16, S, true, (-16384, 16384)),
+            (16, A, true, (-16384, 16384)),
+        ] {
+            assert_eq!(
+                range(signed_preset, bits, scheme, rr),
+                Ok(want),
+                "{signed_preset} {bits} {scheme:?} {rr}"
+            );
+        }
+    }
+    for unsigned_preset in ["ort-uint8", "ort-uint4"] {
+        for (bits, rr, want) in [
+            (4, false, (0, 15)),
+            (4, true, (0, 7)),
+            (8, false, (0, 255)),
+            (8, true, (0, 127)),
+            (16, false, (0, 65535)),
+            (16, true, (0, 32767)),
+        ] {
+            for scheme in [S, A] {
+                assert_eq!(
+                    range(unsigned_preset, bits, scheme, rr),
+                    Ok(want),
+                    "{unsigned_preset} {bits} {rr}"
+                );
+            }
+        }
+    }
+    // ORT has no 6-bit type, so no reduced range for one.
+    let err = range("ort-int8", 6, S, true).unwrap_err();
+    assert!(
+        err.contains("ONNX Runtime") && err.contains("4, 8 and 16"),
+        "{err}"
+    );
+}
+
+/// PyTorch refuses a reduced range for symmetric quint8 (its observers raise
+/// NotImplementedError), and so does the preset, with torch's reason.
+#[test]
+fn torch_quint8_symmetric_reduce_range_is_refused() {
+    let fx = fixture("torch_reduce_refused.json");
+    let o = overrides_of(&fx);
+    let err = o
+        .resolve(fx["preset"].as_str().unwrap())
+        .unwrap_err()
+        .to_string();
+    let torch = fx["messages"]["channel"].as_str().unwrap();
+    assert!(
+        err.contains(torch) && err.contains("NotImplementedError"),
+        "{err}"
+    );
+    // Asymmetric quint8 and symmetric qint8 with a reduced range are fine.
+    let ok = |name: &str, scheme| {
+        Overrides {
+            scheme: Some(scheme),
+            reduce_range: true,
+            ..Overrides::default()
+        }
+        .resolve(name)
+    };
+    assert!(ok("torch-quint8", Scheme::Asymmetric).is_ok());
+    assert!(ok("torch-qint8", Scheme::Symmetric).is_ok());
 }
 
 /// all-MiniLM-L6-v2's `model.safetensors` (see tests/minilm.rs).
