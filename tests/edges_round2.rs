@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
 use quantscope::core::config::CodeClamp;
-use quantscope::core::format::nf4;
+use quantscope::core::format::{Format, KQuant, nf4};
 use quantscope::core::presets::Overrides;
 use quantscope::core::{Matrix, Options, PresetOptions, Scheme, analyse_with, preset};
 use serde_json::Value;
@@ -518,6 +518,55 @@ fn torch_quint8_symmetric_reduce_range_is_refused() {
     };
     assert!(ok("torch-quint8", Scheme::Asymmetric).is_ok());
     assert!(ok("torch-qint8", Scheme::Symmetric).is_ok());
+}
+
+// ---------------------------------------------------------------------------------------
+// ggml (libgguf): MXFP4, NVFP4 and the k-quants past their reach
+// ---------------------------------------------------------------------------------------
+
+fn format_of(name: &str) -> Format {
+    match name {
+        "MXFP4" => Format::Mxfp4,
+        "NVFP4" => Format::Nvfp4,
+        "Q2_K" => Format::K(KQuant::Q2K),
+        "Q3_K" => Format::K(KQuant::Q3K),
+        "Q4_K" => Format::K(KQuant::Q4K),
+        "Q5_K" => Format::K(KQuant::Q5K),
+        "Q6_K" => Format::K(KQuant::Q6K),
+        other => panic!("unknown format {other}"),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// MXFP4 and NVFP4 on rows holding the f32 maximum and values past NVFP4's largest scale:
+/// ggml's bytes and values, never an infinite reconstruction (MXFP4 at 3.4e38: exponent
+/// 253, code 5, 2.5521178e38; NVFP4: scale 448, code 0, 0).
+#[test]
+fn ggml_fp4_at_the_f32_maximum() {
+    let fx = fixture("ggml_fp4_edges.json");
+    let input: Vec<Vec<f32>> = fx["input"].as_array().unwrap().iter().map(f32s).collect();
+    let about = fx["rows"].as_array().unwrap();
+    for case in fx["cases"].as_array().unwrap() {
+        let name = case["format"].as_str().unwrap();
+        let format = format_of(name);
+        for (r, x) in input.iter().enumerate() {
+            let what = format!("{name} row {r} ({})", about[r].as_str().unwrap());
+            let e = format
+                .encode_row(x)
+                .unwrap_or_else(|err| panic!("{what}: {err}"));
+            assert_eq!(hex(&format.pack(&e)), case["bytes"][r], "{what}: bytes");
+            let values = e.decode();
+            assert!(values.iter().all(|v| v.is_finite()), "{what}: {values:?}");
+            assert_bits(&values, &f32s(&case["dequantized"][r]), &what);
+        }
+    }
 }
 
 /// all-MiniLM-L6-v2's `model.safetensors` (see tests/minilm.rs).
