@@ -569,6 +569,123 @@ fn ggml_fp4_at_the_f32_maximum() {
     }
 }
 
+/// The generator's `apply_ops`: a row's edits, in f32.
+fn apply_edits(base: &[f32], edits: &Value) -> Vec<f32> {
+    let mut x = base.to_vec();
+    for e in edits.as_array().unwrap() {
+        let at = |i: usize| usize_of(&e[i]);
+        match e[0].as_str().unwrap() {
+            "set" => x[at(1)] = f32_of(&e[2]),
+            "scale" => x.iter_mut().for_each(|v| *v *= f32_of(&e[1])),
+            "scale_cols" => x[at(1)..at(2)].iter_mut().for_each(|v| *v *= f32_of(&e[3])),
+            "zero_cols" => x[at(1)..at(2)].fill(0.0),
+            other => panic!("unknown edit {other}"),
+        }
+    }
+    x
+}
+
+/// The k-quants on rows of huge, tiny and subnormal values: where ggml's values come back NaN
+/// or infinite, quantscope refuses the row and names the super-block; everywhere else its
+/// bytes and values are ggml's (all zero where ggml's are, as for Q3_K and Q6_K at 2^60).
+#[test]
+fn ggml_kquants_past_their_reach_are_refused_or_exact() {
+    let fx = fixture("ggml_kquant_edges.json");
+    let base = weights(1, 512, 0xC0);
+    let rows: Vec<Vec<f32>> = fx["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| apply_edits(&base, &r["edits"]))
+        .collect();
+    assert_eq!(f32_hash(&rows.concat()), fx["input_hash"], "input");
+    let (mut refused, mut exact) = (0, 0);
+    for case in fx["cases"].as_array().unwrap() {
+        let name = case["format"].as_str().unwrap();
+        let format = format_of(name);
+        for (r, (x, want)) in rows
+            .iter()
+            .zip(case["rows"].as_array().unwrap())
+            .enumerate()
+        {
+            let what = format!(
+                "{name} row {r} ({})",
+                fx["rows"][r]["about"].as_str().unwrap()
+            );
+            let bad = want["nonfinite_super_blocks"].as_array().unwrap();
+            match format.encode_row(x) {
+                Ok(e) => {
+                    assert!(
+                        bad.is_empty(),
+                        "{what}: ggml's super-blocks {bad:?} are not finite, quantscope encoded it"
+                    );
+                    assert_eq!(fnv1a(format.pack(&e)), want["bytes"], "{what}: bytes");
+                    let values = e.decode();
+                    assert_eq!(f32_hash(&values), want["values"], "{what}: values");
+                    assert_eq!(
+                        values.iter().all(|&v| v == 0.0),
+                        want["all_zero"],
+                        "{what}: all zero"
+                    );
+                    exact += 1;
+                }
+                Err(err) => {
+                    let first = bad
+                        .first()
+                        .unwrap_or_else(|| panic!("{what}: refused ({err}), ggml encodes it"));
+                    let msg = err.to_string();
+                    let b = usize_of(first);
+                    assert!(
+                        msg.contains(&format!(
+                            "super-block {b} (columns {}..{})",
+                            256 * b,
+                            256 * b + 256
+                        )),
+                        "{what}: {msg}"
+                    );
+                    refused += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        refused >= 40 && exact >= 40,
+        "{refused} refused, {exact} exact"
+    );
+}
+
+/// The analysis names the row, as the legacy presets name the block whose f16 scale
+/// overflows.
+#[test]
+fn a_kquant_row_ggml_cannot_encode_is_refused_by_row() {
+    let mut x = weights(3, 256, 0xC1);
+    x[2 * 256 + 9] = f32::MAX;
+    let m = matrix(3, 256, x);
+    for name in ["q2_k", "q4_k", "q5_k"] {
+        let config = preset(name, PresetOptions::default()).unwrap();
+        let Err(err) = analyse_with(&m, &config, Options::ONE_CONFIG) else {
+            panic!("{name}: a row whose values come back NaN is analysed");
+        };
+        let err = err.to_string();
+        assert!(
+            err.starts_with("row 2, super-block 0 (columns 0..256): "),
+            "{name}: {err}"
+        );
+        assert!(
+            err.contains("NaN") && err.contains("3.4028235e38"),
+            "{name}: {err}"
+        );
+    }
+    // Q3_K and Q6_K give finite values there, as ggml does.
+    for name in ["q3_k", "q6_k"] {
+        let config = preset(name, PresetOptions::default()).unwrap();
+        assert!(
+            analyse_with(&m, &config, Options::ONE_CONFIG).is_ok(),
+            "{name}"
+        );
+    }
+}
+
 /// all-MiniLM-L6-v2's `model.safetensors` (see tests/minilm.rs).
 fn minilm() -> PathBuf {
     let path = std::env::var_os("QUANTSCOPE_MINILM")
