@@ -180,7 +180,7 @@ fn row_format(
         .zip(values.par_chunks_mut(cols))
         .enumerate()
         .map_init(Encoded::default, |enc, (r, ((row, c), v))| {
-            f.encode_row_into(row, enc, v)?;
+            f.encode_row_into(row, enc, v).map_err(|e| e.in_row(r))?;
             c.copy_from_slice(&enc.codes);
             Ok(enc
                 .sub_blocks()
