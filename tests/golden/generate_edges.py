@@ -28,12 +28,15 @@ file, section "Edge fixtures"):
 libgguf 0.2.2 runs ggml's own C quantizers (quantize_row_<type>_ref without an importance matrix),
 built without floating-point contraction and without assertions.
 
-Run from the crate root (torch 2.15 on CPU, bitsandbytes 0.50.2, onnxruntime, onnx, libgguf):
+Run from the crate root (torch 2.15 on CPU, bitsandbytes 0.50.2, onnxruntime, onnx, libgguf, gcc):
     pip install bitsandbytes==0.50.2 libgguf==0.2.2 onnxruntime onnx torch==2.15.0 safetensors
-    python3 tests/golden/generate_edges.py --minilm PATH/TO/all-MiniLM-L6-v2/model.safetensors
+    python3 tests/golden/generate_edges.py --minilm PATH/TO/all-MiniLM-L6-v2/model.safetensors \
+        --ggml-src PATH/TO/ggml
 
-Without --minilm (or QUANTSCOPE_MINILM) the MiniLM cases are left out. Deterministic: a rerun on
-the same machine rewrites byte-identical files.
+Without --minilm (or QUANTSCOPE_MINILM) the MiniLM cases are left out; without --ggml-src (a ggml
+checkout, whose src/ggml-quants.c is built with assertions) the k-quant cases do not record on
+which rows an asserting build aborts. Deterministic: a rerun on the same machine rewrites
+byte-identical files.
 """
 
 from __future__ import annotations
@@ -687,7 +690,45 @@ def apply_ops(x: np.ndarray, ops) -> np.ndarray:
     return x
 
 
-def kquant_fixture() -> dict:
+KQUANT_BYTES = {"Q2_K": 84, "Q3_K": 110, "Q4_K": 144, "Q5_K": 176, "Q6_K": 210}
+
+
+def build_asserting_ggml(src: str, tmp: str) -> str:
+    """ggml-quants.c from a ggml checkout, compiled WITH assertions (no -DNDEBUG), beside
+    ggml_stubs.c, into a shared library."""
+    lib = os.path.join(tmp, "libggml-quants-assert.so")
+    inc = [f"-I{os.path.join(src, d)}" for d in ("include", "src", os.path.join("src", "ggml-cpu"))]
+    subprocess.run(["gcc", "-O2", "-fPIC", "-shared", "-ffp-contract=off", *inc, "-o", lib,
+                    os.path.join(src, "src", "ggml-quants.c"), os.path.join(HERE, "ggml_stubs.c"), "-lm"],
+                   check=True)
+    return lib
+
+
+def asserting_child(lib: str, name: str, path_in: str):
+    """Run in a child process: quantize_row_<name>_ref on one row (an abort ends the child)."""
+    import ctypes
+
+    x = np.load(path_in).astype(np.float32)
+    out = (ctypes.c_uint8 * (KQUANT_BYTES[name] * (x.size // 256)))()
+    fn = getattr(ctypes.CDLL(lib), f"quantize_row_{name[:2].lower()}{name[2:]}_ref")
+    fn(np.ascontiguousarray(x).ctypes.data_as(ctypes.c_void_p), out, ctypes.c_int64(x.size))
+
+
+def aborting_rows(lib: str, name: str, x: np.ndarray, tmp: str) -> list[int]:
+    """The rows on which ggml's reference built with assertions aborts."""
+    rows = []
+    for r, row in enumerate(x):
+        path_in = os.path.join(tmp, "row.npy")
+        np.save(path_in, row)
+        run = subprocess.run([sys.executable, __file__, "--assert-child", lib, name, path_in],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            assert "Assertion" in run.stderr, run.stderr
+            rows.append(r)
+    return rows
+
+
+def kquant_fixture(ggml_src: str | None) -> dict:
     import libgguf
 
     T = libgguf.GGMLQuantizationType
@@ -696,21 +737,28 @@ def kquant_fixture() -> dict:
         x = np.stack([apply_ops(base, ops) for _, ops in KQUANT_ROWS])
     assert np.isfinite(x).all()
     cases = []
+    tmp = tempfile.mkdtemp()
+    lib = build_asserting_ggml(ggml_src, tmp) if ggml_src else None
     for name, qtype in (("Q2_K", T.Q2_K), ("Q3_K", T.Q3_K), ("Q4_K", T.Q4_K), ("Q5_K", T.Q5_K),
                         ("Q6_K", T.Q6_K)):
         q, d = ggml_rows(libgguf, qtype, x)
+        aborts = aborting_rows(lib, name, x, tmp) if lib else None
         rows = []
         for qr, dr in zip(q, d):
             nan = [int(b) for b in np.flatnonzero((~np.isfinite(dr.reshape(-1, 256))).any(axis=1))]
             rows.append({"nonfinite_super_blocks": nan, "bytes": fnv1a(bytes(qr)),
                          "values": None if nan else f32_hash(dr), "all_zero": bool(not nan and not dr.any())})
-        cases.append({"format": name, "rows": rows})
+        case = {"format": name, "rows": rows}
+        if aborts is not None:
+            case["aborts_with_assertions"] = aborts
+        cases.append(case)
     return {
         "library": f"libgguf {libgguf_version()} (ggml's quantize_row_<type>_ref, dequantize_row_<type>)",
         "call": "libgguf.quantize_rows(x, type), libgguf.dequantize_rows(bytes, type), per row; "
                 "nonfinite_super_blocks: the super-blocks with a value that comes back NaN or infinite; "
                 "bytes and values: FNV-1a 64 of ggml's bytes and of its values (little-endian f32) when "
-                "all are finite; all_zero: every value comes back 0",
+                "all are finite; all_zero: every value comes back 0; aborts_with_assertions: the rows on "
+                "which ggml-quants.c from --ggml-src, built without -DNDEBUG, aborts (an assert fails)",
         "base": f"weights(1, 512, seed {KQUANT_SEED}) (see nf4_dq.json), then each row's edits in float32",
         "rows": [{"about": d, "edits": ops} for d, ops in KQUANT_ROWS],
         "shape": list(x.shape),
@@ -752,10 +800,16 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--minilm", default=os.environ.get("QUANTSCOPE_MINILM"),
                     help="all-MiniLM-L6-v2's model.safetensors (default: $QUANTSCOPE_MINILM)")
+    ap.add_argument("--ggml-src", help="a ggml checkout (src/, include/): also run its k-quant references "
+                                        "built with assertions, and record the rows on which they abort")
     ap.add_argument("--means-child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--assert-child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.means_child:
         torch_means(*args.means_child)
+        return 0
+    if args.assert_child:
+        asserting_child(*args.assert_child)
         return 0
     os.makedirs(OUT_DIR, exist_ok=True)
     out: dict = {}
@@ -765,7 +819,7 @@ def main() -> int:
     out.update(ort_fixtures())
     out.update(torch_fixtures())
     out["ggml_fp4_edges.json"] = fp4_fixture()
-    out["ggml_kquant_edges.json"] = kquant_fixture()
+    out["ggml_kquant_edges.json"] = kquant_fixture(args.ggml_src)
     total = 0
     for name in sorted(out):
         fx = out[name]
