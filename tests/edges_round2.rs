@@ -230,7 +230,7 @@ fn nf4_dq_offset_is_bitsandbytes_on_generated_matrices() {
             .collect();
         let (rows, cols) = (shape[0], shape[1]);
         let x = match case["matrix"].as_str().unwrap() {
-            "minilm" => continue,
+            m if m == "minilm" || m.starts_with("overflow") => continue,
             "weights" => {
                 let x = weights(rows, cols, case["seed"].as_u64().unwrap());
                 assert_eq!(
@@ -684,6 +684,33 @@ fn a_kquant_row_ggml_cannot_encode_is_refused_by_row() {
             "{name}"
         );
     }
+}
+
+/// Absmax values whose f32 sum overflows: torch's mean is inf and bitsandbytes returns NaN
+/// for every value; the `nf4-dq` preset refuses the matrix, naming the first block.
+#[test]
+fn nf4_dq_refuses_a_mean_that_overflows() {
+    let fx = fixture("nf4_dq.json");
+    let case = fx["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["matrix"].as_str().unwrap().starts_with("overflow"))
+        .unwrap();
+    assert_eq!(f32_of(&case["offset"]), f32::INFINITY);
+    assert_eq!(case["nan_values"], 256);
+    let mut x = vec![0.0f32; 4 * 64];
+    x[0] = 3e38;
+    x[64] = 3e38;
+    x[2 * 64 + 1] = 1.0;
+    x[3 * 64 + 5] = -2.0;
+    let config = preset("nf4-dq", PresetOptions::default()).unwrap();
+    let Err(err) = analyse_with(&matrix(4, 64, x), &config, Options::ONE_CONFIG) else {
+        panic!("a matrix whose values come back NaN is analysed");
+    };
+    let err = err.to_string();
+    assert!(err.starts_with("row 0, block 0 (columns 0..64): "), "{err}");
+    assert!(err.contains("mean") && err.contains("NaN"), "{err}");
 }
 
 /// all-MiniLM-L6-v2's `model.safetensors` (see tests/minilm.rs).

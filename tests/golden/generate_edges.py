@@ -54,7 +54,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "edges")
 sys.path.insert(0, HERE)
-from generate import block, dumps_fixture, f32, f32_list, make_fixture, same_bits  # noqa: E402
+from generate import block, dumps_fixture, f32, f32_list, json_float, make_fixture, same_bits  # noqa: E402
 
 MASK = (1 << 64) - 1
 # Threads torch is asked to use for bitsandbytes' own runs: quantscope's default assumption
@@ -320,6 +320,16 @@ def nf4_fixture(minilm: str | None) -> dict:
         r = run(x, rows * cols <= 1024)
         cases.append({"matrix": "weights", "shape": [rows, cols], "seed": seed,
                       "input_hash": f32_hash(x[: min(rows, 4)]), **r})
+    # Absmax values whose f32 sum overflows: torch's mean is inf, and every value comes back NaN.
+    big = np.zeros((4, 64), dtype=np.float32)
+    big[0, 0] = big[1, 0] = np.float32(3e38)
+    big[2, 1], big[3, 5] = 1.0, -2.0
+    flat = torch.from_numpy(big.reshape(-1))
+    q2, st2 = F.quantize_4bit(flat, blocksize=64, quant_type="nf4", compress_statistics=True)
+    values = F.dequantize_4bit(q2, st2).numpy().reshape(-1)
+    assert np.isinf(st2.offset.item())
+    cases.append({"matrix": "overflow: 3e38 at (0, 0) and (1, 0), 1 at (2, 1), -2 at (3, 5)", "shape": [4, 64],
+                  "offset": json_float(st2.offset.item()), "nan_values": int(np.isnan(values).sum())})
     if minilm:
         from safetensors.numpy import load_file
 
