@@ -220,6 +220,9 @@ fn nf4_dq(
         .flatten()
         .collect();
     let dq = DoubleQuant::new(&absmax);
+    if let Some(e) = dq.not_finite(&absmax, cols / nf4::BLOCK) {
+        return Err(e.into());
+    }
     values
         .par_chunks_mut(nf4::BLOCK)
         .zip(codes.par_chunks(nf4::BLOCK))

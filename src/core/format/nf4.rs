@@ -32,7 +32,7 @@ mod mean;
 pub use dynamic::DYNAMIC_MAP;
 pub use mean::{GRAIN, LANES, TORCH_THREADS, torch_mean, torch_sum};
 
-use super::{Layout, Part};
+use super::{FormatError, Layout, Part};
 
 /// Values per NF4 block (bitsandbytes' default `blocksize`).
 pub const BLOCK: usize = 64;
@@ -193,6 +193,36 @@ impl DoubleQuant {
     #[must_use]
     pub fn absmax_all(&self) -> Vec<f32> {
         (0..self.codes.len()).map(|i| self.absmax(i)).collect()
+    }
+
+    /// The refusal of a tensor some of whose stored absmax values are not finite (the
+    /// absmax values' f32 sum overflows, so torch's mean is infinite and bitsandbytes' values
+    /// come back NaN), naming the first such block in a tensor of rows of `per_row` blocks;
+    /// `None` when every stored absmax is finite.
+    #[must_use]
+    pub fn not_finite(&self, absmax: &[f32], per_row: usize) -> Option<FormatError> {
+        let b = (0..self.codes.len()).find(|&i| !self.absmax(i).is_finite())?;
+        let amax = absmax.iter().fold(0.0f32, |m, &a| m.max(a));
+        let cause = if self.offset.is_finite() {
+            format!("block {b}'s stored absmax is {}", self.absmax(b))
+        } else {
+            format!(
+                "the absmax values' f32 mean, torch's absmax.mean(), overflows to {}",
+                self.offset
+            )
+        };
+        let per_row = per_row.max(1);
+        let col = b % per_row * BLOCK;
+        Some(FormatError::NotFinite {
+            row: Some(b / per_row),
+            unit: "block",
+            block: b % per_row,
+            cols: (col, col + BLOCK),
+            reason: format!(
+                "nf4-dq cannot hold it: bitsandbytes' double quantization gives NaN here \
+                 ({cause}; the largest absmax is {amax:e})"
+            ),
+        })
     }
 }
 
