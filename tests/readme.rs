@@ -1,15 +1,56 @@
-//! README.md documents things the code defines; these tests keep the two in step.
+//! README.md and the user pages under docs/user/ document things the code defines; these
+//! tests keep the two in step.
+
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn read(relative: &str) -> String {
+    std::fs::read_to_string(Path::new(ROOT).join(relative)).unwrap()
+}
 
 fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
+    read("README.md")
+}
+
+/// The Markdown files of `dir` (relative to the crate), sorted, recursively.
+fn markdown_under(dir: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(ROOT).join(dir), &mut out);
+    out.sort();
+    out
+}
+
+/// README.md and every page of docs/user/, one after the other: where a user reads about
+/// the keys, flags and presets.
+fn user_docs() -> String {
+    let mut text = readme();
+    for page in markdown_under("docs/user") {
+        text.push('\n');
+        text.push_str(&std::fs::read_to_string(page).unwrap());
+    }
+    text
 }
 
 #[test]
-fn readme_key_table_matches_the_keymap() {
+fn explorer_page_key_table_matches_the_keymap() {
     let table = quantscope::ui::help::markdown_key_table();
     assert!(
-        readme().contains(table.trim()),
-        "README's key table is out of date; it should read:\n{table}"
+        read("docs/user/explorer.md").contains(table.trim()),
+        "docs/user/explorer.md's key table is out of date; it should read:\n{table}"
     );
 }
 
@@ -33,9 +74,9 @@ fn readme_gives_the_two_commands() {
 }
 
 #[test]
-fn every_flag_of_every_command_is_in_the_readme() {
+fn every_flag_of_every_command_is_documented() {
     use clap::CommandFactory as _;
-    let readme = readme();
+    let docs = user_docs();
     let top = quantscope::cli::Cli::command();
     let mut missing = Vec::new();
     let commands = std::iter::once(&top).chain(top.get_subcommands());
@@ -45,19 +86,23 @@ fn every_flag_of_every_command_is_in_the_readme() {
             if matches!(long, "help" | "version") {
                 continue;
             }
-            if !readme.contains(&format!("--{long}")) {
+            if !docs.contains(&format!("--{long}")) {
                 missing.push(format!("{} --{long}", command.get_name()));
             }
         }
     }
-    assert!(missing.is_empty(), "README does not mention: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "neither README nor docs/user/ mentions: {missing:?}"
+    );
 }
 
 #[test]
-fn readme_states_the_html_and_pdf_bounds_the_code_keeps() {
+fn user_docs_state_the_html_and_pdf_bounds_the_code_keeps() {
     use quantscope::core::figures::{MAX_CHANNELS, MAX_LEVELS, MAX_PLOTTED, MAX_SAMPLES, WORST};
     use quantscope::io::export::rich::MAX_FORMULA_LINES;
-    let readme = readme();
+    let docs = user_docs();
+    let flowed = docs.split_whitespace().collect::<Vec<_>>().join(" ");
     for stated in [
         format!("at most {MAX_PLOTTED} channels' values are plotted"),
         format!("{MAX_SAMPLES} values each"),
@@ -65,10 +110,9 @@ fn readme_states_the_html_and_pdf_bounds_the_code_keeps() {
         format!("a matrix of more than {MAX_CHANNELS} channels lists its {WORST} worst"),
         format!("stops after {MAX_FORMULA_LINES} lines"),
     ] {
-        let flowed = readme.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert!(flowed.contains(&stated), "README should say: {stated}");
+        assert!(flowed.contains(&stated), "the docs should say: {stated}");
     }
     for format in ["html", "pdf"] {
-        assert!(readme.contains(&format!("--format {format}")), "{format}");
+        assert!(docs.contains(&format!("--format {format}")), "{format}");
     }
 }
