@@ -98,10 +98,10 @@ fn every_flag_of_every_command_is_documented() {
 }
 
 #[test]
-fn user_docs_state_the_html_and_pdf_bounds_the_code_keeps() {
+fn report_page_states_the_html_and_pdf_bounds_the_code_keeps() {
     use quantscope::core::figures::{MAX_CHANNELS, MAX_LEVELS, MAX_PLOTTED, MAX_SAMPLES, WORST};
     use quantscope::io::export::rich::MAX_FORMULA_LINES;
-    let docs = user_docs();
+    let docs = read("docs/user/report.md");
     let flowed = docs.split_whitespace().collect::<Vec<_>>().join(" ");
     for stated in [
         format!("at most {MAX_PLOTTED} channels' values are plotted"),
@@ -110,7 +110,10 @@ fn user_docs_state_the_html_and_pdf_bounds_the_code_keeps() {
         format!("a matrix of more than {MAX_CHANNELS} channels lists its {WORST} worst"),
         format!("stops after {MAX_FORMULA_LINES} lines"),
     ] {
-        assert!(flowed.contains(&stated), "the docs should say: {stated}");
+        assert!(
+            flowed.contains(&stated),
+            "docs/user/report.md should say: {stated}"
+        );
     }
     for format in ["html", "pdf"] {
         assert!(docs.contains(&format!("--format {format}")), "{format}");
