@@ -2,9 +2,9 @@
 //!
 //! ggml's k-quant references do return NaN (or infinity) for super-blocks of large values:
 //! `quantize_row_q{2,3,4,5,6}_K_ref` store the super-block scales `d` and `dmin` as f16, which
-//! overflows to infinity once a sub-block's scale passes 65 504 (values from about 2^20 for
-//! Q2_K, 2^22 for Q3_K, 2^24 for Q4_K and Q5_K, 2^27 for Q6_K), and their weighted
-//! least-squares sums overflow f32 on values near the f32 maximum. The encoders here are ggml's
+//! overflows to infinity once a sub-block's scale passes 65 504 (on rows of normal values, from
+//! a largest magnitude of about 1.2e6 for Q2_K, 5e6 for Q4_K and Q5_K, 9e6 for Q3_K, 3e8 for
+//! Q6_K), and their weighted least-squares sums overflow f32 on values near the f32 maximum. The encoders here are ggml's
 //! arithmetic, so they produce the same NaN; such a row is refused with the super-block and the
 //! reason instead of being reported as NaN (rows that ggml encodes to finite values, even all
 //! zeros, are kept: those are its answer).
