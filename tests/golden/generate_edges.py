@@ -747,7 +747,8 @@ def kquant_fixture(ggml_src: str | None) -> dict:
         x = np.stack([apply_ops(base, ops) for _, ops in KQUANT_ROWS])
     assert np.isfinite(x).all()
     cases = []
-    tmp = tempfile.mkdtemp()
+    tmp_dir = tempfile.TemporaryDirectory()
+    tmp = tmp_dir.name
     lib = build_asserting_ggml(ggml_src, tmp) if ggml_src else None
     for name, qtype in (("Q2_K", T.Q2_K), ("Q3_K", T.Q3_K), ("Q4_K", T.Q4_K), ("Q5_K", T.Q5_K),
                         ("Q6_K", T.Q6_K)):
@@ -762,6 +763,7 @@ def kquant_fixture(ggml_src: str | None) -> dict:
         if aborts is not None:
             case["aborts_with_assertions"] = aborts
         cases.append(case)
+    tmp_dir.cleanup()
     return {
         "library": f"libgguf {libgguf_version()} (ggml's quantize_row_<type>_ref, dequantize_row_<type>)",
         "call": "libgguf.quantize_rows(x, type), libgguf.dequantize_rows(bytes, type), per row; "
