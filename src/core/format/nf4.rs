@@ -30,7 +30,7 @@ mod dynamic;
 mod mean;
 
 pub use dynamic::DYNAMIC_MAP;
-pub use mean::{GRAIN, LANES, TORCH_THREADS, torch_mean, torch_sum};
+pub use mean::{GRAIN, LANES, TORCH_THREADS, torch_column_sums, torch_mean, torch_sum};
 
 use super::{FormatError, Layout, Part};
 

@@ -71,6 +71,28 @@ pub fn torch_sum(values: &[f32], threads: usize) -> f32 {
     0.0 + inner_sum(&partial)
 }
 
+/// `x.sum(0)` of a contiguous f32 matrix `[rows, cols]` on the CPU: one sum per column, in
+/// torch's order (`vectorized_outer_sum`). With at least [`LANES`] columns, the columns in
+/// runs of `4 * LANES` are each one cascade over the rows (`multi_row_sum`) and the rest go
+/// through `row_sum`; with fewer, runs of four columns are cascades and the rest `row_sum`.
+/// Each column's additions do not depend on the thread count (checked against torch 2.15 on
+/// 1 and 2 threads, up to 4101 columns).
+#[must_use]
+pub fn torch_column_sums(values: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let run = if cols >= LANES { 4 * LANES } else { 4 };
+    let full = cols / run * run;
+    (0..cols)
+        .map(|c| {
+            let at = |r: usize| values[r * cols + c];
+            if c < full {
+                multi_row_sum::<f32, 1>(rows, |r, _| at(r))[0]
+            } else {
+                row_sum::<f32>(rows, at)
+            }
+        })
+        .collect()
+}
+
 /// What one call of torch's reduction loop adds up over `x` (before it is added to the
 /// output): `vectorized_inner_sum`, or `row_sum` on scalars for fewer than [`LANES`] values.
 fn inner_sum(x: &[f32]) -> f32 {
