@@ -538,7 +538,7 @@ impl Report {
         self.ladder.iter().find(|r| r.granularity == granularity)
     }
 
-    fn quantizer(&self, b: &Block) -> Quantizer {
+    pub(crate) fn quantizer(&self, b: &Block) -> Quantizer {
         Quantizer::new(
             &self.config,
             &b.params(),
