@@ -3,6 +3,7 @@
 pub mod checkpoint;
 pub mod export;
 pub mod gguf;
+pub mod imatrix;
 pub mod load;
 pub mod npy;
 pub mod safetensors;
