@@ -1,0 +1,293 @@
+//! Importance and the layer's output error: activations read from files (whole or a chunk
+//! of tokens at a time, the same numbers either way), and the output metrics against a
+//! straightforward f64 computation (proptest).
+
+use ndarray::Array2;
+use proptest::prelude::*;
+use quantscope::core::importance::{
+    Activations, Calibration, Importance, ImportanceSource, Tokens, importance_of, output_errors,
+};
+use quantscope::core::presets::{PresetOptions, preset};
+use quantscope::core::{Matrix, Options, analyse_with};
+use quantscope::io::activations::{open_activations, open_activations_with};
+
+#[path = "common/files.rs"]
+mod files;
+
+/// Every token of `t`.
+fn all(t: &dyn Tokens) -> Vec<f32> {
+    let (n, w) = t.shape();
+    let mut out = vec![0.0; n * w];
+    t.read(0, &mut out).unwrap();
+    out
+}
+
+fn npy_f32(shape: &str, values: &[f32]) -> Vec<u8> {
+    files::npy_bytes(
+        (1, 0),
+        &files::npy_header("<f4", false, shape),
+        &files::f32_bytes(values),
+    )
+}
+
+#[test]
+fn npy_activations_read_whole_or_streamed_alike() {
+    let values: Vec<f32> = (0..24).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let f = files::temp_file("x.npy", &npy_f32("(2, 3, 4)", &values));
+    let spec = f.to_str().unwrap();
+    let whole = open_activations(spec).unwrap();
+    let streamed = open_activations_with(spec, 0).unwrap();
+    // The last axis is the width; the others count tokens.
+    assert_eq!(whole.shape(), (6, 4));
+    assert_eq!(streamed.shape(), (6, 4));
+    assert_eq!(all(whole.as_ref()), values);
+    assert_eq!(all(streamed.as_ref()), values);
+    let mut part = vec![0.0; 8];
+    streamed.read(3, &mut part).unwrap();
+    assert_eq!(part, values[12..20]);
+    assert!(streamed.read(5, &mut part).is_err());
+    let a = importance_of(whole.as_ref()).unwrap();
+    let b = importance_of(streamed.as_ref()).unwrap();
+    assert_eq!(a.values(), b.values());
+}
+
+#[test]
+fn safetensors_tensors_and_text_are_activations_too() {
+    let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
+    let st = files::temp_file(
+        "acts.safetensors",
+        &files::safetensors_bytes(&[
+            ("layer0.input", "F32", &[3, 4], files::f32_bytes(&x)),
+            ("ids", "I64", &[2], vec![0; 16]),
+        ]),
+    );
+    let spec = format!("{}:layer0.input", st.display());
+    for limit in [0, u64::MAX] {
+        let t = open_activations_with(&spec, limit).unwrap();
+        assert_eq!(t.shape(), (3, 4));
+        assert_eq!(all(t.as_ref()), x);
+        assert!(t.name().ends_with("acts.safetensors:layer0.input"));
+    }
+    let e = open_activations(&format!("{}:layer0.inptu", st.display()))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("has no tensor \"layer0.inptu\""), "{e}");
+    let e = open_activations(&format!("{}:ids", st.display()))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains(":ids: I64 values; activations are F32"), "{e}");
+    // Its one float tensor needs no name; of two, one must be named.
+    assert_eq!(
+        open_activations(st.to_str().unwrap()).unwrap().shape(),
+        (3, 4)
+    );
+    let two = files::temp_file(
+        "two.safetensors",
+        &files::safetensors_bytes(&[
+            ("a", "F32", &[1, 2], files::f32_bytes(&[1.0, 2.0])),
+            ("b", "F32", &[1, 2], files::f32_bytes(&[1.0, 2.0])),
+        ]),
+    );
+    let e = open_activations(two.to_str().unwrap())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("is a checkpoint of several tensors: give the one to read as"),
+        "{e}"
+    );
+    let txt = files::temp_file("x.txt", b"1 2 3\n4 5 6\n");
+    let t = open_activations(txt.to_str().unwrap()).unwrap();
+    assert_eq!(t.shape(), (2, 3));
+    let e = open_activations("/no/such/acts.npy")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.starts_with("cannot read activations /no/such/acts.npy: no such file"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_value_that_is_not_finite_is_refused_with_its_token() {
+    let mut values = vec![1.0f32; 12];
+    values[7] = f32::NAN;
+    let f = files::temp_file("nan.npy", &npy_f32("(4, 3)", &values));
+    let spec = f.to_str().unwrap();
+    let streamed = open_activations_with(spec, 0).unwrap();
+    let e = importance_of(streamed.as_ref()).unwrap_err().to_string();
+    assert!(e.contains("token 2, column 1 (0-based) is NaN"), "{e}");
+    let e = open_activations(spec).err().unwrap().to_string();
+    assert!(e.contains("NaN"), "{e}");
+}
+
+/// The metrics of `report` in f64, value by value: per row `‖X e‖²`, `‖X w‖²` and
+/// `Σ a e² / Σ a`.
+fn naive(m: &Matrix, hat: &[Vec<f32>], x: &Array2<f32>, a: &[f32]) -> Vec<(f64, f64, f64)> {
+    let w = m.values();
+    (0..m.shape().0)
+        .map(|i| {
+            let e: Vec<f64> = (0..m.shape().1)
+                .map(|c| f64::from(w[(i, c)]) - f64::from(hat[i][c]))
+                .collect();
+            let (mut err, mut sig) = (0.0, 0.0);
+            for t in x.rows() {
+                let ye: f64 = t.iter().zip(&e).map(|(&x, e)| f64::from(x) * e).sum();
+                let yw: f64 = t
+                    .iter()
+                    .zip(w.row(i))
+                    .map(|(&x, &w)| f64::from(x) * f64::from(w))
+                    .sum();
+                err += ye * ye;
+                sig += yw * yw;
+            }
+            let num: f64 = e.iter().zip(a).map(|(e, &a)| f64::from(a) * e * e).sum();
+            let den: f64 = a.iter().map(|&a| f64::from(a)).sum();
+            (err, sig, num / den)
+        })
+        .collect()
+}
+
+fn close(got: f64, want: f64, rel: f64) -> bool {
+    (got - want).abs() <= rel * want.abs().max(1e-30)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// output_mse, output_sqnr_db and imatrix_mse per channel and overall, against the
+    /// formulas in f64 (the product in f32 costs at most a few parts in a million here).
+    #[test]
+    fn output_metrics_match_a_plain_f64_computation(
+        rows in 1usize..40,
+        cols in 1usize..70,
+        tokens in 1usize..20,
+        seed in 0u64..1000,
+        which in 0usize..3,
+    ) {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        let data: Vec<Vec<f32>> = (0..rows)
+            .map(|r| (0..cols).map(|_| next() * (1 + r % 3) as f32).collect())
+            .collect();
+        let refs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
+        let m = Matrix::from_rows(&refs).unwrap();
+        let x = Array2::from_shape_fn((tokens, cols), |(_, c)| next() * if c % 7 == 3 { 10.0 } else { 1.0 });
+        let a: Vec<f32> = (0..cols).map(|_| (next().abs() * 4.0).floor()).collect();
+        let name = ["lesson", "ort-int8", "ort-int4"][which];
+        let report = analyse_with(&m, &preset(name, PresetOptions::default()).unwrap(), Options::ONE_CONFIG).unwrap();
+        let hat: Vec<Vec<f32>> = (0..rows).map(|r| report.row_dequantized(r)).collect();
+        let acts = Activations::new(x.clone(), "x");
+        let imp = Importance::new(a.clone(), cols, ImportanceSource::Activations { name: "a".into(), tokens: 1 }).unwrap();
+        let got = output_errors(&m, &report, Calibration { importance: Some(&imp), tokens: Some(&acts) }, &mut |_, _| true)
+            .unwrap()
+            .unwrap();
+        let want = naive(&m, &hat, &x, &a);
+        let t = tokens as f64;
+        let (mut err, mut sig, mut num, mut den) = (0.0, 0.0, 0.0, 0.0);
+        let weight: f64 = a.iter().map(|&a| f64::from(a)).sum();
+        for (i, &(e, sg, im)) in want.iter().enumerate() {
+            let g = got.channels[i];
+            prop_assert!(close(g.output_mse.unwrap(), e / t, 1e-4) || e / t < 1e-12, "row {} {:?} {}", i, g, e / t);
+            match g.output_sqnr_db {
+                Some(db) => prop_assert!((db - 10.0 * (sg / e).log10()).abs() < 1e-3),
+                None => prop_assert!(e < 1e-12 || sg == 0.0),
+            }
+            if weight > 0.0 {
+                prop_assert!(close(g.imatrix_mse.unwrap(), im, 1e-12));
+            } else {
+                prop_assert!(g.imatrix_mse.is_none());
+            }
+            err += e;
+            sig += sg;
+            num += im * weight;
+            den += weight;
+        }
+        let o = got.overall;
+        prop_assert!(close(o.output_mse.unwrap(), err / (t * rows as f64), 1e-4) || err < 1e-12);
+        if let Some(db) = o.output_sqnr_db {
+            prop_assert!((db - 10.0 * (sig / err).log10()).abs() < 1e-3);
+        }
+        if den > 0.0 {
+            prop_assert!(close(o.imatrix_mse.unwrap(), num / den, 1e-9));
+        }
+        prop_assert_eq!(got.tokens, Some(tokens));
+    }
+}
+
+#[test]
+fn importance_alone_gives_imatrix_mse_and_the_columns_at_risk() {
+    // A quiet row on a loud column: per tensor, its values collapse to 0.
+    let loud: Vec<f32> = (0..8).map(|c| (c as f32 - 3.5) * 2.0).collect();
+    let quiet: Vec<f32> = (0..8).map(|c| (c as f32 - 3.5) * 0.01).collect();
+    let m = Matrix::from_rows(&[&loud, &quiet]).unwrap();
+    let report = analyse_with(
+        &m,
+        &preset("lesson", PresetOptions::default()).unwrap(),
+        Options::ONE_CONFIG,
+    )
+    .unwrap();
+    let mut a = vec![1.0f32; 8];
+    a[2] = 100.0;
+    let imp = Importance::new(
+        a,
+        8,
+        ImportanceSource::Activations {
+            name: "a".into(),
+            tokens: 1,
+        },
+    )
+    .unwrap();
+    let got = output_errors(
+        &m,
+        &report,
+        Calibration {
+            importance: Some(&imp),
+            tokens: None,
+        },
+        &mut |_, _| true,
+    )
+    .unwrap()
+    .unwrap();
+    assert!(got.overall.output_mse.is_none() && got.tokens.is_none());
+    assert!(got.channels[1].imatrix_mse.unwrap() > 0.0);
+    // Every quiet value reconstructs to 0: column 2, the loudest, comes first.
+    assert_eq!(got.columns_at_risk_total, 8);
+    assert_eq!(got.columns_at_risk[0].column, 2);
+    assert_eq!(got.columns_at_risk[0].zeroed, 1);
+    assert!((got.columns_at_risk[0].share - 100.0 / 107.0).abs() < 1e-12);
+    // Nothing to compute from: nothing.
+    assert!(
+        output_errors(&m, &report, Calibration::default(), &mut |_, _| true)
+            .unwrap()
+            .is_none()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A `.npy` file with bytes overwritten: a shape the bytes hold, or an error, never a
+    /// panic (what the fuzz target checks on any bytes).
+    #[test]
+    fn damaged_npy_activations_never_panic(
+        edits in proptest::collection::vec((0usize..200, any::<u8>()), 1..6),
+    ) {
+        let mut bytes = npy_f32("(3, 5)", &[0.5; 15]);
+        for (at, b) in edits {
+            let n = bytes.len();
+            bytes[at % n] = b;
+        }
+        if let Ok(Some((t, w))) = quantscope::io::activations::npy_tokens(&bytes) {
+            prop_assert!(w >= 1 && t * w <= bytes.len());
+        }
+    }
+}
