@@ -1,7 +1,9 @@
 //! llama.cpp's k-quants: Q2_K, Q3_K, Q4_K, Q5_K and Q6_K, in super-blocks of 256 values.
 //!
 //! Encoding is ggml's `quantize_row_q*_K_ref` (what `llama-quantize` runs without an
-//! importance matrix), bit for bit; decoding is `dequantize_row_q*_K` (and gguf-py's
+//! importance matrix), bit for bit, and with an importance vector ggml's
+//! `quantize_row_q*_K_impl` (what `llama-quantize --imatrix` runs, [`KQuant::encode_block_weighted`]);
+//! decoding is `dequantize_row_q*_K` (and gguf-py's
 //! `dequantize`), and [`KQuant::pack`] / [`KQuant::unpack`] write and read ggml's block
 //! structs byte for byte.
 //!
@@ -23,10 +25,12 @@
 )]
 
 mod encode;
-mod fit;
+pub(in crate::core::format) mod fit;
 #[cfg(target_arch = "x86_64")]
 mod fit_v3;
 mod pack;
+mod qp;
+mod weighted;
 
 use crate::core::format::bits::f16_to_f32;
 
@@ -185,6 +189,26 @@ impl KQuant {
             Self::Q4K => encode::q4_q5_k(x, codes, false),
             Self::Q5K => encode::q4_q5_k(x, codes, true),
             Self::Q6K => encode::q6_k(x, codes),
+        }
+    }
+
+    /// Quantizes one super-block as `llama-quantize --imatrix` does (ggml's
+    /// `quantize_row_q*_K_impl` with `quant_weights`), `qw` the importance of each of its
+    /// columns: codes into `codes`, metadata returned.
+    #[must_use]
+    #[inline(always)]
+    pub fn encode_block_weighted(
+        self,
+        x: &[f32; QK_K],
+        qw: &[f32; QK_K],
+        codes: &mut [u8; QK_K],
+    ) -> SuperBlock {
+        match self {
+            Self::Q2K => weighted::q2_k(x, qw, codes),
+            Self::Q3K => weighted::q3_k(x, qw, codes),
+            Self::Q4K => weighted::q4_q5_k(x, qw, codes, false),
+            Self::Q5K => weighted::q4_q5_k(x, qw, codes, true),
+            Self::Q6K => weighted::q6_k(x, qw, codes),
         }
     }
 
