@@ -1,5 +1,6 @@
 //! Input and output: the text parser, file loaders and the report exporters.
 
+pub mod activations;
 pub mod checkpoint;
 pub mod export;
 pub mod gguf;

@@ -291,3 +291,108 @@ proptest! {
         }
     }
 }
+
+/// A 4 x 256 matrix with a quiet row and an outlier.
+fn wide() -> Matrix {
+    let rows: Vec<Vec<f32>> = (0..4)
+        .map(|r| {
+            (0..256)
+                .map(|c| {
+                    let v = ((r * 31 + c * 17) as f32 * 0.173).sin() * [1.0, 0.01, 3.0, 0.2][r];
+                    if (r, c) == (2, 77) { 40.0 } else { v }
+                })
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
+    Matrix::from_rows(&refs).unwrap()
+}
+
+fn loud_importance(n: usize) -> Importance {
+    let a = (0..n)
+        .map(|c| {
+            if c % 29 == 3 {
+                300.0
+            } else {
+                1.0 + (c % 7) as f32
+            }
+        })
+        .collect();
+    Importance::new(
+        a,
+        n,
+        ImportanceSource::Activations {
+            name: "a".into(),
+            tokens: 9,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn llama_cpp_formats_and_presets_quantize_with_the_importance() {
+    use quantscope::core::analyse_weighted;
+    use quantscope::core::format::{Encoded, Format, Legacy};
+    let m = wide();
+    let imp = loud_importance(256);
+    let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    for (name, f) in [
+        ("q4_k", Format::Q4K),
+        ("q2_k", Format::Q2K),
+        ("q4_0", Format::Legacy(Legacy::Q4_0)),
+        ("q5_1", Format::Legacy(Legacy::Q5_1)),
+    ] {
+        let c = preset(name, PresetOptions::default()).unwrap();
+        let r = analyse_weighted(&m, &c, Some(&imp), Options::default()).unwrap();
+        assert!(r.quantized_with.is_some(), "{name}");
+        let plain = analyse_with(&m, &c, Options::default()).unwrap();
+        assert!(plain.quantized_with.is_none());
+        let mut differs = false;
+        for row in 0..4 {
+            let x = m.values().row(row).to_vec();
+            let mut enc = Encoded::default();
+            let mut want = vec![0.0; 256];
+            f.encode_row_weighted(&x, Some(imp.values()), &mut enc, &mut want)
+                .unwrap();
+            assert_eq!(
+                bits(&r.row_dequantized(row)),
+                bits(&want),
+                "{name} row {row}"
+            );
+            differs |= r.row_dequantized(row) != plain.row_dequantized(row);
+            // Every reconstruction is on its block's grid.
+            let b = r.block_index(row, 0);
+            assert!(r.levels(b).contains(&want[0]), "{name} row {row}");
+        }
+        assert!(differs, "{name}: the importance changed nothing");
+        // The ladder: the active rung is the weighted report's; the others are the preset's.
+        let active = r.ladder.iter().find(|g| g.active).unwrap();
+        assert_eq!(active.overall, r.overall, "{name}");
+        for (a, b) in r
+            .ladder
+            .iter()
+            .zip(&plain.ladder)
+            .filter(|(a, _)| !a.active)
+        {
+            assert_eq!(a.overall, b.overall, "{name} {}", a.granularity);
+        }
+    }
+    // A preset with a setting changed, an integer preset of another library, and q8_0 (its
+    // quantizer reads no importance): as without.
+    let mut q4 = preset("q4_0", PresetOptions::default()).unwrap();
+    q4.granularity = quantscope::core::Granularity::Group(64);
+    let ort = preset("ort-int8", PresetOptions::default()).unwrap();
+    let q8 = preset("q8_0", PresetOptions::default()).unwrap();
+    for c in [q4, ort, q8] {
+        let r = analyse_weighted(&m, &c, Some(&imp), Options::default()).unwrap();
+        assert!(r.quantized_with.is_none());
+        assert_eq!(r, analyse_with(&m, &c, Options::default()).unwrap());
+    }
+    // An importance of another width is refused.
+    let e =
+        analyse_weighted(&m, &ort, Some(&loud_importance(128)), Options::default()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "importance: it holds 128 values, the tensor has 256 columns"
+    );
+}

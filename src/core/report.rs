@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::core::config::{Axis, Config, Granularity};
+use crate::core::importance::{ImportanceSource, OutputErrors};
 use crate::core::kernel::{Quantizer, Step};
 use crate::core::matrix::Shared;
 use crate::core::pages::Pages;
@@ -272,6 +273,9 @@ pub struct Rung {
     pub collapsed_channels: usize,
     /// This rung is the active configuration's granularity.
     pub active: bool,
+    /// Its output and importance-weighted errors, once computed (see [`Report::output`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputErrors>,
 }
 
 /// A report's codes.
@@ -388,6 +392,13 @@ pub struct Report {
     pub memory: Memory,
     /// The same scheme at every granularity, coarse to fine (empty when not requested).
     pub ladder: Vec<Rung>,
+    /// The importance the codes were quantized with (a llama.cpp format with an importance
+    /// vector, as `llama-quantize --imatrix`); `None` for the reference quantization.
+    pub quantized_with: Option<ImportanceSource>,
+    /// The error of the layer's output and the importance-weighted error, once computed (a
+    /// stage after the report, [`crate::core::importance::OutputStage`]); `None` before, or
+    /// without importance and activations.
+    pub output: Option<OutputErrors>,
     pub(crate) layout: Layout,
     pub(crate) codes: Codes,
     /// A format's reconstruction, as its decoder produced it (`None` for integer
