@@ -21,6 +21,7 @@
 //! `llama-quantize` does for a 3-D tensor.
 
 pub mod activations;
+mod ladder;
 pub mod output;
 pub mod rankings;
 mod reconstruct;
@@ -29,6 +30,7 @@ mod summary;
 pub use activations::{
     Activations, ActivationsProblem, BuiltIn, Tokens, TokensError, importance_of,
 };
+pub use ladder::{StageError, add_output_errors};
 pub use output::{
     Calibration, ColumnRisk, OutputErrors, OutputMetrics, OutputProblem, OutputStage, output_errors,
 };

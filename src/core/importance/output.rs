@@ -34,7 +34,7 @@ use serde::Serialize;
 
 use super::activations::chunk_tokens;
 use super::reconstruct::Rows;
-use super::{Importance, ImportanceError, Tokens, TokensError};
+use super::{Importance, ImportanceError, ImportanceSummary, Tokens, TokensError};
 use crate::core::Progress;
 use crate::core::matrix::Matrix;
 use crate::core::report::Report;
@@ -90,6 +90,12 @@ pub struct OutputErrors {
     pub columns_at_risk: Vec<ColumnRisk>,
     /// How many columns hold a clamped or collapsed value in all.
     pub columns_at_risk_total: usize,
+    /// The importance vector in a few numbers (`None` without one).
+    pub importance: Option<ImportanceSummary>,
+    /// Where the importance came from, in words.
+    pub importance_source: Option<String>,
+    /// The activations' name.
+    pub activations: Option<String>,
 }
 
 /// Why output errors could not be computed.
@@ -189,6 +195,12 @@ impl<'a> OutputStage<'a> {
     #[must_use]
     pub fn calibration(&self) -> Calibration<'a> {
         self.calibration
+    }
+
+    /// The matrix whose reports it measures.
+    #[must_use]
+    pub fn matrix(&self) -> &'a Matrix {
+        self.matrix
     }
 
     /// The output errors of `report` (a report of this stage's matrix); `Ok(None)` when
@@ -306,12 +318,16 @@ impl<'a> OutputStage<'a> {
             t * rows,
         );
         let (columns_at_risk, columns_at_risk_total) = self.risk(sums);
+        let imp = self.calibration.importance;
         OutputErrors {
             channels,
             overall,
             tokens,
             columns_at_risk,
             columns_at_risk_total,
+            importance: imp.map(Importance::summary),
+            importance_source: imp.map(|i| i.source().to_string()),
+            activations: self.calibration.tokens.map(Tokens::name),
         }
     }
 
