@@ -396,3 +396,170 @@ fn llama_cpp_formats_and_presets_quantize_with_the_importance() {
         "importance: it holds 128 values, the tensor has 256 columns"
     );
 }
+
+// The command line: `report --imatrix`, `--activations`, `--imatrix-tensor`.
+
+#[path = "common/run.rs"]
+mod run;
+
+fn golden(name: &str) -> String {
+    format!(
+        "{}/tests/golden/imatrix/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// A text matrix of `rows` x `cols` (one row quiet), as a temporary file.
+fn matrix_file(rows: usize, cols: usize) -> files::TempFile {
+    let text: String = (0..rows)
+        .map(|r| {
+            let scale = if r == 1 { 0.01 } else { 1.0 };
+            let row: Vec<String> = (0..cols)
+                .map(|c| format!("{}", ((r * 7 + c * 3) as f32 * 0.37).sin() * scale))
+                .collect();
+            row.join(" ") + "\n"
+        })
+        .collect();
+    files::temp_file("w.txt", text.as_bytes())
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = run::quantscope(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", run::text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn report_json_names_the_output_errors_per_channel_and_overall() {
+    let m = matrix_file(4, 64);
+    let v = json(&[
+        "report",
+        m.to_str().unwrap(),
+        "--preset",
+        "q4_0",
+        "--imatrix",
+        &golden("small.gguf"),
+        "--imatrix-tensor",
+        "blk.0.attn_q.weight",
+        "--activations",
+        &golden("small_x.npy"),
+        "-f",
+        "json",
+        "--formats",
+        "q4_0,q8_0,ort-int4",
+    ]);
+    for k in ["output_mse", "output_sqnr_db", "imatrix_mse"] {
+        assert!(v["overall"][k].is_number(), "overall.{k}");
+        for c in v["channels"].as_array().unwrap() {
+            assert!(c[k].is_number(), "{k}: {c}");
+        }
+        for r in v["ladder"].as_array().unwrap() {
+            assert!(r[k].is_number(), "ladder {k}: {r}");
+        }
+        for e in v["formats"].as_array().unwrap() {
+            assert!(e[k].is_number(), "formats {k}: {e}");
+        }
+    }
+    let imp = &v["importance"];
+    assert!(imp["quantized_with"].as_str().unwrap().contains("entry blk.0.attn_q.weight"));
+    assert_eq!(imp["tokens"], 40);
+    assert_eq!(imp["top"][0][0], 5);
+    assert!(imp["top_percent_share"].as_f64().unwrap() > 0.4);
+    assert!(v["ranking_changes"].is_array());
+    let q40 = v["formats"].as_array().unwrap().iter().find(|e| e["name"] == "q4_0").unwrap();
+    assert_eq!(q40["weighted"], true);
+    let q80 = v["formats"].as_array().unwrap().iter().find(|e| e["name"] == "q8_0").unwrap();
+    assert_eq!(q80["weighted"], false);
+    // Without either flag the keys are absent, as before.
+    let plain = json(&["report", m.to_str().unwrap(), "-f", "json"]);
+    assert!(plain.get("importance").is_none());
+    assert!(plain["overall"].get("output_mse").is_none());
+}
+
+#[test]
+fn csv_markdown_and_html_carry_the_same_numbers() {
+    let m = matrix_file(3, 32);
+    let base = [
+        "report",
+        m.to_str().unwrap(),
+        "--imatrix",
+        &golden("small.dat"),
+        "--imatrix-tensor",
+        "output.weight",
+    ];
+    let run = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let o = run::quantscope(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", run::text(&o.stderr));
+        run::text(&o.stdout)
+    };
+    let csv = run(&["-f", "csv"]);
+    let header = csv.lines().next().unwrap();
+    assert!(header.contains(",clipped,output_mse,output_sqnr_db,imatrix_mse,"), "{header}");
+    assert!(header.contains("imatrix_mse_tensor"), "{header}");
+    // Importance without activations: no output error, an imatrix MSE.
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let at = header.split(',').position(|h| h == "imatrix_mse").unwrap();
+    assert!(row[at - 2].is_empty() && !row[at].is_empty(), "{row:?}");
+    let md = run(&["-f", "markdown"]);
+    assert!(md.contains("## Importance"), "{md}");
+    assert!(md.contains("## Output error"), "{md}");
+    assert!(md.contains("hold"), "{md}");
+    let html = run(&["-f", "html"]);
+    assert!(html.contains("Importance") && html.contains("imatrix MSE"));
+}
+
+#[test]
+fn bad_importance_inputs_are_refused_with_exit_status_2() {
+    let m = matrix_file(2, 64);
+    let m = m.to_str().unwrap();
+    let narrow = matrix_file(2, 48);
+    for (args, want) in [
+        (
+            vec!["report", m, "--activations", &golden("small_x.npy"), "--imatrix", &golden("small.gguf")],
+            "holds 4 entries and the matrix has no tensor name: pick one with --imatrix-tensor NAME",
+        ),
+        (
+            vec!["report", narrow.to_str().unwrap(), "--activations", &golden("small_x.npy")],
+            "have 64 columns per token, the tensor has 48 columns",
+        ),
+        (
+            vec!["report", m, "--imatrix", &golden("small.gguf"), "--imatrix-tensor", "blk.9.ffn_up.weight"],
+            "has no entry for tensor \"blk.9.ffn_up.weight\"",
+        ),
+        (
+            vec!["report", m, "--imatrix", &golden("small.gguf"), "--imatrix-tensor", "output.weight"],
+            "it holds 32 values, the tensor has 64 columns",
+        ),
+        (
+            vec!["report", m, "--imatrix", &golden("bad_zero_counts.gguf")],
+            "llama-imatrix saw no token for it",
+        ),
+        (
+            vec!["report", m, "--imatrix", &golden("bad_nan.gguf")],
+            "is NaN: importance must be finite",
+        ),
+        (
+            vec!["report", m, "--imatrix", &golden("bad_negative.dat")],
+            "cannot be negative",
+        ),
+        (
+            vec!["report", m, "--imatrix", &golden("bad_model.gguf")],
+            "is not an importance matrix",
+        ),
+        (
+            vec!["report", m, "--imatrix", &golden("small_x.npy")],
+            "is not an importance matrix",
+        ),
+        (
+            vec!["report", m, "--activations", "/no/such/file.npy"],
+            "cannot read activations /no/such/file.npy: no such file",
+        ),
+    ] {
+        let err = run::assert_refused(&args);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    // --imatrix-tensor needs --imatrix (clap's usage error, also status 2).
+    let o = run::quantscope(&["report", m, "--imatrix-tensor", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+}
