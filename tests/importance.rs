@@ -403,10 +403,7 @@ fn llama_cpp_formats_and_presets_quantize_with_the_importance() {
 mod run;
 
 fn golden(name: &str) -> String {
-    format!(
-        "{}/tests/golden/imatrix/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    format!("{}/tests/golden/imatrix/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A text matrix of `rows` x `cols` (one row quiet), as a temporary file.
@@ -425,7 +422,12 @@ fn matrix_file(rows: usize, cols: usize) -> files::TempFile {
 
 fn json(args: &[&str]) -> serde_json::Value {
     let o = run::quantscope(args);
-    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", run::text(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        run::text(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
@@ -461,14 +463,29 @@ fn report_json_names_the_output_errors_per_channel_and_overall() {
         }
     }
     let imp = &v["importance"];
-    assert!(imp["quantized_with"].as_str().unwrap().contains("entry blk.0.attn_q.weight"));
+    assert!(
+        imp["quantized_with"]
+            .as_str()
+            .unwrap()
+            .contains("entry blk.0.attn_q.weight")
+    );
     assert_eq!(imp["tokens"], 40);
     assert_eq!(imp["top"][0][0], 5);
     assert!(imp["top_percent_share"].as_f64().unwrap() > 0.4);
     assert!(v["ranking_changes"].is_array());
-    let q40 = v["formats"].as_array().unwrap().iter().find(|e| e["name"] == "q4_0").unwrap();
+    let q40 = v["formats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "q4_0")
+        .unwrap();
     assert_eq!(q40["weighted"], true);
-    let q80 = v["formats"].as_array().unwrap().iter().find(|e| e["name"] == "q8_0").unwrap();
+    let q80 = v["formats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "q8_0")
+        .unwrap();
     assert_eq!(q80["weighted"], false);
     // Without either flag the keys are absent, as before.
     let plain = json(&["report", m.to_str().unwrap(), "-f", "json"]);
@@ -495,7 +512,10 @@ fn csv_markdown_and_html_carry_the_same_numbers() {
     };
     let csv = run(&["-f", "csv"]);
     let header = csv.lines().next().unwrap();
-    assert!(header.contains(",clipped,output_mse,output_sqnr_db,imatrix_mse,"), "{header}");
+    assert!(
+        header.contains(",clipped,output_mse,output_sqnr_db,imatrix_mse,"),
+        "{header}"
+    );
     assert!(header.contains("imatrix_mse_tensor"), "{header}");
     // Importance without activations: no output error, an imatrix MSE.
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
@@ -516,19 +536,45 @@ fn bad_importance_inputs_are_refused_with_exit_status_2() {
     let narrow = matrix_file(2, 48);
     for (args, want) in [
         (
-            vec!["report", m, "--activations", &golden("small_x.npy"), "--imatrix", &golden("small.gguf")],
+            vec![
+                "report",
+                m,
+                "--activations",
+                &golden("small_x.npy"),
+                "--imatrix",
+                &golden("small.gguf"),
+            ],
             "holds 4 entries and the matrix has no tensor name: pick one with --imatrix-tensor NAME",
         ),
         (
-            vec!["report", narrow.to_str().unwrap(), "--activations", &golden("small_x.npy")],
+            vec![
+                "report",
+                narrow.to_str().unwrap(),
+                "--activations",
+                &golden("small_x.npy"),
+            ],
             "have 64 columns per token, the tensor has 48 columns",
         ),
         (
-            vec!["report", m, "--imatrix", &golden("small.gguf"), "--imatrix-tensor", "blk.9.ffn_up.weight"],
+            vec![
+                "report",
+                m,
+                "--imatrix",
+                &golden("small.gguf"),
+                "--imatrix-tensor",
+                "blk.9.ffn_up.weight",
+            ],
             "has no entry for tensor \"blk.9.ffn_up.weight\"",
         ),
         (
-            vec!["report", m, "--imatrix", &golden("small.gguf"), "--imatrix-tensor", "output.weight"],
+            vec![
+                "report",
+                m,
+                "--imatrix",
+                &golden("small.gguf"),
+                "--imatrix-tensor",
+                "output.weight",
+            ],
             "it holds 32 values, the tensor has 64 columns",
         ),
         (
@@ -562,4 +608,78 @@ fn bad_importance_inputs_are_refused_with_exit_status_2() {
     // --imatrix-tensor needs --imatrix (clap's usage error, also status 2).
     let o = run::quantscope(&["report", m, "--imatrix-tensor", "x"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn scan_finds_each_tensors_entry_and_weighs_its_errors() {
+    let vals = |n: usize| -> Vec<u8> {
+        files::f32_bytes(
+            &(0..n)
+                .map(|i| ((i * 13) as f32 * 0.31).sin())
+                .collect::<Vec<_>>(),
+        )
+    };
+    let st = files::temp_file(
+        "model.safetensors",
+        &files::safetensors_bytes(&[
+            ("blk.0.attn_q.weight", "F32", &[4, 64], vals(256)),
+            (
+                "model.layers.0.mlp.down_proj.weight",
+                "F32",
+                &[3, 256],
+                vals(768),
+            ),
+            ("other.weight", "F32", &[2, 16], vals(32)),
+        ]),
+    );
+    let path = st.to_str().unwrap();
+    let v = json(&[
+        "scan",
+        path,
+        "--imatrix",
+        &golden("small.gguf"),
+        "--preset",
+        "q4_0",
+        "-f",
+        "json",
+    ]);
+    let rows = v["tensors"].as_array().unwrap();
+    let row = |n: &str| rows.iter().find(|r| r["name"] == n).unwrap();
+    let q = &row("blk.0.attn_q.weight")["imatrix"];
+    assert_eq!(q["entry"], "blk.0.attn_q.weight");
+    assert_eq!(q["quantized_with"], true);
+    for k in ["imatrix_mse_tensor", "imatrix_mse_channel", "imatrix_mse"] {
+        assert!(q[k].as_f64().unwrap() > 0.0, "{k}");
+    }
+    assert_eq!(
+        row("model.layers.0.mlp.down_proj.weight")["imatrix"]["entry"],
+        "blk.0.ffn_down.weight"
+    );
+    assert!(row("other.weight").get("imatrix").is_none());
+    assert!(v["imatrix"].as_str().unwrap().ends_with("small.gguf"));
+    let o = run::quantscope(&["scan", path, "--imatrix", &golden("small.gguf")]);
+    let table = run::text(&o.stdout);
+    assert!(table.contains("imatrix MSE T"), "{table}");
+    assert!(
+        table.contains("- for the 1 tensor without an entry"),
+        "{table}"
+    );
+    // An entry that does not fit its tensor fails that tensor (exit status 1).
+    let bad = files::temp_file(
+        "bad.safetensors",
+        &files::safetensors_bytes(&[
+            ("output.weight", "F32", &[2, 48], vals(96)),
+            ("blk.0.attn_q.weight", "F32", &[4, 64], vals(256)),
+        ]),
+    );
+    let o = run::quantscope(&[
+        "scan",
+        bad.to_str().unwrap(),
+        "--imatrix",
+        &golden("small.gguf"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(run::text(&o.stderr).contains("it holds 32 values, the tensor has 48 columns"));
+    let err = run::assert_refused(&["scan", path, "--imatrix", &golden("bad_model.gguf")]);
+    assert!(err.contains("is not an importance matrix"), "{err}");
 }
