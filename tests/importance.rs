@@ -683,3 +683,61 @@ fn scan_finds_each_tensors_entry_and_weighs_its_errors() {
     let err = run::assert_refused(&["scan", path, "--imatrix", &golden("bad_model.gguf")]);
     assert!(err.contains("is not an importance matrix"), "{err}");
 }
+
+#[test]
+fn worked_arithmetic_shows_the_weights_the_search_used() {
+    use quantscope::core::analyse_weighted;
+    use quantscope::core::explain::{FormatBlock, explain_channel};
+    let m = wide();
+    let imp = loud_importance(256);
+    for name in ["q4_k", "q6_k", "q2_k"] {
+        let c = preset(name, PresetOptions::default()).unwrap();
+        let r = analyse_weighted(&m, &c, Some(&imp), Options::ONE_CONFIG).unwrap();
+        let e = explain_channel(&m, &r, 2);
+        let w = e.format.as_ref().unwrap();
+        // The blocks are the report's: the row was encoded again with the importance.
+        for b in &w.blocks {
+            let FormatBlock::KQuant { cols, step, .. } = *b else {
+                panic!("{name}")
+            };
+            assert_eq!(step, r.blocks.at(r.block_index(2, cols.0)).scale, "{name}");
+        }
+        let sw = w.weights.as_ref().unwrap();
+        assert!(sw.weighted && sw.values.len() == 256, "{name}");
+        if name == "q6_k" {
+            assert_eq!(
+                sw.values,
+                imp.values(),
+                "Q6_K weighs by the importance alone"
+            );
+            assert!(sw.sigma2.is_empty());
+        } else {
+            // a · sqrt(σ² + x²): the loud columns weigh most.
+            let x = m.values().row(2).to_vec();
+            let s2 = sw.sigma2[0];
+            for c in [0, 3, 77, 100] {
+                let want = imp.values()[c] * (s2 + x[c] * x[c]).sqrt();
+                assert_eq!(sw.values[c], want, "{name} column {c}");
+            }
+        }
+        let lines = quantscope::io::export::worked_arithmetic(&e);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("search weights (with the importance a of each column)")),
+            "{name}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.trim_start().starts_with("weights: ")),
+            "{name}"
+        );
+    }
+    // Without importance: the reference's weights, said so.
+    let c = preset("q4_k", PresetOptions::default()).unwrap();
+    let r = analyse_with(&m, &c, Options::ONE_CONFIG).unwrap();
+    let sw = explain_channel(&m, &r, 0).format.unwrap().weights.unwrap();
+    assert!(!sw.weighted);
+    assert_eq!(sw.rule, "w = sqrt(Σx²/32 over the sub-block) + |x|");
+}

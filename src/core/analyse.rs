@@ -171,6 +171,7 @@ fn staged(
         let weights = importance.filter(|_| weighted::reads_importance(info.coded));
         let mut report = format::analyse_format(matrix, config, info.coded, weights)?;
         report.quantized_with = weights.map(|w| w.source().clone());
+        report.importance = weights.map(|w| std::sync::Arc::new(w.clone()));
         let rungs = if options.ladder {
             vec![active_rung(&report)]
         } else {
@@ -251,6 +252,7 @@ fn analyse_as<T: Code>(
         ladder: Vec::new(),
         quantized_with: None,
         output: None,
+        importance: None,
         layout,
         codes: match keep {
             Some(wrap) => Codes::Stored(wrap(main.codes)),

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::core::config::{Axis, Config, Granularity};
-use crate::core::importance::{ImportanceSource, OutputErrors};
+use crate::core::importance::{Importance, ImportanceSource, OutputErrors};
 use crate::core::kernel::{Quantizer, Step};
 use crate::core::matrix::Shared;
 use crate::core::pages::Pages;
@@ -399,6 +399,9 @@ pub struct Report {
     /// stage after the report, [`crate::core::importance::OutputStage`]); `None` before, or
     /// without importance and activations.
     pub output: Option<OutputErrors>,
+    /// The importance the codes were quantized with (for the worked arithmetic, which
+    /// encodes a row again).
+    pub(crate) importance: Option<std::sync::Arc<Importance>>,
     pub(crate) layout: Layout,
     pub(crate) codes: Codes,
     /// A format's reconstruction, as its decoder produced it (`None` for integer
@@ -541,6 +544,13 @@ impl Report {
         // sort cannot panic on an inconsistent comparison.
         ranked.sort_by(|(i, a), (j, b)| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(i.cmp(j)));
         ranked.into_iter().take(n).map(|(i, _)| i).collect()
+    }
+
+    /// The importance vector the codes were quantized with, if any (see
+    /// [`Report::quantized_with`]).
+    #[must_use]
+    pub fn importance(&self) -> Option<&Importance> {
+        self.importance.as_deref()
     }
 
     /// The rung of the ladder with this granularity, if the ladder has one.

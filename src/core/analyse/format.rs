@@ -134,6 +134,7 @@ pub(super) fn analyse_format(
         ladder: Vec::new(),
         quantized_with: None,
         output: None,
+        importance: None,
         layout,
         codes: Codes::Stored(CodeBuf::U8(Pages::Heap(codes))),
         values: Some(values),

@@ -29,6 +29,7 @@ pub(super) fn legacy(
     let mut report =
         format::analyse_format(matrix, config, Coded::Row(Format::Legacy(l)), Some(imp))?;
     report.quantized_with = Some(imp.source().clone());
+    report.importance = Some(std::sync::Arc::new(imp.clone()));
     if !options.ladder {
         return Ok(first(report).then(Vec::new));
     }

@@ -212,6 +212,56 @@ impl KQuant {
         }
     }
 
+    /// The weight of each value in the super-block's sub-block search (what the encoder
+    /// minimises the weighted error with), in value order, and the `sigma2` it was formed
+    /// from (see [`KQuant::search_weights_rule`]): with `qw`, `quantize_row_q*_K_impl`'s;
+    /// without, the reference's.
+    #[must_use]
+    pub fn search_weights(
+        self,
+        x: &[f32; QK_K],
+        qw: Option<&[f32; QK_K]>,
+    ) -> ([f32; QK_K], Option<f32>) {
+        if let Some(qw) = qw {
+            return (
+                weighted::value_weights(self, x, qw),
+                weighted::sigma2(self, x),
+            );
+        }
+        let w = match self {
+            Self::Q2K => x.map(f32::abs),
+            Self::Q3K | Self::Q6K => x.map(|v| v * v),
+            Self::Q4K | Self::Q5K => {
+                let mut w = [0.0f32; QK_K];
+                for (ws, xs) in w.chunks_exact_mut(32).zip(x.chunks_exact(32)) {
+                    let mut sum_x2 = 0.0f32;
+                    for &v in xs {
+                        sum_x2 += v * v;
+                    }
+                    let av_x = (sum_x2 / 32.0).sqrt();
+                    for (o, &v) in ws.iter_mut().zip(xs) {
+                        *o = av_x + v.abs();
+                    }
+                }
+                w
+            }
+        };
+        (w, None)
+    }
+
+    /// [`KQuant::search_weights`] in words, with (`weighted`) or without an importance.
+    #[must_use]
+    pub const fn search_weights_rule(self, weighted: bool) -> &'static str {
+        match (self, weighted) {
+            (Self::Q2K, false) => "w = |x|",
+            (Self::Q3K | Self::Q6K, false) => "w = x²",
+            (Self::Q4K | Self::Q5K, false) => "w = sqrt(Σx²/32 over the sub-block) + |x|",
+            (Self::Q2K, true) => "w = a · sqrt(σ² + x²), σ² = Σx²/256 over the super-block",
+            (Self::Q6K, true) => "w = a, the column's importance alone",
+            (_, true) => "w = a · sqrt(σ² + x²), σ² = 2·Σx²/256 over the super-block",
+        }
+    }
+
     /// Reconstructs one super-block as ggml's `dequantize_row_q*_K` does, bit for bit.
     #[inline(always)]
     pub fn decode_block(self, sb: &SuperBlock, codes: &[u8; QK_K], out: &mut [f32; QK_K]) {

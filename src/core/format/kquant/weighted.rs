@@ -194,3 +194,23 @@ pub(super) fn q6_k(x: &[f32; QK_K], qw: &[f32; QK_K], codes: &mut [u8; QK_K]) ->
     fit::qx_rmse1(32, &t, &w, &mut l, &mut scales);
     q6_finish(x, &l, &scales, codes)
 }
+
+/// `sigma2` of the weighted search: the super-block's mean of `x²` (Q2_K), twice it (Q3_K,
+/// Q4_K, Q5_K), or none (Q6_K weighs by the importance alone).
+pub(super) fn sigma2(k: super::KQuant, x: &[f32; QK_K]) -> Option<f32> {
+    use super::KQuant;
+    match k {
+        KQuant::Q2K => Some(sum_squares(x) / QK_K as f32),
+        KQuant::Q3K | KQuant::Q4K | KQuant::Q5K => Some(2.0 * sum_squares(x) / QK_K as f32),
+        KQuant::Q6K => None,
+    }
+}
+
+/// The weight of each value in the sub-block search, in value order: `qw * sqrt(sigma2 +
+/// x²)` with [`sigma2`], or `qw` for Q6_K (what the encoders above compute).
+pub(super) fn value_weights(k: super::KQuant, x: &[f32; QK_K], qw: &[f32; QK_K]) -> [f32; QK_K] {
+    match sigma2(k, x) {
+        Some(s2) => std::array::from_fn(|i| qw[i] * (s2 + x[i] * x[i]).sqrt()),
+        None => *qw,
+    }
+}
