@@ -741,3 +741,158 @@ fn worked_arithmetic_shows_the_weights_the_search_used() {
     assert!(!sw.weighted);
     assert_eq!(sw.rule, "w = sqrt(Σx²/32 over the sub-block) + |x|");
 }
+
+// Real models: all-MiniLM-L6-v2 with an importance matrix of its first layer's real
+// activations, Gemma 3 270M Q4_K_M with a synthetic one (tests/golden/imatrix/, written by
+// generate_imatrix_models.py).
+
+#[path = "common/models.rs"]
+mod models;
+
+fn real_model(variable: &str, fetch: &str) -> std::path::PathBuf {
+    std::env::var_os(variable)
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| models::fetch_once(fetch, variable))
+        .unwrap_or_else(|| panic!("{variable} is not set and `bash .ci/run {fetch}` failed"))
+}
+
+fn models_fixture() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(golden("models.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn minilm_layer_quantizes_with_its_imatrix_exactly() {
+    use quantscope::core::format::{Encoded, Format};
+    use quantscope::io::imatrix::Imatrix;
+    let path = real_model("QUANTSCOPE_MINILM", "fetch-minilm");
+    let fx = models_fixture();
+    let f = &fx["ffn_down"];
+    let tensor = f["tensor"].as_str().unwrap();
+    let m = quantscope::io::load_path_tensor(&path, Some(tensor)).unwrap();
+    // The checkpoint's name finds llama.cpp's entry.
+    let imp = Imatrix::open(std::path::Path::new(&golden("minilm.gguf")))
+        .unwrap()
+        .importance(tensor, m.shape(), None)
+        .unwrap();
+    let mut bytes = Vec::new();
+    for row in m.values().rows() {
+        let x = row.to_vec();
+        let mut enc = Encoded::default();
+        let mut v = vec![0.0; x.len()];
+        Format::Q4K
+            .encode_row_weighted(&x, Some(imp.values()), &mut enc, &mut v)
+            .unwrap();
+        bytes.extend(Format::Q4K.pack(&enc));
+    }
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01B3);
+    }
+    assert_eq!(
+        format!("{h:016x}"),
+        f["q4_k_bytes"].as_str().unwrap(),
+        "libgguf's bytes"
+    );
+    // report --imatrix: the importance-weighted error of libgguf's reconstruction, and the
+    // summary of the entry.
+    let v = json(&[
+        "report",
+        path.to_str().unwrap(),
+        "--tensor",
+        tensor,
+        "--preset",
+        "q4_k",
+        "--imatrix",
+        &golden("minilm.gguf"),
+        "-f",
+        "json",
+    ]);
+    let got = v["overall"]["imatrix_mse"].as_f64().unwrap();
+    let want = f["q4_k_imatrix_mse"].as_f64().unwrap();
+    assert!((got - want).abs() <= 1e-9 * want, "{got} vs {want}");
+    let e = &fx["entries"]["blk.0.ffn_down.weight"];
+    assert_eq!(v["importance"]["top"][0][0], e["top_column"]);
+    let share = v["importance"]["top_percent_share"].as_f64().unwrap();
+    assert!((share - e["top_percent_share"].as_f64().unwrap()).abs() < 1e-9);
+    assert!(
+        v["importance"]["quantized_with"]
+            .as_str()
+            .unwrap()
+            .contains("blk.0.ffn_down.weight")
+    );
+    // Without the importance Q4_K's weighted error is higher, as libgguf's is.
+    let plain = analyse_with(
+        &m,
+        &preset("q4_k", PresetOptions::default()).unwrap(),
+        Options::ONE_CONFIG,
+    )
+    .unwrap();
+    let o = output_errors(
+        &m,
+        &plain,
+        Calibration {
+            importance: Some(&imp),
+            tokens: None,
+        },
+        &mut |_, _| true,
+    )
+    .unwrap()
+    .unwrap();
+    let want = f["q4_k_plain_imatrix_mse"].as_f64().unwrap();
+    let got_plain = o.overall.imatrix_mse.unwrap();
+    assert!(
+        (got_plain - want).abs() <= 1e-9 * want,
+        "{got_plain} vs {want}"
+    );
+    assert!(got < got_plain);
+}
+
+#[test]
+fn a_gemma_tensor_finds_its_entry_by_its_gguf_name() {
+    let path = real_model("QUANTSCOPE_GEMMA", "fetch-gemma");
+    let fx = models_fixture();
+    for (tensor, preset) in [
+        ("blk.3.ffn_down.weight", "q4_k"),
+        ("blk.3.attn_output.weight", "q4_0"),
+    ] {
+        let v = json(&[
+            "report",
+            path.to_str().unwrap(),
+            "--tensor",
+            tensor,
+            "--preset",
+            preset,
+            "--imatrix",
+            &golden("gemma.gguf"),
+            "--no-ladder",
+            "-f",
+            "json",
+        ]);
+        assert!(
+            v["importance"]["quantized_with"]
+                .as_str()
+                .unwrap()
+                .contains(tensor)
+        );
+        assert_eq!(
+            v["importance"]["top"][0][0],
+            fx["gemma"][tensor]["top_column"]
+        );
+        assert!(v["overall"]["imatrix_mse"].as_f64().unwrap() > 0.0);
+    }
+    // Shown as stored, the flags need a preset.
+    let err = run::assert_refused(&[
+        "report",
+        path.to_str().unwrap(),
+        "--tensor",
+        "blk.3.ffn_down.weight",
+        "--imatrix",
+        &golden("gemma.gguf"),
+    ]);
+    assert!(
+        err.contains("give a preset (such as --preset q4_k)"),
+        "{err}"
+    );
+}
