@@ -181,9 +181,14 @@ pub(super) fn build_listing(
     if !extras.explain.is_empty() {
         sections.push(worked::section(extras.explain));
     }
+    let weighted = if report.quantized_with.is_some() {
+        ", quantized with the importance (as llama-quantize --imatrix)"
+    } else {
+        ""
+    };
     Doc {
         header: format!(
-            "quantscope: {}; matrix {rows} x {cols}",
+            "quantscope: {}{weighted}; matrix {rows} x {cols}",
             report.config.summary()
         ),
         sections,
