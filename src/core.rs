@@ -29,6 +29,7 @@ pub mod importance;
 pub mod kernel;
 pub mod lineup;
 mod matrix;
+pub mod method;
 pub mod names;
 pub(crate) mod pages;
 pub mod params;

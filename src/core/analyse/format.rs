@@ -200,7 +200,8 @@ fn row_format(
         .enumerate()
         .map_init(Encoded::default, |enc, (r, ((row, c), v))| {
             let w = weights.map(|imp| imp.row(r, rows));
-            f.encode_row_weighted(row, w, enc, v)?;
+            f.encode_row_weighted(row, w, enc, v)
+                .map_err(|e| e.in_row(r))?;
             c.copy_from_slice(&enc.codes);
             Ok(enc
                 .sub_blocks()
@@ -240,6 +241,9 @@ fn nf4_dq(
         .flatten()
         .collect();
     let dq = DoubleQuant::new(&absmax);
+    if let Some(e) = dq.not_finite(&absmax, cols / nf4::BLOCK) {
+        return Err(e.into());
+    }
     values
         .par_chunks_mut(nf4::BLOCK)
         .zip(codes.par_chunks(nf4::BLOCK))
