@@ -301,7 +301,7 @@ impl IQuant {
         if let Some(w) = importance
             && w.len() != x.len()
         {
-            return Err(FormatError::ImportanceLength {
+            return Err(FormatError::WeightsLength {
                 want: x.len(),
                 got: w.len(),
             });
