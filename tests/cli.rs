@@ -39,7 +39,10 @@ fn list_presets_prints_one_line_each() {
     // The presets, then a blank line and the formats of the format ladder.
     let (presets, formats) = out.split_once("\n\n").expect("two lists");
     assert!(formats.starts_with("Formats"), "{formats}");
-    assert_eq!(formats.lines().count(), 1 + 13);
+    assert_eq!(
+        formats.lines().count(),
+        1 + quantscope::core::lineup::FORMATS.len()
+    );
     let names: Vec<&str> = presets
         .lines()
         .map(|l| l.split_whitespace().next().unwrap_or(""))

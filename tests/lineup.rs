@@ -39,7 +39,11 @@ fn alt_shift_f_opens_the_format_ladder_with_the_active_preset_marked() {
     let q4k = lineup.entries.iter().find(|e| e.name == "q4_k").unwrap();
     assert_eq!(q4k.bits_per_weight, 4.5);
     assert_eq!(q4k.measured().unwrap().collapsed_channels, 0);
-    assert!(q4k.pareto);
+    // IQ4_XS is smaller and more accurate here, so it takes Q4_K's place on the front.
+    let iq4xs = lineup.entries.iter().find(|e| e.name == "iq4_xs").unwrap();
+    assert!(iq4xs.bits_per_weight < q4k.bits_per_weight);
+    assert!(iq4xs.measured().unwrap().overall.rmse < q4k.measured().unwrap().overall.rmse);
+    assert!(iq4xs.pareto && !q4k.pareto);
     let nvfp4 = lineup.entries.iter().find(|e| e.name == "nvfp4").unwrap();
     assert_eq!(nvfp4.measured().unwrap().collapsed_channels, 1);
     // The same key closes it.
@@ -90,8 +94,11 @@ fn the_overlay_fits_80x24_and_names_the_selected_entrys_arithmetic() {
     assert!(s.contains("bits/w"), "{s}");
     assert!(s.contains("q2_k"), "{s}");
     assert!(s.contains("2.625"), "{s}");
-    // The first entry is selected: its bits per weight, part by part.
-    assert!(s.contains("bits/weight = 2 (payload: 2-bit codes)"), "{s}");
+    // The first entry is selected: IQ1_S, not measured without an importance matrix.
+    assert!(
+        s.contains("not measured: IQ1_S needs an importance matrix"),
+        "{s}"
+    );
     insta::assert_snapshot!("formats_80x24", s);
     let wide = screen(&m, 120, 40);
     assert!(wide.contains("SQNR dB") && wide.contains("MAE"), "{wide}");

@@ -1,7 +1,8 @@
 //! The formats models ship in, encoded and decoded exactly as their reference
 //! implementations do: llama.cpp's k-quants (Q2_K..Q6_K), MXFP4 and NVFP4 (ggml), NF4
 //! (bitsandbytes, with double quantization in [`nf4::DoubleQuant`]), FP8 E4M3/E5M2 ([`fp8`],
-//! per tensor, channel or 2-D tile), and readers for ggml's legacy Q4_0..Q8_0 blocks.
+//! per tensor, channel or 2-D tile), llama.cpp's i-quants ([`iquant`]) and ternary types
+//! ([`ternary`]), and readers for ggml's legacy Q4_0..Q8_0 blocks.
 //!
 //! A row format ([`Format`]) works on one row at a time, so a caller can run rows in
 //! parallel: [`Format::encode_row_into`] fills reusable buffers with the codes (one byte per
@@ -36,10 +37,12 @@ mod row;
 pub mod ternary;
 
 pub use fp8::{Fp8Encoded, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme};
+pub use iquant::IQuant;
 pub use kquant::{KQuant, SuperBlock};
 pub use layout::{Grid, Layout, Part, Usage};
 pub use legacy::{Legacy, LegacyBlock};
 pub use measure::{RowError, Summary, run_rows};
+pub use ternary::Ternary;
 
 /// The importance of each value of a row, as llama.cpp's quantizers take it
 /// (`quant_weights`): one finite, non-negative weight per value (per column of the matrix),
@@ -63,6 +66,10 @@ pub enum Format {
     /// A legacy ggml block type: decode only ([`Format::unpack`]), since the core's presets
     /// encode these.
     Legacy(Legacy),
+    /// A llama.cpp i-quant (a codebook of lattice points, or IQ4's 16 non-linear levels).
+    I(IQuant),
+    /// A llama.cpp ternary type: -1, 0 or 1 times a block's f16 absmax.
+    T(Ternary),
 }
 
 impl Format {
@@ -98,6 +105,8 @@ impl Format {
             Self::Nvfp4 => "NVFP4",
             Self::Nf4 => "NF4",
             Self::Legacy(l) => l.name(),
+            Self::I(q) => q.name(),
+            Self::T(t) => t.name(),
         }
     }
 
@@ -108,6 +117,8 @@ impl Format {
             Self::K(_) => kquant::QK_K,
             Self::Mxfp4 | Self::Legacy(_) => 32,
             Self::Nvfp4 | Self::Nf4 => 64,
+            Self::I(q) => q.block_len(),
+            Self::T(_) => ternary::BLOCK,
         }
     }
 
@@ -120,6 +131,8 @@ impl Format {
             Self::Nvfp4 => fp4::NVFP4_BYTES,
             Self::Nf4 => 36,
             Self::Legacy(l) => l.block_bytes(),
+            Self::I(q) => q.block_bytes(),
+            Self::T(t) => t.block_bytes(),
         }
     }
 
@@ -161,8 +174,10 @@ impl Format {
     }
 
     /// [`Format::encode_row_into`] with an importance vector (see [`QuantWeights`]): the
-    /// k-quants and Q4_0 to Q5_1 quantize as `llama-quantize --imatrix` does; the formats
-    /// whose reference does not read one ([`Format::reads_importance`]) ignore it.
+    /// k-quants, the i-quants and Q4_0 to Q5_1 quantize as `llama-quantize --imatrix` does;
+    /// the formats whose reference does not read one ([`Format::reads_importance`]) ignore it.
+    /// The types llama.cpp refuses without one ([`Format::needs_importance`]) are
+    /// [`FormatError::NeedsImportance`] without it.
     pub fn encode_row_weighted(
         self,
         x: &[f32],
@@ -190,15 +205,25 @@ impl Format {
         finite::check(self, x, out, values)
     }
 
-    /// The reference quantizer reads an importance vector: the k-quants and Q4_0, Q4_1,
-    /// Q5_0, Q5_1 (ggml's `quant_weights`). MXFP4, NVFP4 (ggml ignores it), NF4 and Q8_0 do
-    /// not.
+    /// The reference quantizer reads an importance vector: the k-quants, the i-quants and
+    /// Q4_0, Q4_1, Q5_0, Q5_1 (ggml's `quant_weights`). MXFP4, NVFP4 (ggml ignores it), NF4,
+    /// Q8_0 and the ternary types do not.
     #[must_use]
     pub const fn reads_importance(self) -> bool {
         match self {
-            Self::K(_) => true,
+            Self::K(_) | Self::I(_) => true,
             Self::Legacy(l) => l.reads_importance(),
-            Self::Mxfp4 | Self::Nvfp4 | Self::Nf4 => false,
+            Self::Mxfp4 | Self::Nvfp4 | Self::Nf4 | Self::T(_) => false,
+        }
+    }
+
+    /// llama.cpp refuses to quantize the type without an importance matrix (ggml's
+    /// `ggml_quantize_requires_imatrix`: IQ2_XXS, IQ2_XS, IQ1_S).
+    #[must_use]
+    pub const fn needs_importance(self) -> bool {
+        match self {
+            Self::I(q) => q.needs_importance(),
+            _ => false,
         }
     }
 
@@ -245,6 +270,14 @@ pub enum Meta {
     Nf4(Vec<f32>),
     /// Legacy ggml blocks.
     Legacy(Vec<LegacyBlock>),
+    /// The i-quants and ternary types: the row as ggml's bytes (its grid indices, signs and
+    /// scales), and the step of each sub-block (a ternary block's `d`).
+    Packed {
+        /// ggml's bytes of the row.
+        bytes: Vec<u8>,
+        /// One step per sub-block ([`IQuant::sub_len`] values, 256 for a ternary type).
+        steps: Vec<f32>,
+    },
 }
 
 impl Default for Meta {
@@ -260,7 +293,8 @@ pub struct Encoded {
     pub format: Format,
     /// One stored code per value: k-quants and legacy types the unsigned stored code
     /// (subtract the type's code offset for the signed level; Q8_0 the int8's byte), E2M1
-    /// and NF4 the 4-bit index.
+    /// and NF4 the 4-bit index, an i-quant or ternary type the index of the value's signed
+    /// level in [`Format::grid`].
     pub codes: Vec<u8>,
     /// The blocks' metadata.
     pub meta: Meta,

@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::core::analyse::{Options, analyse_weighted};
 use crate::core::config::Config;
 use crate::core::format::nf4;
-use crate::core::format::{Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme};
+use crate::core::format::{Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, IQuant, Ternary};
 use crate::core::importance::{Importance, OutputErrors, OutputStage, RankingChange};
 use crate::core::matrix::Matrix;
 use crate::core::presets::{PRESETS, PresetOptions, preset};
@@ -136,7 +136,72 @@ pub const FORMATS: &[FormatInfo] = &[
         about: "FP8 E5M2, one f32 scale per channel, vLLM's formula (s = amax / 57344, codes x * (1 / s))",
         coded: fp8(Fp8Kind::E5M2, Fp8Formula::Reciprocal, Fp8Layout::Channel),
     },
+    // llama.cpp's i-quants and ternary types (the ladder sorts by bits per weight).
+    row(
+        "iq1_s",
+        "llama.cpp IQ1_S (quantize_iq1_s; needs --imatrix): super-blocks of 256, 8 values a point of a 2048-point {-1, 0, 1} grid shifted by 1/8, 3-bit scales per 32, f16 d",
+        Format::I(IQuant::Iq1S),
+    ),
+    row(
+        "iq1_m",
+        "llama.cpp IQ1_M (quantize_iq1_m): super-blocks of 256, the IQ1 grid with a shift per 8, 3-bit scales per 16, f16 d split over the scales",
+        Format::I(IQuant::Iq1M),
+    ),
+    row(
+        "tq1_0",
+        "llama.cpp TQ1_0 (quantize_row_tq1_0_ref): blocks of 256 values in {-1, 0, 1} times an f16 absmax, 5 trits a byte",
+        Format::T(Ternary::Tq1_0),
+    ),
+    row(
+        "iq2_xxs",
+        "llama.cpp IQ2_XXS (quantize_iq2_xxs; needs --imatrix): super-blocks of 256, 8 values a point of a 256-point E8 lattice grid, 7-bit signs, 4-bit scales per 32, f16 d",
+        Format::I(IQuant::Iq2Xxs),
+    ),
+    row(
+        "tq2_0",
+        "llama.cpp TQ2_0 (quantize_row_tq2_0_ref): blocks of 256 values in {-1, 0, 1} times an f16 absmax, 2 bits each",
+        Format::T(Ternary::Tq2_0),
+    ),
+    row(
+        "iq2_xs",
+        "llama.cpp IQ2_XS (quantize_iq2_xs; needs --imatrix): super-blocks of 256, 8 values a point of a 512-point grid, 7-bit signs, 4-bit scales per 16, f16 d",
+        Format::I(IQuant::Iq2Xs),
+    ),
+    row(
+        "iq2_s",
+        "llama.cpp IQ2_S (quantize_iq2_s): super-blocks of 256, 8 values a point of a 1024-point grid, 8-bit signs, 4-bit scales per 16, f16 d",
+        Format::I(IQuant::Iq2S),
+    ),
+    row(
+        "iq3_xxs",
+        "llama.cpp IQ3_XXS (quantize_iq3_xxs): super-blocks of 256, 4 values a point of a 256-point grid, 7-bit signs per 8, 4-bit scales per 32, f16 d",
+        Format::I(IQuant::Iq3Xxs),
+    ),
+    row(
+        "iq3_s",
+        "llama.cpp IQ3_S (quantize_iq3_s): super-blocks of 256, 4 values a point of a 512-point grid of odd magnitudes, 8-bit signs per 8, 4-bit scales per 32, f16 d",
+        Format::I(IQuant::Iq3S),
+    ),
+    row(
+        "iq4_xs",
+        "llama.cpp IQ4_XS (quantize_iq4_xs): super-blocks of 256, 4-bit indices of the 16 non-linear levels kvalues_iq4nl, 6-bit scales per 32, f16 d",
+        Format::I(IQuant::Iq4Xs),
+    ),
+    row(
+        "iq4_nl",
+        "llama.cpp IQ4_NL (quantize_iq4_nl): blocks of 32, 4-bit indices of the 16 non-linear levels kvalues_iq4nl, f16 d",
+        Format::I(IQuant::Iq4Nl),
+    ),
 ];
+
+/// A ladder entry of a row format.
+const fn row(name: &'static str, about: &'static str, f: Format) -> FormatInfo {
+    FormatInfo {
+        name,
+        about,
+        coded: Coded::Row(f),
+    }
+}
 
 /// The values a format's codes stand for (index = stored code).
 #[must_use]

@@ -376,9 +376,18 @@ pub fn format_config(info: &'static FormatInfo) -> Config {
             let (sub, mins, dtype) = match f {
                 Format::K(k) => (k.sub_len(), k.has_mins(), ScaleDtype::F16),
                 Format::Nvfp4 => (16, false, ScaleDtype::F32),
+                Format::I(q) => (q.sub_len(), false, ScaleDtype::F16),
+                Format::T(_) => (f.block_len(), false, ScaleDtype::F16),
                 _ => (f.block_len().min(64), false, ScaleDtype::F32),
             };
-            let bits = f.grid().values.len().max(2).trailing_zeros() as u8;
+            // Codes index the grid: as many bits as its size needs (IQ2's 6 levels: 3).
+            let bits = f
+                .grid()
+                .values
+                .len()
+                .max(2)
+                .next_power_of_two()
+                .trailing_zeros() as u8;
             (bits, Granularity::Group(sub), mins, dtype)
         }
         Coded::Nf4Dq => (4, Granularity::Group(64), false, ScaleDtype::F32),

@@ -1,5 +1,5 @@
-//! The analysis of a format with its own block layout (a k-quant, MXFP4, NVFP4, NF4 with or
-//! without double quantization, FP8): its exact encoder runs over the rows, and the result
+//! The analysis of a format with its own block layout (a k-quant, an i-quant or ternary
+//! type, MXFP4, NVFP4, NF4 with or without double quantization, FP8): its exact encoder runs over the rows, and the result
 //! is a [`Report`] like any other, so the panes, the exporters and the exercises read it the
 //! same way.
 //!
@@ -327,11 +327,36 @@ fn channel(
 fn memory(coded: Coded, config: &Config, (rows, cols): (usize, usize), blocks: usize) -> Memory {
     let elements = (rows * cols) as u64;
     let payload = elements * u64::from(config.bits);
-    let total: f64 = format_bits(coded, rows, cols).iter().map(|(_, b)| b).sum();
-    Memory::with_metadata(
+    let parts = format_bits(coded, rows, cols);
+    let total = parts.iter().map(|(_, b)| b).sum::<f64>().round() as u64;
+    let memory = Memory::with_metadata(
         elements,
         u32::from(config.bits),
         blocks as u64,
-        (total.round() as u64).saturating_sub(payload),
-    )
+        total.saturating_sub(payload),
+    );
+    if payload <= total {
+        return memory;
+    }
+    // A codebook (the i-quants): a code per value names a level, but the stored payload is
+    // the grid indices of groups of values, fewer bits than a code each.
+    let payload = parts.first().map_or(0, |(_, b)| b.round() as u64);
+    let metadata = total.saturating_sub(payload);
+    let n = elements.max(1) as f64;
+    let total_bytes = payload.div_ceil(8) + metadata.div_ceil(8);
+    Memory {
+        metadata_bits_per_block: if blocks > 0 && metadata.is_multiple_of(blocks as u64) {
+            metadata / blocks as u64
+        } else {
+            0
+        },
+        metadata_bits: metadata,
+        payload_bytes: payload.div_ceil(8),
+        metadata_bytes: metadata.div_ceil(8),
+        total_bytes,
+        bits_per_weight: total as f64 / n,
+        ratio_to_f32: total_bytes as f64 / (4.0 * n),
+        ratio_to_f16: total_bytes as f64 / (2.0 * n),
+        ..memory
+    }
 }

@@ -12,16 +12,18 @@
 use super::{Encoded, Format, FormatError, Meta};
 
 /// Checks the reconstruction `values` of the finite entries of `x`: the first that is not
-/// finite makes the row an error naming its block. Only the k-quants can give one: MXFP4 and
-/// NVFP4 never pick a grid value that overflows (their scales are at most 2^125 and 448), and
-/// NF4 multiplies levels of at most 1 by a finite absmax, so their rows are not scanned again.
+/// finite makes the row an error naming its block. Only the k-quants, the i-quants and the
+/// ternary types can give one (their f16 `d` overflows on values past about 65 504 times the
+/// largest level's inverse): MXFP4 and NVFP4 never pick a grid value that overflows (their
+/// scales are at most 2^125 and 448), and NF4 multiplies levels of at most 1 by a finite
+/// absmax, so their rows are not scanned again.
 pub(super) fn check(
     f: Format,
     x: &[f32],
     out: &Encoded,
     values: &[f32],
 ) -> Result<(), FormatError> {
-    if !matches!(f, Format::K(_)) {
+    if !matches!(f, Format::K(_) | Format::I(_) | Format::T(_)) {
         return Ok(());
     }
     let Some(i) = values
@@ -59,6 +61,11 @@ pub(super) fn check(
                 &name[2..]
             )
         }
+        (Meta::Packed { .. }, _) => format!(
+            "{} cannot hold it: ggml's reference gives {what} here (its f16 scale d holds at \
+             most 65504; the largest magnitude is {amax:e})",
+            f.name()
+        ),
         _ => format!(
             "{} reconstructs the finite value {:e} as {}",
             f.name(),
@@ -68,7 +75,7 @@ pub(super) fn check(
     };
     Err(FormatError::NotFinite {
         row: None,
-        unit: if matches!(f, Format::K(_)) {
+        unit: if f.block_len() == super::kquant::QK_K {
             "super-block"
         } else {
             "block"

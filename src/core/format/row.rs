@@ -9,7 +9,7 @@
 use super::bits::{E2M1_DOUBLED, e8m0_half, ue4m3_half};
 use super::kquant::{KQuant, QK_K};
 use super::legacy::{self, Legacy};
-use super::{Encoded, Format, FormatError, Grid, Layout, Meta, Part, SubBlock, fp4, nf4};
+use super::{Encoded, Format, FormatError, Grid, Layout, Meta, Part, SubBlock, fp4, nf4, ternary};
 
 /// The vector inside `meta` if it is the variant `$v`, else a fresh one put there.
 macro_rules! reuse {
@@ -25,6 +25,21 @@ macro_rules! reuse {
             _ => unreachable!("the variant was just set"),
         }
     }};
+}
+
+/// The byte and step buffers inside `meta` if it is [`Meta::Packed`], else fresh ones put
+/// there.
+fn reuse_packed(meta: &mut Meta) -> (&mut Vec<u8>, &mut Vec<f32>) {
+    if !matches!(meta, Meta::Packed { .. }) {
+        *meta = Meta::Packed {
+            bytes: Vec::new(),
+            steps: Vec::new(),
+        };
+    }
+    match meta {
+        Meta::Packed { bytes, steps } => (bytes, steps),
+        _ => unreachable!("the variant was just set"),
+    }
 }
 
 /// Encodes a row, compiled for the widest vector instructions the CPU has (chosen at run
@@ -146,6 +161,22 @@ fn encode_any(
                 l.decode(b, cb, vb);
             }
         }
+        Format::I(q) => {
+            let (bytes, steps) = reuse_packed(&mut out.meta);
+            bytes.clear();
+            bytes.resize(x.len() / q.block_len() * q.block_bytes(), 0);
+            q.encode_row(x, weights, bytes)?;
+            q.unpack_row(bytes, codes, steps);
+            q.decode(codes, steps, values);
+        }
+        Format::T(t) => {
+            let (bytes, steps) = reuse_packed(&mut out.meta);
+            bytes.clear();
+            bytes.resize(x.len() / ternary::BLOCK * t.block_bytes(), 0);
+            t.encode_row(x, bytes);
+            t.unpack_row(bytes, codes, steps);
+            t.decode(codes, steps, values);
+        }
     }
     Ok(())
 }
@@ -192,10 +223,18 @@ pub(super) fn decode(e: &Encoded, out: &mut [f32]) {
                 l.decode(b, cb, ob);
             }
         }
+        Meta::Packed { steps, .. } => match e.format {
+            Format::I(q) => q.decode(codes, steps, out),
+            Format::T(t) => t.decode(codes, steps, out),
+            _ => {}
+        },
     }
 }
 
 pub(super) fn pack(f: Format, e: &Encoded) -> Vec<u8> {
+    if let (Meta::Packed { bytes, .. }, Format::I(_) | Format::T(_)) = (&e.meta, f) {
+        return bytes.clone();
+    }
     let n_blocks = e.codes.len() / f.block_len();
     let mut out = vec![0u8; n_blocks * f.block_bytes()];
     match (&e.meta, f) {
@@ -301,6 +340,22 @@ pub(super) fn unpack(f: Format, bytes: &[u8], n: usize) -> Encoded {
                     .collect(),
             )
         }
+        Format::I(q) => {
+            let mut steps = Vec::new();
+            q.unpack_row(bytes, &mut codes, &mut steps);
+            Meta::Packed {
+                bytes: bytes.to_vec(),
+                steps,
+            }
+        }
+        Format::T(t) => {
+            let mut steps = Vec::new();
+            t.unpack_row(bytes, &mut codes, &mut steps);
+            Meta::Packed {
+                bytes: bytes.to_vec(),
+                steps,
+            }
+        }
     };
     Encoded {
         format: f,
@@ -368,6 +423,20 @@ pub(super) fn sub_blocks(e: &Encoded) -> Vec<SubBlock> {
                 });
             }
         }
+        (Meta::Packed { steps, .. }, f @ (Format::I(_) | Format::T(_))) => {
+            let len = match f {
+                Format::I(q) => q.sub_len(),
+                _ => ternary::BLOCK,
+            };
+            for (j, &step) in steps.iter().enumerate() {
+                out.push(SubBlock {
+                    start: j * len,
+                    len,
+                    step,
+                    min: 0.0,
+                });
+            }
+        }
         _ => {}
     }
     out
@@ -426,6 +495,8 @@ pub(super) fn layout(f: Format) -> Layout {
             };
             vec![part(payload, l.code_bits() * 32), meta]
         }
+        Format::I(q) => q.parts().iter().map(|&(n, b)| part(n, b)).collect(),
+        Format::T(t) => t.parts().iter().map(|&(n, b)| part(n, b)).collect(),
     };
     Layout {
         block_len: f.block_len(),
@@ -454,6 +525,13 @@ pub(super) fn grid(f: Format) -> Grid {
                 .collect(),
             true,
         ),
+        Format::I(q) => (q.levels().to_vec(), evenly_spaced(q.levels())),
+        Format::T(t) => (t.levels().to_vec(), true),
     };
     Grid { values, uniform }
+}
+
+/// Consecutive values are equally far apart (IQ3_S's odd levels), so the grid is uniform.
+fn evenly_spaced(v: &[f32]) -> bool {
+    v.windows(3).all(|w| w[1] - w[0] == w[2] - w[1])
 }

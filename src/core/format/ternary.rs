@@ -151,6 +151,22 @@ impl Ternary {
         }
     }
 
+    /// The value of each code in units of the block's `d`.
+    #[must_use]
+    pub const fn levels(self) -> &'static [f32] {
+        &[-1.0, 0.0, 1.0]
+    }
+
+    /// Reconstructs one row from its codes and each block's `d`, as `dequantize_row_tq*_0`
+    /// and gguf-py do (`d * (code - 1)`, exact).
+    pub fn decode(self, codes: &[u8], d: &[f32], out: &mut [f32]) {
+        for ((c, o), &d) in codes.chunks(BLOCK).zip(out.chunks_mut(BLOCK)).zip(d) {
+            for (o, &c) in o.iter_mut().zip(c) {
+                *o = d * (f32::from(c) - 1.0);
+            }
+        }
+    }
+
     /// One row's codes (0, 1, 2 for -1, 0, 1) from ggml's bytes, and each block's `d`.
     pub fn unpack_row(self, bytes: &[u8], codes: &mut [u8], d: &mut Vec<f32>) {
         d.clear();
