@@ -1,8 +1,9 @@
 //! The i-quants and ternary types as formats of the whole program: their presets and
 //! format-ladder entries (bits per weight part by part from the block structs), the analysis
 //! of a preset against the reference's bytes (`tests/golden/iquants/`, libgguf 0.2.2 and
-//! gguf-py), with and without an importance vector, and the refusal of the types llama.cpp
-//! will not quantize without one.
+//! gguf-py), with and without an importance vector, the refusal of the types llama.cpp will
+//! not quantize without one, and GGUF files of them read as stored
+//! (`tests/golden/generate_iquant_gguf.py`).
 
 #[path = "common/run.rs"]
 mod run;
@@ -14,6 +15,8 @@ use quantscope::core::importance::{Importance, ImportanceSource};
 use quantscope::core::lineup::{self, Selection, format_info};
 use quantscope::core::{AnalyseError, Options, analyse_weighted};
 use quantscope::core::{Matrix, PresetOptions, preset};
+use quantscope::io::gguf::Gguf;
+use quantscope::io::stored;
 use serde_json::Value;
 
 /// The eleven names, and the bits per weight of each block struct (ggml's `block_iq*`,
@@ -307,4 +310,63 @@ fn list_presets_and_the_cli_refusal_name_the_types() {
     assert!(err.contains("IQ2_XS") && err.contains("--imatrix"), "{err}");
     let o = run::quantscope_with_input(&["report", "-", "--preset", "iq3_s"], Some(m.as_bytes()));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// `tests/golden/iquants/iquants.gguf` (written by `generate_iquant_gguf.py` with gguf-py's
+/// `GGUFWriter` from libgguf's bytes).
+fn gguf_path() -> PathBuf {
+    dir().join("iquants.gguf")
+}
+
+#[test]
+fn stored_tensors_of_every_type_decode_as_gguf_py_dequantizes_them() {
+    let g = Gguf::open(&gguf_path()).unwrap();
+    for (name, _) in TYPES {
+        let t = g.info(name).unwrap();
+        assert!(stored::decodes(t.ggml_type), "{name}");
+        let ours = stored::dequantize(&g, t).unwrap();
+        let theirs = g.load(&format!("{name}.dequant")).unwrap();
+        assert_eq!(ours.shape(), theirs.shape(), "{name}");
+        let bits = |m: &Matrix| -> Vec<u32> { m.values().iter().map(|v| v.to_bits()).collect() };
+        assert_eq!(bits(&ours), bits(&theirs), "{name}");
+    }
+}
+
+#[test]
+fn the_stored_view_counts_levels_collapse_and_the_structs_bits() {
+    let g = Gguf::open(&gguf_path()).unwrap();
+    for (name, bpw) in TYPES {
+        let s = stored::inspect(&g, g.info(name).unwrap()).unwrap();
+        let levels = format_of(name).grid().levels();
+        assert_eq!(s.levels, levels, "{name}");
+        assert_eq!(s.bits_per_weight, bpw, "{name}");
+        let parts: f64 = s.layout.iter().map(|p| p.bits_per_weight).sum();
+        assert!((parts - bpw).abs() < 1e-12, "{name}");
+        // Row 1 is all zeros: every scale 0, so collapsed with every block.
+        assert!(s.rows[1].collapsed, "{name}");
+        assert_eq!(s.collapsed_rows, 1, "{name}: {:?}", s.rows);
+        assert!(s.rows[0].used > 1 && s.rows[0].used <= levels, "{name}");
+    }
+}
+
+#[test]
+fn report_and_scan_read_the_types_as_stored() {
+    let path = gguf_path();
+    let path = path.to_str().unwrap();
+    let o = run::quantscope(&["report", path, "--tensor", "iq3_xxs"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("iq3_xxs (IQ3_XXS) as stored in"), "{out}");
+    assert!(out.contains("3.0625 bits per weight in all"), "{out}");
+    let o = run::quantscope(&["scan", path, "--format", "csv"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (name, _) in TYPES {
+        let upper = name.to_ascii_uppercase();
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("{name},")) && l.contains(&upper)),
+            "{name} not in\n{out}"
+        );
+    }
 }

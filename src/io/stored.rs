@@ -24,7 +24,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::core::format::{Format, FormatError, KQuant, Legacy};
+use crate::core::format::{Format, FormatError, IQuant, KQuant, Legacy, Ternary};
 use crate::core::pages::Pages;
 use crate::core::stored::Inspection;
 pub use crate::core::stored::{LayoutPart, RowStats, Scales, Stored};
@@ -50,7 +50,11 @@ pub fn format_of(ty: GgmlType) -> Option<Format> {
         "Q6_K" => Format::K(KQuant::Q6K),
         "MXFP4" => Format::Mxfp4,
         "NVFP4" => Format::Nvfp4,
-        _ => return None,
+        name => {
+            let i = IQuant::ALL.into_iter().find(|q| q.name() == name);
+            let t = Ternary::ALL.into_iter().find(|t| t.name() == name);
+            return i.map(Format::I).or(t.map(Format::T));
+        }
     })
 }
 

@@ -226,7 +226,7 @@ pub enum GgufError {
     },
     /// A tensor type whose values quantscope cannot read.
     #[error(
-        "{file}: tensor \"{tensor}\" is {ggml_type}; quantscope reads F32, F16, BF16 and F64 tensors, and decodes Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K to Q6_K, MXFP4 and NVFP4"
+        "{file}: tensor \"{tensor}\" is {ggml_type}; quantscope reads F32, F16, BF16 and F64 tensors, and decodes Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K to Q6_K, IQ1_S to IQ4_NL, TQ1_0, TQ2_0, MXFP4 and NVFP4"
     )]
     Unsupported {
         /// The path as given.
