@@ -10,11 +10,13 @@ mod run;
 
 use std::path::PathBuf;
 
+use quantscope::core::explain::explain_channel;
 use quantscope::core::format::{Format, FormatError, IQuant, Ternary};
 use quantscope::core::importance::{Importance, ImportanceSource};
 use quantscope::core::lineup::{self, Selection, format_info};
 use quantscope::core::{AnalyseError, Options, analyse_weighted};
 use quantscope::core::{Matrix, PresetOptions, preset};
+use quantscope::io::export::worked_arithmetic as lines;
 use quantscope::io::gguf::Gguf;
 use quantscope::io::stored;
 use serde_json::Value;
@@ -368,5 +370,46 @@ fn report_and_scan_read_the_types_as_stored() {
                 .any(|l| l.starts_with(&format!("{name},")) && l.contains(&upper)),
             "{name} not in\n{out}"
         );
+    }
+}
+
+#[test]
+fn explain_shows_each_group_of_8_its_lattice_point_signs_and_scale() {
+    let m = matrix();
+    let imp = importance((0..512).map(|i| 0.5 + (i % 5) as f32).collect(), 512);
+    for (name, _) in TYPES {
+        let config = preset(name, PresetOptions::default()).unwrap();
+        let r = analyse_weighted(&m, &config, Some(&imp), Options::ONE_CONFIG).unwrap();
+        let e = explain_channel(&m, &r, 2);
+        let w = e.format.as_ref().unwrap();
+        let lines = lines(&e);
+        let y = r.row_dequantized(2);
+        let lattice = !name.starts_with("iq4") && !name.starts_with("tq");
+        if !lattice {
+            assert!(w.groups.is_empty(), "{name}");
+            assert!(!lines.iter().any(|l| l.contains("grid point")), "{name}");
+            continue;
+        }
+        assert_eq!(w.groups.len(), 512 / 8, "{name}");
+        for g in &w.groups {
+            // The point, signed, shifted and scaled, is the report's reconstruction.
+            for j in 0..8 {
+                let v = f32::from(g.values[j]);
+                let v = if g.signs & (1 << j) != 0 { -v } else { v };
+                assert_eq!(
+                    (g.step * (v + g.shift)).to_bits(),
+                    y[g.start + j].to_bits(),
+                    "{name} col {}",
+                    g.start + j
+                );
+            }
+        }
+        let g = &w.groups[1];
+        let head = "group (cols 8..16): grid point";
+        let line = lines.iter().find(|l| l.trim_start().starts_with(head));
+        let line = line.unwrap_or_else(|| panic!("{name}: {lines:#?}"));
+        assert!(line.contains(&format!("#{}", g.points[0])), "{line}");
+        assert!(line.contains(&format!("scale {}", g.scale)), "{line}");
+        assert!(line.contains("signs "), "{line}");
     }
 }

@@ -20,6 +20,7 @@ use crate::core::{Block, Matrix, Metrics, Report};
 
 mod format;
 
+pub use crate::core::format::iquant::Group;
 pub use format::{FormatBlock, FormatWork, SearchWeights};
 
 /// The worked arithmetic of one channel (matrix row) under a report's configuration.

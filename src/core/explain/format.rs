@@ -1,15 +1,18 @@
 //! Worked arithmetic for a format with its own block layout: how its scales were formed
 //! (a k-quant's integer sub-block scale and min under the super-block's f16 `d` and
 //! `dmin`, MXFP4's shared exponent from the block's largest magnitude, NVFP4's UE4M3 scale,
-//! NF4's absmax, FP8's scale), then every value's trip to the grid point chosen.
+//! NF4's absmax, FP8's scale, an i-quant's step), then every value's trip to the grid point
+//! chosen; for an i-quant lattice type, each group of 8 as stored: the codebook point, its
+//! signs and the scale.
 //!
 //! The row is encoded again by the same encoder for the integers a report's blocks do not
 //! keep (a k-quant's 6-bit scale, MXFP4's exponent byte); the codes and reconstructions
 //! shown are the report's.
 
+use crate::core::format::iquant::Group;
 use crate::core::format::kquant::QK_K;
 use crate::core::format::nf4::{self, DoubleQuant};
-use crate::core::format::{Encoded, Format, Fp8Layout, KQuant, Meta};
+use crate::core::format::{Encoded, Format, Fp8Layout, IQuant, KQuant, Meta};
 use crate::core::lineup::Coded;
 use crate::core::{Matrix, Report};
 
@@ -115,6 +118,9 @@ pub struct FormatWork {
     pub blocks: Vec<FormatBlock>,
     /// A k-quant's per-value weights in its sub-block searches (`None` for other formats).
     pub weights: Option<SearchWeights>,
+    /// An i-quant lattice type's groups of 8 (the codebook point chosen, its signs, the
+    /// scale), in column order; empty for other formats.
+    pub groups: Vec<Group>,
 }
 
 /// The weight of each value in a k-quant's sub-block search: what its scale (and min)
@@ -150,7 +156,7 @@ pub(super) fn work(
     // The importance the report was quantized with, this row's vector.
     let qw = report.importance().map(|i| i.row(row, rows));
     let meta = match coded {
-        Coded::Row(f @ (Format::K(_) | Format::Mxfp4)) => f
+        Coded::Row(f @ (Format::K(_) | Format::Mxfp4 | Format::I(_))) => f
             .encode_row_weighted(x, qw, &mut enc, &mut scratch)
             .ok()
             .map(|()| enc.meta.clone()),
@@ -159,6 +165,10 @@ pub(super) fn work(
     let weights = match coded {
         Coded::Row(Format::K(k)) => Some(search_weights(k, x, qw)),
         _ => None,
+    };
+    let groups = match (coded, &meta) {
+        (Coded::Row(Format::I(q)), Some(Meta::Packed { bytes, .. })) => q.groups(bytes),
+        _ => Vec::new(),
     };
     let blocks = match (coded, meta) {
         (Coded::Row(Format::K(k)), Some(Meta::K(sbs))) => {
@@ -205,23 +215,7 @@ pub(super) fn work(
             })
             .collect(),
         _ => {
-            let what = match coded {
-                Coded::Row(Format::Legacy(_)) => {
-                    "d, from ggml's importance-weighted search (as llama-quantize --imatrix)"
-                }
-                Coded::Row(Format::Nvfp4) => "UE4M3 scale (amax / 6, rounded to UE4M3)",
-                Coded::Row(Format::Nf4) => "absmax",
-                Coded::Fp8(s) => match s.layout {
-                    Fp8Layout::Tensor => {
-                        "step: the whole tensor's scale (its amax / the format's largest value)"
-                    }
-                    Fp8Layout::Tiles { .. } => {
-                        "step: its tile's scale (the tile's amax / the format's largest value)"
-                    }
-                    Fp8Layout::Channel => "step (amax / the format's largest value)",
-                },
-                Coded::Row(_) | Coded::Nf4Dq => "scale",
-            };
+            let what = scale_words(coded);
             let mut out = Vec::new();
             let mut col = 0;
             while col < cols {
@@ -243,6 +237,35 @@ pub(super) fn work(
         grid: crate::core::lineup::coded_grid(coded).values,
         blocks,
         weights,
+        groups,
+    }
+}
+
+/// What a format's block scale is, in words (the formats without their own block kind).
+fn scale_words(coded: Coded) -> &'static str {
+    match coded {
+        Coded::Row(Format::Legacy(_)) => {
+            "d, from ggml's importance-weighted search (as llama-quantize --imatrix)"
+        }
+        Coded::Row(Format::Nvfp4) => "UE4M3 scale (amax / 6, rounded to UE4M3)",
+        Coded::Row(Format::Nf4) => "absmax",
+        Coded::Row(Format::T(_)) => "d: the block's absmax, as f16",
+        Coded::Row(Format::I(IQuant::Iq4Nl)) => {
+            "step = d (f16), from ggml's search over the 16 levels"
+        }
+        Coded::Row(Format::I(_)) => {
+            "step = d (f16) × the sub-block's scale factor, from ggml's search"
+        }
+        Coded::Fp8(s) => match s.layout {
+            Fp8Layout::Tensor => {
+                "step: the whole tensor's scale (its amax / the format's largest value)"
+            }
+            Fp8Layout::Tiles { .. } => {
+                "step: its tile's scale (the tile's amax / the format's largest value)"
+            }
+            Fp8Layout::Channel => "step (amax / the format's largest value)",
+        },
+        Coded::Row(_) | Coded::Nf4Dq => "scale",
     }
 }
 

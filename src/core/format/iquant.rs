@@ -32,6 +32,7 @@
     reason = "the encoders inline into pulp's vector dispatch, which is what vectorises them"
 )]
 
+mod groups;
 mod iq1;
 mod iq2;
 mod iq3;
@@ -39,6 +40,8 @@ mod iq4;
 mod lattice;
 mod qp;
 pub mod tables;
+
+pub use groups::Group;
 
 use super::FormatError;
 use super::bits::f16_to_f32;

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use crate::core::config::{Degenerate, QuantExpr, Rounding, SymZeroPoint};
 use crate::core::explain::{
-    BlockExplanation, ChannelExplanation, Clamp, FormatBlock, FormatWork, ScaleFormula,
+    BlockExplanation, ChannelExplanation, Clamp, FormatBlock, FormatWork, Group, ScaleFormula,
     SearchWeights, ValueExplanation, ZeroPointFormula, zero_added_after_rounding,
 };
 use crate::io::export::doc::{Part, Section};
@@ -86,8 +86,26 @@ fn format_lines(e: &ChannelExplanation, w: &FormatWork, out: &mut Vec<String>) {
         if let (Some(sw), FormatBlock::KQuant { super_block, .. }) = (&w.weights, b) {
             search_weight_lines(sw, *super_block, b.cols(), out);
         }
-        for v in e.values.iter().filter(|v| v.block == i) {
-            out.push(format!("{indent}{}", format_value_line(b, v)));
+        let (c0, c1) = b.cols();
+        let groups: Vec<&Group> = w
+            .groups
+            .iter()
+            .filter(|g| (c0..c1).contains(&g.start))
+            .collect();
+        if groups.is_empty() {
+            for v in e.values.iter().filter(|v| v.block == i) {
+                out.push(format!("{indent}{}", format_value_line(b, v)));
+            }
+        }
+        for g in groups {
+            out.push(format!("{indent}{}", group_line(w.name, g)));
+            for v in e
+                .values
+                .iter()
+                .filter(|v| (g.start..g.start + 8).contains(&v.col))
+            {
+                out.push(format!("{indent}  {}", lattice_value_line(v)));
+            }
         }
     }
 }
@@ -277,6 +295,62 @@ fn format_value_line(b: &FormatBlock, v: &ValueExplanation) -> String {
         }
         _ => format!("{}: scale 0 → code {}{tail}", value(v.x), v.code),
     }
+}
+
+/// An i-quant group of 8: the codebook point (IQ3: two of 4), its signs, the scale.
+fn group_line(name: &str, g: &Group) -> String {
+    let values: Vec<String> = g
+        .values
+        .iter()
+        .enumerate()
+        .map(|(j, &v)| {
+            if g.signs & (1 << j) != 0 {
+                format!("-{v}")
+            } else {
+                v.to_string()
+            }
+        })
+        .collect();
+    let point = if name.starts_with("iq3") {
+        format!("grid points #{} and #{}", g.points[0], g.points[1])
+    } else {
+        format!("grid point #{}", g.points[0])
+    };
+    let signs: String = (0..8)
+        .map(|j| if g.signs & (1 << j) != 0 { '-' } else { '+' })
+        .collect();
+    let shift = if g.shift == 0.0 {
+        String::new()
+    } else {
+        format!(" + {}", value(g.shift))
+    };
+    let s = g.scale;
+    let factor = match name {
+        "iq2_xxs" | "iq2_xs" | "iq2_s" => format!("({s} + 0.5) / 4"),
+        "iq3_xxs" => format!("({s} + 0.5) / 2"),
+        _ => format!("(2·{s} + 1)"),
+    };
+    format!(
+        "group (cols {}..{}): {point}, signs {signs} → ({}){shift} × step {} (= d {} × {factor}, scale {s})",
+        g.start,
+        g.start + 8,
+        values.join(", "),
+        value(g.step),
+        value(g.d),
+    )
+}
+
+/// One value of an i-quant group: its ratio to the step, the level it got, `x̂`.
+fn lattice_value_line(v: &ValueExplanation) -> String {
+    format!(
+        "{} (x / step = {}) → level {} (code {}) → x̂ = {} (error {})",
+        value(v.x),
+        ratio(v.ratio, false),
+        value(v.rounded),
+        v.code,
+        value(v.dequantized),
+        sig(v.error, ERROR_DIGITS)
+    )
 }
 
 /// `a + b`, with a negative `b` in parentheses.
