@@ -64,7 +64,11 @@ fn every_format_is_a_preset_that_matches_the_format_ladder() {
             info.name
         );
         assert!(r.ladder[0].active && r.ladder[0].overall == r.overall);
-        let levels = grid_of(info).levels() as u32;
+        // A codebook counts its points (the i-quant lattices), the others their levels.
+        let levels = match info.coded {
+            Coded::Row(f) => f.grid_points().unwrap_or_else(|| grid_of(info).levels()),
+            _ => grid_of(info).levels(),
+        } as u32;
         for c in &r.channels {
             assert_eq!(c.levels_available, levels, "{}", info.name);
             assert!(c.levels_used <= levels, "{}", info.name);

@@ -8,10 +8,12 @@
 #[path = "common/run.rs"]
 mod run;
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use quantscope::core::explain::explain_channel;
-use quantscope::core::format::{Format, FormatError, IQuant, Ternary};
+use quantscope::core::format::iquant::Group;
+use quantscope::core::format::{Encoded, Format, FormatError, IQuant, Meta, Ternary};
 use quantscope::core::importance::{Importance, ImportanceSource};
 use quantscope::core::lineup::{self, Selection, format_info};
 use quantscope::core::{AnalyseError, Options, analyse_weighted};
@@ -128,6 +130,21 @@ fn every_type_is_a_format_with_its_structs_bits_per_weight() {
     assert!(bpws.is_sorted(), "{bpws:?}");
 }
 
+fn q_of(f: Format) -> IQuant {
+    match f {
+        Format::I(q) => q,
+        _ => panic!("{f:?} is not an i-quant"),
+    }
+}
+
+/// The distinct points of `groups` (`halves`: IQ3's two points of 4 per group).
+fn distinct_points(groups: &[Group], halves: usize) -> BTreeSet<u16> {
+    groups
+        .iter()
+        .flat_map(|g| g.points[..halves].to_vec())
+        .collect()
+}
+
 #[test]
 fn every_type_is_a_preset_and_its_report_costs_the_struct() {
     let m = matrix();
@@ -146,9 +163,32 @@ fn every_type_is_a_preset_and_its_report_costs_the_struct() {
         let f = format_of(name);
         let levels = f.grid().values.len() as i32;
         assert!(r.qmax >= levels - 1, "{name}: qmax {}", r.qmax);
+        // Utilization counts a codebook's points used of those it has, else levels.
+        let available = f.grid_points().unwrap_or_else(|| f.grid().levels());
         for c in &r.channels {
             assert!(c.max_code < levels, "{name}: code {}", c.max_code);
-            assert!(c.levels_used as i32 <= levels);
+            assert_eq!(c.levels_available as usize, available, "{name}");
+            assert!(c.levels_used as usize <= available);
+            let row = m.values().row(c.index).to_vec();
+            let mut enc = Encoded::default();
+            let mut y = vec![0.0f32; row.len()];
+            f.encode_row_weighted(&row, Some(imp.values()), &mut enc, &mut y)
+                .unwrap();
+            if let Some((used, all)) = enc.codebook_usage() {
+                let q = q_of(f);
+                let halves = if matches!(q, IQuant::Iq3Xxs | IQuant::Iq3S) {
+                    2
+                } else {
+                    1
+                };
+                let Meta::Packed { bytes, .. } = &enc.meta else {
+                    panic!("{name}: {:?}", enc.meta)
+                };
+                let points = distinct_points(&q.groups(bytes), halves);
+                assert_eq!((c.levels_used as usize, all), (used, available), "{name}");
+                assert_eq!(used, points.len(), "{name}");
+                assert_eq!(c.utilization, used as f64 / all as f64, "{name}");
+            }
         }
     }
 }
@@ -339,7 +379,9 @@ fn the_stored_view_counts_levels_collapse_and_the_structs_bits() {
     let g = Gguf::open(&gguf_path()).unwrap();
     for (name, bpw) in TYPES {
         let s = stored::inspect(&g, g.info(name).unwrap()).unwrap();
-        let levels = format_of(name).grid().levels();
+        // A codebook's points, else the grid's levels.
+        let f = format_of(name);
+        let levels = f.grid_points().unwrap_or_else(|| f.grid().levels());
         assert_eq!(s.levels, levels, "{name}");
         assert_eq!(s.bits_per_weight, bpw, "{name}");
         let parts: f64 = s.layout.iter().map(|p| p.bits_per_weight).sum();

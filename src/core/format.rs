@@ -227,6 +227,16 @@ impl Format {
         }
     }
 
+    /// Points in the format's codebook, for a type whose codes pick points of several
+    /// values (the i-quant lattice types); `None` for a format whose codes are per value.
+    #[must_use]
+    pub const fn grid_points(self) -> Option<usize> {
+        match self {
+            Self::I(q) => q.grid_points(),
+            _ => None,
+        }
+    }
+
     /// Encodes a row.
     pub fn encode_row(self, x: &[f32]) -> Result<Encoded, FormatError> {
         let mut out = Encoded::default();
@@ -322,6 +332,16 @@ impl Encoded {
         let mut out = vec![0.0f32; self.codes.len()];
         self.decode_into(&mut out);
         out
+    }
+
+    /// For a codebook format ([`Format::grid_points`]): the distinct points the row uses,
+    /// and the points the codebook has.
+    #[must_use]
+    pub fn codebook_usage(&self) -> Option<(usize, usize)> {
+        match (self.format, &self.meta) {
+            (Format::I(q), Meta::Packed { bytes, .. }) => q.points_used(bytes).zip(q.grid_points()),
+            _ => None,
+        }
     }
 
     /// Per sub-block (the values that share one effective scale): the first value's index,

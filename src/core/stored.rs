@@ -230,7 +230,9 @@ impl Inspection {
             .filter(|(codes, zero)| **zero || one_value(codes))
             .count();
         self.rows.push(RowStats {
-            used: grid.usage(&enc.codes).used,
+            used: enc
+                .codebook_usage()
+                .map_or_else(|| grid.usage(&enc.codes).used, |(used, _)| used),
             collapsed_blocks,
             collapsed: block_zero.iter().all(|z| *z) || one_value(&enc.codes),
         });
@@ -253,7 +255,10 @@ impl Inspection {
             ggml_type,
             shape: (n_rows, self.cols),
             block_len,
-            levels: self.grid.levels(),
+            levels: self
+                .format
+                .grid_points()
+                .unwrap_or_else(|| self.grid.levels()),
             bits_per_weight: layout.bits_per_weight(),
             layout: layout
                 .parts

@@ -13,7 +13,9 @@
 //!   NF4's 64, FP8's regions cut along rows): `scale` is the step a grid value is multiplied
 //!   by, `offset` what is subtracted after (k-quants with mins), as stored;
 //! - levels used count distinct grid values (E2M1's two zeros are one level), utilization is
-//!   the span of the grid values used over the grid's span;
+//!   the span of the grid values used over the grid's span; for a codebook (the i-quant
+//!   lattice types) levels are its points, and utilization the points used over those it
+//!   has;
 //! - the granularity ladder is one rung, the format's own blocks: the format fixes them (the
 //!   format ladder, [`crate::core::lineup`], compares it with everything else).
 
@@ -52,7 +54,7 @@ pub(super) fn analyse_format(
     };
     let mut codes = vec![0u8; rows * cols];
     let mut values = vec![0.0f32; rows * cols];
-    let steps = encode(coded, &view, &x, weights, &mut codes, &mut values)?;
+    let (steps, points) = encode(coded, &view, &x, weights, &mut codes, &mut values)?;
     let grid = coded_grid(coded);
     // A legacy type reported under its integer preset: the preset's zero point (Q4_0's and
     // Q5_0's implicit 8 and 16) and its stored minimum (Q4_1, Q5_1) as the block's offset.
@@ -112,6 +114,7 @@ pub(super) fn analyse_format(
                 &grid,
                 (levels, grid_span),
                 &sums[r],
+                points.as_ref().and_then(|p| p.get(r).copied()),
             )
         })
         .collect();
@@ -141,9 +144,19 @@ pub(super) fn analyse_format(
     })
 }
 
+/// A codebook's points one row uses, and the points it has.
+type Points = (usize, usize);
+
+/// A codebook format's points used by each row, and the points it has.
+type RowPoints = Option<Vec<Points>>;
+
+/// One row's sub-blocks, and for a codebook format its points.
+type RowBlocks = (Vec<SubBlock>, Option<Points>);
+
 /// Encodes the matrix (`x` its values in row order) into `codes` and `values`; returns
 /// each block: where it starts in the matrix, its length along the row, its step (what a
-/// grid value is multiplied by) and its min (what is subtracted after).
+/// grid value is multiplied by) and its min (what is subtracted after); and for a codebook
+/// format, each row's points used.
 fn encode(
     coded: Coded,
     view: &ndarray::ArrayView2<'_, f32>,
@@ -151,18 +164,18 @@ fn encode(
     weights: Option<&Importance>,
     codes: &mut [u8],
     values: &mut [f32],
-) -> Result<Vec<SubBlock>, AnalyseError> {
+) -> Result<(Vec<SubBlock>, RowPoints), AnalyseError> {
     let (rows, cols) = view.dim();
     Ok(match coded {
-        Coded::Row(f) => row_format(f, x, cols, weights, codes, values)?,
-        Coded::Nf4Dq => nf4_dq(x, cols, codes, values)?,
+        Coded::Row(f) => return row_format(f, x, cols, weights, codes, values),
+        Coded::Nf4Dq => (nf4_dq(x, cols, codes, values)?, None),
         Coded::Fp8(s) => {
             let enc = s.encode(view, Some(values));
             codes.copy_from_slice(&enc.codes);
             // Transformer Engine stores amax / max's inverse: codes are x * scale.
             let inverse = s.formula == Fp8Formula::InverseScale;
             let per_row = enc.tiles_per_row();
-            (0..rows)
+            let blocks = (0..rows)
                 .flat_map(|r| {
                     let enc = &enc;
                     (0..per_row).map(move |t| {
@@ -176,13 +189,15 @@ fn encode(
                         }
                     })
                 })
-                .collect()
+                .collect();
+            (blocks, None)
         }
     })
 }
 
 /// Rows encoded in parallel (row `r` with its importance, when given): codes and values
-/// written, each row's sub-blocks returned (their starts in the matrix).
+/// written, each row's sub-blocks returned (their starts in the matrix), and for a
+/// codebook format each row's points used.
 fn row_format(
     f: Format,
     x: &[f32],
@@ -190,10 +205,10 @@ fn row_format(
     weights: Option<&Importance>,
     codes: &mut [u8],
     values: &mut [f32],
-) -> Result<Vec<SubBlock>, AnalyseError> {
+) -> Result<(Vec<SubBlock>, RowPoints), AnalyseError> {
     f.check_len(cols)?;
     let rows = x.len() / cols.max(1);
-    let per_row: Result<Vec<Vec<SubBlock>>, AnalyseError> = x
+    let per_row: Result<Vec<RowBlocks>, AnalyseError> = x
         .par_chunks(cols)
         .zip(codes.par_chunks_mut(cols))
         .zip(values.par_chunks_mut(cols))
@@ -203,17 +218,22 @@ fn row_format(
             f.encode_row_weighted(row, w, enc, v)
                 .map_err(|e| e.in_row(r))?;
             c.copy_from_slice(&enc.codes);
-            Ok(enc
+            let blocks = enc
                 .sub_blocks()
                 .into_iter()
                 .map(|b| SubBlock {
                     start: r * cols + b.start,
                     ..b
                 })
-                .collect())
+                .collect();
+            Ok((blocks, enc.codebook_usage()))
         })
         .collect();
-    Ok(per_row?.into_iter().flatten().collect())
+    let (blocks, points): (Vec<Vec<SubBlock>>, Vec<Option<Points>>) = per_row?.into_iter().unzip();
+    let points = f
+        .grid_points()
+        .map(|_| points.into_iter().flatten().collect());
+    Ok((blocks.into_iter().flatten().collect(), points))
 }
 
 /// NF4 per row, then every block's absmax (in row order, as bitsandbytes flattens the
@@ -294,8 +314,21 @@ fn channel(
     grid: &Grid,
     (levels, span): (u32, f32),
     sums: &ErrorSums,
+    points: Option<Points>,
 ) -> ChannelReport {
     let usage = grid.usage(codes);
+    // A codebook's utilization counts its points used of those it has.
+    let (levels_used, levels, utilization) = match points {
+        Some((used, all)) => (used as u32, all as u32, used as f64 / all.max(1) as f64),
+        None => (
+            usage.used as u32,
+            levels,
+            match usage.span {
+                Some((lo, hi)) if span > 0.0 => f64::from(hi - lo) / f64::from(span),
+                _ => 0.0,
+            },
+        ),
+    };
     let first = x.first().copied().unwrap_or(0.0);
     let constant = x.iter().all(|&v| v == first);
     let y0 = y.first().copied().unwrap_or(0.0);
@@ -306,12 +339,9 @@ fn channel(
         index,
         label,
         metrics: sums.metrics(),
-        levels_used: usage.used as u32,
+        levels_used,
         levels_available: levels,
-        utilization: match usage.span {
-            Some((lo, hi)) if span > 0.0 => f64::from(hi - lo) / f64::from(span),
-            _ => 0.0,
-        },
+        utilization,
         collapsed: !constant && one_value,
         constant,
         min_code: codes.iter().copied().min().map_or(0, i32::from),
