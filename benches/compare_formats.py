@@ -14,13 +14,20 @@ every 997 values, so block scales differ by orders of magnitude within and acros
               0.0.45 compiled with gcc -O2 -DNDEBUG (the library tests/golden/generate_formats.py
               builds), called through ctypes on the same array.
 
+  libgguf     with --iquants: the i-quants and ternary types (IQ1_S .. IQ4_NL, TQ1_0,
+              TQ2_0) against libgguf 0.2.2's quantize_rows (ggml's quantize_<type>, what
+              llama-quantize runs; one thread), both with the same importance vector
+              (0.25 + 4 u per column, seed IMP_SEED) for the types whose reference reads one,
+              since IQ2_XXS, IQ2_XS and IQ1_S are refused without.
+
 Both are timed in interleaved rounds (each round times every runner once, after one warm-up
 of each), so a slow spell of a shared machine falls on all of them alike; each column is the
 median over the rounds.
 
 Usage: python3 benches/compare_formats.py [--n 4096] [--reps 5] [--dir /tmp/quantscope-compare]
-       [--ggml-src DIR] [--no-build]
-Needs: numpy, gcc, pip (to download ggml-python's sdist), cargo.
+       [--ggml-src DIR] [--no-build] [--iquants [--types IQ4_XS,...]]
+Needs: numpy, gcc, pip (to download ggml-python's sdist), cargo; with --iquants, libgguf 0.2.2
+instead of gcc and ggml-python.
 """
 
 import argparse
@@ -43,6 +50,9 @@ from generate_formats import GGML_TYPES, build_ggml, ggml_source  # noqa: E402
 FORMATS = [("Q2_K", "q2_K"), ("Q3_K", "q3_K"), ("Q4_K", "q4_K"), ("Q5_K", "q5_K"),
            ("Q6_K", "q6_K"), ("MXFP4", "mxfp4"), ("NVFP4", "nvfp4")]
 SEED = 20240601
+IQUANTS = ["IQ1_S", "IQ1_M", "TQ1_0", "IQ2_XXS", "TQ2_0", "IQ2_XS", "IQ2_S", "IQ3_XXS",
+           "IQ3_S", "IQ4_XS", "IQ4_NL"]
+IMP_SEED = 68
 
 
 def matrix(n: int) -> np.ndarray:
@@ -66,12 +76,69 @@ def ggml_runner(lib, name: str, m: np.ndarray):
     return run
 
 
-def quantscope_runner(exe: Path, path: Path, fmt: str):
+def quantscope_runner(exe: Path, path: Path, fmt: str, imp: Path | None = None):
+    args = [str(exe)] + (["--importance", str(imp)] if imp else []) + [str(path), fmt]
+
     def run() -> float:
-        r = subprocess.run([str(exe), str(path), fmt], capture_output=True, text=True, check=True)
+        r = subprocess.run(args, capture_output=True, text=True, check=True)
         return float(r.stdout.split()[1])
 
     return run
+
+
+def libgguf_runner(name: str, m: np.ndarray, imp: np.ndarray | None):
+    import libgguf
+
+    qt = libgguf.GGMLQuantizationType[name]
+
+    def run() -> float:
+        t = time.perf_counter()
+        libgguf.quantize_rows(m, qt, imatrix=imp)
+        return (time.perf_counter() - t) * 1e3
+
+    return run
+
+
+def reads_importance(name: str) -> bool:
+    return name.startswith("IQ")
+
+
+def iquants(a, exe: Path, m: np.ndarray, path: Path) -> None:
+    imp = (0.25 + 4.0 * np.random.default_rng(IMP_SEED).random(a.n)).astype(np.float32)
+    imp_path = a.dir / f"importance_{a.n}.npy"
+    np.save(imp_path, imp[None, :])
+    runners = {}
+    types = [t for t in IQUANTS if not a.types or t in a.types.split(",")]
+    for t in types:
+        w = reads_importance(t)
+        runners[t, "ref"] = libgguf_runner(t, m, imp if w else None)
+        runners[t, "qs"] = quantscope_runner(exe, path, t, imp_path if w else None)
+    # No warm-up round: the lattice searches take seconds a call, and format_timing times
+    # the second of two runs in its process.
+    times = {k: [] for k in runners}
+    for _ in range(a.reps):
+        for k, run in runners.items():
+            times[k].append(run())
+    ms = {k: statistics.median(v) for k, v in times.items()}
+    header(a)
+    print("| type | importance | libgguf 0.2.2 quantize_rows (1 thread) | quantscope: quantize + "
+          "dequantize + metrics (all cores) | libgguf / quantscope |")
+    print("|---|---|---:|---:|---:|")
+    for t in types:
+        g, q = ms[t, "ref"], ms[t, "qs"]
+        w = "yes" if reads_importance(t) else "not read"
+        print(f"| {t} | {w} | {g:.0f} ms | {q:.0f} ms | {g / q:.1f}x |")
+
+
+def header(a) -> None:
+    cpu = platform.processor()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    print(f"\n**Machine:** {os.cpu_count()} CPUs ({cpu}); medians of {a.reps} interleaved round(s).  ")
+    print(f"**Matrix:** {a.n}x{a.n} f32, rows normal with standard deviations log-uniform in "
+          f"[1e-3, 1], a 12-sigma outlier every 997 values, seed {SEED}.\n")
 
 
 def main() -> None:
@@ -81,6 +148,9 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/quantscope-compare"))
     ap.add_argument("--ggml-src")
     ap.add_argument("--no-build", action="store_true", help="use the example as built")
+    ap.add_argument("--iquants", action="store_true",
+                    help="time the i-quants and ternary types against libgguf instead")
+    ap.add_argument("--types", help="with --iquants, a comma-separated subset (IQ4_XS,TQ2_0)")
     a = ap.parse_args()
 
     if not a.no_build:
@@ -91,6 +161,9 @@ def main() -> None:
     m = matrix(a.n)
     path = a.dir / f"formats_{a.n}x{a.n}.npy"
     np.save(path, m)
+    if a.iquants:
+        iquants(a, exe, m, path)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         lib = build_ggml(ggml_source(a.ggml_src, tmp), tmp)
         runners = {}
@@ -104,14 +177,7 @@ def main() -> None:
             for k, run in runners.items():
                 times[k].append(run())
     ms = {k: statistics.median(v) for k, v in times.items()}
-    cpu = platform.processor()
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    print(f"\n**Machine:** {os.cpu_count()} CPUs ({cpu}); medians of {a.reps} interleaved rounds.  ")
-    print(f"**Matrix:** {a.n}x{a.n} f32, rows normal with standard deviations log-uniform in "
-          f"[1e-3, 1], a 12-sigma outlier every 997 values, seed {SEED}.\n")
+    header(a)
     print("| format | ggml quantize_row_*_ref alone (1 thread, -O2) | quantscope: quantize + dequantize + metrics "
           "(all cores) | ggml / quantscope |")
     print("|---|---:|---:|---:|")

@@ -41,7 +41,7 @@ pub use iquant::IQuant;
 pub use kquant::{KQuant, SuperBlock};
 pub use layout::{Grid, Layout, Part, Usage};
 pub use legacy::{Legacy, LegacyBlock};
-pub use measure::{RowError, Summary, run_rows};
+pub use measure::{RowError, Summary, run_rows, run_rows_weighted};
 pub use ternary::Ternary;
 
 /// The importance of each value of a row, as llama.cpp's quantizers take it
@@ -84,7 +84,8 @@ impl Format {
     /// Q6_K.
     pub const Q6K: Self = Self::K(KQuant::Q6K);
 
-    /// Every format that encodes, by bits per weight.
+    /// The k-quants, MXFP4, NVFP4 and NF4, by bits per weight (the i-quants and ternary
+    /// types, which also encode, are [`IQuant::ALL`] and [`Ternary::ALL`]).
     pub const ENCODERS: [Self; 8] = [
         Self::Q2K,
         Self::Q3K,

@@ -111,6 +111,18 @@ pub fn run_rows(
     cols: usize,
     values: &mut [f32],
 ) -> Result<Summary, FormatError> {
+    run_rows_weighted(format, x, cols, None, values)
+}
+
+/// [`run_rows`] with one importance vector for every row (see
+/// [`Format::encode_row_weighted`]), for the formats whose reference reads one.
+pub fn run_rows_weighted(
+    format: Format,
+    x: &[f32],
+    cols: usize,
+    weights: Option<&[f32]>,
+    values: &mut [f32],
+) -> Result<Summary, FormatError> {
     format.check_len(cols)?;
     if values.len() != x.len() || cols == 0 || !x.len().is_multiple_of(cols) {
         return Err(FormatError::BufferLength {
@@ -122,7 +134,7 @@ pub fn run_rows(
     x.par_chunks(cols)
         .zip(values.par_chunks_mut(cols))
         .map_init(Encoded::default, |enc, (row, out)| {
-            format.encode_row_into(row, enc, out)?;
+            format.encode_row_weighted(row, weights, enc, out)?;
             let first = out.first().copied().unwrap_or(0.0);
             let error = pulp::Arch::new().dispatch(
                 #[inline(always)]
