@@ -23,7 +23,7 @@ pub struct Options {
     /// Compute the granularity ladder.
     pub ladder: bool,
     /// Keep every code the analysis computed, rather than recomputing one from the matrix
-    /// when [`Report::code`] is asked for it (the same codes either way; `tests/kernels.rs`
+    /// when [`Report::code`] is asked for it (the same codes either way; `tests/it/kernels.rs`
     /// checks the analysis's own against the reference with this set). Off by default: the
     /// codes of a large matrix are as many bytes as it has values, written to fresh memory.
     pub keep_codes: bool,

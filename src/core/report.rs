@@ -281,7 +281,7 @@ pub struct Rung {
 /// written to memory the process has never touched, and most readers of a report (its
 /// panes, `report`'s summary) never look at a code. [`Report::code`] recomputes a code from
 /// the matrix and its block's parameters on request, with the reference [`Quantizer`] that
-/// `tests/kernels.rs` checks the analysis's own loops against, bit for bit.
+/// `tests/it/kernels.rs` checks the analysis's own loops against, bit for bit.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Codes {
     /// The codes as computed (a format's encoder, or [`crate::core::Options::keep_codes`]).

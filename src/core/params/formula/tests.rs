@@ -3,7 +3,7 @@
 //! policies do what they say, and scaling or negating a range scales or negates its scale
 //! exactly. The formulas over eight lanes (compiled for the vector instructions the analysis
 //! uses) are checked against one block at a time. The libraries' own outputs are the golden
-//! fixtures (`tests/golden.rs`), run through the whole analysis.
+//! fixtures (`tests/it/golden.rs`), run through the whole analysis.
 
 use proptest::prelude::*;
 
