@@ -35,6 +35,7 @@ mod pass;
 pub mod presets;
 pub mod report;
 mod round;
+pub(crate) mod simd;
 mod stats;
 pub mod stored;
 pub mod view;

@@ -37,13 +37,15 @@ use crate::core::config::{AsymZeroPoint, Config, QuantExpr, Rounding, ScaleDtype
 use crate::core::kernel::Quantizer;
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, ParamLanes, Params8};
 use crate::core::round;
+use crate::core::simd::Avx2;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2;
 mod simd;
 
-/// Partial sums per accumulator: the value in column `c` goes to lane `c % LANES`.
-pub(crate) const LANES: usize = 8;
+/// Partial sums per accumulator: the value in column `c` goes to lane `c % LANES` (one AVX2
+/// register of `f32`).
+pub(crate) const LANES: usize = crate::core::simd::LANES;
 
 /// `2^22`: ratios below half of this are exact small integers once rounded (see
 /// [`consts_lanes`]).
@@ -443,31 +445,6 @@ fn near_codes(qmin: i32, qmax: i32) -> bool {
     i64::from(qmin).abs().max(i64::from(qmax).abs()) + i64::from(NEAR) <= EXACT_INT
 }
 
-/// The machine's AVX2 where it has it, found once rather than at every call of [`consts8`].
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Avx2 {
-    #[cfg(target_arch = "x86_64")]
-    v3: Option<pulp::x86::V3>,
-}
-
-impl Avx2 {
-    /// Whether this machine has AVX2 (and the rest of pulp's `V3` set).
-    #[inline(always)]
-    pub(crate) fn detect() -> Self {
-        Self {
-            #[cfg(target_arch = "x86_64")]
-            v3: pulp::x86::V3::try_new(),
-        }
-    }
-
-    /// pulp's AVX2 token, where the machine has it.
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    pub(crate) fn v3(self) -> Option<pulp::x86::V3> {
-        self.v3
-    }
-}
-
 /// [`consts_lanes`] for the eight blocks of `p`, one [`Consts`] per block (formed and
 /// transposed in registers with `simd`'s AVX2).
 #[inline(always)]
@@ -497,7 +474,7 @@ pub(crate) fn consts8_lanes(
     qmax: i32,
 ) -> (ConstLanes<PARAM_LANES>, [bool; PARAM_LANES]) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(v3) = simd.v3
+    if let Some(v3) = simd.v3()
         && let Some(out) = avx2::consts8_lanes(v3, kind, p, min, max, (qmin, qmax))
     {
         return out;
@@ -505,53 +482,6 @@ pub(crate) fn consts8_lanes(
     #[cfg(not(target_arch = "x86_64"))]
     let _ = simd;
     consts_lanes(kind, p, min, max, qmin, qmax)
-}
-
-/// Whether any of eight groups' ends `lo` and `hi` is zero or the two are of one magnitude
-/// (`-lo == hi`), and each group's extreme (`lo` where `-lo > hi`, else `hi`): one mask of
-/// float comparisons with `simd`'s AVX2 (as plain loops, the compiler shuffles the lanes
-/// into pieces and moves them through the stack).
-#[inline(always)]
-pub(crate) fn ends8(
-    simd: Avx2,
-    lo: &[f32; PARAM_LANES],
-    hi: &[f32; PARAM_LANES],
-) -> (bool, [f32; PARAM_LANES]) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(v3) = simd.v3 {
-        return avx2::ends8(v3, lo, hi);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = simd;
-    ends8_lanes(lo, hi)
-}
-
-/// The smallest and largest value of each of eight chunks, with `simd`'s AVX2 (as
-/// [`crate::core::stats::chunk_ends`] forms them one chunk at a time, bit for bit); `None`
-/// without AVX2.
-#[inline(always)]
-pub(crate) fn chunk_ends8(
-    simd: Avx2,
-    chunks: &[[f32; LANES]; LANES],
-) -> Option<([f32; LANES], [f32; LANES])> {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(v3) = simd.v3 {
-        return Some(avx2::chunk_ends8(v3, chunks));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (simd, chunks);
-    None
-}
-
-/// [`ends8`] lane by lane.
-#[inline(always)]
-pub(crate) fn ends8_lanes(
-    lo: &[f32; PARAM_LANES],
-    hi: &[f32; PARAM_LANES],
-) -> (bool, [f32; PARAM_LANES]) {
-    let any = (0..PARAM_LANES).any(|j| lo[j] == 0.0 || hi[j] == 0.0 || -lo[j] == hi[j]);
-    let extreme = std::array::from_fn(|j| if -lo[j] > hi[j] { lo[j] } else { hi[j] });
-    (any, extreme)
 }
 
 impl ConstLanes<PARAM_LANES> {
@@ -562,7 +492,7 @@ impl ConstLanes<PARAM_LANES> {
     pub(crate) fn append_blocks(&self, simd: Avx2, out: &mut ConstsBuf) {
         if let Some(slots) = out.next8() {
             #[cfg(target_arch = "x86_64")]
-            if let Some(v3) = simd.v3 {
+            if let Some(v3) = simd.v3() {
                 avx2::blocks_into(v3, self, slots);
                 return;
             }
@@ -574,26 +504,13 @@ impl ConstLanes<PARAM_LANES> {
     #[inline(always)]
     pub(crate) fn blocks(&self, simd: Avx2) -> [Consts; PARAM_LANES] {
         #[cfg(target_arch = "x86_64")]
-        if let Some(v3) = simd.v3 {
+        if let Some(v3) = simd.v3() {
             return avx2::blocks(v3, self);
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = simd;
         std::array::from_fn(|j| self.get(j))
     }
-}
-
-/// Eight rows of eight values transposed (row `j` of the result holds value `j` of each
-/// row), with `simd`'s AVX2 where the machine has it.
-#[inline(always)]
-pub(crate) fn transpose8(simd: Avx2, rows: [[f32; LANES]; LANES]) -> [[f32; LANES]; LANES] {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(v3) = simd.v3 {
-        return avx2::transpose8(v3, rows);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = simd;
-    std::array::from_fn(|j| std::array::from_fn(|i| rows[i][j]))
 }
 
 /// What selects the loop's instance: the same for every block of a configuration.
@@ -965,7 +882,7 @@ impl ConstLanes<PARAM_LANES> {
         hi: &[f32; PARAM_LANES],
     ) -> u8 {
         #[cfg(target_arch = "x86_64")]
-        if let Some(v3) = simd.v3 {
+        if let Some(v3) = simd.v3() {
             return dispatch!(@ avx2, kind, within_bits, [], (v3, self, lo, hi));
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -1055,7 +972,7 @@ pub(crate) fn prepare8(
     magnitudes: bool,
 ) -> Option<Eight> {
     #[cfg(target_arch = "x86_64")]
-    if let Some(v3) = simd.v3 {
+    if let Some(v3) = simd.v3() {
         let (l, h) = (pulp::cast(*lo), pulp::cast(*hi));
         let (k, float_min) = avx2::eight(v3, kind, calc, l, h, q)?;
         let (tl, th) = if magnitudes {
@@ -1072,28 +989,6 @@ pub(crate) fn prepare8(
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (simd, kind, calc, lo, hi, q, magnitudes);
-    None
-}
-
-/// For eight groups, each made of two halves whose smallest and largest values are
-/// `lo[2j]`, `hi[2j]` and `lo[2j + 1]`, `hi[2j + 1]` and whose own are `group_lo[j]`,
-/// `group_hi[j]`: bit `j` set where the second half's larger magnitude exceeds the first's
-/// (or either is NaN), so that it holds group `j`'s extreme; `None` when a group's ends leave
-/// its extreme to its values (a zero end, two ends of one magnitude, a NaN), or without AVX2.
-#[inline(always)]
-pub(crate) fn halves8(
-    simd: Avx2,
-    lo: &[f32; 2 * PARAM_LANES],
-    hi: &[f32; 2 * PARAM_LANES],
-    group_lo: &[f32; PARAM_LANES],
-    group_hi: &[f32; PARAM_LANES],
-) -> Option<u32> {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(v3) = simd.v3 {
-        return avx2::halves8(v3, lo, hi, group_lo, group_hi);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (simd, lo, hi, group_lo, group_hi);
     None
 }
 
