@@ -480,7 +480,7 @@ impl Report {
         if let Some(f) = self.config.format {
             // A format's grid under the block's step and offset, code by code.
             let offset = b.offset.unwrap_or(0.0);
-            return crate::core::lineup::grid_of(f)
+            return crate::core::format::registry::grid_of(f)
                 .values
                 .iter()
                 .map(|&g| g * b.scale + offset)

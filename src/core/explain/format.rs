@@ -8,8 +8,8 @@
 //! shown are the report's.
 
 use crate::core::format::nf4::{self, DoubleQuant};
+use crate::core::format::registry::{Coded, FormatInfo, grid_of};
 use crate::core::format::{Encoded, Format, Fp8Layout, Meta};
-use crate::core::lineup::{Coded, FormatInfo, grid_of};
 use crate::core::{Matrix, Report};
 
 use super::ValueExplanation;
