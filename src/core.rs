@@ -35,13 +35,14 @@ mod pass;
 pub mod presets;
 pub mod report;
 mod round;
+pub mod scan;
 pub(crate) mod simd;
 mod stats;
 pub mod stored;
 pub mod view;
 
 pub use analyse::{
-    AnalyseError, LADDER_GROUPS, Options, analyse, analyse_staged, analyse_with,
+    ANALYSIS_STACK, AnalyseError, LADDER_GROUPS, Options, analyse, analyse_staged, analyse_with,
     ladder_granularities,
 };
 pub use config::{Config, ConfigError, Granularity, Scheme};

@@ -14,6 +14,17 @@ use crate::core::report::{
     Blocks, CodeBuf, Codes, ErrorSums, Layout, Memory, Metrics, Report, Rung,
 };
 
+/// Stack of each thread that analyses (the explorer's analysis thread, and the workers of
+/// the thread pools that analyse: rayon's global pool and a scan's). The analysis inlines its whole row loop into one function per
+/// task; without optimisations (a debug build) that function's frame is about 1.7 MiB, and
+/// the default 2 MiB stack of a pool worker overflowed on a 512 x 1024 matrix. Optimised
+/// builds need far less; the stack is only reserved address space until it is used.
+pub const ANALYSIS_STACK: usize = if cfg!(debug_assertions) {
+    64 << 20
+} else {
+    16 << 20
+};
+
 /// Group sizes of the ladder (those smaller than the row length are used).
 pub const LADDER_GROUPS: [usize; 6] = [256, 128, 64, 32, 16, 8];
 
