@@ -489,6 +489,12 @@ pub struct Model {
     pub load_request: u64,
 }
 
+/// The smallest terminal the explorer draws its panes in (keys that edit are refused
+/// below it, so that nothing changes unseen).
+pub const MIN_WIDTH: u16 = 80;
+/// See [`MIN_WIDTH`].
+pub const MIN_HEIGHT: u16 = 24;
+
 /// From this many columns on, the channel detail always has a column of its own.
 pub const DETAIL_COLUMN_WIDTH: u16 = 150;
 

@@ -81,7 +81,7 @@ pub fn mode(model: &Model) -> Mode {
 /// question work (nothing is edited unseen).
 #[must_use]
 pub fn too_small(model: &Model) -> bool {
-    model.size.0 < crate::ui::MIN_WIDTH || model.size.1 < crate::ui::MIN_HEIGHT
+    model.size.0 < crate::app::model::MIN_WIDTH || model.size.1 < crate::app::model::MIN_HEIGHT
 }
 
 /// The message for a key in the editor: an editing key, or a typed character.

@@ -23,6 +23,7 @@ mod gguf;
 mod gguf_bad;
 mod golden;
 mod golden_formats;
+mod imports;
 mod kernels;
 mod lineup;
 mod load;
