@@ -2,10 +2,13 @@
 
 use proptest::prelude::*;
 
+use super::clamp::{exact, within};
+use super::constants::near;
 use super::*;
-use crate::core::config::{Degenerate, ScaleDtype, SymScale};
-use crate::core::params::{RealRange, block_params};
+use crate::core::config::{Config, Degenerate, QuantExpr, Rounding, ScaleDtype, SymScale};
+use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, RealRange, block_params};
 use crate::core::presets::{PRESETS, PresetOptions, preset};
+use crate::core::simd::Avx2;
 
 /// A preset by index, with every convention field free to vary.
 fn config_strategy() -> impl Strategy<Value = Config> {
