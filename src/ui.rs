@@ -44,11 +44,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use crate::app::{Focus, Model, Overlay};
 pub use theme::Theme;
 
-/// The smallest terminal the explorer draws its panes in.
-pub const MIN_WIDTH: u16 = 80;
-/// See [`MIN_WIDTH`].
-pub const MIN_HEIGHT: u16 = 24;
-pub use crate::app::model::DETAIL_COLUMN_WIDTH;
+pub use crate::app::model::{DETAIL_COLUMN_WIDTH, MIN_HEIGHT, MIN_WIDTH};
 
 /// Where each pane goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,16 +4,15 @@ use std::ops::Not as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ratatui_textarea::TextArea;
-
+pub use crate::app::analysis::Analysis;
 use crate::app::editor::Editor;
-use crate::app::worker::{Input, Job, JobResult, Outcome};
+pub use crate::app::overlay::{Overlay, StoredView, TensorPicker};
+use crate::app::worker::{Input, Job};
 use crate::core::config::{Config, Granularity};
 use crate::core::explain::{ChannelExplanation, explain_channel};
 use crate::core::presets::Overrides;
 use crate::core::view::{SortKey, channel_order};
 use crate::core::{Matrix, Report};
-use crate::io::text::ParseError;
 
 /// The panes that can hold focus, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -110,123 +109,6 @@ impl Source {
     }
 }
 
-/// A question or prompt drawn over the panes.
-#[derive(Debug, Clone)]
-pub enum Overlay {
-    /// The key help.
-    Help,
-    /// "Quit without saving?"
-    ConfirmQuit,
-    /// "Save as:" with the name typed so far (a one-line editor).
-    SaveAs(Box<TextArea<'static>>),
-    /// "Export report:" with the file name typed so far (`.html` or `.pdf`).
-    Export(Box<TextArea<'static>>),
-    /// The built-in scenarios, with the selected line.
-    Scenarios {
-        /// Selected line.
-        selected: usize,
-    },
-    /// "Replace the unsaved text with this scenario?"
-    ConfirmScenario(usize),
-    /// The tensors of a checkpoint to pick from, filtered by the typed text.
-    Tensors(Box<TensorPicker>),
-    /// The format ladder: every preset and format on the data, with the selected line.
-    Formats {
-        /// Selected line.
-        selected: usize,
-    },
-    /// The stored view of a quantized GGUF tensor: its rows' levels used, collapse, scales
-    /// and layout ([`Source::stored`]).
-    Stored(Box<StoredView>),
-}
-
-/// The stored view's state: which rows are listed, in what order, and the selected one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredView {
-    /// How the rows are listed.
-    pub row_order: crate::core::stored::RowOrder,
-    /// The rows listed, in order (from the core's [`crate::core::stored::Stored::row_order`]).
-    pub order: Vec<usize>,
-    /// The selected position in `order`.
-    pub selected: usize,
-}
-
-impl StoredView {
-    /// The view of `stored`'s rows listed as `row_order` says, the first selected.
-    #[must_use]
-    pub fn new(
-        stored: &crate::core::stored::Stored,
-        row_order: crate::core::stored::RowOrder,
-    ) -> Self {
-        Self {
-            row_order,
-            order: stored.row_order(row_order),
-            selected: 0,
-        }
-    }
-
-    /// Lists the rows as `row_order` says, keeping the selected row selected when it is still
-    /// listed.
-    pub fn reorder(
-        &mut self,
-        stored: &crate::core::stored::Stored,
-        row_order: crate::core::stored::RowOrder,
-    ) {
-        let row = self.order.get(self.selected).copied();
-        self.row_order = row_order;
-        self.order = stored.row_order(row_order);
-        self.selected = row
-            .and_then(|r| self.order.iter().position(|&o| o == r))
-            .unwrap_or(0);
-    }
-
-    /// The selected row, if any is listed.
-    #[must_use]
-    pub fn selected_row(&self) -> Option<usize> {
-        self.order.get(self.selected).copied()
-    }
-}
-
-/// The tensor picker's state.
-#[derive(Debug, Clone)]
-pub struct TensorPicker {
-    /// The file.
-    pub path: PathBuf,
-    /// Its tensors; those that cannot be opened are listed greyed with the reason.
-    pub tensors: Vec<crate::io::checkpoint::Entry>,
-    /// The filter being typed.
-    pub filter: TextArea<'static>,
-    /// Selected line of the filtered list.
-    pub selected: usize,
-}
-
-impl TensorPicker {
-    /// The tensors whose name contains the filter (ignoring case), in order.
-    #[must_use]
-    pub fn visible(&self) -> Vec<&crate::io::checkpoint::Entry> {
-        let filter = self.filter.lines().join("").to_lowercase();
-        self.tensors
-            .iter()
-            .filter(|t| t.name.to_lowercase().contains(&filter))
-            .collect()
-    }
-}
-
-impl Overlay {
-    /// A tensor picker over `tensors` of the file at `path`.
-    #[must_use]
-    pub fn tensor_picker(path: PathBuf, tensors: Vec<crate::io::checkpoint::Entry>) -> Self {
-        let mut filter = TextArea::default();
-        filter.set_placeholder_text("type to filter by name");
-        Self::Tensors(Box::new(TensorPicker {
-            path,
-            tensors,
-            filter,
-            selected: 0,
-        }))
-    }
-}
-
 /// Work the runtime must do on the model's behalf (the model does no I/O).
 #[derive(Debug, Clone)]
 pub enum Effect {
@@ -289,128 +171,6 @@ pub struct Pinned {
     pub preset: &'static str,
     /// Its resolved configuration.
     pub config: Config,
-}
-
-/// What the analysis has delivered for the newest request: the matrix and report last
-/// good, or why the newest did not give one. One writer: the request and the result.
-#[derive(Debug, Clone, Default)]
-pub struct Analysis {
-    /// The last matrix that parsed.
-    pub matrix: Option<Arc<Matrix>>,
-    /// The last good report (for the last good matrix).
-    pub report: Option<Arc<Report>>,
-    /// The current text does not parse: the panes show the last good report, marked stale.
-    pub parse_error: Option<ParseError>,
-    /// Notes on the last text that parsed (values that underflow `f32`, a skipped header).
-    pub notes: Arc<crate::io::text::Notes>,
-    /// Another analysis failure (shown like a parse error).
-    pub failure: Option<String>,
-    /// The generation of the newest job requested.
-    pub generation: u64,
-    /// The report is older than the newest request (the ladder may still be coming).
-    pub pending: bool,
-    /// The newest request has more to send (its ladder, the pinned report, the format
-    /// ladder): the event loop keeps checking for results while it is set.
-    pub busy: bool,
-    /// The pinned configuration A's report on the same data, when one is pinned.
-    pub pinned: Option<Arc<Report>>,
-    /// A (pinned) and B (the active configuration) side by side, once both have arrived.
-    pub comparison: Option<Arc<crate::core::compare::Comparison>>,
-    /// The format ladder of the last request that asked for one (the formats overlay).
-    pub lineup: Option<Arc<crate::core::lineup::Lineup>>,
-    /// Entries of the format ladder computed so far, of all, while it is coming.
-    pub lineup_progress: Option<(usize, usize)>,
-    /// Rows of the granularity ladder computed so far, of all, while it is coming.
-    pub ladder_progress: Option<(usize, usize)>,
-}
-
-impl Analysis {
-    /// A new request: results of older ones are dropped from now on.
-    pub fn request(&mut self) {
-        self.generation += 1;
-        self.pending = true;
-        self.busy = true;
-        self.ladder_progress = None;
-    }
-
-    /// Takes in a job's result; returns whether it was the newest request's report (the
-    /// lists and explanation built from it then need refreshing).
-    pub fn receive(&mut self, result: JobResult) -> bool {
-        if result.generation != self.generation {
-            return false;
-        }
-        match result.outcome {
-            Outcome::Done => {
-                self.busy = false;
-                self.pending = false;
-                self.ladder_progress = None;
-                false
-            }
-            Outcome::Invalid(e) => {
-                self.parse_error = Some(e);
-                self.failure = None;
-                self.pending = false;
-                false
-            }
-            Outcome::Failed(e) => {
-                self.failure = Some(e);
-                self.pending = false;
-                self.busy = false;
-                self.ladder_progress = None;
-                false
-            }
-            Outcome::LineupProgress(done, total) => {
-                self.lineup_progress = (done < total).then_some((done, total));
-                false
-            }
-            Outcome::LadderProgress(done, total) => {
-                self.ladder_progress = (done < total).then_some((done, total));
-                false
-            }
-            Outcome::Ladder(rungs) => {
-                self.ladder_progress = None;
-                if let Some(report) = &mut self.report {
-                    // Copied only if something else still holds the report (nothing does
-                    // in the explorer: the worker handed its only reference over).
-                    Arc::make_mut(report).ladder = rungs;
-                }
-                self.pending = false;
-                true
-            }
-            Outcome::Lineup(lineup) => {
-                self.lineup = Some(lineup);
-                self.lineup_progress = None;
-                false
-            }
-            Outcome::Pinned(report) => {
-                self.comparison = self
-                    .report
-                    .as_ref()
-                    .and_then(|b| crate::core::compare::compare(&report, b).ok())
-                    .map(Arc::new);
-                self.pinned = Some(report);
-                false
-            }
-            Outcome::Report {
-                matrix,
-                notes,
-                report,
-                complete,
-            } => {
-                self.notes = notes;
-                self.parse_error = None;
-                self.failure = None;
-                // The comparison waits for the pinned report of this request.
-                if !complete {
-                    self.comparison = None;
-                }
-                self.matrix = Some(matrix);
-                self.report = Some(report);
-                self.pending = !complete;
-                true
-            }
-        }
-    }
 }
 
 /// The explorer's state.
@@ -488,6 +248,12 @@ pub struct Model {
     /// dropped.
     pub load_request: u64,
 }
+
+/// The smallest terminal the explorer draws its panes in (keys that edit are refused
+/// below it, so that nothing changes unseen).
+pub const MIN_WIDTH: u16 = 80;
+/// See [`MIN_WIDTH`].
+pub const MIN_HEIGHT: u16 = 24;
 
 /// From this many columns on, the channel detail always has a column of its own.
 pub const DETAIL_COLUMN_WIDTH: u16 = 150;

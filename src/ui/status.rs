@@ -6,9 +6,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
+use crate::app::input::mode;
 use crate::app::keymap::{Action, Combo, Mode, bindings};
 use crate::app::setting::{Direction, Setting};
-use crate::app::update::mode;
 use crate::app::{Focus, Model};
 use crate::ui::{MIN_HEIGHT, MIN_WIDTH, Theme};
 
