@@ -1,0 +1,294 @@
+//! What a tester tripped on in the first hour, at message level: sequences of keys through
+//! `translate` and `update`, with the analysis run by one long-lived worker (as the
+//! explorer's analysis thread runs it) and its results delivered at several speeds and in
+//! several orders.
+
+use std::sync::mpsc;
+
+use quantscope::app::worker::{Job, JobResult, Worker};
+use quantscope::app::{Effect, Message, Model, translate, update};
+use quantscope::cli::BUILTIN_EXAMPLE;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+#[path = "common/explorer.rs"]
+mod explorer;
+
+/// When the analysis runs and when its results arrive, relative to the keys.
+#[derive(Debug, Clone, Copy)]
+enum Delivery {
+    /// Every result at once, after the analysis of each burst.
+    AtOnce,
+    /// A burst's results only after the next burst's keys (the loop was busy reading).
+    Late,
+    /// Every other burst's results held back and delivered after the next burst's: results
+    /// of an older request arrive after the newest's (each request's own in order, as one
+    /// channel delivers them).
+    Reversed,
+}
+
+/// An explorer whose analyses run on one worker kept between jobs on a thread of its own,
+/// like the runtime's analysis thread; the test decides when its results are delivered.
+struct Explorer {
+    model: Model,
+    jobs: mpsc::Sender<Job>,
+    results: mpsc::Receiver<Vec<JobResult>>,
+    held: Vec<JobResult>,
+}
+
+/// A worker kept between jobs on a thread of its own: each job's results come back
+/// together, in the order the worker sent them.
+fn worker_thread() -> (mpsc::Sender<Job>, mpsc::Receiver<Vec<JobResult>>) {
+    let (jobs, job_rx) = mpsc::channel::<Job>();
+    let (tx, results) = mpsc::channel();
+    std::thread::Builder::new()
+        .stack_size(quantscope::runtime::ANALYSIS_STACK)
+        .spawn(move || {
+            let mut worker = Worker::default();
+            for job in job_rx {
+                let mut out = Vec::new();
+                worker.run(&job, |r| {
+                    out.push(r);
+                    true
+                });
+                if tx.send(out).is_err() {
+                    return;
+                }
+            }
+        })
+        .expect("a thread");
+    (jobs, results)
+}
+
+impl Explorer {
+    fn new() -> Self {
+        let mut e = Self::unanalysed();
+        e.analyse(Delivery::AtOnce);
+        e
+    }
+
+    /// The explorer before its first analysis.
+    fn unanalysed() -> Self {
+        // As `quantscope` with no file starts: the example loaded as its scenario, the
+        // cursor on a line of its own after the rows.
+        let mut model = Model::with_text(BUILTIN_EXAMPLE, None);
+        let scenario = quantscope::teach::assets::scenario("quiet-loud").expect("built in");
+        model.load_scenario(&scenario);
+        let (jobs, results) = worker_thread();
+        Self {
+            model,
+            jobs,
+            results,
+            held: Vec::new(),
+        }
+    }
+
+    fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) {
+        if let Some(msg) = translate(&self.model, &KeyEvent::new(code, modifiers)) {
+            update(&mut self.model, msg);
+        }
+    }
+
+    /// Runs the analysis the model asked for, if any, and delivers results as `how` says.
+    fn analyse(&mut self, how: Delivery) {
+        let asked = self
+            .model
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::Analyse));
+        self.model.effects.retain(|e| !matches!(e, Effect::Analyse));
+        let mut results = Vec::new();
+        if asked {
+            self.jobs.send(self.model.job()).expect("the worker runs");
+            results = self.results.recv().expect("the worker answers");
+        }
+        match how {
+            Delivery::AtOnce => self.deliver(results),
+            Delivery::Late => {
+                let earlier = std::mem::replace(&mut self.held, results);
+                self.deliver(earlier);
+            }
+            Delivery::Reversed => {
+                if self.held.is_empty() {
+                    self.held = results;
+                } else {
+                    let earlier = std::mem::take(&mut self.held);
+                    self.deliver(results);
+                    self.deliver(earlier);
+                }
+            }
+        }
+    }
+
+    fn deliver(&mut self, results: Vec<JobResult>) {
+        for r in results {
+            update(&mut self.model, Message::Analysed(r));
+        }
+    }
+
+    /// Delivers whatever is held back, until nothing more is asked for.
+    fn finish(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        self.deliver(held);
+        while self
+            .model
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::Analyse))
+        {
+            self.analyse(Delivery::AtOnce);
+        }
+    }
+}
+
+/// The tester's keys from the built-in example: `Up Up Home`, Ctrl-K four times (no
+/// values are left), then `x: 1, 2`.
+fn delete_all_then_type() -> Vec<(KeyCode, KeyModifiers)> {
+    let none = KeyModifiers::NONE;
+    let mut keys = vec![
+        (KeyCode::Up, none),
+        (KeyCode::Up, none),
+        (KeyCode::Home, none),
+    ];
+    keys.extend([(KeyCode::Char('k'), KeyModifiers::CONTROL); 4]);
+    keys.extend("x: 1, 2".chars().map(|c| (KeyCode::Char(c), none)));
+    keys
+}
+
+/// Replays the tester's sequence in bursts of `burst` keys (1 is a slow typist, the
+/// whole sequence one paste-like burst), each burst's results delivered as `how` says.
+fn replay(burst: usize, how: Delivery) -> Explorer {
+    let mut e = Explorer::new();
+    let keys = delete_all_then_type();
+    for chunk in keys.chunks(burst) {
+        for &(code, mods) in chunk {
+            e.key(code, mods);
+        }
+        e.analyse(how);
+        if matches!(how, Delivery::AtOnce) {
+            // Once the results are in, the panes show the text's rows, or say they do not.
+            let m = &e.model;
+            let parsed = quantscope::io::text::parse_text(&m.text()).map(|p| p.shape());
+            let shown = m.analysis.report.as_ref().map(|r| r.shape);
+            assert!(
+                m.stale() || parsed.as_ref().ok() == shown.as_ref(),
+                "bursts of {burst}: the text parses to {parsed:?}, the panes show {shown:?} unmarked\n{}",
+                m.text()
+            );
+        }
+    }
+    e.finish();
+    e
+}
+
+#[test]
+fn deleting_every_row_then_typing_shows_the_new_rows_at_every_speed_and_order() {
+    // The deletion alone leaves "no values", marked stale.
+    let mut e = Explorer::new();
+    for &(code, mods) in &delete_all_then_type()[..7] {
+        e.key(code, mods);
+    }
+    e.finish();
+    let err = e.model.analysis.parse_error.as_ref().unwrap_or_else(|| {
+        panic!(
+            "no values: {:?} {:?} {:?}",
+            e.model.text(),
+            e.model.analysis.report.as_ref().map(|r| r.shape),
+            e.model.analysis.failure
+        )
+    });
+    assert!(err.to_string().contains("no values"), "{err}");
+    assert!(e.model.stale());
+
+    let n = delete_all_then_type().len();
+    for burst in [1, 2, 3, 5, 7, 8, 11, n] {
+        for how in [Delivery::AtOnce, Delivery::Late, Delivery::Reversed] {
+            let e = replay(burst, how);
+            let m = &e.model;
+            let text = m.text();
+            assert!(text.trim_end().ends_with("x: 1, 2"), "{text}");
+            assert!(
+                !text.contains("quiet:") && !text.contains("loud:"),
+                "{text}"
+            );
+            let r = m.analysis.report.as_ref().expect("a report");
+            let shape = m.analysis.matrix.as_ref().map(|x| x.shape());
+            assert_eq!(
+                (r.shape, shape),
+                ((1, 2), Some((1, 2))),
+                "bursts of {burst}, results {how:?}: the panes show the deleted rows (labels {:?}), stale {}",
+                r.channels
+                    .iter()
+                    .map(|c| c.label.clone())
+                    .collect::<Vec<_>>(),
+                m.stale()
+            );
+            assert_eq!(r.channels[0].label.as_deref(), Some("x"), "{burst} {how:?}");
+            assert!(!m.stale(), "{burst} {how:?}");
+            assert!(!m.analysis.pending, "{burst} {how:?}");
+            let title = title(m);
+            assert!(title.contains("1x2"), "{burst} {how:?}: {title}");
+        }
+    }
+}
+
+/// The title line's text at 80 columns.
+fn title(m: &Model) -> String {
+    let theme = quantscope::ui::Theme::new(false, false);
+    quantscope::ui::status::title_spans(m, &theme, 80)
+        .iter()
+        .map(|s| s.content.to_string())
+        .collect()
+}
+
+/// Runs the model's effects on the real runtime (its analysis thread keeps one worker
+/// between jobs) until every result has arrived.
+fn settle_on(rt: &mut quantscope::runtime::Runtime, m: &mut Model) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        for effect in std::mem::take(&mut m.effects) {
+            rt.perform(m, effect).expect("the analysis thread runs");
+        }
+        while let Some(msg) = rt.arrived() {
+            update(m, msg);
+        }
+        if m.effects.is_empty() && !m.analysis.pending && !m.analysis.busy && !rt.loading() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the analysis never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn on_the_runtime_deleting_every_row_then_typing_shows_the_new_rows_at_every_speed() {
+    let n = delete_all_then_type().len();
+    for burst in [1, 2, 4, 7, n] {
+        let mut rt = quantscope::runtime::Runtime::start().expect("a thread");
+        let mut e = Explorer::unanalysed();
+        let m = &mut e.model;
+        settle_on(&mut rt, m);
+        for chunk in delete_all_then_type().chunks(burst) {
+            for &(code, mods) in chunk {
+                if let Some(msg) = translate(m, &KeyEvent::new(code, mods)) {
+                    update(m, msg);
+                }
+            }
+            settle_on(&mut rt, m);
+        }
+        let r = m.analysis.report.as_ref().expect("a report");
+        assert_eq!(
+            r.shape,
+            (1, 2),
+            "bursts of {burst}: the panes show the deleted rows {:?}, stale {}",
+            r.channels
+                .iter()
+                .map(|c| c.label.clone())
+                .collect::<Vec<_>>(),
+            m.stale()
+        );
+        assert!(title(m).contains("1x2"), "{}", title(m));
+    }
+}
