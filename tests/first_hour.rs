@@ -292,3 +292,104 @@ fn on_the_runtime_deleting_every_row_then_typing_shows_the_new_rows_at_every_spe
         assert!(title(m).contains("1x2"), "{}", title(m));
     }
 }
+
+/// Runs the real binary with `args`.
+fn quantscope(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// How often the HTML report `html` has a Comparison section, and the section links.
+fn comparisons(html: &str) -> (usize, String) {
+    let nav = html
+        .split_once("<nav")
+        .and_then(|(_, rest)| rest.split_once("</nav>"))
+        .map(|(nav, _)| nav.to_string())
+        .unwrap_or_default();
+    (html.matches("<section id=\"comparison\">").count(), nav)
+}
+
+#[test]
+fn the_comparison_section_is_written_once_in_html_and_pdf() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("ab.html");
+    let out = quantscope(&[
+        "report",
+        "--compare",
+        "lesson,granularity=channel",
+        "-f",
+        "html",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&html).unwrap();
+    let (sections, nav) = comparisons(&text);
+    assert_eq!(sections, 1, "links: {nav}");
+    assert_eq!(nav.matches("Comparison").count(), 1, "{nav}");
+    // The one section has the chart and the table's words.
+    let section = &text[text.find("<section id=\"comparison\">").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<svg"), "the A/B chart");
+    assert!(section.contains("What differs"), "{section}");
+
+    // The PDF, read by poppler where it is installed.
+    let pdf = dir.path().join("ab.pdf");
+    let out = quantscope(&[
+        "report",
+        "--compare",
+        "lesson,granularity=channel",
+        "-f",
+        "pdf",
+        "-o",
+        pdf.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Ok(read) = std::process::Command::new("pdftotext")
+        .args(["-layout", pdf.to_str().unwrap(), "-"])
+        .output()
+    {
+        let text = String::from_utf8_lossy(&read.stdout);
+        let headings = text.lines().filter(|l| l.trim() == "Comparison").count();
+        assert_eq!(headings, 1, "{text}");
+    }
+}
+
+#[test]
+fn the_explorers_export_writes_the_comparison_once() {
+    use quantscope::app::keymap::Action;
+    use quantscope::app::{Direction, Overlay, Setting};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ab.html");
+    let mut m = explorer::builtin_model();
+    explorer::act(&mut m, Action::Pin);
+    explorer::act(
+        &mut m,
+        Action::Change(Setting::Granularity, Direction::Forward),
+    );
+    explorer::act(&mut m, Action::Export);
+    assert!(matches!(m.overlay, Some(Overlay::Export(_))));
+    m.overlay = Some(Overlay::Export(Box::new(ratatui_textarea::TextArea::from(
+        [path.display().to_string()],
+    ))));
+    explorer::act(&mut m, Action::Yes);
+    for effect in std::mem::take(&mut m.effects) {
+        if let Some(msg) = quantscope::runtime::perform_now(effect) {
+            update(&mut m, msg);
+        }
+    }
+    let text = std::fs::read_to_string(&path).expect("exported");
+    let (sections, nav) = comparisons(&text);
+    assert_eq!(sections, 1, "links: {nav}");
+}
