@@ -106,7 +106,8 @@ pub struct ReportArgs {
     pub file: Option<PathBuf>,
     /// The tensor to load from a checkpoint FILE (.safetensors, .gguf, a sharded directory
     /// or its index.json; see --list-tensors); needed when it holds more than one. A quantized
-    /// GGUF tensor is shown as stored, unless a preset or setting is given.
+    /// GGUF tensor is shown as stored, unless a preset, a setting, --formats, --compare,
+    /// --explain or --values asks for an analysis of its dequantized values.
     #[arg(long, value_name = "NAME")]
     pub tensor: Option<String>,
     /// List the tensors of a checkpoint FILE (name, dtype, shape, bytes; the shard of each

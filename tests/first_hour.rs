@@ -393,3 +393,34 @@ fn the_explorers_export_writes_the_comparison_once() {
     let (sections, nav) = comparisons(&text);
     assert_eq!(sections, 1, "links: {nav}");
 }
+
+#[test]
+fn a_quantized_gguf_tensor_does_what_reports_flags_ask_on_its_dequantized_values() {
+    let gguf = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gguf/types.gguf");
+    for (flags, section) in [
+        (&["--formats"][..], "Formats"),
+        (
+            &["--compare", "lesson,granularity=channel"][..],
+            "Comparison",
+        ),
+        (&["--explain"][..], "Worked arithmetic"),
+        (&["--values"][..], "Values"),
+    ] {
+        let mut args = vec!["report", gguf, "--tensor", "q4_k"];
+        args.extend_from_slice(flags);
+        let out = quantscope(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{flags:?}: {stderr}");
+        assert!(
+            stdout.lines().any(|l| l == section),
+            "{flags:?} was dropped: no {section} section in\n{stdout}"
+        );
+        // Said on stderr: what the analysis runs on, and how to see the stored codes.
+        assert!(stderr.contains("dequantized values"), "{flags:?}: {stderr}");
+        assert!(stderr.contains(flags[0]), "{flags:?}: {stderr}");
+    }
+    // Without them, the stored codes as before.
+    let out = quantscope(&["report", gguf, "--tensor", "q4_k"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("as stored in"));
+}
