@@ -8,6 +8,9 @@ use std::sync::mpsc;
 use quantscope::app::worker::{Job, JobResult, Worker};
 use quantscope::app::{Effect, Message, Model, translate, update};
 use quantscope::cli::BUILTIN_EXAMPLE;
+
+#[path = "common/screen.rs"]
+mod screen_text;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 #[path = "common/explorer.rs"]
@@ -423,4 +426,125 @@ fn a_quantized_gguf_tensor_does_what_reports_flags_ask_on_its_dequantized_values
     // Without them, the stored codes as before.
     let out = quantscope(&["report", gguf, "--tensor", "q4_k"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("as stored in"));
+}
+
+/// Two rows of 384 values, as wide as MiniLM's: Q2_K to Q6_K's super-blocks of 256 do not
+/// divide them, so those formats cannot be measured.
+fn rows_of_384() -> quantscope::core::Matrix {
+    let rows: Vec<Vec<f32>> = (1..=2)
+        .map(|r| {
+            (0..384)
+                .map(|i| (i as f32 * 0.1 * r as f32).sin())
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
+    quantscope::core::Matrix::from_rows(&refs).unwrap()
+}
+
+fn rows_of_384_text() -> String {
+    quantscope::io::text::format_text(&rows_of_384())
+}
+
+#[test]
+fn an_unmeasured_format_has_no_bits_per_weight_and_sorts_after_every_measured_one() {
+    use quantscope::core::lineup::{Selection, lineup};
+    let l = lineup(&rows_of_384(), &Selection::all(), None);
+    let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
+    assert!(q4k.measured().is_none());
+    let json = serde_json::to_value(q4k).unwrap();
+    assert!(
+        json["bits_per_weight"].is_null(),
+        "an invented figure: {json}"
+    );
+    assert!(json["total_bytes"].is_null(), "{json}");
+    assert_eq!(json["parts"], serde_json::json!([]), "{json}");
+    let first = l
+        .entries
+        .iter()
+        .position(|e| e.measured().is_none())
+        .unwrap();
+    assert!(
+        l.entries[first..].iter().all(|e| e.measured().is_none()),
+        "{:?}",
+        l.entries.iter().map(|e| &e.name).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn report_formats_shows_no_figure_for_an_unmeasured_format_in_any_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.txt");
+    std::fs::write(&file, rows_of_384_text()).unwrap();
+    let run = |format: &str| {
+        let out = quantscope(&["report", file.to_str().unwrap(), "--formats", "-f", format]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for format in ["table", "markdown", "html"] {
+        // Markdown escapes the underscores of names.
+        let text = run(format).replace("\\_", "_");
+        let reason = "Q4_K needs rows of a multiple of 256 values, got 384";
+        assert!(
+            text.contains(reason),
+            "{format}: the reason is given\n{text}"
+        );
+        // No line gives q4_k a figure: not in the table, not in the arithmetic.
+        let figured: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("q4_k") && !l.contains(reason))
+            .collect();
+        assert!(
+            figured.is_empty(),
+            "{format}: q4_k has a figure: {figured:?}"
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let formats = json["formats"].as_array().unwrap();
+    let q4k = formats.iter().find(|e| e["name"] == "q4_k").unwrap();
+    assert!(q4k["bits_per_weight"].is_null(), "{q4k}");
+    assert!(q4k["skipped"].as_str().unwrap().contains("multiple of 256"));
+    let first = formats.iter().position(|e| e["rmse"].is_null()).unwrap();
+    assert!(formats[first..].iter().all(|e| e["rmse"].is_null()));
+    assert!(!run("csv").lines().next().unwrap().contains("q4_k"));
+}
+
+#[test]
+fn the_format_ladder_pane_shows_no_figure_for_an_unmeasured_format() {
+    use quantscope::app::keymap::Action;
+    let mut m = Model::with_text(&rows_of_384_text(), None);
+    explorer::act(&mut m, Action::Formats);
+    let lineup = m.analysis.lineup.clone().expect("the format ladder");
+    let at = lineup
+        .entries
+        .iter()
+        .position(|e| e.name == "q4_k")
+        .unwrap();
+    let first = lineup
+        .entries
+        .iter()
+        .position(|e| e.measured().is_none())
+        .unwrap();
+    assert!(
+        lineup.entries[first..]
+            .iter()
+            .all(|e| e.measured().is_none())
+    );
+    for _ in 0..at {
+        explorer::act(&mut m, Action::Down);
+    }
+    let s = screen_text::screen(&m, 80, 24);
+    let row = s.lines().find(|l| l.contains("q4_k")).expect("q4_k listed");
+    // The name, then straight its reason: no figure between.
+    let after = row.split("q4_k").nth(1).unwrap().trim_start();
+    assert!(after.starts_with("not measured"), "{s}");
+    assert!(
+        !s.contains("bits/weight ="),
+        "the arithmetic of an invented figure\n{s}"
+    );
+    assert!(s.contains("multiple of 256"), "the reason\n{s}");
 }

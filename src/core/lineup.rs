@@ -5,7 +5,9 @@
 //! Integer presets run through [`analyse_with`] at their own granularity; the formats
 //! (k-quants, MXFP4, NVFP4, NF4 with and without double quantization, FP8) run their exact
 //! encoders row by row. A format whose blocks do not divide the rows is listed with the
-//! reason, not measured: llama.cpp and the others refuse such rows too.
+//! reason, not measured: llama.cpp and the others refuse such rows too. An entry that
+//! could not be measured has no cost either (padding its rows to whole blocks would invent
+//! one), and it comes after every measured entry.
 //!
 //! ```
 //! use quantscope::core::{Matrix, lineup};
@@ -17,7 +19,7 @@
 //! let m = Matrix::from_rows(&refs).unwrap();
 //! let l = lineup::lineup(&m, &lineup::Selection::all(), None);
 //! let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
-//! assert_eq!(q4k.bits_per_weight, 4.5);
+//! assert_eq!(q4k.bits_per_weight, Some(4.5));
 //! assert!(q4k.measured().is_some());
 //! ```
 
@@ -254,12 +256,14 @@ pub struct Entry {
     pub integer: bool,
     /// What it is: the configuration summary of an integer preset, the reference of a format.
     pub about: String,
-    /// Bits per weight of this matrix: payload plus every level of metadata.
-    pub bits_per_weight: f64,
-    /// Bytes of this matrix in the format.
-    pub total_bytes: u64,
+    /// Bits per weight of this matrix: payload plus every level of metadata; `None` when
+    /// the entry could not be measured.
+    pub bits_per_weight: Option<f64>,
+    /// Bytes of this matrix in the format; `None` when the entry could not be measured.
+    pub total_bytes: Option<u64>,
     /// What the bits per weight are made of, payload first, then each level of metadata
-    /// (their sum is `bits_per_weight`, up to rounding).
+    /// (their sum is `bits_per_weight`, up to rounding); empty when the entry could not be
+    /// measured.
     pub parts: Vec<CostPart>,
     /// The measurement, or why there is none (rows that its blocks do not divide, a
     /// configuration that cannot represent a block).
@@ -288,7 +292,8 @@ pub struct CostPart {
     pub bits_per_weight: f64,
 }
 
-/// Every selected entry on one matrix, by bits per weight (then RMSE).
+/// Every selected entry on one matrix: the measured ones by bits per weight (then RMSE),
+/// then those that could not be measured, in the order they were selected.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Lineup {
     /// The matrix's shape.
@@ -304,13 +309,10 @@ impl Lineup {
     pub fn best_within(&self, budget: f64) -> Option<&Entry> {
         self.entries
             .iter()
-            .filter(|e| e.bits_per_weight <= budget)
-            .filter_map(|e| e.measured().map(|m| (e, m.overall.rmse)))
-            .min_by(|(a, ra), (b, rb)| {
-                ra.total_cmp(rb)
-                    .then(a.bits_per_weight.total_cmp(&b.bits_per_weight))
-            })
-            .map(|(e, _)| e)
+            .filter_map(|e| Some((e, e.bits_per_weight?, e.measured()?.overall.rmse)))
+            .filter(|(_, bits, _)| *bits <= budget)
+            .min_by(|(_, ba, ra), (_, bb, rb)| ra.total_cmp(rb).then(ba.total_cmp(bb)))
+            .map(|(e, _, _)| e)
     }
 }
 
@@ -374,13 +376,19 @@ pub fn lineup_with_progress(
         }
     }
     mark_pareto(&mut entries);
+    // Measured first, by cost then error; the unmeasured after, as selected (a stable sort).
     entries.sort_by(|a, b| {
-        a.bits_per_weight
-            .total_cmp(&b.bits_per_weight)
-            .then_with(|| {
-                let r = |e: &Entry| e.measured().map_or(f64::INFINITY, |m| m.overall.rmse);
-                r(a).total_cmp(&r(b))
-            })
+        let key = |e: &Entry| {
+            e.bits_per_weight
+                .zip(e.measured())
+                .map(|(bits, m)| (bits, m.overall.rmse))
+        };
+        match (key(a), key(b)) {
+            (Some((ba, ra)), Some((bb, rb))) => ba.total_cmp(&bb).then(ra.total_cmp(&rb)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
     });
     Some(Lineup {
         shape: (rows, cols),
@@ -422,32 +430,29 @@ fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> 
             name: name.to_string(),
             integer: true,
             about: config.summary(),
-            bits_per_weight: r.memory.bits_per_weight,
-            total_bytes: r.memory.total_bytes,
+            bits_per_weight: Some(r.memory.bits_per_weight),
+            total_bytes: Some(r.memory.total_bytes),
             parts: integer_parts(config, rows * cols, r.memory.blocks as usize),
             result: Ok(measured_of(&r)),
             pareto: false,
             active,
         },
-        Err(e) => {
-            // The cost without a measurement: codes plus one block's metadata per block.
-            let n = (rows * cols) as f64;
-            let blocks = crate::core::report::Layout::new(config.granularity, config.axis, cols)
-                .block_count(rows, cols);
-            let bits = n * f64::from(config.bits)
-                + blocks as f64 * config.metadata_bits_per_block() as f64;
-            Entry {
-                name: name.to_string(),
-                integer: true,
-                about: config.summary(),
-                bits_per_weight: bits / n,
-                total_bytes: (bits / 8.0).ceil() as u64,
-                parts: integer_parts(config, rows * cols, blocks),
-                result: Err(e.to_string()),
-                pareto: false,
-                active,
-            }
-        }
+        Err(e) => unmeasured(name, true, config.summary(), e.to_string(), active),
+    }
+}
+
+/// An entry that could not be measured: its reason, and no cost.
+fn unmeasured(name: &str, integer: bool, about: String, why: String, active: bool) -> Entry {
+    Entry {
+        name: name.to_string(),
+        integer,
+        about,
+        bits_per_weight: None,
+        total_bytes: None,
+        parts: Vec::new(),
+        result: Err(why),
+        pareto: false,
+        active,
     }
 }
 
@@ -492,22 +497,32 @@ pub(crate) fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String
 fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
     let (rows, cols) = matrix.shape();
     let n = (rows * cols).max(1) as f64;
-    let parts = format_bits(info.coded, rows, cols);
-    let bits: f64 = parts.iter().map(|(_, b)| b).sum();
     // The same analysis as the format as the active configuration.
     let result = analyse_with(
         matrix,
         &crate::core::presets::format_config(info),
         Options::ONE_CONFIG,
-    )
-    .map(|r| measured_of(&r))
-    .map_err(|e| e.to_string());
+    );
+    let m = match result {
+        Ok(r) => measured_of(&r),
+        Err(e) => {
+            return unmeasured(
+                info.name,
+                false,
+                info.about.to_string(),
+                e.to_string(),
+                false,
+            );
+        }
+    };
+    let parts = format_bits(info.coded, rows, cols);
+    let bits: f64 = parts.iter().map(|(_, b)| b).sum();
     Entry {
         name: info.name.to_string(),
         integer: false,
         about: info.about.to_string(),
-        bits_per_weight: bits / n,
-        total_bytes: (bits / 8.0).ceil() as u64,
+        bits_per_weight: Some(bits / n),
+        total_bytes: Some((bits / 8.0).ceil() as u64),
         parts: parts
             .into_iter()
             .map(|(name, b)| CostPart {
@@ -515,7 +530,7 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
                 bits_per_weight: b / n,
             })
             .collect(),
-        result,
+        result: Ok(m),
         pareto: false,
         active: false,
     }
@@ -524,7 +539,7 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
 fn mark_pareto(entries: &mut [Entry]) {
     let points: Vec<Option<(f64, f64)>> = entries
         .iter()
-        .map(|e| e.measured().map(|m| (e.bits_per_weight, m.overall.rmse)))
+        .map(|e| Some((e.bits_per_weight?, e.measured()?.overall.rmse)))
         .collect();
     for (i, e) in entries.iter_mut().enumerate() {
         let Some((b, r)) = points[i] else { continue };
@@ -560,6 +575,7 @@ mod tests {
                 .find(|e| e.name == n)
                 .unwrap()
                 .bits_per_weight
+                .unwrap()
         };
         assert_eq!(bpw("q2_k"), 2.625);
         assert_eq!(bpw("q3_k"), 3.4375);
@@ -580,7 +596,11 @@ mod tests {
         );
         for e in &l.entries {
             let sum: f64 = e.parts.iter().map(|p| p.bits_per_weight).sum();
-            assert!((sum - e.bits_per_weight).abs() < 1e-12, "{}", e.name);
+            assert!(
+                (sum - e.bits_per_weight.unwrap()).abs() < 1e-12,
+                "{}",
+                e.name
+            );
         }
         let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
         let parts: Vec<f64> = q4k.parts.iter().map(|p| p.bits_per_weight).collect();
@@ -593,6 +613,7 @@ mod tests {
         let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
         assert!(q4k.result.as_ref().unwrap_err().contains("multiple of 256"));
         assert!(!q4k.pareto);
+        assert_eq!(q4k.bits_per_weight, None);
         let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
         assert!(mx.measured().is_some());
     }
@@ -600,18 +621,16 @@ mod tests {
     #[test]
     fn the_front_has_no_entry_beaten_on_both_counts() {
         let l = lineup(&matrix(8, 256), &Selection::all(), None);
-        let measured: Vec<(&Entry, f64)> = l
+        let measured: Vec<(&Entry, f64, f64)> = l
             .entries
             .iter()
-            .filter_map(|e| e.measured().map(|m| (e, m.overall.rmse)))
+            .filter_map(|e| Some((e, e.bits_per_weight?, e.measured()?.overall.rmse)))
             .collect();
-        assert!(measured.iter().any(|(e, _)| e.pareto));
-        for (e, r) in &measured {
-            let beaten = measured.iter().any(|(o, or)| {
-                o.bits_per_weight <= e.bits_per_weight
-                    && or <= r
-                    && (o.bits_per_weight < e.bits_per_weight || or < r)
-            });
+        assert!(measured.iter().any(|(e, _, _)| e.pareto));
+        for (e, b, r) in &measured {
+            let beaten = measured
+                .iter()
+                .any(|(_, ob, or)| ob <= b && or <= r && (ob < b || or < r));
             assert_eq!(e.pareto, !beaten, "{}", e.name);
         }
     }
