@@ -315,17 +315,21 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 title: "Unsaved changes",
                 text: "The text has changes that are not saved. Quit anyway?  y = quit, n / Esc = stay (Ctrl-S saves)",
                 prompt: None,
+                note: None,
                 theme,
             },
             area,
         ),
         Some(overlay @ (Overlay::SaveAs(prompt) | Overlay::Export(prompt))) => {
             let (title, text) = if matches!(overlay, Overlay::SaveAs(_)) {
-                ("Save as", "File name for the text (Enter saves, Esc cancels):")
+                (
+                    "Save as",
+                    "File name for the text: typing replaces it, Home, End or an arrow key edits it. Enter saves, Esc cancels.",
+                )
             } else {
                 (
                     "Export report",
-                    "File name, ending in .html or .pdf (Enter writes, Esc cancels):",
+                    "File name, ending in .html or .pdf: typing replaces it, Home, End or an arrow key edits it. Enter writes, Esc cancels.",
                 )
             };
             frame.render_widget(
@@ -333,6 +337,8 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                     title,
                     text,
                     prompt: Some(prompt),
+                    // Why the last name did not work, in full (the status line cuts it).
+                    note: model.status.as_deref(),
                     theme,
                 },
                 area,
@@ -385,6 +391,7 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 title: "Unsaved changes",
                 text: "Opening a scenario replaces the text, which has changes that are not saved. Open it anyway?  y = open, n / Esc = stay",
                 prompt: None,
+                note: None,
                 theme,
             },
             area,

@@ -249,7 +249,7 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
     type_text(&mut m, "#");
     key(&mut m, KeyCode::Char('s'), KeyModifiers::CONTROL);
     assert!(matches!(m.overlay, Some(Overlay::SaveAs(_))));
-    // The prompt starts with a suggestion; clear it and type a name.
+    // The prompt starts with a suggestion, selected: typing replaces it.
     key(&mut m, KeyCode::Char('u'), KeyModifiers::NONE);
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     let save = m.effects.iter().find_map(|e| match e {
@@ -260,7 +260,7 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
         | Effect::Export { .. } => None,
     });
     let (path, text) = save.expect("a save effect");
-    assert_eq!(path.to_string_lossy(), "channels.txtu");
+    assert_eq!(path.to_string_lossy(), "u");
     assert!(text.starts_with('#'));
     update(&mut m, Message::Saved(Ok(path.clone())));
     assert!(!m.dirty());

@@ -56,3 +56,38 @@ fn deleting_every_row_then_typing_shows_the_new_row_at_every_speed() {
         assert!(rows.iter().any(|l| l.contains("x ")), "{gap:?}\n{s}");
     }
 }
+
+#[test]
+fn an_export_name_typed_replaces_the_proposed_one_and_a_failure_says_why_in_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start("export-name", &app_command(""), 80, 24);
+    started(&t);
+    // Alt-E, a name typed over the proposed one, Enter.
+    let wanted = dir.path().join("x.html");
+    t.keys(&["M-E"]);
+    t.wait_for("the export prompt", |s| s.contains("typing replaces"));
+    t.literal(wanted.to_str().unwrap());
+    t.keys(&["Enter"]);
+    t.wait_for("the export to finish", |s| {
+        s.contains("exported the report to")
+    });
+    assert!(wanted.exists(), "the typed name was written");
+    // A name in a directory that does not exist: the reason, whole, in the prompt.
+    let bad = dir.path().join("no-such-directory").join("report.html");
+    t.keys(&["M-E"]);
+    t.wait_for("the export prompt", |s| s.contains("typing replaces"));
+    t.literal(bad.to_str().unwrap());
+    t.keys(&["Enter"]);
+    let s = t.wait_for("why it failed", |s| s.contains("not exported"));
+    let flat: String = s
+        .split(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("No such file or directory"), "{s}");
+    assert!(flat.contains("no-such-directory/report.html"), "{s}");
+    t.keys(&["Escape"]);
+    t.wait_for("the prompt to close", |s| !s.contains("typing replaces"));
+    t.keys(&["C-q"]);
+    t.wait_for("the shell", |s| s.contains("exit status 0"));
+}

@@ -548,3 +548,93 @@ fn the_format_ladder_pane_shows_no_figure_for_an_unmeasured_format() {
     );
     assert!(s.contains("multiple of 256"), "the reason\n{s}");
 }
+
+/// Presses a key through the keymap (nothing happens when it is bound to nothing there).
+fn press(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
+    if let Some(msg) = translate(m, &KeyEvent::new(code, modifiers)) {
+        update(m, msg);
+    }
+}
+
+/// Types `text` into whatever has the keys.
+fn type_in(m: &mut Model, text: &str) {
+    for c in text.chars() {
+        press(m, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+}
+
+/// The path of the save or export the model asked for.
+fn written_path(m: &Model) -> Option<std::path::PathBuf> {
+    m.effects.iter().find_map(|e| match e {
+        Effect::Save { path, .. } | Effect::Export { path, .. } => Some(path.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn typing_in_a_name_prompt_replaces_the_proposed_name() {
+    // Export (Alt-E): typing a whole name replaces "quantscope-report.html".
+    let mut m = explorer::builtin_model();
+    press(&mut m, KeyCode::Char('E'), KeyModifiers::ALT);
+    type_in(&mut m, "/tmp/x.html");
+    press(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(
+        written_path(&m),
+        Some("/tmp/x.html".into()),
+        "{:?}",
+        m.status
+    );
+
+    // Save as (Ctrl-O): the same; a paste replaces it too.
+    let mut m = explorer::builtin_model();
+    press(&mut m, KeyCode::Char('o'), KeyModifiers::CONTROL);
+    type_in(&mut m, "mine.txt");
+    press(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(written_path(&m), Some("mine.txt".into()), "{:?}", m.status);
+    let mut m = explorer::builtin_model();
+    press(&mut m, KeyCode::Char('o'), KeyModifiers::CONTROL);
+    update(&mut m, Message::Paste("pasted.txt".into()));
+    press(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(written_path(&m), Some("pasted.txt".into()));
+
+    // A cursor key first keeps the proposed name to edit: Home, then a prefix.
+    let mut m = explorer::builtin_model();
+    press(&mut m, KeyCode::Char('E'), KeyModifiers::ALT);
+    press(&mut m, KeyCode::Home, KeyModifiers::NONE);
+    type_in(&mut m, "a-");
+    press(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(written_path(&m), Some("a-quantscope-report.html".into()));
+
+    // The prompt says so.
+    let mut m = explorer::builtin_model();
+    press(&mut m, KeyCode::Char('E'), KeyModifiers::ALT);
+    let s = screen_text::screen(&m, 80, 24);
+    assert!(s.contains("typing replaces"), "{s}");
+}
+
+#[test]
+fn why_an_export_failed_is_shown_whole_at_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-directory").join("report.html");
+    let mut m = explorer::builtin_model();
+    press(&mut m, KeyCode::Char('E'), KeyModifiers::ALT);
+    type_in(&mut m, missing.to_str().unwrap());
+    press(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    for effect in std::mem::take(&mut m.effects) {
+        if let Some(msg) = quantscope::runtime::perform_now(effect) {
+            update(&mut m, msg);
+        }
+    }
+    let why = m.status.clone().expect("why it failed");
+    assert!(why.starts_with("not exported"), "{why}");
+    assert!(why.len() > 80, "a reason longer than the screen: {why}");
+    // Every word of it is on the 80-column screen, in order.
+    let s = screen_text::screen(&m, 80, 24);
+    let flat: String = s
+        .split(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let want = why.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains(&want), "{want:?} is cut on\n{s}");
+}

@@ -135,7 +135,8 @@ impl Widget for &HelpOverlay<'_> {
     }
 }
 
-/// A question with an optional one-line answer field.
+/// A question with an optional one-line answer field, and a note under it (why the last
+/// answer did not work), each wrapped whole.
 #[derive(Debug)]
 pub struct Question<'a> {
     /// Box title.
@@ -144,26 +145,31 @@ pub struct Question<'a> {
     pub text: &'a str,
     /// The answer being typed, if the question takes one.
     pub prompt: Option<&'a TextArea<'static>>,
+    /// Drawn under the answer, in full: why the last answer did not work.
+    pub note: Option<&'a str>,
     /// Styles.
     pub theme: &'a Theme,
 }
 
 impl Widget for &Question<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let width = area.width.saturating_sub(4).min(70);
-        let text_rows = u16::try_from(
-            self.text.chars().count() / usize::from(width.saturating_sub(2).max(1)) + 1,
-        )
-        .unwrap_or(1);
-        let height = text_rows + 2 + u16::from(self.prompt.is_some());
+        let width = area.width.saturating_sub(4).min(76);
+        let room = usize::from(width.saturating_sub(2).max(1));
+        let rows = |text: &str| {
+            u16::try_from(crate::ui::caption::wrap(text, room).len()).unwrap_or(u16::MAX)
+        };
+        let text_rows = rows(self.text).max(1);
+        let note_rows = self.note.map_or(0, rows);
+        let height = text_rows + 2 + u16::from(self.prompt.is_some()) + note_rows;
         let popup = centered(area, width, height);
         Clear.render(popup, buf);
         let block = self.theme.block(self.title, true, false);
         let inner = block.inner(popup);
         block.render(popup, buf);
-        let [question, answer] = Layout::vertical([
+        let [question, answer, note] = Layout::vertical([
             Constraint::Length(text_rows),
             Constraint::Length(u16::from(self.prompt.is_some())),
+            Constraint::Length(note_rows),
         ])
         .areas(inner);
         Paragraph::new(self.text)
@@ -171,6 +177,13 @@ impl Widget for &Question<'_> {
             .render(question, buf);
         if let Some(prompt) = self.prompt {
             prompt.render(answer, buf);
+        }
+        if let Some(text) = self.note {
+            let lines: Vec<Line> = crate::ui::caption::wrap(text, room)
+                .into_iter()
+                .map(|l| Line::styled(l, self.theme.bad))
+                .collect();
+            Paragraph::new(lines).render(note, buf);
         }
     }
 }

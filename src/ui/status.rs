@@ -243,7 +243,14 @@ pub struct StatusLine<'a> {
 
 impl Widget for &StatusLine<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let line = if let Some(status) = &self.model.status {
+        // A name prompt shows the status (why the last name did not work) in full itself.
+        let status = self.model.status.as_ref().filter(|_| {
+            !matches!(
+                self.model.overlay,
+                Some(crate::app::Overlay::SaveAs(_) | crate::app::Overlay::Export(_))
+            )
+        });
+        let line = if let Some(status) = status {
             Line::from(Span::styled(format!(" {status}"), self.theme.active))
         } else if self.model.pinned.is_some() {
             let text = crate::ui::compare::summary(

@@ -4,8 +4,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ratatui_textarea::CursorMove;
-
 use crate::app::editor::Editor;
 use crate::app::model::{Effect, Focus, Model, Overlay, Source};
 
@@ -161,11 +159,16 @@ pub(super) fn export_prompt(name: &str) -> Overlay {
     Overlay::Export(name_prompt(name))
 }
 
-/// A one-line file name prompt holding `name`, the cursor at its end.
+/// A one-line file name prompt proposing `name`, selected as a file dialog does: typing
+/// or pasting replaces it, and a cursor key (Home, End, Left, Right) keeps it to edit.
 pub(super) fn name_prompt(name: &str) -> Box<ratatui_textarea::TextArea<'static>> {
     let mut prompt = ratatui_textarea::TextArea::default();
     prompt.insert_str(name);
-    prompt.move_cursor(CursorMove::End);
+    prompt.select_all();
+    // Reversed, which shows with colours and without.
+    prompt.set_selection_style(
+        ratatui::style::Style::new().add_modifier(ratatui::style::Modifier::REVERSED),
+    );
     Box::new(prompt)
 }
 
