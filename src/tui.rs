@@ -194,9 +194,14 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
             }
         }
         if redraw {
-            terminal
+            let drawn = terminal
                 .draw(|frame| ui::draw(frame, &model, &theme))
                 .wrap_err("could not draw")?;
+            // How far the texts on screen can scroll, for the offsets to stay within.
+            let viewport = ui::viewport(drawn.area, &model, &theme);
+            if viewport != model.viewport {
+                update(&mut model, Message::Viewport(viewport));
+            }
             redraw = false;
         }
         let event = if model.analysis.pending || model.analysis.busy || runtime.loading() {

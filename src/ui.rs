@@ -32,6 +32,7 @@ pub mod formats;
 pub mod help;
 pub mod ladder;
 pub mod practice;
+pub mod scroll;
 pub mod settings;
 pub mod status;
 pub mod stored;
@@ -42,6 +43,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::app::{Focus, Model, Overlay};
+use help::HelpOverlay;
 pub use theme::Theme;
 
 pub use crate::app::model::{DETAIL_COLUMN_WIDTH, MIN_HEIGHT, MIN_WIDTH};
@@ -150,9 +152,8 @@ pub fn max_caption_rows(height: u16) -> u16 {
     if height < 30 { 3 } else { 5 }
 }
 
-/// Draws the whole screen.
-pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
-    let area = frame.area();
+/// Where `model`'s panes go on a screen of `area`; `None` when it is too small.
+fn areas_of(area: Rect, model: &Model) -> Option<Areas> {
     let report = model.analysis.report.as_deref();
     let ladder_rows = report.map_or(2, |r| r.ladder.len().max(2));
     let show_detail = model.show_detail || detail_has_room(area.width);
@@ -162,7 +163,54 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
             .unwrap_or(u16::MAX)
             .clamp(1, max_caption_rows(area.height))
     });
-    let Some(areas) = layout(area, show_detail, ladder_rows, caption_rows) else {
+    layout(area, show_detail, ladder_rows, caption_rows)
+}
+
+/// How far each text that scrolls can be scrolled when `model` is drawn on a screen of
+/// `area` (what [`crate::app::Message::Viewport`] reports after drawing).
+#[must_use]
+pub fn viewport(area: Rect, model: &Model, theme: &Theme) -> crate::app::model::Viewport {
+    let help = HelpOverlay {
+        scroll: model.help_scroll,
+        theme,
+    }
+    .max_scroll(area);
+    let practice = model.practice.as_deref().map_or(0, |practice| {
+        let [body, _] = Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+        practice::PracticeView { practice, theme }.max_scroll(body)
+    });
+    let detail = match areas_of(area, model).and_then(|a| a.detail) {
+        Some(rect) if model.show_explain => explain::ExplainPane {
+            explanation: model.explanation.as_deref(),
+            focused: false,
+            stale: false,
+            scroll: 0,
+            theme,
+        }
+        .max_scroll(rect),
+        Some(rect) => detail::DetailPane {
+            report: model.analysis.report.as_deref(),
+            matrix: model.analysis.matrix.as_deref(),
+            channel: model.selected_channel,
+            focused: false,
+            stale: false,
+            scroll: 0,
+            theme,
+        }
+        .max_scroll(rect),
+        None => 0,
+    };
+    crate::app::model::Viewport {
+        help,
+        practice,
+        detail,
+    }
+}
+
+/// Draws the whole screen.
+pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
+    let area = frame.area();
+    let Some(areas) = areas_of(area, model) else {
         frame.render_widget(
             &status::TooSmall {
                 width: area.width,
@@ -286,6 +334,7 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
                 explanation: model.explanation.as_deref(),
                 focused: model.focus == Focus::Detail,
                 stale,
+                scroll: model.detail_scroll,
                 theme,
             },
             detail_area,
@@ -298,6 +347,7 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
                 channel: model.selected_channel,
                 focused: model.focus == Focus::Detail,
                 stale,
+                scroll: model.detail_scroll,
                 theme,
             },
             detail_area,

@@ -91,3 +91,52 @@ fn an_export_name_typed_replaces_the_proposed_one_and_a_failure_says_why_in_full
     t.keys(&["C-q"]);
     t.wait_for("the shell", |s| s.contains("exit status 0"));
 }
+
+/// The words of `screen` in order, without the boxes' lines.
+fn words(screen: &str) -> String {
+    screen
+        .split(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn practice_scrolls_to_a_revealed_steps_worked_arithmetic() {
+    let t = Tmux::start("practice-scroll", &app_command("practice"), 80, 24);
+    t.wait_for("practice", |s| s.contains("Step 1 of 9"));
+    // Step 4: the quiet row's own scale; F3 reveals it with its worked arithmetic.
+    t.keys(&["PageDown", "PageDown", "PageDown"]);
+    t.wait_for("step 4", |s| s.contains("Step 4 of 9"));
+    t.keys(&["F3"]);
+    let s = t.wait_for("the reveal", |s| s.contains("revealed: 0.021429"));
+    let last = "-0.15 / 0.0214286 = -7";
+    assert!(!words(&s).contains(last), "it fits without scrolling?\n{s}");
+    assert!(
+        s.contains("Down: more"),
+        "the border says how to see more\n{s}"
+    );
+    for _ in 0..12 {
+        t.keys(&["Down"]);
+    }
+    let s = t.wait_for("the fourth value", |s| words(s).contains(last));
+    assert!(s.contains("Up: back") || s.contains("Up/Down"), "{s}");
+    // Scrolled past the end, one Up shows the line before the last again.
+    t.keys(&["Up"]);
+    t.wait_for("one line back", |s| !words(s).contains("mean |error|"));
+}
+
+#[test]
+fn demo_step_11_brings_the_group_16_rung_into_the_ladder() {
+    let t = Tmux::start("demo-rung", &app_command("demo"), 80, 24);
+    t.wait_for("the demo", |s| s.contains("step 1 of 12"));
+    for _ in 0..10 {
+        t.keys(&["Space"]);
+    }
+    let s = t.wait_for("step 11 and its rung", |s| {
+        s.contains("step 11 of 12")
+            && s.lines()
+                .any(|l| l.contains("group:16") && l.contains(" B "))
+    });
+    assert!(s.contains("Groups of 16"), "{s}");
+}

@@ -638,3 +638,175 @@ fn why_an_export_failed_is_shown_whole_at_80_columns() {
     let want = why.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains(&want), "{want:?} is cut on\n{s}");
 }
+
+/// The words of `screen` in order, without the boxes' lines.
+fn words(screen: &str) -> String {
+    screen
+        .split(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Presses `code` `n` times, looking at the screen at 80x24 after each, until `seen` is on
+/// it; the screen at the end.
+fn press_until(m: &mut Model, code: KeyCode, n: usize, seen: &str) -> String {
+    let mut s = screen_text::screen(m, 80, 24);
+    for _ in 0..n {
+        if words(&s).contains(seen) {
+            break;
+        }
+        press(m, code, KeyModifiers::NONE);
+        s = screen_text::screen(m, 80, 24);
+    }
+    s
+}
+
+/// Practice mode on the first exercise, on its step `step` (1-based).
+fn practice_at(step: usize) -> Model {
+    let mut m = explorer::builtin_model();
+    quantscope::app::update::start_practice(&mut m, 0);
+    for _ in 1..step {
+        press(&mut m, KeyCode::PageDown, KeyModifiers::NONE);
+    }
+    m
+}
+
+#[test]
+fn practice_scrolls_to_the_whole_worked_arithmetic_after_a_reveal_at_80x24() {
+    // Step 4: the quiet row's own scale, worked out value by value.
+    let mut m = practice_at(4);
+    press(&mut m, KeyCode::F(3), KeyModifiers::NONE);
+    let last = "-0.15 / 0.0214286 = -7";
+    let s = screen_text::screen(&m, 80, 24);
+    assert!(!words(&s).contains(last), "fits without scrolling?\n{s}");
+    let s = press_until(&mut m, KeyCode::Down, 20, last);
+    assert!(
+        words(&s).contains(last),
+        "Down never shows the fourth value\n{s}"
+    );
+    // Up goes back to the verdict.
+    let s = press_until(&mut m, KeyCode::Up, 20, "revealed: 0.021429");
+    assert!(words(&s).contains("revealed: 0.021429"), "{s}");
+}
+
+#[test]
+fn practice_scrolls_to_the_whole_hint_and_why_of_step_9_at_80x24() {
+    let mut m = practice_at(9);
+    press(&mut m, KeyCode::F(2), KeyModifiers::NONE);
+    let p = m.practice.as_ref().unwrap();
+    let hint = p.session.hint().expect("a hint").to_string();
+    let end: Vec<&str> = hint.split_whitespace().collect();
+    let end = end[end.len().saturating_sub(4)..].join(" ");
+    let s = press_until(&mut m, KeyCode::Down, 20, &end);
+    assert!(
+        words(&s).contains(&end),
+        "the hint's end {end:?} is cut\n{s}"
+    );
+    press(&mut m, KeyCode::F(3), KeyModifiers::NONE);
+    let p = m.practice.as_ref().unwrap();
+    let why = p.session.explanation().expect("its why").to_string();
+    let end: Vec<&str> = why.split_whitespace().collect();
+    let end = end[end.len().saturating_sub(4)..].join(" ");
+    let s = press_until(&mut m, KeyCode::Down, 30, &end);
+    assert!(
+        words(&s).contains(&end),
+        "the why's end {end:?} is cut\n{s}"
+    );
+}
+
+#[test]
+fn the_worked_arithmetic_pane_scrolls_to_every_value_at_80x24() {
+    let mut m = Model::with_text("", None);
+    let scenario = quantscope::teach::assets::scenario("gaussian-16").unwrap();
+    m.load_scenario(&scenario);
+    quantscope::runtime::settle(&mut m);
+    press(&mut m, KeyCode::F(12), KeyModifiers::NONE);
+    // Focus the pane, then page down to the 64th value.
+    press(&mut m, KeyCode::Tab, KeyModifiers::NONE);
+    press(&mut m, KeyCode::Tab, KeyModifiers::NONE);
+    let e = m.explanation.clone().expect("worked arithmetic");
+    // The arithmetic ends with the channel's MAE, after its 64 values.
+    let end = "mean |error| (MAE)";
+    assert!(!words(&screen_text::screen(&m, 80, 24)).contains(end));
+    let s = press_until(&mut m, KeyCode::PageDown, 20, end);
+    assert!(
+        words(&s).contains(end),
+        "channel {}'s arithmetic is cut\n{s}",
+        e.row
+    );
+    // PgUp comes back at once (the end was not scrolled past).
+    let top = "zero point = 0 (symmetric)";
+    let viewport = quantscope::ui::viewport(
+        ratatui::layout::Rect::new(0, 0, 80, 24),
+        &m,
+        &quantscope::ui::Theme::new(false, false),
+    );
+    update(&mut m, Message::Viewport(viewport));
+    assert!(viewport.detail > 0 && m.detail_scroll <= viewport.detail);
+    for _ in 0..5 {
+        press(&mut m, KeyCode::PageDown, KeyModifiers::NONE);
+    }
+    // Past the end, one PgUp per page back: as many as it took down.
+    let pages = usize::from(viewport.detail).div_ceil(10);
+    for _ in 0..pages {
+        press(&mut m, KeyCode::PageUp, KeyModifiers::NONE);
+    }
+    assert!(words(&screen_text::screen(&m, 80, 24)).contains(top));
+}
+
+#[test]
+fn demo_step_11_shows_the_group_16_rung_its_caption_names_at_80x24() {
+    let script = quantscope::teach::script::demo_script("quiet-row").unwrap();
+    let mut m = Model::with_text("", None);
+    m.demo = Some(quantscope::app::demo::Demo::new(script));
+    quantscope::app::demo::go_to(&mut m, 11);
+    quantscope::runtime::settle(&mut m);
+    assert!(m.caption.as_deref().unwrap().contains("Groups of 16"));
+    let s = screen_text::screen(&m, 80, 24);
+    let rung = s.lines().any(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        w.iter()
+            .position(|x| x.ends_with("group:16"))
+            .is_some_and(|i| {
+                w.get(i + 2).is_some_and(|b| b.ends_with('B'))
+                    || w.get(i + 3).is_some_and(|b| *b == "B")
+            })
+    });
+    assert!(rung, "no group:16 rung in the Ladder pane\n{s}");
+}
+
+#[test]
+fn a_b_utilization_rows_keep_the_channels_name_at_80x24() {
+    use quantscope::app::keymap::Action;
+    let mut m = explorer::builtin_model();
+    // A: per channel; B: per tensor, where the quiet row collapses.
+    explorer::act(
+        &mut m,
+        Action::Change(
+            quantscope::app::Setting::Granularity,
+            quantscope::app::Direction::Forward,
+        ),
+    );
+    explorer::act(&mut m, Action::Pin);
+    for _ in 0..2 {
+        explorer::act(
+            &mut m,
+            Action::Change(
+                quantscope::app::Setting::Granularity,
+                quantscope::app::Direction::Forward,
+            ),
+        );
+    }
+    assert!(m.analysis.comparison.is_some());
+    let s = screen_text::screen(&m, 80, 24);
+    // The Utilization pane is the left half.
+    let left: Vec<String> = s.lines().map(|l| l.chars().take(38).collect()).collect();
+    for name in ["quiet", "loud"] {
+        assert!(
+            left.iter()
+                .any(|l| l.contains(&format!("{name} ")) && l.contains("/15")),
+            "{name} is cut in Utilization\n{s}"
+        );
+    }
+}

@@ -63,6 +63,12 @@ pub fn apply_step(model: &mut Model, step: &DemoStep) {
             model.show_explain = false;
         }
         model.focus = focus;
+        // The Ladder pane shows the rung the step's configuration uses (the one its caption
+        // speaks of), however many rungs there are.
+        if focus == Focus::Ladder {
+            model.follow_active_rung = true;
+            model.follow_the_active_rung();
+        }
     }
     if let Some(row) = step.select {
         model.selected_channel = row;

@@ -183,6 +183,14 @@ impl Action {
             (Mode::Help, Self::Down) => "scroll down a line",
             (Mode::Help, Self::PageUp) => "scroll up a page",
             (Mode::Help, Self::PageDown) => "scroll down a page",
+            (Mode::Practice, Self::Up) => "scroll the step's text up a line",
+            (Mode::Practice, Self::Down) => "scroll the step's text down a line",
+            (Mode::Panes, Self::PageUp) => {
+                "move the selection a page up; in the channel detail, scroll its values or arithmetic"
+            }
+            (Mode::Panes, Self::PageDown) => {
+                "move the selection a page down; in the channel detail, scroll its values or arithmetic"
+            }
             (Mode::Prompt, Self::Yes) => "accept the name typed",
             (Mode::Picker, Self::Yes) => "open the selected scenario",
             (Mode::TensorPicker, Self::Yes) => "open the selected tensor",
@@ -194,7 +202,7 @@ impl Action {
     #[must_use]
     pub fn short_in(self, mode: Mode) -> &'static str {
         match (mode, self) {
-            (Mode::Help, Self::Up | Self::Down) => "scroll",
+            (Mode::Help | Mode::Practice, Self::Up | Self::Down) => "scroll",
             (Mode::Prompt, Self::Yes) => "accept",
             (Mode::Picker | Mode::TensorPicker, Self::Yes) => "open",
             _ => self.short(),
@@ -569,6 +577,8 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Practice, PrevStep, [(PageUp, NONE), (Char('p'), ALT)]),
     bind!(Practice, NextExercise, [(F(6), NONE), (Char('x'), ALT)]),
     bind!(Practice, Cards, [(F(7), NONE), (Char('c'), ALT)]),
+    bind!(Practice, Up, [(Up, NONE)]),
+    bind!(Practice, Down, [(Down, NONE)]),
     bind!(Practice, Close, [(Esc, NONE)]),
     bind!(Cards, Reveal, [(Enter, NONE), (Char(' '), NONE)]),
     bind!(

@@ -199,6 +199,10 @@ pub struct Model {
     pub selected_setting: usize,
     /// Selected rung of the ladder.
     pub selected_rung: usize,
+    /// The ladder's selection moves to the active rung when the next ladder arrives (after
+    /// the granularity changed, or a demo step pointed at the Ladder), so that the rung the
+    /// configuration uses is in view; moving the selection by hand stops it.
+    pub follow_active_rung: bool,
     /// The channel detail pane is shown.
     pub show_detail: bool,
     /// First line of the help overlay shown.
@@ -247,6 +251,42 @@ pub struct Model {
     /// The number of the newest tensor load asked for; older loads that arrive later are
     /// dropped.
     pub load_request: u64,
+    /// The first line (the worked arithmetic) or column (the values) of the channel detail
+    /// shown: it scrolls with PgUp and PgDn when it has focus.
+    pub detail_scroll: u16,
+    /// How far each text that scrolls can be scrolled, as last drawn.
+    pub viewport: Viewport,
+}
+
+/// How far each text area that scrolls can be scrolled on the screen as last drawn: the
+/// view reports it after drawing ([`crate::app::Message::Viewport`]), and the offsets are
+/// kept within it, so that scrolling back starts at once after scrolling past the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Viewport {
+    /// The help overlay's largest first line.
+    pub help: u16,
+    /// Practice mode's step text's largest first line.
+    pub practice: u16,
+    /// The channel detail's largest first line (worked arithmetic) or column (values).
+    pub detail: u16,
+}
+
+impl Default for Viewport {
+    /// Nothing drawn yet: no limit.
+    fn default() -> Self {
+        Self {
+            help: u16::MAX,
+            practice: u16::MAX,
+            detail: u16::MAX,
+        }
+    }
+}
+
+/// `offset` moved by `delta` within `0..=max`.
+#[must_use]
+pub fn scrolled(offset: u16, delta: isize, max: u16) -> u16 {
+    let delta = delta.clamp(-i32::from(u16::MAX) as isize, i32::from(u16::MAX) as isize);
+    (offset.min(max) as isize + delta).clamp(0, max as isize) as u16
 }
 
 /// The smallest terminal the explorer draws its panes in (keys that edit are refused
@@ -304,6 +344,7 @@ impl Model {
             selected_channel: 0,
             selected_setting: 0,
             selected_rung: 0,
+            follow_active_rung: false,
             show_detail: false,
             help_scroll: 0,
             overlay: None,
@@ -327,6 +368,8 @@ impl Model {
             pinned: None,
             tensor_file: None,
             load_request: 0,
+            detail_scroll: 0,
+            viewport: Viewport::default(),
         };
         model.request_analysis();
         model
@@ -398,6 +441,9 @@ impl Model {
     ) -> Result<(), crate::core::ConfigError> {
         let config = overrides.resolve(preset)?;
         let changed = config != self.config;
+        if config.granularity != self.config.granularity {
+            self.follow_active_rung = true;
+        }
         self.config = config;
         self.overrides = overrides;
         self.preset = preset;
@@ -408,6 +454,23 @@ impl Model {
             self.request_analysis();
         }
         Ok(())
+    }
+
+    /// Selects the active rung of the ladder shown when [`Model::follow_active_rung`] asks
+    /// for it and the ladder is the current configuration's.
+    pub fn follow_the_active_rung(&mut self) {
+        let active = self
+            .analysis
+            .report
+            .as_ref()
+            .filter(|r| r.config == self.config)
+            .and_then(|r| r.ladder.iter().position(|rung| rung.active));
+        if self.follow_active_rung
+            && let Some(active) = active
+        {
+            self.selected_rung = active;
+            self.follow_active_rung = false;
+        }
     }
 
     /// The configuration differs from its preset's own (the title and settings say so).

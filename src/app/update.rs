@@ -55,6 +55,8 @@ pub enum Message {
     Exported(Result<PathBuf, (PathBuf, String)>),
     /// The terminal is now this many columns and rows.
     Resized(u16, u16),
+    /// The screen was drawn: how far each text that scrolls can be scrolled on it.
+    Viewport(crate::app::model::Viewport),
     /// A tensor load finished: the tensor, or why not; `request` is the number of the load
     /// asked for (only the newest counts).
     TensorLoaded {
@@ -79,8 +81,12 @@ pub fn update(model: &mut Model, message: Message) {
             model.status = None;
             let before = model.selected_channel;
             act(model, action);
-            if model.show_explain && model.selected_channel != before {
-                model.refresh_explanation();
+            if model.selected_channel != before {
+                // Another channel's detail starts at its top.
+                model.detail_scroll = 0;
+                if model.show_explain {
+                    model.refresh_explanation();
+                }
             }
         }
         Message::Edit(input) => edit(model, input),
@@ -156,6 +162,14 @@ pub fn update(model: &mut Model, message: Message) {
             model.size = (width, height);
             model.keep_focus_visible();
         }
+        Message::Viewport(viewport) => {
+            model.viewport = viewport;
+            model.help_scroll = model.help_scroll.min(viewport.help);
+            model.detail_scroll = model.detail_scroll.min(viewport.detail);
+            if let Some(p) = &mut model.practice {
+                p.scroll = p.scroll.min(viewport.practice);
+            }
+        }
     }
 }
 
@@ -210,6 +224,7 @@ fn analysed(model: &mut Model, result: JobResult) {
     if model.analysis.receive(result) {
         let rows = model.analysis.report.as_ref().map_or(0, |r| r.shape.0);
         model.selected_channel = model.selected_channel.min(rows.saturating_sub(1));
+        model.follow_the_active_rung();
         model.refresh_order();
         model.refresh_explanation();
     }
@@ -262,6 +277,7 @@ fn act(model: &mut Model, action: Action) {
         Action::ToggleExplain => {
             model.show_explain = !model.show_explain;
             model.show_detail = model.show_explain;
+            model.detail_scroll = 0;
             model.refresh_explanation();
             model.keep_focus_visible();
         }
@@ -304,8 +320,8 @@ fn act(model: &mut Model, action: Action) {
         Action::Last => step_selection(model, isize::MAX / 2),
         Action::Up => step_selection(model, -1),
         Action::Down => step_selection(model, 1),
-        Action::PageUp => step_selection(model, -10),
-        Action::PageDown => step_selection(model, 10),
+        Action::PageUp => step_selection(model, -navigate::PAGE),
+        Action::PageDown => step_selection(model, navigate::PAGE),
         Action::Left | Action::Right => sideways(model, action == Action::Right),
         Action::ToggleDetail => {
             if model.show_explain {

@@ -83,8 +83,31 @@ pub struct HelpOverlay<'a> {
     pub theme: &'a Theme,
 }
 
-impl Widget for &HelpOverlay<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
+impl HelpOverlay<'_> {
+    /// The box the help is drawn in on a screen of `area`, and its lines for the room
+    /// inside it.
+    fn laid_out(&self, area: Rect) -> (Rect, Vec<Line<'static>>) {
+        let popup = centered(
+            area,
+            area.width.saturating_sub(4).min(100),
+            area.height.saturating_sub(2),
+        );
+        let inner = self.theme.block("", true, false).inner(popup);
+        (popup, self.lines(inner.width))
+    }
+
+    /// How far the help can scroll on a screen of `area`.
+    #[must_use]
+    pub fn max_scroll(&self, area: Rect) -> u16 {
+        let (popup, lines) = self.laid_out(area);
+        let inner = self.theme.block("", true, false).inner(popup);
+        u16::try_from(lines.len())
+            .unwrap_or(u16::MAX)
+            .saturating_sub(inner.height)
+    }
+
+    /// The help's lines, wrapped for `width` cells.
+    fn lines(&self, width: u16) -> Vec<Line<'static>> {
         let lines = help_lines();
         let key_width = lines
             .iter()
@@ -92,23 +115,8 @@ impl Widget for &HelpOverlay<'_> {
             .max()
             .unwrap_or(0)
             .min(30);
-        let popup = centered(
-            area,
-            area.width.saturating_sub(4).min(100),
-            area.height.saturating_sub(2),
-        );
-        Clear.render(popup, buf);
-        let block = self.theme.block(
-            "Help: words and keys (Esc closes, arrows scroll)",
-            true,
-            false,
-        );
-        let inner = block.inner(popup);
-        block.render(popup, buf);
         // Descriptions wrap under themselves, so a narrow screen loses no word.
-        let room = usize::from(inner.width)
-            .saturating_sub(key_width + 4)
-            .max(10);
+        let room = usize::from(width).saturating_sub(key_width + 4).max(10);
         let mut text: Vec<Line> = Vec::new();
         for (keys, what) in lines {
             if keys.is_empty() {
@@ -126,6 +134,21 @@ impl Widget for &HelpOverlay<'_> {
                 ]));
             }
         }
+        text
+    }
+}
+
+impl Widget for &HelpOverlay<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let (popup, text) = self.laid_out(area);
+        Clear.render(popup, buf);
+        let block = self.theme.block(
+            "Help: words and keys (Esc closes, arrows scroll)",
+            true,
+            false,
+        );
+        let inner = block.inner(popup);
+        block.render(popup, buf);
         let max_scroll = u16::try_from(text.len())
             .unwrap_or(u16::MAX)
             .saturating_sub(inner.height);

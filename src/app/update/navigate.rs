@@ -1,6 +1,9 @@
 //! Moving around the panes: the selection, the focus, the settings and the pinned A.
 
-use crate::app::model::{Focus, Model, Overlay};
+use crate::app::model::{Focus, Model, Overlay, scrolled};
+
+/// Lines (or items) PgUp and PgDn move by.
+pub(super) const PAGE: isize = 10;
 use crate::app::setting::{Current, Direction, SETTINGS, Setting};
 
 pub(super) fn step_selection(model: &mut Model, delta: isize) {
@@ -33,15 +36,24 @@ pub(super) fn step_selection(model: &mut Model, delta: isize) {
         return;
     }
     if model.overlay.is_some() {
-        model.help_scroll = model
-            .help_scroll
-            .saturating_add_signed(delta.clamp(-100, 100) as i16);
+        model.help_scroll = scrolled(model.help_scroll, delta, model.viewport.help);
+        return;
+    }
+    if let Some(p) = &mut model.practice {
+        // The step's text (a one-line answer has no use for Up and Down).
+        p.scroll = scrolled(p.scroll, delta, model.viewport.practice);
+        return;
+    }
+    if model.focus == Focus::Detail && delta.abs() == PAGE {
+        // PgUp and PgDn scroll the detail's values or worked arithmetic.
+        model.detail_scroll = scrolled(model.detail_scroll, delta, model.viewport.detail);
         return;
     }
     let channels = model.analysis.report.as_ref().map_or(0, |r| r.shape.0);
     match model.focus {
         Focus::Settings => model.selected_setting = moved(model.selected_setting, SETTINGS.len()),
         Focus::Ladder => {
+            model.follow_active_rung = false;
             let rungs = model.analysis.report.as_ref().map_or(0, |r| r.ladder.len());
             model.selected_rung = moved(model.selected_rung, rungs);
         }

@@ -68,7 +68,10 @@ pub(super) fn practice_action(model: &mut Model, action: Action) {
             }
             p.refresh_worked();
         }
-        Action::Hint => p.session.request_hint(),
+        Action::Hint => {
+            p.session.request_hint();
+            p.scroll = 0;
+        }
         Action::Reveal => {
             p.session.reveal();
             p.refresh_worked();
