@@ -810,3 +810,20 @@ fn a_b_utilization_rows_keep_the_channels_name_at_80x24() {
         );
     }
 }
+
+#[test]
+fn practice_feedback_quotes_the_answer_it_judges_not_the_one_before() {
+    let mut m = practice_at(1);
+    type_in(&mut m, "0.4");
+    press(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    let s = screen_text::screen(&m, 80, 24);
+    assert!(s.contains("0.4: "), "the judged answer beside its verdict\n{s}");
+    type_in(&mut m, "abc");
+    press(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    let s = screen_text::screen(&m, 80, 24);
+    let line = s
+        .lines()
+        .find(|l| l.contains("\"abc\""))
+        .expect("the verdict on abc");
+    assert!(!line.contains("0.4"), "the previous answer is repeated: {line}");
+}

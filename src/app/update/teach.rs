@@ -60,9 +60,12 @@ pub(super) fn practice_action(model: &mut Model, action: Action) {
                 return;
             }
             let verdict = p.session.answer(&text);
-            // A malformed answer stays to be corrected; a judged one is cleared and shown
-            // beside its verdict.
-            if !matches!(verdict, crate::teach::exercise::Verdict::Malformed { .. }) {
+            // A malformed answer stays to be corrected (its verdict quotes it); a judged one
+            // is cleared and shown beside its verdict. Either way no earlier answer is shown
+            // beside the new verdict.
+            if matches!(verdict, crate::teach::exercise::Verdict::Malformed { .. }) {
+                p.last_answer = None;
+            } else {
                 p.clear_input();
                 p.last_answer = Some(text.trim().to_string());
             }
