@@ -436,6 +436,16 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 );
             }
         }
+        Some(Overlay::ConfirmDemo) => frame.render_widget(
+            &help::Question {
+                title: "Unsaved changes",
+                text: "The demo replaces the text, which has changes that are not saved. Play it anyway?  y = play, n / Esc = stay (Ctrl-S saves)",
+                prompt: None,
+                note: None,
+                theme,
+            },
+            area,
+        ),
         Some(Overlay::ConfirmScenario(_)) => frame.render_widget(
             &help::Question {
                 title: "Unsaved changes",

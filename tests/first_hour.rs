@@ -817,7 +817,10 @@ fn practice_feedback_quotes_the_answer_it_judges_not_the_one_before() {
     type_in(&mut m, "0.4");
     press(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     let s = screen_text::screen(&m, 80, 24);
-    assert!(s.contains("0.4: "), "the judged answer beside its verdict\n{s}");
+    assert!(
+        s.contains("0.4: "),
+        "the judged answer beside its verdict\n{s}"
+    );
     type_in(&mut m, "abc");
     press(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     let s = screen_text::screen(&m, 80, 24);
@@ -825,5 +828,56 @@ fn practice_feedback_quotes_the_answer_it_judges_not_the_one_before() {
         .lines()
         .find(|l| l.contains("\"abc\""))
         .expect("the verdict on abc");
-    assert!(!line.contains("0.4"), "the previous answer is repeated: {line}");
+    assert!(
+        !line.contains("0.4"),
+        "the previous answer is repeated: {line}"
+    );
+}
+
+/// The hint line (the screen's last) at `width` x 24.
+fn hint_line(m: &Model, width: u16) -> String {
+    screen_text::screen(m, width, 24)
+        .lines()
+        .last()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn the_demo_practice_and_format_ladder_are_found_from_the_hint_line() {
+    let mut m = explorer::builtin_model();
+    for width in [80, 120] {
+        let hints = hint_line(&m, width);
+        for (key, what) in [
+            ("Alt-m", "practice"),
+            ("Alt-F", "formats"),
+            ("Alt-D", "demo"),
+        ] {
+            assert!(
+                hints.contains(&format!("{key} {what}")),
+                "{what} at {width} columns: {hints}"
+            );
+        }
+    }
+    // The panes' own keys.
+    press(&mut m, KeyCode::Tab, KeyModifiers::NONE);
+    press(&mut m, KeyCode::Tab, KeyModifiers::NONE);
+    let hints = hint_line(&m, 80);
+    for (key, what) in [("m", "practice"), ("F", "formats"), ("D", "demo")] {
+        assert!(hints.contains(&format!("{key} {what}")), "{hints}");
+    }
+    // D plays the built-in demo from its first step.
+    press(&mut m, KeyCode::Char('D'), KeyModifiers::NONE);
+    let demo = m.demo.as_ref().expect("the demo plays");
+    assert_eq!(demo.shown, 1);
+    // From the editor, with unsaved text, Alt-D asks first.
+    let mut m = explorer::builtin_model();
+    type_in(&mut m, "#");
+    press(&mut m, KeyCode::Char('D'), KeyModifiers::ALT);
+    assert!(
+        m.demo.is_none(),
+        "the unsaved text would be replaced unasked"
+    );
+    press(&mut m, KeyCode::Char('y'), KeyModifiers::NONE);
+    assert!(m.demo.is_some());
 }

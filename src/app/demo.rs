@@ -108,3 +108,21 @@ pub fn go_to(model: &mut Model, target: usize) {
         ..demo
     });
 }
+
+/// Plays the built-in demo from its first step (the caller has made sure nothing unsaved is
+/// lost): practice mode and any overlay are closed first.
+pub fn start_builtin(model: &mut Model) {
+    match crate::teach::script::demo_script("quiet-row") {
+        Ok(script) => {
+            model.overlay = None;
+            if model.practice.is_some() {
+                model.practice_kept = model.practice.take();
+            }
+            model.demo = Some(Demo::new(script));
+            go_to(model, 1);
+            model.status =
+                Some("the demo: Space or Right for the next step, Left back, Esc ends it".into());
+        }
+        Err(e) => model.status = Some(format!("the demo: {e}")),
+    }
+}

@@ -13,7 +13,9 @@ use crate::app::update::Message;
 pub fn mode(model: &Model) -> Mode {
     match model.overlay {
         Some(Overlay::Help) => Mode::Help,
-        Some(Overlay::ConfirmQuit | Overlay::ConfirmScenario(_)) => Mode::Confirm,
+        Some(Overlay::ConfirmQuit | Overlay::ConfirmScenario(_) | Overlay::ConfirmDemo) => {
+            Mode::Confirm
+        }
         Some(Overlay::SaveAs(_) | Overlay::Export(_)) => Mode::Prompt,
         Some(Overlay::Scenarios { .. } | Overlay::Formats { .. }) => Mode::Picker,
         Some(Overlay::Tensors(_)) => Mode::TensorPicker,

@@ -78,6 +78,8 @@ pub enum Action {
     ToggleExplain,
     /// Open practice mode (the exercises and recall cards).
     Practice,
+    /// Play the built-in demo from its first step.
+    Demo,
     /// Check the typed answer.
     Submit,
     /// Show the step's hint.
@@ -159,6 +161,9 @@ impl Action {
             Self::Scenarios => "open a built-in scenario (its data and suggested settings)",
             Self::ToggleExplain => "show or hide the selected channel's worked arithmetic",
             Self::Practice => "practice: exercises with answer checking, and recall cards",
+            Self::Demo => {
+                "play the built-in demo, the quiet-row story step by step (Space: next, Esc: end; asks first when the text has unsaved changes)"
+            }
             Self::Submit => "check the answer",
             Self::Hint => "show the hint (the step is then worth 1 point)",
             Self::Reveal => "reveal the answer and its worked arithmetic (no points)",
@@ -243,6 +248,7 @@ impl Action {
             Self::Scenarios => "scenarios",
             Self::ToggleExplain => "arithmetic",
             Self::Practice => "practice",
+            Self::Demo => "demo",
             Self::Submit => "check",
             Self::Hint => "hint",
             Self::Reveal => "reveal",
@@ -475,6 +481,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, ToggleExplain, [(F(12), NONE), (Char('i'), ALT)]),
     bind!(Global, Close, [(Esc, NONE)]),
     bind!(Global, Practice, [(Char('m'), ALT)]),
+    bind!(Global, Demo, [(Char('D'), ALT)]),
     bind!(Global, CaptionMore, [(Char('n'), ALT)]),
     bind!(Global, ToggleErrorMetric, [(Char('v'), ALT)]),
     bind!(Global, KeepSettings, [(Char('k'), ALT)]),
@@ -540,6 +547,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, Export, [(Char('E'), NONE)]),
     bind!(Panes, ToggleExplain, [(Char('i'), NONE)]),
     bind!(Panes, Practice, [(Char('m'), NONE)]),
+    bind!(Panes, Demo, [(Char('D'), NONE)]),
     bind!(Panes, Tensors, [(Char('t'), NONE)]),
     bind!(Panes, ToggleCollapsedOnly, [(Char('f'), NONE)]),
     bind!(Panes, ToggleErrorMetric, [(Char('v'), NONE)]),

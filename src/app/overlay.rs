@@ -23,6 +23,8 @@ pub enum Overlay {
     },
     /// "Replace the unsaved text with this scenario?"
     ConfirmScenario(usize),
+    /// "Replace the unsaved text with the demo?"
+    ConfirmDemo,
     /// The tensors of a checkpoint to pick from, filtered by the typed text.
     Tensors(Box<TensorPicker>),
     /// The format ladder: every preset and format on the data, with the selected line.

@@ -21,7 +21,7 @@ use navigate::{
     worst_channel,
 };
 use overlays::{close, reorder_stored, toggle_stored, yes};
-use teach::{practice_action, step};
+use teach::{demo, practice, practice_action, step};
 
 pub use files::COPY_LIMIT;
 pub use teach::start_practice;
@@ -254,15 +254,8 @@ fn act(model: &mut Model, action: Action) {
         }
         Action::Close | Action::No => close(model),
         Action::Change(setting, dir) => change_setting(model, setting, dir),
-        Action::Practice => {
-            // Back to where the learner left practice mode, progress and score kept.
-            if let Some(kept) = model.practice_kept.take() {
-                model.practice = Some(kept);
-                model.overlay = None;
-            } else {
-                start_practice(model, 0);
-            }
-        }
+        Action::Practice => practice(model),
+        Action::Demo => demo(model),
         Action::Tensors => match model.tensor_file.clone() {
             Some(path) => model.effects.push(Effect::ListTensors { path }),
             None => {

@@ -10,6 +10,7 @@ use crate::app::input::mode;
 use crate::app::keymap::{Action, Combo, Mode, bindings};
 use crate::app::setting::{Direction, Setting};
 use crate::app::{Focus, Model};
+use crate::ui::utilization::text_width;
 use crate::ui::{MIN_HEIGHT, MIN_WIDTH, Theme};
 
 /// The first line: what is being looked at.
@@ -158,13 +159,18 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
                 Action::Close,
             ],
         ),
+        // What a newcomer looks for first: help, then the lessons (practice, the format
+        // ladder, the demo), then the everyday keys; the line keeps as many as fit.
         Mode::Global => (
             Mode::Global,
             &[
                 Action::Help,
-                Action::FocusNext,
+                Action::Practice,
+                Action::Formats,
+                Action::Demo,
                 Action::Change(Setting::Granularity, Direction::Forward),
                 Action::Change(Setting::Bits, Direction::Forward),
+                Action::FocusNext,
                 Action::Save,
                 Action::Quit,
             ],
@@ -175,6 +181,9 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
                 Action::Help,
                 Action::Down,
                 Action::Right,
+                Action::Practice,
+                Action::Formats,
+                Action::Demo,
                 Action::Left,
                 Action::Quit,
             ],
@@ -184,9 +193,12 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
             &[
                 Action::Help,
                 Action::Down,
+                Action::Change(Setting::Granularity, Direction::Forward),
+                Action::Practice,
+                Action::Formats,
+                Action::Demo,
                 Action::WorstChannel,
                 Action::ToggleDetail,
-                Action::Change(Setting::Granularity, Direction::Forward),
                 Action::Quit,
             ],
         ),
@@ -260,8 +272,15 @@ impl Widget for &StatusLine<'_> {
             );
             Line::from(Span::styled(format!(" {text}"), self.theme.active))
         } else {
+            // As many hints as fit, in their order.
             let mut spans = Vec::new();
+            let mut used = 0;
             for (key, label) in hints(self.model) {
+                let width = 1 + text_width(&key) + 1 + text_width(label) + 1;
+                if used + width > usize::from(area.width) + 1 {
+                    break;
+                }
+                used += width;
                 spans.push(Span::raw(" "));
                 spans.push(Span::styled(key, self.theme.key));
                 spans.push(Span::styled(format!(" {label} "), self.theme.dim));

@@ -18,6 +18,7 @@ pub(super) fn yes(model: &mut Model) {
             }
         }
         Some(Overlay::ConfirmScenario(selected)) => load_builtin_scenario(model, selected),
+        Some(Overlay::ConfirmDemo) => crate::app::demo::start_builtin(model),
         Some(Overlay::Formats { selected }) => choose_format(model, selected),
         Some(Overlay::Tensors(picker)) => {
             let chosen = picker

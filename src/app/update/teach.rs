@@ -102,3 +102,23 @@ pub(super) fn practice_action(model: &mut Model, action: Action) {
         _ => {}
     }
 }
+
+/// Alt-m: back to where the learner left practice mode (progress and score kept), or into
+/// it on the first exercise.
+pub(super) fn practice(model: &mut Model) {
+    if let Some(kept) = model.practice_kept.take() {
+        model.practice = Some(kept);
+        model.overlay = None;
+    } else {
+        start_practice(model, 0);
+    }
+}
+
+/// Alt-D: the built-in demo, after asking when it would replace unsaved text.
+pub(super) fn demo(model: &mut Model) {
+    if model.dirty() {
+        model.overlay = Some(crate::app::Overlay::ConfirmDemo);
+    } else {
+        crate::app::demo::start_builtin(model);
+    }
+}
