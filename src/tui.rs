@@ -93,13 +93,18 @@ fn install_recovery_hook() {
     }));
 }
 
-/// Why the explorer cannot start here, if it cannot: it draws on standard output and reads
-/// keys from standard input or, when that is not a terminal, from `/dev/tty`.
+/// Why the explorer cannot start here, if it cannot: it draws on standard output, which must
+/// be a terminal that can place the cursor (not `TERM=dumb`), and reads keys from standard
+/// input or, when that is not a terminal, from `/dev/tty`.
 #[must_use]
 pub fn no_terminal() -> Option<&'static str> {
     use std::io::IsTerminal as _;
     if !stdout().is_terminal() {
         return Some("standard output is not a terminal");
+    }
+    // A dumb terminal has no cursor addressing: the full-screen panes would be garbage.
+    if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
+        return Some("TERM=dumb cannot draw the full-screen panes");
     }
     let keys = std::io::stdin().is_terminal()
         || std::fs::OpenOptions::new()
@@ -124,6 +129,9 @@ pub fn run(model: Model, options: Options) -> Result<()> {
     let _ = execute!(stdout(), EnableBracketedPaste);
     let result = event_loop(&mut terminal, model, options);
     let _ = execute!(stdout(), DisableBracketedPaste);
+    // A blank alternate screen before leaving it: a terminal resized while it was shown
+    // (tmux, for one) can carry rows of it over to the shell's screen.
+    let _ = terminal.clear();
     ratatui::restore();
     result
 }

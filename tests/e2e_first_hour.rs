@@ -140,3 +140,38 @@ fn demo_step_11_brings_the_group_16_rung_into_the_ladder() {
     });
     assert!(s.contains("Groups of 16"), "{s}");
 }
+
+#[test]
+fn quitting_after_a_resize_leaves_no_fragments_in_the_shell() {
+    let t = Tmux::start("resize-quit", &app_command(""), 80, 24);
+    started(&t);
+    assert!(t.resize(120, 40), "tmux resized the window");
+    t.wait_for("the panes at 120x40", |s| {
+        s.lines().count() >= 40 && s.lines().next().is_some_and(|l| l.contains("2x4"))
+    });
+    t.keys(&["C-q"]);
+    let s = t.wait_for("the shell", |s| s.contains("exit status 0"));
+    let left: Vec<&str> = s
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.contains("exit status"))
+        .collect();
+    assert!(left.is_empty(), "fragments of the explorer were left:\n{s}");
+}
+
+#[test]
+fn a_dumb_terminal_is_refused_with_a_line_naming_report() {
+    let command = format!(
+        "env TERM=dumb {} ; echo \"exit status $?\"; sleep 60",
+        env!("CARGO_BIN_EXE_quantscope")
+    );
+    let t = Tmux::start("dumb", &command, 80, 24);
+    let s = t.wait_for("the refusal", |s| s.contains("exit status"));
+    assert!(s.contains("exit status 2"), "{s}");
+    let message: Vec<&str> = s
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.contains("exit status"))
+        .collect();
+    assert_eq!(message.len(), 1, "one line: {message:?}");
+    assert!(message[0].contains("TERM=dumb"), "{s}");
+    assert!(message[0].contains("quantscope report"), "{s}");
+}
