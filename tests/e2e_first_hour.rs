@@ -79,7 +79,13 @@ fn an_export_name_typed_replaces_the_proposed_one_and_a_failure_says_why_in_full
     t.literal(bad.to_str().unwrap());
     t.keys(&["Enter"]);
     let s = t.wait_for("why it failed", |s| s.contains("not exported"));
-    let flat: String = s
+    // The prompt's box: between its thick borders.
+    let inside: String = s
+        .lines()
+        .filter_map(|l| Some(&l[l.find('┃')? + '┃'.len_utf8()..l.rfind('┃')?]))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let flat: String = inside
         .split(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()

@@ -630,7 +630,13 @@ fn why_an_export_failed_is_shown_whole_at_80_columns() {
     assert!(why.len() > 80, "a reason longer than the screen: {why}");
     // Every word of it is on the 80-column screen, in order.
     let s = screen_text::screen(&m, 80, 24);
-    let flat: String = s
+    // The prompt's box: between its thick borders.
+    let inside: String = s
+        .lines()
+        .filter_map(|l| Some(&l[l.find('┃')? + '┃'.len_utf8()..l.rfind('┃')?]))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let flat: String = inside
         .split(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
@@ -880,4 +886,37 @@ fn the_demo_practice_and_format_ladder_are_found_from_the_hint_line() {
     );
     press(&mut m, KeyCode::Char('y'), KeyModifiers::NONE);
     assert!(m.demo.is_some());
+}
+
+#[test]
+fn the_builtin_example_shows_groups_and_keeps_the_lessons_numbers() {
+    use quantscope::core::config::{Config, Granularity};
+    let mut m = explorer::builtin_model();
+    let r = m.analysis.report.clone().unwrap();
+    // The lesson's numbers: the quiet row's MAE is 0.1 per tensor, 0.005357 per channel.
+    let at = |g: Granularity| r.ladder.iter().find(|x| x.granularity == g).cloned();
+    let tensor = at(Granularity::Tensor).unwrap();
+    let channel = at(Granularity::Channel).unwrap();
+    assert!((tensor.channels[0].mae - 0.1).abs() < 1e-9);
+    assert!((channel.channels[0].mae - 0.005_357).abs() < 1e-6);
+    // A rung of groups smaller than the row of 4, its numbers those of the configuration.
+    let group = r
+        .ladder
+        .iter()
+        .find(|x| matches!(x.granularity, Granularity::Group(g) if g < 4))
+        .expect("a rung of groups on rows of 4");
+    let config = Config {
+        granularity: group.granularity,
+        ..r.config
+    };
+    let direct = quantscope::core::analyse(m.analysis.matrix.as_ref().unwrap(), &config).unwrap();
+    assert_eq!(group.overall, direct.overall);
+    // F7 goes tensor, channel, then groups that fit the row.
+    press(&mut m, KeyCode::F(7), KeyModifiers::NONE);
+    press(&mut m, KeyCode::F(7), KeyModifiers::NONE);
+    quantscope::runtime::settle(&mut m);
+    assert_eq!(m.config.granularity, group.granularity);
+    let s = screen_text::screen(&m, 80, 24);
+    assert!(!s.contains("no group:32 rung"), "{s}");
+    assert!(s.contains(&format!("● {}", group.granularity)), "{s}");
 }

@@ -491,8 +491,19 @@ impl Model {
     /// The granularity the errors pane shows beside per-tensor and per-channel.
     #[must_use]
     pub fn compared_group(&self) -> Granularity {
-        match self.config.granularity {
-            Granularity::Group(g) => Granularity::Group(g),
+        if let Granularity::Group(g) = self.config.granularity {
+            return Granularity::Group(g);
+        }
+        // Rows shorter than the group size are compared with a group that fits them.
+        let row = self.analysis.matrix.as_ref().map(|m| m.shape().1);
+        let fits = row.and_then(|row| {
+            crate::app::setting::GROUP_SIZES
+                .iter()
+                .find(|&&g| g < row)
+                .copied()
+        });
+        match (row, fits) {
+            (Some(row), Some(g)) if self.group_size >= row => Granularity::Group(g),
             _ => Granularity::Group(self.group_size),
         }
     }

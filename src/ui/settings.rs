@@ -69,6 +69,7 @@ impl Widget for &SettingsPane<'_> {
                     preset: self.preset,
                     overrides: self.overrides,
                     group_size: self.group_size,
+                    row_len: None,
                 };
                 let label = setting.label();
                 let mut value = setting.describe(&now, self.modified);

@@ -162,6 +162,7 @@ pub(super) fn change_setting(model: &mut Model, setting: Setting, dir: Direction
             preset: model.preset,
             overrides: model.overrides,
             group_size: model.group_size,
+            row_len: model.analysis.matrix.as_ref().map(|m| m.shape().1),
         },
         dir,
     );
