@@ -33,6 +33,7 @@ pub(crate) mod pages;
 pub mod params;
 mod pass;
 pub mod presets;
+pub mod quote;
 pub mod report;
 mod round;
 mod stats;

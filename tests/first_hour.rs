@@ -920,3 +920,48 @@ fn the_builtin_example_shows_groups_and_keeps_the_lessons_numbers() {
     assert!(!s.contains("no group:32 rung"), "{s}");
     assert!(s.contains(&format!("● {}", group.granularity)), "{s}");
 }
+
+#[test]
+fn captions_quote_their_numbers_from_the_report() {
+    use quantscope::core::config::{Config, Granularity};
+    use quantscope::core::{Options, analyse_with};
+    // The example's look: the quiet row's MAE falls 0.1 / 0.005357 = 18.7-fold.
+    let m = Explorer::new().model;
+    let caption = m.caption.clone().expect("the example's caption");
+    assert!(!caption.contains("twentyfold"), "{caption}");
+    assert!(caption.contains("18.7"), "{caption}");
+    // The demo's captions quote the reports of their steps, and have no placeholder left.
+    let script = quantscope::teach::script::demo_script("quiet-row").unwrap();
+    for step in &script.steps {
+        let c = step.caption.as_deref().unwrap_or("");
+        assert!(
+            !c.contains('{') && !c.contains('}'),
+            "step {}: {c}",
+            step.number
+        );
+    }
+    let matrix = quantscope::cli::BUILTIN_EXAMPLE;
+    let matrix = quantscope::io::text::parse_text(matrix).unwrap();
+    let r = analyse_with(
+        &matrix,
+        &Config {
+            granularity: Granularity::Channel,
+            ..Config::default()
+        },
+        Options::default(),
+    )
+    .unwrap();
+    let at = |g: Granularity| r.ladder.iter().find(|x| x.granularity == g).unwrap();
+    let step7 = script.steps[6].caption.as_deref().unwrap();
+    let tensor = format!("{:.2}", at(Granularity::Tensor).channels[0].mae);
+    assert!(step7.contains("0.1"), "{step7} ({tensor})");
+    assert!(step7.contains("0.0054"), "{step7}");
+    let step8 = script.steps[7].caption.as_deref().unwrap();
+    assert!(
+        step8.contains(&format!(
+            "{} bits per weight",
+            at(Granularity::Channel).memory.bits_per_weight
+        )),
+        "{step8}"
+    );
+}

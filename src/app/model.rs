@@ -596,7 +596,10 @@ impl Model {
                 }
                 if !h.look.is_empty() {
                     let title = h.title.unwrap_or_else(|| name.to_string());
-                    self.set_caption(Some(format!("{title}: {}", h.look.join(" "))));
+                    // The figures the lines quote, from the text's report, when it parses.
+                    let look = crate::teach::assets::parse_scenario(name, &text)
+                        .map_or(h.look, |s| s.look);
+                    self.set_caption(Some(format!("{title}: {}", look.join(" "))));
                 }
                 self.status = Some(format!("{name}: settings from its #! lines"));
             }
