@@ -76,6 +76,7 @@ impl Explorer {
         let mut model = Model::with_text(BUILTIN_EXAMPLE, None);
         let scenario = quantscope::teach::assets::scenario("quiet-loud").expect("built in");
         model.load_scenario(&scenario);
+        model.status = None;
         let (jobs, results) = worker_thread();
         Self {
             model,
@@ -964,4 +965,39 @@ fn captions_quote_their_numbers_from_the_report() {
         )),
         "{step8}"
     );
+}
+
+#[test]
+fn a_documented_key_clears_the_example_to_paste_over_and_undo_brings_it_back() {
+    let mut m = Explorer::new().model;
+    let example = m.text();
+    // It is in the help and on the hint line, from the keymap.
+    let help: Vec<(String, String)> = quantscope::ui::help::help_lines();
+    let (keys, _) = help
+        .iter()
+        .find(|(_, what)| what.starts_with("clear all"))
+        .expect("clear all in the help");
+    let key = keys.split(", ").next().unwrap().to_string();
+    assert!(
+        hint_line(&m, 80).contains(&format!("{key} clear")),
+        "{}",
+        hint_line(&m, 80)
+    );
+    // The key, then a paste: the pasted rows alone.
+    let (code, mods) = match key.strip_prefix("Ctrl-") {
+        Some(k) => (
+            KeyCode::Char(k.to_ascii_lowercase().chars().next().unwrap()),
+            KeyModifiers::CONTROL,
+        ),
+        None => panic!("an unexpected key {key}"),
+    };
+    press(&mut m, code, mods);
+    assert_eq!(m.text(), "");
+    update(&mut m, Message::Paste("a: 1, 2\nb: 3, 4\n".into()));
+    quantscope::runtime::settle(&mut m);
+    assert_eq!(m.analysis.report.as_ref().unwrap().shape, (2, 2));
+    // Undo twice: the example again.
+    press(&mut m, KeyCode::Char('z'), KeyModifiers::CONTROL);
+    press(&mut m, KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(m.text(), example);
 }

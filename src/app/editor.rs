@@ -79,6 +79,8 @@ pub enum EditAction {
     Yank,
     /// Start a new line.
     Newline,
+    /// Delete the whole text (to paste other data over it; undo brings it back).
+    ClearAll,
 }
 
 impl EditAction {
@@ -108,6 +110,9 @@ impl EditAction {
             Self::Cut => "cut the selection",
             Self::Yank => "paste what was cut last",
             Self::Newline => "new line",
+            Self::ClearAll => {
+                "clear all: delete the whole text, to type or paste your own (Ctrl-Z brings it back)"
+            }
         }
     }
 
@@ -412,6 +417,10 @@ impl Editor {
                 self.insert_str(&text)
             }
             EditAction::Newline => self.insert_str("\n"),
+            EditAction::ClearAll => {
+                let end = Pos::new(self.lines.len() - 1, self.lines[self.lines.len() - 1].len());
+                self.cut_range(Pos::default(), end)
+            }
             _ => false,
         }
     }

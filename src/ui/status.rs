@@ -6,6 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
+use crate::app::editor::EditAction;
 use crate::app::input::mode;
 use crate::app::keymap::{Action, Combo, Mode, bindings};
 use crate::app::setting::{Direction, Setting};
@@ -165,6 +166,7 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
             Mode::Global,
             &[
                 Action::Help,
+                Action::Edit(EditAction::ClearAll),
                 Action::Practice,
                 Action::Formats,
                 Action::Demo,
@@ -211,9 +213,16 @@ pub fn hints(model: &Model) -> Vec<(String, &'static str)> {
     let current = mode(model);
     let in_demo = model.demo.is_some() && matches!(current, Mode::Global | Mode::Panes);
     let (table, actions) = hint_actions(if in_demo { Mode::Demo } else { current }, model.focus);
+    // The editor's own keys count where the editor has the keys (the Global table).
+    let editor = if table == Mode::Global {
+        Some(Mode::Editor)
+    } else {
+        None
+    };
     let key_of = |a: Action| {
         bindings(table)
             .chain(bindings(Mode::Global))
+            .chain(editor.into_iter().flat_map(bindings))
             .find(|b| b.action == a)
             .and_then(|b| b.keys.first())
             .map(Combo::label)
