@@ -969,7 +969,10 @@ fn the_picker_lists_integer_tensors_greyed_and_a_loaded_f16_tensor_says_so() {
         panic!()
     };
     assert_eq!(p.visible().len(), 2, "the integer tensor is listed");
-    // Enter on it says why it cannot be opened and keeps the picker.
+    // The picker opens on the matrix; Enter on the integer tensor says why it cannot be
+    // opened and keeps the picker.
+    assert_eq!(p.visible()[p.selected].name, "w");
+    key(&mut m, KeyCode::Up, KeyModifiers::NONE);
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     assert!(matches!(m.overlay, Some(Overlay::Tensors(_))));
     assert!(

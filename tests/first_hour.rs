@@ -1001,3 +1001,26 @@ fn a_documented_key_clears_the_example_to_paste_over_and_undo_brings_it_back() {
     press(&mut m, KeyCode::Char('z'), KeyModifiers::CONTROL);
     assert_eq!(m.text(), example);
 }
+
+#[test]
+fn the_tensor_picker_opens_on_the_first_matrix_not_a_bias() {
+    #[path = "common/files.rs"]
+    mod files;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let bias = files::f32_bytes(&[0.1, 0.2, 0.3]);
+    let weight = files::f32_bytes(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    std::fs::write(
+        &path,
+        files::safetensors_bytes(&[
+            ("a.bias", "F32", &[3], bias),
+            ("a.weight", "F32", &[2, 3], weight),
+        ]),
+    )
+    .unwrap();
+    let m = explorer::open_picker(path);
+    let Some(quantscope::app::Overlay::Tensors(picker)) = &m.overlay else {
+        panic!("no picker")
+    };
+    assert_eq!(picker.visible()[picker.selected].name, "a.weight");
+}

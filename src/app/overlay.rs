@@ -98,6 +98,16 @@ pub struct TensorPicker {
 }
 
 impl TensorPicker {
+    /// Selects the first listed tensor of two or more dimensions that can be opened, or the
+    /// first listed one when there is none.
+    pub fn select_first_matrix(&mut self) {
+        self.selected = self
+            .visible()
+            .iter()
+            .position(|t| t.shape.len() >= 2 && t.not_loadable().is_none())
+            .unwrap_or(0);
+    }
+
     /// The tensors whose name contains the filter (ignoring case), in order.
     #[must_use]
     pub fn visible(&self) -> Vec<&crate::io::checkpoint::Entry> {
@@ -110,16 +120,19 @@ impl TensorPicker {
 }
 
 impl Overlay {
-    /// A tensor picker over `tensors` of the file at `path`.
+    /// A tensor picker over `tensors` of the file at `path`, the first matrix selected (a
+    /// 1-D bias or norm listed before it is not what one opens a checkpoint for).
     #[must_use]
     pub fn tensor_picker(path: PathBuf, tensors: Vec<crate::io::checkpoint::Entry>) -> Self {
         let mut filter = TextArea::default();
         filter.set_placeholder_text("type to filter by name");
-        Self::Tensors(Box::new(TensorPicker {
+        let mut picker = TensorPicker {
             path,
             tensors,
             filter,
             selected: 0,
-        }))
+        };
+        picker.select_first_matrix();
+        Self::Tensors(Box::new(picker))
     }
 }

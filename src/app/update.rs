@@ -181,7 +181,7 @@ fn edit(model: &mut Model, input: Input) {
     }
     if let Some(Overlay::Tensors(picker)) = &mut model.overlay {
         if picker.filter.input(input) {
-            picker.selected = 0;
+            picker.select_first_matrix();
         }
         return;
     }
