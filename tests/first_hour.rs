@@ -1024,3 +1024,31 @@ fn the_tensor_picker_opens_on_the_first_matrix_not_a_bias() {
     };
     assert_eq!(picker.visible()[picker.selected].name, "a.weight");
 }
+
+#[test]
+fn the_help_at_40x10_cuts_no_word() {
+    let mut m = explorer::builtin_model();
+    update(&mut m, Message::Resized(40, 10));
+    press(&mut m, KeyCode::F(1), KeyModifiers::NONE);
+    let theme = quantscope::ui::Theme::new(false, false);
+    let viewport = quantscope::ui::viewport(ratatui::layout::Rect::new(0, 0, 40, 10), &m, &theme);
+    update(&mut m, Message::Viewport(viewport));
+    assert!(viewport.help > 0);
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..=viewport.help {
+        let s = screen_text::screen(&m, 40, 10);
+        for w in words(&s).split(' ') {
+            seen.insert(w.to_string());
+        }
+        press(&mut m, KeyCode::Down, KeyModifiers::NONE);
+    }
+    let mut cut = Vec::new();
+    for (keys, what) in quantscope::ui::help::help_lines() {
+        for w in what.split_whitespace().chain(keys.split_whitespace()) {
+            if !seen.contains(w) {
+                cut.push(w.to_string());
+            }
+        }
+    }
+    assert!(cut.is_empty(), "words never shown whole at 40x10: {cut:?}");
+}

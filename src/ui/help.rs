@@ -74,6 +74,9 @@ pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     h
 }
 
+/// Cells a description needs beside the keys; narrower, it goes under them.
+const MIN_BESIDE: usize = 24;
+
 /// The help overlay.
 #[derive(Debug)]
 pub struct HelpOverlay<'a> {
@@ -115,18 +118,35 @@ impl HelpOverlay<'_> {
             .max()
             .unwrap_or(0)
             .min(30);
-        // Descriptions wrap under themselves, so a narrow screen loses no word.
-        let room = usize::from(width).saturating_sub(key_width + 4).max(10);
+        let width = usize::from(width).max(1);
+        let wrap = |text: &str, room: usize| crate::ui::caption::wrap(text, room.max(1));
+        // Descriptions wrap under themselves, so a narrow screen loses no word; below
+        // MIN_BESIDE cells beside the keys, the keys go on a line of their own and the
+        // description under them.
+        let room = width.saturating_sub(key_width + 4);
+        let stacked = room < MIN_BESIDE;
         let mut text: Vec<Line> = Vec::new();
         for (keys, what) in lines {
-            if keys.is_empty() {
-                text.push(Line::from(Span::styled(what, self.theme.heading)));
+            if keys.is_empty() && what.is_empty() {
+                text.push(Line::raw(""));
                 continue;
             }
-            for (i, part) in crate::ui::caption::wrap(&what, room)
-                .into_iter()
-                .enumerate()
-            {
+            if keys.is_empty() {
+                for part in wrap(&what, width) {
+                    text.push(Line::from(Span::styled(part, self.theme.heading)));
+                }
+                continue;
+            }
+            if stacked {
+                for part in wrap(&keys, width.saturating_sub(2)) {
+                    text.push(Line::styled(format!("  {part}"), self.theme.key));
+                }
+                for part in wrap(&what, width.saturating_sub(4)) {
+                    text.push(Line::styled(format!("    {part}"), self.theme.text));
+                }
+                continue;
+            }
+            for (i, part) in wrap(&what, room).into_iter().enumerate() {
                 let keys = if i == 0 { keys.as_str() } else { "" };
                 text.push(Line::from(vec![
                     Span::styled(format!("  {keys:<key_width$}  "), self.theme.key),
