@@ -231,7 +231,7 @@ impl Widget for &Question<'_> {
     }
 }
 
-/// The key table as Markdown (README.md carries a copy; a test keeps them equal).
+/// The key table as Markdown (docs/user/explorer.md carries a copy; a test keeps them equal).
 #[must_use]
 pub fn markdown_key_table() -> String {
     use std::fmt::Write as _;
