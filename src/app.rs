@@ -11,6 +11,7 @@ pub mod input;
 pub mod keymap;
 pub mod model;
 pub mod overlay;
+pub mod palette;
 pub mod practice;
 pub mod setting;
 pub mod update;

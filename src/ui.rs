@@ -31,6 +31,7 @@ pub mod explain;
 pub mod formats;
 pub mod help;
 pub mod ladder;
+pub mod palette;
 pub mod practice;
 pub mod scroll;
 pub mod settings;
@@ -405,6 +406,10 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             );
         }
         Some(Overlay::Tensors(picker)) => draw_tensor_picker(frame, picker, theme),
+        Some(Overlay::Palette(palette)) => frame.render_widget(
+            &palette::PaletteOverlay { palette, theme },
+            area,
+        ),
         Some(Overlay::Formats { selected }) => frame.render_widget(
             &formats::FormatsOverlay {
                 lineup: model.analysis.lineup.as_deref(),
@@ -414,28 +419,7 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             },
             area,
         ),
-        Some(Overlay::Stored(view)) => {
-            if let Some(stored) = model.source.stored() {
-                let key = |action| {
-                    crate::app::keymap::first_key(crate::app::keymap::Mode::Stored, action)
-                        .unwrap_or_default()
-                };
-                let keys = [
-                    key(crate::app::keymap::Action::Close),
-                    key(crate::app::keymap::Action::SortRows),
-                    key(crate::app::keymap::Action::CollapsedRowsOnly),
-                ];
-                frame.render_widget(
-                    &stored::StoredOverlay {
-                        stored,
-                        view,
-                        keys: [&keys[0], &keys[1], &keys[2]],
-                        theme,
-                    },
-                    area,
-                );
-            }
-        }
+        Some(Overlay::Stored(view)) => draw_stored(frame, model, view, theme),
         Some(Overlay::ConfirmDemo) => frame.render_widget(
             &help::Question {
                 title: "Unsaved changes",
@@ -457,6 +441,36 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             area,
         ),
         None => {}
+    }
+}
+
+/// The stored view of the quantized tensor shown, with its keys from the keymap.
+fn draw_stored(
+    frame: &mut Frame,
+    model: &Model,
+    view: &crate::app::model::StoredView,
+    theme: &Theme,
+) {
+    let area = frame.area();
+    if let Some(stored) = model.source.stored() {
+        let key = |action| {
+            crate::app::keymap::first_key(crate::app::keymap::Mode::Stored, action)
+                .unwrap_or_default()
+        };
+        let keys = [
+            key(crate::app::keymap::Action::Close),
+            key(crate::app::keymap::Action::SortRows),
+            key(crate::app::keymap::Action::CollapsedRowsOnly),
+        ];
+        frame.render_widget(
+            &stored::StoredOverlay {
+                stored,
+                view,
+                keys: [&keys[0], &keys[1], &keys[2]],
+                theme,
+            },
+            area,
+        );
     }
 }
 

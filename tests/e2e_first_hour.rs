@@ -181,3 +181,18 @@ fn a_dumb_terminal_is_refused_with_a_line_naming_report() {
     assert!(message[0].contains("TERM=dumb"), "{s}");
     assert!(message[0].contains("quantscope report"), "{s}");
 }
+
+#[test]
+fn the_command_palette_finds_and_plays_the_demo() {
+    let t = Tmux::start("palette", &app_command(""), 80, 24);
+    started(&t);
+    t.keys(&["C-p"]);
+    t.wait_for("the palette", |s| s.contains("Commands: type to find"));
+    t.literal("demo");
+    t.wait_for("the demo command", |s| {
+        s.lines()
+            .any(|l| l.contains("▶ demo") && l.contains("Alt-D"))
+    });
+    t.keys(&["Enter"]);
+    t.wait_for("the demo's first step", |s| s.contains("step 1 of 12"));
+}

@@ -19,6 +19,7 @@ pub fn mode(model: &Model) -> Mode {
         Some(Overlay::SaveAs(_) | Overlay::Export(_)) => Mode::Prompt,
         Some(Overlay::Scenarios { .. } | Overlay::Formats { .. }) => Mode::Picker,
         Some(Overlay::Tensors(_)) => Mode::TensorPicker,
+        Some(Overlay::Palette(_)) => Mode::Palette,
         Some(Overlay::Stored(_)) => Mode::Stored,
         None => match &model.practice {
             Some(p) if p.deck.is_some() => Mode::Cards,
@@ -96,8 +97,8 @@ pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
             .or(global.filter(|a| matches!(a, Action::Quit | Action::Help)))
             .map(Message::Action),
         Mode::Demo => None,
-        Mode::TensorPicker => lookup(Mode::TensorPicker, key)
-            .or(global.filter(|a| *a == Action::Quit))
+        Mode::TensorPicker | Mode::Palette => lookup(current, key)
+            .or(global.filter(|a| matches!(a, Action::Quit | Action::Palette)))
             .map(Message::Action)
             .or_else(|| Some(Message::Edit(Input::from(*key)))),
         Mode::Help => lookup(Mode::Help, key)

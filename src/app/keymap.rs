@@ -80,6 +80,8 @@ pub enum Action {
     Practice,
     /// Play the built-in demo from its first step.
     Demo,
+    /// Open the command palette: every action by name.
+    Palette,
     /// Check the typed answer.
     Submit,
     /// Show the step's hint.
@@ -161,6 +163,9 @@ impl Action {
             Self::Scenarios => "open a built-in scenario (its data and suggested settings)",
             Self::ToggleExplain => "show or hide the selected channel's worked arithmetic",
             Self::Practice => "practice: exercises with answer checking, and recall cards",
+            Self::Palette => {
+                "the command palette: find any action by name (type a few of its letters), see its keys, Enter runs it"
+            }
             Self::Demo => {
                 "play the built-in demo, the quiet-row story step by step (Space: next, Esc: end; asks first when the text has unsaved changes)"
             }
@@ -199,6 +204,7 @@ impl Action {
             (Mode::Prompt, Self::Yes) => "accept the name typed",
             (Mode::Picker, Self::Yes) => "open the selected scenario",
             (Mode::TensorPicker, Self::Yes) => "open the selected tensor",
+            (Mode::Palette, Self::Yes) => "run the selected command",
             _ => self.describe(),
         }
     }
@@ -210,6 +216,7 @@ impl Action {
             (Mode::Help | Mode::Practice, Self::Up | Self::Down) => "scroll",
             (Mode::Prompt, Self::Yes) => "accept",
             (Mode::Picker | Mode::TensorPicker, Self::Yes) => "open",
+            (Mode::Palette, Self::Yes) => "run",
             _ => self.short(),
         }
     }
@@ -250,6 +257,7 @@ impl Action {
             Self::ToggleExplain => "arithmetic",
             Self::Practice => "practice",
             Self::Demo => "demo",
+            Self::Palette => "commands",
             Self::Submit => "check",
             Self::Hint => "hint",
             Self::Reveal => "reveal",
@@ -291,11 +299,13 @@ pub enum Mode {
     TensorPicker,
     /// The stored view of a quantized tensor is open.
     Stored,
+    /// The command palette is open (other keys type the name to find).
+    Palette,
 }
 
 impl Mode {
     /// Every mode, in the order the help lists them.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Global,
         Self::Editor,
         Self::Panes,
@@ -308,6 +318,7 @@ impl Mode {
         Self::Demo,
         Self::TensorPicker,
         Self::Stored,
+        Self::Palette,
     ];
 
     /// The heading the help overlay gives this mode's table.
@@ -326,6 +337,7 @@ impl Mode {
             Self::Demo => "While a demo plays (other keys work as usual)",
             Self::TensorPicker => "In the tensor picker (other keys type the filter)",
             Self::Stored => "In the stored view of a quantized tensor",
+            Self::Palette => "In the command palette (other keys type the name to find)",
         }
     }
 }
@@ -481,6 +493,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, Scenarios, [(F(11), NONE), (Char('l'), ALT)]),
     bind!(Global, ToggleExplain, [(F(12), NONE), (Char('i'), ALT)]),
     bind!(Global, Close, [(Esc, NONE)]),
+    bind!(Global, Palette, [(Char('p'), CTRL)]),
     bind!(Global, Practice, [(Char('m'), ALT)]),
     bind!(Global, Demo, [(Char('D'), ALT)]),
     bind!(Global, CaptionMore, [(Char('n'), ALT)]),
@@ -495,7 +508,7 @@ pub const BINDINGS: &[Binding] = &[
     edit!(Redo, [(Char('r'), CTRL)]),
     edit!(Left, [(Left, NONE), (Char('b'), CTRL)]),
     edit!(Right, [(Right, NONE), (Char('f'), CTRL)]),
-    edit!(Up, [(Up, NONE), (Char('p'), CTRL)]),
+    edit!(Up, [(Up, NONE)]),
     edit!(Down, [(Down, NONE), (Char('n'), CTRL)]),
     edit!(WordLeft, [(Left, CTRL), (Char('b'), ALT)]),
     edit!(WordRight, [(Right, CTRL), (Char('f'), ALT)]),
@@ -548,6 +561,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, Stored, [(Char('S'), NONE)]),
     bind!(Panes, Export, [(Char('E'), NONE)]),
     bind!(Panes, ToggleExplain, [(Char('i'), NONE)]),
+    bind!(Panes, Palette, [(Char(':'), NONE)]),
     bind!(Panes, Practice, [(Char('m'), NONE)]),
     bind!(Panes, Demo, [(Char('D'), NONE)]),
     bind!(Panes, Tensors, [(Char('t'), NONE)]),
@@ -618,6 +632,12 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Stored, CollapsedRowsOnly, [(Char('f'), NONE)]),
     bind!(Prompt, Close, [(Esc, NONE)]),
     bind!(Prompt, Yes, [(Enter, NONE)]),
+    bind!(Palette, Yes, [(Enter, NONE)]),
+    bind!(Palette, Close, [(Esc, NONE)]),
+    bind!(Palette, Up, [(Up, NONE)]),
+    bind!(Palette, Down, [(Down, NONE)]),
+    bind!(Palette, PageUp, [(PageUp, NONE)]),
+    bind!(Palette, PageDown, [(PageDown, NONE)]),
 ];
 
 /// The action bound to `key` in `mode`, if any.

@@ -35,6 +35,8 @@ pub enum Overlay {
     /// The stored view of a quantized GGUF tensor: its rows' levels used, collapse, scales
     /// and layout ([`crate::app::Source::stored`]).
     Stored(Box<StoredView>),
+    /// The command palette.
+    Palette(Box<crate::app::palette::Palette>),
 }
 
 /// The stored view's state: which rows are listed, in what order, and the selected one.

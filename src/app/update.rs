@@ -185,6 +185,12 @@ fn edit(model: &mut Model, input: Input) {
         }
         return;
     }
+    if let Some(Overlay::Palette(palette)) = &mut model.overlay {
+        if palette.filter.input(input) {
+            palette.selected = 0;
+        }
+        return;
+    }
     if let Some(p) = &mut model.practice {
         p.input.input(input);
     }
@@ -202,6 +208,11 @@ fn paste(model: &mut Model, text: &str) {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     if let Some(Overlay::SaveAs(prompt) | Overlay::Export(prompt)) = &mut model.overlay {
         prompt.insert_str(text.lines().next().unwrap_or(""));
+        return;
+    }
+    if let Some(Overlay::Palette(palette)) = &mut model.overlay {
+        palette.filter.insert_str(text.lines().next().unwrap_or(""));
+        palette.selected = 0;
         return;
     }
     if let Some(p) = &mut model.practice {
@@ -256,6 +267,13 @@ fn act(model: &mut Model, action: Action) {
         Action::Change(setting, dir) => change_setting(model, setting, dir),
         Action::Practice => practice(model),
         Action::Demo => demo(model),
+        Action::Palette => {
+            model.overlay = if matches!(model.overlay, Some(Overlay::Palette(_))) {
+                None
+            } else {
+                Some(Overlay::Palette(Box::default()))
+            };
+        }
         Action::Tensors => match model.tensor_file.clone() {
             Some(path) => model.effects.push(Effect::ListTensors { path }),
             None => {

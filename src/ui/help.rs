@@ -11,7 +11,7 @@ use crate::app::keymap::{Mode, bindings};
 use crate::ui::Theme;
 
 /// The modes in the order the help lists them.
-pub const HELP_MODES: [Mode; 12] = Mode::ALL;
+pub const HELP_MODES: [Mode; 13] = Mode::ALL;
 
 /// The words the panes use, defined where the help is read first.
 pub const GLOSSARY: [(&str, &str); 6] = [
@@ -162,11 +162,11 @@ impl Widget for &HelpOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let (popup, text) = self.laid_out(area);
         Clear.render(popup, buf);
-        let block = self.theme.block(
-            "Help: words and keys (Esc closes, arrows scroll)",
-            true,
-            false,
-        );
+        let palette =
+            crate::app::keymap::first_key(Mode::Global, crate::app::keymap::Action::Palette)
+                .unwrap_or_default();
+        let title = format!("Help (Esc closes, arrows scroll, {palette} finds commands)");
+        let block = self.theme.block(&title, true, false);
         let inner = block.inner(popup);
         block.render(popup, buf);
         let max_scroll = u16::try_from(text.len())

@@ -170,6 +170,7 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
                 Action::Practice,
                 Action::Formats,
                 Action::Demo,
+                Action::Palette,
                 Action::Change(Setting::Granularity, Direction::Forward),
                 Action::Change(Setting::Bits, Direction::Forward),
                 Action::FocusNext,
@@ -177,10 +178,12 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
                 Action::Quit,
             ],
         ),
+        Mode::Palette => (Mode::Palette, &[Action::Down, Action::Yes, Action::Close]),
         Mode::Panes if focus == Focus::Settings => (
             Mode::Panes,
             &[
                 Action::Help,
+                Action::Palette,
                 Action::Down,
                 Action::Right,
                 Action::Practice,
@@ -194,6 +197,7 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
             Mode::Panes,
             &[
                 Action::Help,
+                Action::Palette,
                 Action::Down,
                 Action::Change(Setting::Granularity, Direction::Forward),
                 Action::Practice,
@@ -230,12 +234,21 @@ pub fn hints(model: &Model) -> Vec<(String, &'static str)> {
     // A quantized tensor's stored view can be reopened from the panes.
     let stored = (model.source.stored().is_some() && matches!(table, Mode::Global | Mode::Panes))
         .then_some(Action::Stored);
+    // Clearing the text is offered while it is as it was opened (to paste other data over
+    // it); once edited, or empty, the command palette takes its place.
+    let fresh = !model.editor.modified() && !model.editor.is_empty();
+    let wanted = |a: &Action| match a {
+        Action::Edit(EditAction::ClearAll) => fresh,
+        Action::Palette if table == Mode::Global => !fresh,
+        _ => true,
+    };
     actions
         .iter()
         .copied()
         .take(1)
         .chain(stored)
         .chain(actions.iter().copied().skip(1))
+        .filter(wanted)
         .filter_map(|a| {
             // Bits up and down share one hint: "F2/F3 bits".
             if a == Action::Change(Setting::Bits, Direction::Forward) {

@@ -31,6 +31,11 @@ pub(super) fn step_selection(model: &mut Model, delta: isize) {
         picker.selected = moved(picker.selected, n);
         return;
     }
+    if let Some(Overlay::Palette(palette)) = &mut model.overlay {
+        let n = palette.visible().len();
+        palette.selected = moved(palette.selected, n);
+        return;
+    }
     if let Some(Overlay::Stored(view)) = &mut model.overlay {
         view.selected = moved(view.selected, view.order.len());
         return;

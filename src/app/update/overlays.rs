@@ -19,6 +19,14 @@ pub(super) fn yes(model: &mut Model) {
         }
         Some(Overlay::ConfirmScenario(selected)) => load_builtin_scenario(model, selected),
         Some(Overlay::ConfirmDemo) => crate::app::demo::start_builtin(model),
+        Some(Overlay::Palette(palette)) => {
+            // The palette closes, then the command runs as if its key had been pressed.
+            if let Some(command) = palette.visible().get(palette.selected) {
+                super::update(model, crate::app::palette::message(command));
+            } else {
+                model.overlay = Some(Overlay::Palette(palette));
+            }
+        }
         Some(Overlay::Formats { selected }) => choose_format(model, selected),
         Some(Overlay::Tensors(picker)) => {
             let chosen = picker
