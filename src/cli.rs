@@ -47,6 +47,10 @@ pub struct Cli {
     /// out (`->`, `x^`) in every command's output (for terminals and fonts that lack them).
     #[arg(long, global = true)]
     pub ascii: bool,
+    /// Leave the mouse to the terminal (its own selection and copy) instead of clicks
+    /// focusing panes and selecting rows and the wheel scrolling.
+    #[arg(long)]
+    pub no_mouse: bool,
     /// Open a scenario: a built-in's name (see --list-scenarios) or a scenario file.
     #[arg(long, value_name = "NAME|FILE", conflicts_with = "file")]
     pub scenario: Option<String>,

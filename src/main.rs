@@ -13,8 +13,8 @@ fn main() -> ExitCode {
     match &cli.command {
         Some(Command::Report(args)) => report(args, cli.ascii),
         Some(Command::Scan(args)) => scan(args, cli.ascii),
-        Some(Command::Demo(args)) => demo(args, cli.ascii),
-        Some(Command::Practice(args)) => practice(args, cli.ascii),
+        Some(Command::Demo(args)) => demo(args, &cli),
+        Some(Command::Practice(args)) => practice(args, &cli),
         None => explore(&cli),
     }
 }

@@ -43,6 +43,7 @@ pub mod utilization;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
+use crate::app::model::Hit;
 use crate::app::{Focus, Model, Overlay};
 use help::HelpOverlay;
 pub use theme::Theme;
@@ -236,19 +237,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     }
     frame.render_widget(&status::TitleBar { model, theme }, areas.title);
     frame.render_widget(&data::DataPane::new(model, theme), areas.data);
-    frame.render_widget(
-        &settings::SettingsPane {
-            config: &model.config,
-            preset: model.preset,
-            overrides: model.overrides,
-            modified: model.changed_from_preset(),
-            group_size: model.group_size,
-            selected: model.selected_setting,
-            focused: model.focus == Focus::Settings,
-            theme,
-        },
-        areas.settings,
-    );
+    frame.render_widget(&settings_pane(model, theme), areas.settings);
     draw_results(frame, model, theme, &areas);
     if let Some(caption) = &model.caption {
         let key = crate::app::keymap::first_key(
@@ -277,57 +266,122 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     draw_overlay(frame, model, theme);
 }
 
+/// The Settings pane of `model`.
+fn settings_pane<'a>(model: &'a Model, theme: &'a Theme) -> settings::SettingsPane<'a> {
+    settings::SettingsPane {
+        config: &model.config,
+        preset: model.preset,
+        overrides: model.overrides,
+        modified: model.changed_from_preset(),
+        group_size: model.group_size,
+        selected: model.selected_setting,
+        focused: model.focus == Focus::Settings,
+        theme,
+    }
+}
+
+/// The Utilization pane of `model`.
+fn utilization_pane<'a>(model: &'a Model, theme: &'a Theme) -> utilization::UtilizationPane<'a> {
+    utilization::UtilizationPane {
+        report: model.analysis.report.as_deref(),
+        selected: model.selected_channel,
+        order: &model.order,
+        sort: model.sort,
+        collapsed_only: model.collapsed_only,
+        comparison: model.analysis.comparison.as_deref(),
+        focused: model.focus == Focus::Utilization,
+        stale: model.stale(),
+        theme,
+    }
+}
+
+/// The Errors pane of `model`.
+fn errors_pane<'a>(model: &'a Model, theme: &'a Theme) -> errors::ErrorsPane<'a> {
+    errors::ErrorsPane {
+        report: model.analysis.report.as_deref(),
+        metric: model.error_metric,
+        compared: model.compared_group(),
+        comparison: model.analysis.comparison.as_deref(),
+        selected: model.selected_channel,
+        order: &model.order,
+        collapsed_only: model.collapsed_only,
+        focused: model.focus == Focus::Errors,
+        stale: model.stale(),
+        theme,
+    }
+}
+
+/// The Ladder pane of `model`.
+fn ladder_pane<'a>(model: &'a Model, theme: &'a Theme) -> ladder::LadderPane<'a> {
+    ladder::LadderPane {
+        report: model.analysis.report.as_deref(),
+        selected: model.selected_rung,
+        focused: model.focus == Focus::Ladder,
+        stale: model.stale(),
+        pending: model.analysis.pending,
+        progress: model.analysis.ladder_progress,
+        pinned: model
+            .analysis
+            .comparison
+            .as_ref()
+            .and(model.analysis.pinned.as_deref()),
+        theme,
+    }
+}
+
+/// What is at column `column`, row `row` of a screen of `area` showing `model`: a pane, or
+/// an item of a list pane (a setting, a channel, a rung), as a click would find it.
+#[must_use]
+pub fn hit(area: Rect, model: &Model, theme: &Theme, column: u16, row: u16) -> Hit {
+    let at = ratatui::layout::Position::new(column, row);
+    if model.overlay.is_some() || model.practice.is_some() {
+        return Hit::Nothing;
+    }
+    let Some(areas) = areas_of(area, model) else {
+        return Hit::Nothing;
+    };
+    let item = |focus: Focus, rows: Vec<(u16, usize)>| {
+        rows.into_iter()
+            .find(|&(y, _)| y == row)
+            .map_or(Hit::Pane(focus), |(_, i)| Hit::Item(focus, i))
+    };
+    if areas.data.contains(at) {
+        Hit::Pane(Focus::Editor)
+    } else if areas.settings.contains(at) {
+        item(
+            Focus::Settings,
+            settings_pane(model, theme).item_rows(areas.settings),
+        )
+    } else if areas.utilization.contains(at) {
+        item(
+            Focus::Utilization,
+            utilization_pane(model, theme).item_rows(areas.utilization),
+        )
+    } else if areas.errors.contains(at) {
+        item(
+            Focus::Errors,
+            errors_pane(model, theme).item_rows(areas.errors),
+        )
+    } else if areas.ladder.contains(at) {
+        item(
+            Focus::Ladder,
+            ladder_pane(model, theme).item_rows(areas.ladder),
+        )
+    } else if areas.detail.is_some_and(|d| d.contains(at)) {
+        Hit::Pane(Focus::Detail)
+    } else {
+        Hit::Nothing
+    }
+}
+
 /// Draws the panes that show results: utilization, errors, ladder, and the detail area.
 fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) {
     let report = model.analysis.report.as_deref();
     let stale = model.stale();
     if !areas.utilization.is_empty() {
-        frame.render_widget(
-            &utilization::UtilizationPane {
-                report,
-                selected: model.selected_channel,
-                order: &model.order,
-                sort: model.sort,
-                collapsed_only: model.collapsed_only,
-                comparison: model.analysis.comparison.as_deref(),
-                focused: model.focus == Focus::Utilization,
-                stale,
-                theme,
-            },
-            areas.utilization,
-        );
-        frame.render_widget(
-            &errors::ErrorsPane {
-                report,
-                metric: model.error_metric,
-                compared: model.compared_group(),
-                comparison: model.analysis.comparison.as_deref(),
-                selected: model.selected_channel,
-                order: &model.order,
-                collapsed_only: model.collapsed_only,
-                focused: model.focus == Focus::Errors,
-                stale,
-                theme,
-            },
-            areas.errors,
-        );
-        frame.render_widget(
-            &ladder::LadderPane {
-                report,
-                selected: model.selected_rung,
-                focused: model.focus == Focus::Ladder,
-                stale,
-                pending: model.analysis.pending,
-                progress: model.analysis.ladder_progress,
-                pinned: model
-                    .analysis
-                    .comparison
-                    .as_ref()
-                    .and(model.analysis.pinned.as_deref()),
-                theme,
-            },
-            areas.ladder,
-        );
+        frame.render_widget(&utilization_pane(model, theme), areas.utilization);
+        frame.render_widget(&errors_pane(model, theme), areas.errors);
+        frame.render_widget(&ladder_pane(model, theme), areas.ladder);
     }
     if let Some(detail_area) = areas.detail.filter(|_| model.show_explain) {
         frame.render_widget(

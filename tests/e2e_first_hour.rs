@@ -196,3 +196,67 @@ fn the_command_palette_finds_and_plays_the_demo() {
     t.keys(&["Enter"]);
     t.wait_for("the demo's first step", |s| s.contains("step 1 of 12"));
 }
+
+/// Where `text` is on `screen` on a line that also holds `with` within its first `before`
+/// columns: tmux's 1-based column and row.
+fn position(screen: &str, text: &str, with: &str, before: usize) -> (usize, usize) {
+    for (y, line) in screen.lines().enumerate() {
+        let left: String = line.chars().take(before).collect();
+        if let Some(x) = left.find(text).filter(|_| left.contains(with)) {
+            return (left[..x].chars().count() + 1, y + 1);
+        }
+    }
+    panic!("{text:?} is not on\n{screen}");
+}
+
+/// The terminal's SGR mouse report (as xterm sends it with mode 1006) for `button` at
+/// column `x`, row `y`, typed into the pane as bytes.
+fn mouse(t: &Tmux, button: u8, x: usize, y: usize, press: bool) {
+    let report = format!("\x1b[<{button};{x};{y}{}", if press { 'M' } else { 'm' });
+    let mut args = vec!["-H".to_string()];
+    args.extend(report.bytes().map(|b| format!("{b:02x}")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    t.keys(&args);
+}
+
+#[test]
+fn the_mouse_focuses_selects_and_scrolls_and_no_mouse_leaves_it_to_the_terminal() {
+    let t = Tmux::start("mouse", &app_command(""), 80, 24);
+    started(&t);
+    assert_eq!(
+        t.format("#{mouse_sgr_flag}"),
+        "1",
+        "the app asked for SGR mouse reports"
+    );
+    let s = t.screen();
+    // A click on the loud row of Utilization focuses the pane and selects it.
+    let (x, y) = position(&s, "loud ", "/15", 38);
+    mouse(&t, 0, x + 2, y, true);
+    mouse(&t, 0, x + 2, y, false);
+    t.wait_for("the loud row selected in Utilization", |s| {
+        s.lines()
+            .any(|l| l.chars().take(38).collect::<String>().contains("▶ loud"))
+            && s.contains("┏ ▶ Utilization")
+    });
+    // The wheel up over it selects the quiet row again.
+    mouse(&t, 64, x + 2, y, true);
+    t.wait_for("the quiet row selected", |s| {
+        s.lines()
+            .any(|l| l.chars().take(38).collect::<String>().contains("▶ quiet"))
+    });
+    drop(t);
+    // With --no-mouse the same click changes nothing: the terminal keeps the mouse.
+    let t = Tmux::start("no-mouse", &app_command("--no-mouse"), 80, 24);
+    started(&t);
+    assert_eq!(
+        t.format("#{mouse_any_flag}"),
+        "0",
+        "the terminal keeps the mouse"
+    );
+    // Reports that arrive anyway (typed, say) are not taken as clicks.
+    mouse(&t, 0, x + 2, y, true);
+    mouse(&t, 0, x + 2, y, false);
+    std::thread::sleep(Duration::from_millis(300));
+    let s = t.screen();
+    assert!(s.contains("┏ ▶ Data"), "the editor keeps the focus:\n{s}");
+}

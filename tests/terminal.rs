@@ -105,3 +105,90 @@ fn every_explorer_action_is_in_the_palette_with_its_keys_as_the_help_gives_them(
     };
     assert_eq!(p.visible()[0].action, Action::Formats);
 }
+
+/// Where `text` is on the 80x24 screen, on a line whose first `before` columns contain it
+/// and `with` too: its column and row.
+fn find_with(m: &Model, text: &str, with: &str, before: usize) -> (u16, u16) {
+    let s = screen_text::screen(m, 80, 24);
+    for (y, line) in s.lines().enumerate() {
+        let left: String = line.chars().take(before).collect();
+        if !left.contains(with) {
+            continue;
+        }
+        if let Some(x) = left.find(text) {
+            let col = left[..x].chars().count();
+            return (u16::try_from(col).unwrap(), u16::try_from(y).unwrap());
+        }
+    }
+    panic!("{text:?} is not on\n{s}");
+}
+
+fn find(m: &Model, text: &str, before: usize) -> (u16, u16) {
+    find_with(m, text, "", before)
+}
+
+fn click(m: &mut Model, column: u16, row: u16) {
+    let theme = quantscope::ui::Theme::new(false, false);
+    let at = quantscope::ui::hit(
+        ratatui::layout::Rect::new(0, 0, 80, 24),
+        m,
+        &theme,
+        column,
+        row,
+    );
+    update(m, Message::Click(at));
+}
+
+fn wheel(m: &mut Model, column: u16, row: u16, down: bool) {
+    let theme = quantscope::ui::Theme::new(false, false);
+    let at = quantscope::ui::hit(
+        ratatui::layout::Rect::new(0, 0, 80, 24),
+        m,
+        &theme,
+        column,
+        row,
+    );
+    update(m, Message::Wheel { at, down });
+}
+
+#[test]
+fn a_click_focuses_a_pane_and_selects_the_row_under_it() {
+    use quantscope::app::Focus;
+    let mut m = explorer::builtin_model();
+    assert_eq!(m.focus, Focus::Editor);
+    // The loud row of Utilization (the left half).
+    let (x, y) = find_with(&m, "loud ", "/15", 38);
+    click(&mut m, x + 2, y);
+    assert_eq!((m.focus, m.selected_channel), (Focus::Utilization, 1));
+    // The channel rung of the Ladder.
+    let (x, y) = find_with(&m, "channel ", "12.000", 80);
+    click(&mut m, x, y);
+    assert_eq!((m.focus, m.selected_rung), (Focus::Ladder, 1));
+    // The bits line of Settings.
+    let (x, y) = find_with(&m, "bits ", "F2/F3", 80);
+    click(&mut m, x, y);
+    assert_eq!(m.focus, Focus::Settings);
+    assert_eq!(
+        quantscope::app::SETTINGS[m.selected_setting].label(),
+        "bits"
+    );
+    // The Data pane's text: the editor has the keys again.
+    let (x, y) = find(&m, "#! title", 38);
+    click(&mut m, x, y);
+    assert_eq!(m.focus, Focus::Editor);
+}
+
+#[test]
+fn the_wheel_moves_a_lists_selection_and_scrolls_the_help() {
+    use quantscope::app::Focus;
+    let mut m = explorer::builtin_model();
+    let (x, y) = find_with(&m, "quiet ", "/15", 38);
+    wheel(&mut m, x, y, true);
+    assert_eq!((m.focus, m.selected_channel), (Focus::Utilization, 1));
+    wheel(&mut m, x, y, false);
+    assert_eq!(m.selected_channel, 0);
+    // With the help open, the wheel scrolls it wherever the pointer is.
+    update(&mut m, Message::Action(Action::Help));
+    wheel(&mut m, 0, 0, true);
+    assert_eq!(m.help_scroll, 3);
+}

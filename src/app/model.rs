@@ -258,6 +258,18 @@ pub struct Model {
     pub viewport: Viewport,
 }
 
+/// What a mouse event landed on, as the view laid the screen out ([`crate::ui::hit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    /// Nothing that takes a click (a border between panes, the caption, an overlay).
+    Nothing,
+    /// A pane, away from its list's items.
+    Pane(Focus),
+    /// An item of a list pane: a setting (its index in [`crate::app::SETTINGS`]), a channel
+    /// (its row) or a rung of the ladder (its index).
+    Item(Focus, usize),
+}
+
 /// How far each text area that scrolls can be scrolled on the screen as last drawn: the
 /// view reports it after drawing ([`crate::app::Message::Viewport`]), and the offsets are
 /// kept within it, so that scrolling back starts at once after scrolling past the end.

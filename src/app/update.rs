@@ -2,6 +2,7 @@
 //! keymap are carried out in the submodules, by what they are about.
 
 mod files;
+mod mouse;
 mod navigate;
 mod overlays;
 mod teach;
@@ -57,6 +58,15 @@ pub enum Message {
     Resized(u16, u16),
     /// The screen was drawn: how far each text that scrolls can be scrolled on it.
     Viewport(crate::app::model::Viewport),
+    /// A click of the left button, on what the view has there.
+    Click(crate::app::model::Hit),
+    /// A notch of the mouse wheel over what the view has there: `down` or up.
+    Wheel {
+        /// What is under the pointer.
+        at: crate::app::model::Hit,
+        /// Towards the end (the wheel turned down).
+        down: bool,
+    },
     /// A tensor load finished: the tensor, or why not; `request` is the number of the load
     /// asked for (only the newest counts).
     TensorLoaded {
@@ -162,6 +172,8 @@ pub fn update(model: &mut Model, message: Message) {
             model.size = (width, height);
             model.keep_focus_visible();
         }
+        Message::Click(hit) => mouse::click(model, hit),
+        Message::Wheel { at, down } => mouse::wheel(model, at, down),
         Message::Viewport(viewport) => {
             model.viewport = viewport;
             model.help_scroll = model.help_scroll.min(viewport.help);

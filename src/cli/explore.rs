@@ -26,6 +26,9 @@ pub struct DemoArgs {
     /// List the built-in demo scripts, and exit.
     #[arg(long)]
     pub list: bool,
+    /// Leave the mouse to the terminal (see `quantscope --help`).
+    #[arg(long)]
+    pub no_mouse: bool,
 }
 
 /// Arguments of `quantscope practice`.
@@ -36,6 +39,9 @@ pub struct PracticeArgs {
     /// List the built-in exercises, and exit.
     #[arg(long)]
     pub list: bool,
+    /// Leave the mouse to the terminal (see `quantscope --help`).
+    #[arg(long)]
+    pub no_mouse: bool,
 }
 
 fn file_name(path: &Path) -> String {
@@ -113,7 +119,7 @@ fn builtin() -> Model {
     model
 }
 
-fn run(model: Model, ascii: bool) -> ExitCode {
+fn run(model: Model, cli: &Cli, no_mouse: bool) -> ExitCode {
     if let Some(why) = tui::no_terminal() {
         return fail(&format!(
             "the explorer needs a terminal ({why}); `quantscope report [FILE]` prints the same analysis without one"
@@ -122,7 +128,11 @@ fn run(model: Model, ascii: bool) -> ExitCode {
     if let Err(e) = color_eyre::install() {
         eprintln!("error: {e}");
     }
-    match tui::run(model, tui::Options::from_env(ascii)) {
+    let options = tui::Options {
+        mouse: !(cli.no_mouse || no_mouse),
+        ..tui::Options::from_env(cli.ascii)
+    };
+    match tui::run(model, options) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:?}");
@@ -154,12 +164,13 @@ pub fn explore(cli: &Cli) -> ExitCode {
     } else {
         builtin()
     };
-    run(model, cli.ascii)
+    run(model, cli, false)
 }
 
 /// `quantscope demo [SCRIPT]`.
 #[must_use]
-pub fn demo(args: &DemoArgs, ascii: bool) -> ExitCode {
+pub fn demo(args: &DemoArgs, cli: &Cli) -> ExitCode {
+    let ascii = cli.ascii;
     if args.list {
         let out: String =
             crate::teach::script::demo_scripts()
@@ -188,12 +199,13 @@ pub fn demo(args: &DemoArgs, ascii: bool) -> ExitCode {
     let mut model = Model::with_text("", None);
     model.demo = Some(crate::app::demo::Demo::new(script));
     crate::app::demo::go_to(&mut model, 1);
-    run(model, ascii)
+    run(model, cli, args.no_mouse)
 }
 
 /// `quantscope practice [EXERCISE]`.
 #[must_use]
-pub fn practice(args: &PracticeArgs, ascii: bool) -> ExitCode {
+pub fn practice(args: &PracticeArgs, cli: &Cli) -> ExitCode {
+    let ascii = cli.ascii;
     let names = crate::teach::assets::exercise_names();
     if args.list {
         let out: String =
@@ -226,5 +238,5 @@ pub fn practice(args: &PracticeArgs, ascii: bool) -> ExitCode {
                 .unwrap_or("could not start practice mode"),
         );
     }
-    run(model, ascii)
+    run(model, cli, args.no_mouse)
 }

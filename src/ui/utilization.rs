@@ -144,32 +144,31 @@ impl Widget for &UtilizationPane<'_> {
                 .left_aligned(),
             );
         }
-        let mut inner = block.inner(area);
+        let inner = block.inner(area);
         block.render(area, buf);
         if inner.is_empty() || n == 0 {
             return;
         }
-        let all: Vec<usize>;
-        let order: &[usize] = if self.order.is_empty() && !self.collapsed_only {
-            all = (0..n).collect();
-            &all
+        let order = self.order_of(report);
+        let (summary, list) = self.split(report, &order, inner);
+        let width = usize::from(inner.width);
+        let texts = if summary.height > 0 {
+            self.summary_lines(report, order.len(), width, inner.height)
         } else {
-            self.order
+            Vec::new()
         };
-        // With more channels than lines, or a non-default view, the first line summarises.
-        let show_summary = inner.height >= 3
-            && (n > usize::from(inner.height)
-                || self.sort != SortKey::Index
-                || self.collapsed_only);
-        if show_summary {
-            let width = usize::from(inner.width);
-            for text in self.summary_lines(report, order.len(), width, inner.height) {
-                Line::styled(fit(&text, width, theme.glyphs.ascii), theme.dim)
-                    .render(Rect { height: 1, ..inner }, buf);
-                inner.y += 1;
-                inner.height -= 1;
-            }
+        let inner = list;
+        for (y, text) in (summary.y..summary.bottom()).zip(texts) {
+            Line::styled(fit(&text, width, theme.glyphs.ascii), theme.dim).render(
+                Rect {
+                    y,
+                    height: 1,
+                    ..summary
+                },
+                buf,
+            );
         }
+        let order: &[usize] = &order;
         if order.is_empty() {
             Line::styled(
                 fit(
@@ -214,6 +213,71 @@ impl Widget for &UtilizationPane<'_> {
 }
 
 impl UtilizationPane<'_> {
+    /// The channels listed, in order.
+    fn order_of(&self, report: &Report) -> Vec<usize> {
+        if self.order.is_empty() && !self.collapsed_only {
+            (0..report.channels.len()).collect()
+        } else {
+            self.order.to_vec()
+        }
+    }
+
+    /// `inner` split into the summary's rows (with more channels than lines, or a
+    /// non-default view, the first lines summarise) and the list's.
+    fn split(&self, report: &Report, order: &[usize], inner: Rect) -> (Rect, Rect) {
+        let n = report.channels.len();
+        let show_summary = inner.height >= 3
+            && (n > usize::from(inner.height)
+                || self.sort != SortKey::Index
+                || self.collapsed_only);
+        let rows = if show_summary {
+            let lines =
+                self.summary_lines(report, order.len(), usize::from(inner.width), inner.height);
+            u16::try_from(lines.len()).unwrap_or(0)
+        } else {
+            0
+        };
+        let summary = Rect {
+            height: rows,
+            ..inner
+        };
+        let list = Rect {
+            y: inner.y + rows,
+            height: inner.height - rows,
+            ..inner
+        };
+        (summary, list)
+    }
+
+    /// The screen rows of the listed channels in `area` (the pane with its border), each
+    /// with its channel: where a click selects one.
+    #[must_use]
+    pub fn item_rows(&self, area: Rect) -> Vec<(u16, usize)> {
+        let Some(report) = self.report else {
+            return Vec::new();
+        };
+        let inner = self.theme.block("", false, false).inner(area);
+        if inner.is_empty() || report.channels.is_empty() {
+            return Vec::new();
+        }
+        let order = self.order_of(report);
+        let (_, list) = self.split(report, &order, inner);
+        if order.is_empty() {
+            return Vec::new();
+        }
+        let at = order.iter().position(|&c| c == self.selected).unwrap_or(
+            if self.selected >= report.channels.len() {
+                order.len() - 1
+            } else {
+                0
+            },
+        );
+        let rows = window(at, order.len(), usize::from(list.height));
+        (list.y..list.bottom())
+            .zip(order[rows].iter().copied())
+            .collect()
+    }
+
     /// The summary above the list: the order and the spread of utilization, on one line
     /// when it fits, on two when the list keeps three lines, else in a short form.
     fn summary_lines(

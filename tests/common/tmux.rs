@@ -110,6 +110,28 @@ impl Tmux {
         assert!(paste.status().unwrap().success());
     }
 
+    /// A tmux format expanded for the pane, e.g. `#{mouse_any_flag}` (whether the program
+    /// in it asked for mouse reports).
+    #[allow(
+        dead_code,
+        reason = "not every test file that includes this module uses it"
+    )]
+    pub fn format(&self, format: &str) -> String {
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &self.socket,
+                "display-message",
+                "-p",
+                "-t",
+                "e2e",
+                format,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     pub fn screen(&self) -> String {
         let out = Command::new("tmux")
             .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-t", "e2e"])
