@@ -1,6 +1,7 @@
 //! The command line: clap definitions, their conversion into plain option structs, and the
 //! headless commands `report` and `scan` (in [`scan`]).
 
+pub mod config;
 mod explore;
 mod files;
 mod scan_command;
@@ -47,10 +48,9 @@ pub struct Cli {
     /// out (`->`, `x^`) in every command's output (for terminals and fonts that lack them).
     #[arg(long, global = true)]
     pub ascii: bool,
-    /// Leave the mouse to the terminal (its own selection and copy) instead of clicks
-    /// focusing panes and selecting rows and the wheel scrolling.
-    #[arg(long)]
-    pub no_mouse: bool,
+    /// How the explorer looks and takes input.
+    #[command(flatten)]
+    pub look: Look,
     /// Open a scenario: a built-in's name (see --list-scenarios) or a scenario file.
     #[arg(long, value_name = "NAME|FILE", conflicts_with = "file")]
     pub scenario: Option<String>,
@@ -81,6 +81,21 @@ impl Cli {
             }
         }
     }
+}
+
+/// How the explorer looks and takes input (the explorer, `demo` and `practice`); each flag
+/// given overrides the config file's setting.
+#[derive(Debug, Args, Default, Clone)]
+pub struct Look {
+    /// Colours: dark (the terminal's own background and its 16 colours), light (black on
+    /// white) or high-contrast (white on black, 7:1 or more); default dark, or the config
+    /// file's `theme`.
+    #[arg(long, value_name = "THEME", value_parser = parsed::<crate::ui::ThemeName>)]
+    pub theme: Option<crate::ui::ThemeName>,
+    /// Leave the mouse to the terminal (its own selection and copy) instead of clicks
+    /// focusing panes and selecting rows and the wheel scrolling.
+    #[arg(long)]
+    pub no_mouse: bool,
 }
 
 /// Headless commands.
@@ -444,6 +459,11 @@ pub(crate) fn write_stdout(buf: &[u8], ascii: bool) -> ExitCode {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => fail(&format!("could not write the output: {e}")),
     }
+}
+
+/// The config file's settings, or the exit code after its error has been printed.
+pub fn load_config() -> Result<config::Config, ExitCode> {
+    config::load().map_err(|e| fail(&format!("the config file {e}")))
 }
 
 /// Channels `report --explain` works through.

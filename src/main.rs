@@ -9,12 +9,17 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    let config = match quantscope::cli::load_config() {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
+    let ascii = cli.ascii || config.ascii;
     quantscope::runtime::init_threads();
     match &cli.command {
-        Some(Command::Report(args)) => report(args, cli.ascii),
-        Some(Command::Scan(args)) => scan(args, cli.ascii),
-        Some(Command::Demo(args)) => demo(args, &cli),
-        Some(Command::Practice(args)) => practice(args, &cli),
-        None => explore(&cli),
+        Some(Command::Report(args)) => report(args, ascii),
+        Some(Command::Scan(args)) => scan(args, ascii),
+        Some(Command::Demo(args)) => demo(args, &cli, &config),
+        Some(Command::Practice(args)) => practice(args, &cli, &config),
+        None => explore(&cli, &config),
     }
 }

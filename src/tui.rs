@@ -41,6 +41,8 @@ pub struct Options {
     /// Take the mouse (clicks and the wheel); without it the terminal keeps its own
     /// selection.
     pub mouse: bool,
+    /// The colours.
+    pub theme: crate::ui::ThemeName,
 }
 
 impl Options {
@@ -52,6 +54,7 @@ impl Options {
             color: !no_color,
             ascii,
             mouse: true,
+            theme: crate::ui::ThemeName::default(),
         }
     }
 }
@@ -184,7 +187,7 @@ fn run_effects(model: &mut Model, runtime: &mut Runtime) -> Result<()> {
 }
 
 fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options) -> Result<()> {
-    let theme = Theme::new(options.color, options.ascii);
+    let theme = Theme::named(options.theme, options.color, options.ascii);
     model.ascii = options.ascii;
     let mut runtime = Runtime::start().wrap_err("could not start the analysis thread")?;
     if let Ok(size) = terminal.size() {

@@ -46,7 +46,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use crate::app::model::Hit;
 use crate::app::{Focus, Model, Overlay};
 use help::HelpOverlay;
-pub use theme::Theme;
+pub use theme::{Theme, ThemeName};
 
 pub use crate::app::model::{DETAIL_COLUMN_WIDTH, MIN_HEIGHT, MIN_WIDTH};
 
@@ -212,6 +212,8 @@ pub fn viewport(area: Rect, model: &Model, theme: &Theme) -> crate::app::model::
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     let area = frame.area();
+    // The theme's colours under everything (the dark theme keeps the terminal's own).
+    frame.buffer_mut().set_style(area, theme.base);
     let Some(areas) = areas_of(area, model) else {
         frame.render_widget(
             &status::TooSmall {

@@ -260,3 +260,80 @@ fn the_mouse_focuses_selects_and_scrolls_and_no_mouse_leaves_it_to_the_terminal(
     let s = t.screen();
     assert!(s.contains("┏ ▶ Data"), "the editor keeps the focus:\n{s}");
 }
+
+/// The app with the config file `config` (its text), in `dir`.
+fn with_config(dir: &std::path::Path, config: &str, args: &str) -> String {
+    let path = dir.join("config.toml");
+    std::fs::write(&path, config).unwrap();
+    format!(
+        "env QUANTSCOPE_CONFIG={} {} {args}; echo \"exit status $?\"; sleep 60",
+        path.display(),
+        env!("CARGO_BIN_EXE_quantscope")
+    )
+}
+
+#[test]
+fn the_config_file_sets_theme_mouse_and_preset_and_flags_win_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // theme = "light": every cell is painted white (xterm colour 231).
+    let t = Tmux::start(
+        "config-light",
+        &with_config(dir.path(), "theme = \"light\"\n", ""),
+        80,
+        24,
+    );
+    started(&t);
+    let s = t.screen_with_colours();
+    assert!(s.contains("48;5;231"), "no white background:\n{s}");
+    drop(t);
+    // --theme wins over the file.
+    let t = Tmux::start(
+        "config-flag",
+        &with_config(dir.path(), "theme = \"light\"\n", "--theme high-contrast"),
+        80,
+        24,
+    );
+    started(&t);
+    let s = t.screen_with_colours();
+    assert!(s.contains("48;5;16") && !s.contains("48;5;231"), "{s}");
+    drop(t);
+    // mouse = false: the terminal keeps the mouse.
+    let t = Tmux::start(
+        "config-mouse",
+        &with_config(dir.path(), "mouse = false\n", ""),
+        80,
+        24,
+    );
+    started(&t);
+    assert_eq!(t.format("#{mouse_any_flag}"), "0");
+    drop(t);
+    // preset = "q4_k": a file without #! lines opens with it.
+    let data = dir.path().join("rows.txt");
+    let row: Vec<String> = (0..256)
+        .map(|i| format!("{:.3}", (f64::from(i) * 0.1).sin()))
+        .collect();
+    std::fs::write(&data, format!("{}\n{}\n", row.join(", "), row.join(", "))).unwrap();
+    let t = Tmux::start(
+        "config-preset",
+        &with_config(dir.path(), "preset = \"q4_k\"\n", data.to_str().unwrap()),
+        80,
+        24,
+    );
+    t.wait_for("the preset of the config file", |s| {
+        title(s).contains("q4_k") && title(s).contains("2x256")
+    });
+    drop(t);
+    // A bad value: one line naming the file and line, exit status 2, no screen.
+    let t = Tmux::start(
+        "config-bad",
+        &with_config(dir.path(), "\ntheme = \"blue\"\n", ""),
+        80,
+        24,
+    );
+    let s = t.wait_for("the refusal", |s| s.contains("exit status"));
+    assert!(
+        s.contains("config.toml, line 2: unknown theme \"blue\""),
+        "{s}"
+    );
+    assert!(s.contains("exit status 2"), "{s}");
+}

@@ -301,6 +301,7 @@ fn on_the_runtime_deleting_every_row_then_typing_shows_the_new_rows_at_every_spe
 fn quantscope(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_quantscope"))
         .args(args)
+        .env("QUANTSCOPE_CONFIG", "/dev/null")
         .stdin(std::process::Stdio::null())
         .output()
         .expect("the binary runs")

@@ -192,3 +192,207 @@ fn the_wheel_moves_a_lists_selection_and_scrolls_the_help() {
     wheel(&mut m, 0, 0, true);
     assert_eq!(m.help_scroll, 3);
 }
+
+/// A colour's red, green and blue as xterm draws it: its 256-colour palette (the 16 ANSI
+/// colours at xterm's defaults), and for the terminal's own colours (`Reset`) the dark
+/// background the dark theme is meant for: #000000 under #e5e5e5.
+fn rgb(color: Option<ratatui::style::Color>, foreground: bool) -> (f64, f64, f64) {
+    use ratatui::style::Color;
+    const ANSI: [(u8, u8, u8); 16] = [
+        (0, 0, 0),
+        (205, 0, 0),
+        (0, 205, 0),
+        (205, 205, 0),
+        (0, 0, 238),
+        (205, 0, 205),
+        (0, 205, 205),
+        (229, 229, 229),
+        (127, 127, 127),
+        (255, 0, 0),
+        (0, 255, 0),
+        (255, 255, 0),
+        (92, 92, 255),
+        (255, 0, 255),
+        (0, 255, 255),
+        (255, 255, 255),
+    ];
+    let index = match color {
+        None | Some(Color::Reset) => {
+            return if foreground {
+                (229.0, 229.0, 229.0)
+            } else {
+                (0.0, 0.0, 0.0)
+            };
+        }
+        Some(Color::Black) => 0,
+        Some(Color::Red) => 1,
+        Some(Color::Green) => 2,
+        Some(Color::Yellow) => 3,
+        Some(Color::Blue) => 4,
+        Some(Color::Magenta) => 5,
+        Some(Color::Cyan) => 6,
+        Some(Color::Gray) => 7,
+        Some(Color::DarkGray) => 8,
+        Some(Color::LightRed) => 9,
+        Some(Color::LightGreen) => 10,
+        Some(Color::LightYellow) => 11,
+        Some(Color::LightBlue) => 12,
+        Some(Color::LightMagenta) => 13,
+        Some(Color::LightCyan) => 14,
+        Some(Color::White) => 15,
+        Some(Color::Indexed(i)) => i,
+        Some(Color::Rgb(r, g, b)) => return (f64::from(r), f64::from(g), f64::from(b)),
+    };
+    let (r, g, b) = match index {
+        0..=15 => ANSI[usize::from(index)],
+        16..=231 => {
+            let level = |v: u8| if v == 0 { 0 } else { 55 + 40 * v };
+            let i = index - 16;
+            (level(i / 36), level(i / 6 % 6), level(i % 6))
+        }
+        _ => {
+            let v = 8 + 10 * (index - 232);
+            (v, v, v)
+        }
+    };
+    (f64::from(r), f64::from(g), f64::from(b))
+}
+
+/// WCAG 2's relative luminance.
+fn luminance((r, g, b): (f64, f64, f64)) -> f64 {
+    let lin = |c: f64| {
+        let c = c / 255.0;
+        if c <= 0.039_28 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+}
+
+/// WCAG 2's contrast ratio of a style's text against its background (reversed when the
+/// style reverses).
+fn contrast(style: ratatui::style::Style) -> f64 {
+    let mut fg = rgb(style.fg, true);
+    let mut bg = rgb(style.bg, false);
+    if style
+        .add_modifier
+        .contains(ratatui::style::Modifier::REVERSED)
+    {
+        std::mem::swap(&mut fg, &mut bg);
+    }
+    let (a, b) = (luminance(fg), luminance(bg));
+    (a.max(b) + 0.05) / (a.min(b) + 0.05)
+}
+
+#[test]
+fn every_colour_pair_of_every_theme_is_readable() {
+    use quantscope::ui::{Theme, ThemeName};
+    for name in ThemeName::ALL {
+        let theme = Theme::named(name, true, false);
+        for (what, style) in theme.pairs() {
+            let ratio = contrast(style);
+            // WCAG AA: 4.5:1 for text, 3:1 for borders; the high-contrast theme AAA, 7:1.
+            let least = match (name, what) {
+                (ThemeName::HighContrast, _) => 7.0,
+                (_, "border") => 3.0,
+                _ => 4.5,
+            };
+            assert!(
+                ratio >= least,
+                "{name} {what}: {ratio:.2}:1 is less than {least}:1 ({style:?})"
+            );
+        }
+    }
+    // The ratio itself: white on black is 21:1, and a pair against itself 1:1.
+    let white_on_black = ratatui::style::Style::new()
+        .fg(ratatui::style::Color::Indexed(231))
+        .bg(ratatui::style::Color::Indexed(16));
+    assert!((contrast(white_on_black) - 21.0).abs() < 1e-9);
+    let grey = ratatui::style::Color::Indexed(244);
+    assert!((contrast(ratatui::style::Style::new().fg(grey).bg(grey)) - 1.0).abs() < 1e-12);
+}
+
+/// The whole screen drawn with the light theme at `width` x `height`, with its colours.
+fn light_screen(m: &Model, width: u16, height: u16) -> String {
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    let theme = quantscope::ui::Theme::named(quantscope::ui::ThemeName::Light, true, false);
+    terminal
+        .draw(|frame| quantscope::ui::draw(frame, m, &theme))
+        .unwrap();
+    format!("{:?}", terminal.backend().buffer())
+}
+
+#[test]
+fn the_light_theme_at_80x24_and_120x40() {
+    let mut m = explorer::builtin_model();
+    insta::assert_snapshot!("light_80x24", light_screen(&m, 80, 24));
+    update(&mut m, Message::Resized(120, 40));
+    insta::assert_snapshot!("light_120x40", light_screen(&m, 120, 40));
+    // Every cell is painted: nothing is left to the terminal's own background.
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    let theme = quantscope::ui::Theme::named(quantscope::ui::ThemeName::Light, true, false);
+    terminal
+        .draw(|frame| quantscope::ui::draw(frame, &m, &theme))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    let unpainted = buffer
+        .content()
+        .iter()
+        .filter(|c| c.bg == ratatui::style::Color::Reset)
+        .count();
+    assert_eq!(unpainted, 0, "cells left to the terminal's background");
+}
+
+/// Runs the binary with `args` and the config file `config` (its text).
+fn with_config(config: &str, args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, config).unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(args)
+        .env("QUANTSCOPE_CONFIG", &path)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_bad_config_value_is_a_message_naming_the_file_and_line() {
+    for (config, says) in [
+        (
+            "mouse = true\ntheme = \"blue\"\n",
+            "line 2: unknown theme \"blue\": the themes are dark, light, high-contrast",
+        ),
+        ("preset = \"int3\"\n", "line 1: unknown preset \"int3\""),
+        ("ascii = yes\n", "line 1:"),
+        ("mous = false\n", "line 1: unknown field `mous`"),
+    ] {
+        let out = with_config(config, &["report"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{config:?}: {stderr}");
+        assert!(stderr.contains("config.toml, line"), "{config:?}: {stderr}");
+        assert!(stderr.contains(says), "{config:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+    // ascii = true spells report's output in ASCII, as --ascii does.
+    let out = with_config("ascii = true\n", &["report", "--explain"]);
+    assert!(out.status.success());
+    assert!(out.stdout.is_ascii());
+    let plain = with_config("", &["report", "--explain"]);
+    assert!(
+        !plain.stdout.is_ascii(),
+        "the default output has its symbols"
+    );
+    // A config file named by QUANTSCOPE_CONFIG that is missing is an error.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .arg("report")
+        .env("QUANTSCOPE_CONFIG", "/nonexistent/quantscope.toml")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such file"));
+}
