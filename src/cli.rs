@@ -114,6 +114,61 @@ pub enum Command {
     Demo(DemoArgs),
     /// Practise: exercises with answer checking, hints and a score, and recall cards.
     Practice(PracticeArgs),
+    /// Print a completion script for SHELL (bash, zsh or fish), generated from these
+    /// flags: `quantscope completions bash > ~/.local/share/bash-completion/completions/quantscope`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), every command and flag: `quantscope man | man -l -`.
+    Man,
+}
+
+/// Arguments of `quantscope completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh or fish.
+    #[arg(value_parser = ["bash", "zsh", "fish"])]
+    pub shell: String,
+}
+
+/// `quantscope completions SHELL`: the completion script, from the clap definitions.
+#[must_use]
+pub fn completions(args: &CompletionsArgs) -> ExitCode {
+    use clap::CommandFactory as _;
+    use clap_complete::Shell;
+    let shell = match args.shell.as_str() {
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        _ => Shell::Bash,
+    };
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "quantscope", &mut buf);
+    write_stdout(&buf, false)
+}
+
+/// The man page in roff: the command's own page, then a section for each command with its
+/// synopsis, description and options, all from the clap definitions.
+pub fn man_page() -> std::io::Result<Vec<u8>> {
+    use clap::CommandFactory as _;
+    let top = Cli::command();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(top.clone()).render(&mut out)?;
+    for sub in top.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = format!("quantscope {}", sub.get_name());
+        writeln!(out, ".SH \"{}\"", name.to_uppercase())?;
+        let man = clap_mangen::Man::new(sub.clone().bin_name(name));
+        man.render_synopsis_section(&mut out)?;
+        man.render_description_section(&mut out)?;
+        man.render_options_section(&mut out)?;
+    }
+    Ok(out)
+}
+
+/// `quantscope man`.
+#[must_use]
+pub fn man() -> ExitCode {
+    match man_page() {
+        Ok(page) => write_stdout(&page, false),
+        Err(e) => fail(&format!("could not write the man page: {e}")),
+    }
 }
 
 /// Arguments of `quantscope report`.

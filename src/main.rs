@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use quantscope::cli::{Cli, Command, demo, explore, practice, report, scan};
+use quantscope::cli::{Cli, Command, completions, demo, explore, man, practice, report, scan};
 
 fn main() -> ExitCode {
     let cli = match Cli::parse_args() {
@@ -20,6 +20,8 @@ fn main() -> ExitCode {
         Some(Command::Scan(args)) => scan(args, ascii),
         Some(Command::Demo(args)) => demo(args, &cli, &config),
         Some(Command::Practice(args)) => practice(args, &cli, &config),
+        Some(Command::Completions(args)) => completions(args),
+        Some(Command::Man) => man(),
         None => explore(&cli, &config),
     }
 }

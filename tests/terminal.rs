@@ -396,3 +396,86 @@ fn a_bad_config_value_is_a_message_naming_the_file_and_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such file"));
 }
+
+/// Every command (as `quantscope NAME`) and the long flags of each, from the clap
+/// definitions.
+fn commands_and_flags() -> Vec<(String, Vec<String>)> {
+    use clap::CommandFactory as _;
+    let top = quantscope::cli::Cli::command();
+    let flags = |c: &clap::Command| {
+        c.get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    let mut out = vec![(String::new(), flags(&top))];
+    for sub in top.get_subcommands() {
+        out.push((sub.get_name().to_string(), flags(sub)));
+    }
+    out
+}
+
+fn run(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(args)
+        .env("QUANTSCOPE_CONFIG", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn completions_and_the_man_page_name_every_command_and_flag() {
+    let all = commands_and_flags();
+    assert!(all.iter().any(|(c, _)| c == "completions"));
+    assert!(all.iter().any(|(c, _)| c == "man"));
+    for shell in ["bash", "zsh", "fish"] {
+        let script = run(&["completions", shell]);
+        for (command, flags) in &all {
+            if !command.is_empty() {
+                assert!(script.contains(command.as_str()), "{shell}: no {command}");
+            }
+            for flag in flags {
+                let spelled = if shell == "fish" {
+                    format!("-l {flag}")
+                } else {
+                    format!("--{flag}")
+                };
+                assert!(
+                    script.contains(&spelled),
+                    "{shell}: no {spelled} of {command:?}"
+                );
+            }
+        }
+    }
+    // roff writes a hyphen as \-.
+    let man = run(&["man"]).replace("\\-", "-");
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH quantscope"),
+        "{}",
+        &man[..200]
+    );
+    for (command, flags) in &all {
+        if !command.is_empty() && command != "help" {
+            let heading = format!(".SH \"QUANTSCOPE {}\"", command.to_uppercase());
+            assert!(man.contains(&heading), "no section {heading}");
+        }
+        for flag in flags {
+            assert!(
+                man.contains(&format!("--{flag}")),
+                "the man page has no --{flag} of {command:?}"
+            );
+        }
+    }
+    // An unknown shell is refused with the ones there are.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bash, zsh, fish"));
+}
