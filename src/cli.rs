@@ -102,7 +102,7 @@ pub struct Look {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Analyse a matrix and print the report (table, json, csv, markdown, html or pdf).
-    Report(ReportArgs),
+    Report(Box<ReportArgs>),
     /// Analyse every floating tensor of a checkpoint (.safetensors, .gguf, sharded) per
     /// tensor and per channel, rank them by how much per-channel scales gain, and show a
     /// GGUF file's quantized tensors as stored.
@@ -219,6 +219,12 @@ pub struct ReportArgs {
     /// `int4-g128,granularity=group:32,bits=3`.
     #[arg(long, value_name = "SPEC", value_parser = compare_spec)]
     pub compare: Option<CompareSpec>,
+    /// Also write the reconstructed matrix (the dequantized values: what the configuration
+    /// or format gives back for every value) to FILE, as NumPy's .npy or a .safetensors
+    /// file with one F32 tensor (named as --tensor, else `dequantized`), to measure it
+    /// elsewhere (perplexity, say). The report is written as usual.
+    #[arg(long, value_name = "FILE.npy|FILE.safetensors", value_parser = dequantized_path)]
+    pub write_dequantized: Option<PathBuf>,
     /// Print how long loading, analysing and writing took, on standard error.
     #[arg(long)]
     pub timings: bool,
@@ -536,6 +542,17 @@ pub struct CompareSpec {
     pub config: crate::core::Config,
 }
 
+/// A path ending in `.npy` or `.safetensors`.
+fn dequantized_path(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    match crate::io::dequantized::Kind::of(&path) {
+        Some(_) => Ok(path),
+        None => Err(format!(
+            "{text:?} must end in .npy or .safetensors (the two files the reconstruction is written as)"
+        )),
+    }
+}
+
 /// Parses `NAME[,key=value...]`: a preset or format, then settings as the flags spell them.
 fn compare_spec(text: &str) -> Result<CompareSpec, String> {
     let mut parts = text.split(',');
@@ -657,6 +674,9 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         let preset = args.config.preset.as_deref().unwrap_or("lesson");
         crate::core::lineup::lineup(&matrix, selection, Some((preset, &config)))
     });
+    if let Err(e) = write_dequantized(args, &report) {
+        return fail(&format!("--write-dequantized: {e}"));
+    }
     let analysed = t.elapsed();
     let t = Instant::now();
     // The report is written into a buffer first, so a failure leaves nothing on stdout.
@@ -684,6 +704,17 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// With `--write-dequantized FILE`: the matrix `report`'s configuration reconstructs,
+/// written to FILE.
+fn write_dequantized(args: &ReportArgs, report: &crate::core::Report) -> Result<(), String> {
+    let Some(path) = &args.write_dequantized else {
+        return Ok(());
+    };
+    let matrix = crate::core::reconstruct::reconstruction(report).map_err(|e| e.to_string())?;
+    let name = args.tensor.as_deref().unwrap_or("dequantized");
+    crate::io::dequantized::write_file(path, &matrix, name)
 }
 
 /// Why an HTML or PDF document cannot be written as asked (a listing has no analysis to

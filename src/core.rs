@@ -34,6 +34,7 @@ pub mod params;
 mod pass;
 pub mod presets;
 pub mod quote;
+pub mod reconstruct;
 pub mod report;
 mod round;
 mod stats;

@@ -1,6 +1,7 @@
 //! Input and output: the text parser, file loaders and the report exporters.
 
 pub mod checkpoint;
+pub mod dequantized;
 pub mod export;
 pub mod gguf;
 pub mod load;

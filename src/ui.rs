@@ -436,7 +436,7 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             } else {
                 (
                     "Export report",
-                    "File name, ending in .html or .pdf: typing replaces it, Home, End or an arrow key edits it. Enter writes, Esc cancels.",
+                    "File name: .html or .pdf for the report, .npy or .safetensors for the reconstructed matrix. Typing replaces it, Home, End or an arrow key edits it. Enter writes, Esc cancels.",
                 )
             };
             frame.render_widget(

@@ -257,7 +257,8 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
         Effect::Analyse
         | Effect::LoadTensor { .. }
         | Effect::ListTensors { .. }
-        | Effect::Export { .. } => None,
+        | Effect::Export { .. }
+        | Effect::WriteDequantized { .. } => None,
     });
     let (path, text) = save.expect("a save effect");
     assert_eq!(path.to_string_lossy(), "u");

@@ -65,7 +65,7 @@ fn an_export_name_typed_replaces_the_proposed_one_and_a_failure_says_why_in_full
     // Alt-E, a name typed over the proposed one, Enter.
     let wanted = dir.path().join("x.html");
     t.keys(&["M-E"]);
-    t.wait_for("the export prompt", |s| s.contains("typing replaces"));
+    t.wait_for("the export prompt", |s| s.contains("replaces it"));
     t.literal(wanted.to_str().unwrap());
     t.keys(&["Enter"]);
     t.wait_for("the export to finish", |s| {
@@ -75,14 +75,17 @@ fn an_export_name_typed_replaces_the_proposed_one_and_a_failure_says_why_in_full
     // A name in a directory that does not exist: the reason, whole, in the prompt.
     let bad = dir.path().join("no-such-directory").join("report.html");
     t.keys(&["M-E"]);
-    t.wait_for("the export prompt", |s| s.contains("typing replaces"));
+    t.wait_for("the export prompt", |s| s.contains("replaces it"));
     t.literal(bad.to_str().unwrap());
     t.keys(&["Enter"]);
     let s = t.wait_for("why it failed", |s| s.contains("not exported"));
     // The prompt's box: between its thick borders.
     let inside: String = s
         .lines()
-        .filter_map(|l| Some(&l[l.find('┃')? + '┃'.len_utf8()..l.rfind('┃')?]))
+        .filter_map(|l| {
+            let (a, b) = (l.find('┃')? + '┃'.len_utf8(), l.rfind('┃')?);
+            l.get(a..b)
+        })
         .collect::<Vec<_>>()
         .join("\n");
     let flat: String = inside
@@ -93,7 +96,7 @@ fn an_export_name_typed_replaces_the_proposed_one_and_a_failure_says_why_in_full
     assert!(flat.contains("No such file or directory"), "{s}");
     assert!(flat.contains("no-such-directory/report.html"), "{s}");
     t.keys(&["Escape"]);
-    t.wait_for("the prompt to close", |s| !s.contains("typing replaces"));
+    t.wait_for("the prompt to close", |s| !s.contains("replaces it"));
     t.keys(&["C-q"]);
     t.wait_for("the shell", |s| s.contains("exit status 0"));
 }

@@ -611,7 +611,7 @@ fn typing_in_a_name_prompt_replaces_the_proposed_name() {
     let mut m = explorer::builtin_model();
     press(&mut m, KeyCode::Char('E'), KeyModifiers::ALT);
     let s = screen_text::screen(&m, 80, 24);
-    assert!(s.contains("typing replaces"), "{s}");
+    assert!(s.contains("replaces it"), "{s}");
 }
 
 #[test]
@@ -635,7 +635,10 @@ fn why_an_export_failed_is_shown_whole_at_80_columns() {
     // The prompt's box: between its thick borders.
     let inside: String = s
         .lines()
-        .filter_map(|l| Some(&l[l.find('┃')? + '┃'.len_utf8()..l.rfind('┃')?]))
+        .filter_map(|l| {
+            let (a, b) = (l.find('┃')? + '┃'.len_utf8(), l.rfind('┃')?);
+            l.get(a..b)
+        })
         .collect::<Vec<_>>()
         .join("\n");
     let flat: String = inside

@@ -479,3 +479,111 @@ fn completions_and_the_man_page_name_every_command_and_flag() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bash, zsh, fish"));
 }
+
+/// The f32 values of a `.npy` file of format 1.0 (what numpy and quantscope write).
+fn npy_values(bytes: &[u8]) -> Vec<f32> {
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let header = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+    bytes[10 + header..]
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[test]
+fn write_dequantized_gives_back_what_gguf_py_reconstructs_bit_for_bit() {
+    let golden = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/golden/dequantized"
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    for preset in ["q4_0", "q8_0"] {
+        let out = dir.path().join(format!("{preset}.npy"));
+        run(&[
+            "report",
+            golden.join("x.npy").to_str().unwrap(),
+            "-p",
+            preset,
+            "--write-dequantized",
+            out.to_str().unwrap(),
+        ]);
+        let mine = npy_values(&std::fs::read(&out).unwrap());
+        let want = npy_values(&std::fs::read(golden.join(format!("x_{preset}.npy"))).unwrap());
+        assert_eq!(mine.len(), 256);
+        let same = mine
+            .iter()
+            .zip(&want)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{preset}: the reconstruction differs from gguf-py's");
+    }
+    // As .safetensors: one F32 tensor of the matrix's shape, named as --tensor or
+    // "dequantized", with the same values as the report's.
+    let st = dir.path().join("lesson.safetensors");
+    run(&[
+        "report",
+        "-g",
+        "channel",
+        "--write-dequantized",
+        st.to_str().unwrap(),
+    ]);
+    let (matrix, dtype) = {
+        let c = quantscope::io::checkpoint::Checkpoint::open(&st).unwrap();
+        let e = c.entries();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].name, "dequantized");
+        let t = quantscope::runtime::files::load_tensor(&st, "dequantized").unwrap();
+        (t.matrix, t.dtype)
+    };
+    assert_eq!(dtype, "f32");
+    let example = quantscope::io::text::parse_text(quantscope::cli::BUILTIN_EXAMPLE).unwrap();
+    let report = quantscope::core::analyse(
+        &example,
+        &quantscope::core::Config {
+            granularity: quantscope::core::Granularity::Channel,
+            ..quantscope::core::Config::default()
+        },
+    )
+    .unwrap();
+    for r in 0..2 {
+        assert_eq!(matrix.values().row(r).to_vec(), report.row_dequantized(r));
+    }
+    // Another ending is refused before anything is analysed.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(["report", "--write-dequantized", "x.csv"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must end in .npy or .safetensors"));
+}
+
+#[test]
+fn the_explorers_export_writes_the_reconstructed_matrix_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = explorer::builtin_model();
+    press(&mut m, KeyCode::F(7), KeyModifiers::NONE);
+    quantscope::runtime::settle(&mut m);
+    for name in ["back.npy", "back.safetensors"] {
+        let path = dir.path().join(name);
+        press(&mut m, KeyCode::Char('E'), KeyModifiers::ALT);
+        type_in(&mut m, path.to_str().unwrap());
+        press(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+        for effect in std::mem::take(&mut m.effects) {
+            if let Some(msg) = quantscope::runtime::perform_now(effect) {
+                update(&mut m, msg);
+            }
+        }
+        assert_eq!(
+            m.status.as_deref(),
+            Some(format!("exported the reconstructed matrix to {}", path.display()).as_str())
+        );
+        let back = quantscope::io::load::load_path(&path).unwrap();
+        let report = m.analysis.report.as_ref().unwrap();
+        for r in 0..2 {
+            assert_eq!(
+                back.values().row(r).to_vec(),
+                report.row_dequantized(r),
+                "{name}"
+            );
+        }
+    }
+}

@@ -138,7 +138,7 @@ impl Action {
             Self::Save => "save the text to its file (asks for a name if it has none)",
             Self::SaveAs => "save the text under another name",
             Self::Export => {
-                "export the report of the data and configuration (with A/B when pinned) as HTML or PDF: asks for a name ending .html or .pdf"
+                "export the report of the data and configuration (with A/B when pinned) as HTML or PDF, or the reconstructed matrix as .npy or .safetensors: asks for a name with one of those endings"
             }
             Self::Edit(e) => e.describe(),
             Self::Change(setting, dir) => setting.help(dir),

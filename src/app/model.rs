@@ -139,6 +139,16 @@ pub enum Effect {
         /// Contents.
         text: String,
     },
+    /// Write the matrix `report`'s configuration reconstructs to `path` (`.npy` or
+    /// `.safetensors`, one tensor named `tensor`) atomically.
+    WriteDequantized {
+        /// Destination.
+        path: PathBuf,
+        /// The report whose reconstruction is written.
+        report: Arc<Report>,
+        /// The tensor's name in a `.safetensors` file.
+        tensor: String,
+    },
     /// Write the report of `job` as `document` to `path` atomically.
     Export {
         /// Destination.

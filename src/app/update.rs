@@ -125,7 +125,12 @@ pub fn update(model: &mut Model, message: Message) {
             model.overlay = Some(save_as_prompt(&path.display().to_string()));
         }
         Message::Exported(Ok(path)) => {
-            model.status = Some(format!("exported the report to {}", path.display()));
+            let what = if crate::io::dequantized::Kind::of(&path).is_some() {
+                "the reconstructed matrix"
+            } else {
+                "the report"
+            };
+            model.status = Some(format!("exported {what} to {}", path.display()));
         }
         Message::Exported(Err((path, e))) => {
             model.status = Some(format!(

@@ -106,6 +106,7 @@ fn analysis_flags(args: &ReportArgs) -> Vec<&'static str> {
         (args.compare.is_some(), "--compare"),
         (args.explain, "--explain"),
         (args.values, "--values"),
+        (args.write_dequantized.is_some(), "--write-dequantized"),
     ]
     .into_iter()
     .filter_map(|(given, flag)| given.then_some(flag))

@@ -7,6 +7,32 @@ use std::sync::Arc;
 use crate::app::editor::Editor;
 use crate::app::model::{Effect, Focus, Model, Overlay, Source};
 
+/// Writes the reconstructed matrix of the active configuration to `name` (`.npy` or
+/// `.safetensors`), as `report --write-dequantized` does.
+fn write_dequantized(model: &mut Model, name: &str) {
+    let Some(report) = &model.analysis.report else {
+        model.status = Some("nothing to export yet: no results".into());
+        return;
+    };
+    if model.analysis.pending {
+        model.status = Some(
+            "not exported: the analysis is still running; export again when it is done".into(),
+        );
+        return;
+    }
+    // A tensor of a checkpoint keeps its name, to be put back in its place.
+    let tensor = match &model.source {
+        Source::Tensor { name, .. } => name.rsplit(" / ").next().unwrap_or(name).to_string(),
+        Source::Text { .. } => "dequantized".to_string(),
+    };
+    model.effects.push(Effect::WriteDequantized {
+        path: PathBuf::from(name),
+        report: Arc::clone(report),
+        tensor,
+    });
+    model.status = Some(format!("writing the reconstructed matrix to {name}…"));
+}
+
 pub(super) fn save(model: &mut Model) {
     match &model.source {
         Source::Tensor { name, .. } => {
@@ -70,11 +96,16 @@ pub(super) fn export_to(model: &mut Model, name: &str) {
         .extension()
         .and_then(|e| e.to_str())
         .and_then(|e| e.parse::<crate::io::export::rich::Document>().ok());
+    let dequantized = crate::io::dequantized::Kind::of(std::path::Path::new(name)).is_some();
+    if document.is_none() && dequantized {
+        write_dequantized(model, name);
+        return;
+    }
     let Some(document) = document else {
         model.status = Some(if name.is_empty() {
             "not exported: no file name given".to_string()
         } else {
-            "not exported: the name must end in .html or .pdf (Esc cancels)".to_string()
+            "not exported: the name must end in .html or .pdf (the report), or .npy or .safetensors (the reconstructed matrix); Esc cancels".to_string()
         });
         if !name.is_empty() {
             model.overlay = Some(export_prompt(name));
