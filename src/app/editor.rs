@@ -1,7 +1,7 @@
 //! The channel text's editor: lines, a cursor, a selection, undo and redo.
 //!
 //! It is written for large pastes: a key costs time in proportion to the line it edits,
-//! never to the whole text, and drawing (`crate::ui::editor`) looks only at the lines on
+//! never to the whole text, and drawing (the editor pane of the view) looks only at the lines on
 //! screen. The cursor's column is a byte offset into its line, always on a character
 //! boundary. Lines are shared (`Arc`) with the analysis thread, which keeps the parse of
 //! every line it has seen: an edit copies the one line it changes when the analysis holds

@@ -268,7 +268,7 @@ pub struct Model {
     pub viewport: Viewport,
 }
 
-/// What a mouse event landed on, as the view laid the screen out ([`crate::ui::hit`]).
+/// What a mouse event landed on, as the view laid the screen out (the view's `hit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hit {
     /// Nothing that takes a click (a border between panes, the caption, an overlay).

@@ -136,8 +136,14 @@ impl Palette {
             .into_iter()
             .enumerate()
             .filter_map(|(i, c)| {
+                // The name by its letters in order; the sentence by the words typed, whole
+                // (letters scattered over a long sentence match almost anything).
                 let by_name = score(&query, c.name);
-                let by_words = score(&query, c.what).map(|s| s + 500);
+                let by_words = c
+                    .what
+                    .to_lowercase()
+                    .find(query.trim().to_lowercase().as_str())
+                    .map(|at| at + 5000);
                 let s = by_name.into_iter().chain(by_words).min()?;
                 Some((s, i, c))
             })
@@ -170,6 +176,19 @@ mod tests {
         assert_eq!(score("xyz", "granularity"), None);
         assert!(score("dem", "demo") < score("dem", "undemanding"));
         assert!(score("fmt", "formats") < score("fmt", "free metadata"));
+    }
+
+    #[test]
+    fn a_sentence_matches_by_the_words_typed_not_scattered_letters() {
+        let mut p = Palette::default();
+        p.filter.insert_str("worst");
+        let found: Vec<&str> = p.visible().iter().map(|c| c.name).collect();
+        assert_eq!(found.first(), Some(&"worst"), "{found:?}");
+        assert!(!found.contains(&"clear"), "{found:?}");
+        // A word of a sentence finds its command: "perplexity" is in none, "recall" in one.
+        let mut p = Palette::default();
+        p.filter.insert_str("recall");
+        assert!(p.visible().iter().any(|c| c.action == Action::Practice));
     }
 
     #[test]
