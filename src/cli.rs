@@ -310,8 +310,9 @@ pub struct ConfigArgs {
     /// Value to code: x / s, x × (1/s), or x × (1/s) + z rounded together.
     #[arg(long, value_enum)]
     pub quant_expr: Option<QuantExpr>,
-    /// Where codes are clamped: range ([qmin, qmax]) or type (the whole integer type, as
-    /// ONNX Runtime does even with a reduced range).
+    /// Where codes are clamped: range ([qmin, qmax], as torch.fake_quantize does) or type (the
+    /// whole integer type, as ONNX Runtime and torch.quantize_per_channel do even with a
+    /// reduced range).
     #[arg(long, value_enum)]
     pub code_clamp: Option<CodeClamp>,
     /// The code of a value whose ratio x/s is not a number (a subnormal scale): zero-point

@@ -28,6 +28,7 @@ pub mod format;
 pub mod kernel;
 pub mod lineup;
 mod matrix;
+pub mod method;
 pub mod names;
 pub(crate) mod pages;
 pub mod params;

@@ -23,6 +23,7 @@
 //! ```
 
 pub mod bits;
+mod finite;
 pub mod fp4;
 pub mod fp8;
 pub mod kquant;
@@ -153,7 +154,8 @@ impl Format {
                 got: values.len(),
             });
         }
-        row::encode(self, x, out, values)
+        row::encode(self, x, out, values)?;
+        finite::check(self, x, out, values)
     }
 
     /// Encodes a row.
@@ -300,4 +302,48 @@ pub enum FormatError {
     /// The format has no encoder here.
     #[error("{0} is decode-only here")]
     DecodeOnly(&'static str),
+    /// A block of finite values whose reference encoding comes back NaN or infinite (ggml's
+    /// k-quants on values too large for their f16 super-block scales or their search): the
+    /// row is refused rather than reported as NaN.
+    #[error("{}{unit} {block} (columns {}..{}): {reason}", row_prefix(*.row), .cols.0, .cols.1)]
+    NotFinite {
+        /// The row, where the caller knows it.
+        row: Option<usize>,
+        /// What a block is called (`"super-block"`, `"block"`).
+        unit: &'static str,
+        /// The block's index in the row.
+        block: usize,
+        /// The block's columns, `[start, end)`.
+        cols: (usize, usize),
+        /// What the reference does there, and why.
+        reason: String,
+    },
+}
+
+impl FormatError {
+    /// The same error, naming row `row` where it names a block.
+    #[must_use]
+    pub fn in_row(self, row: usize) -> Self {
+        match self {
+            Self::NotFinite {
+                unit,
+                block,
+                cols,
+                reason,
+                ..
+            } => Self::NotFinite {
+                row: Some(row),
+                unit,
+                block,
+                cols,
+                reason,
+            },
+            other => other,
+        }
+    }
+}
+
+/// `"row 3, "` before a block's name, when the row is known.
+fn row_prefix(row: Option<usize>) -> String {
+    row.map(|r| format!("row {r}, ")).unwrap_or_default()
 }

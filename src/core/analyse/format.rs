@@ -180,7 +180,7 @@ fn row_format(
         .zip(values.par_chunks_mut(cols))
         .enumerate()
         .map_init(Encoded::default, |enc, (r, ((row, c), v))| {
-            f.encode_row_into(row, enc, v)?;
+            f.encode_row_into(row, enc, v).map_err(|e| e.in_row(r))?;
             c.copy_from_slice(&enc.codes);
             Ok(enc
                 .sub_blocks()
@@ -220,6 +220,9 @@ fn nf4_dq(
         .flatten()
         .collect();
     let dq = DoubleQuant::new(&absmax);
+    if let Some(e) = dq.not_finite(&absmax, cols / nf4::BLOCK) {
+        return Err(e.into());
+    }
     values
         .par_chunks_mut(nf4::BLOCK)
         .zip(codes.par_chunks(nf4::BLOCK))
