@@ -410,6 +410,23 @@ pub fn format_config(info: &'static FormatInfo) -> Config {
     }
 }
 
+/// The legacy llama.cpp type whose preset `config` is, as the preset builds it (no setting
+/// changed), when ggml's quantizer of it reads an importance vector: `q4_0`, `q4_1`,
+/// `q5_0`, `q5_1` (not `q8_0`, whose quantizer ignores one).
+#[must_use]
+pub fn legacy_type(config: &Config) -> Option<crate::core::format::Legacy> {
+    use crate::core::format::Legacy;
+    [
+        ("q4_0", Legacy::Q4_0),
+        ("q4_1", Legacy::Q4_1),
+        ("q5_0", Legacy::Q5_0),
+        ("q5_1", Legacy::Q5_1),
+    ]
+    .into_iter()
+    .find(|(name, _)| preset(name, PresetOptions::default()).is_ok_and(|c| c == *config))
+    .map(|(_, l)| l)
+}
+
 /// Builds the named preset: an integer preset of [`PRESETS`], or a format of
 /// [`FORMATS`](crate::core::lineup::FORMATS) (which takes no options).
 pub fn preset(name: &str, opts: PresetOptions) -> Result<Config, ConfigError> {
