@@ -22,6 +22,7 @@
 //! [`write_scan`] writes the result as a table, JSON, CSV or Markdown into any `impl Write`.
 
 mod stored;
+mod weighted;
 
 use std::path::Path;
 
@@ -30,9 +31,12 @@ use rayon::prelude::*;
 use crate::core::config::{Config, ConfigError, Granularity};
 use crate::core::lineup::{Selection, lineup};
 use crate::core::scan::gain_db;
-pub use crate::core::scan::{Best, Failed, Scan, ScanRow, Side, SkipReason, Skipped, StoredRow};
+pub use crate::core::scan::{
+    Best, Failed, Scan, ScanRow, Side, SkipReason, Skipped, StoredRow, Weighted,
+};
 use crate::core::{Options, analyse_with};
 use crate::io::checkpoint::{Checkpoint, CheckpointError, Entry, Kind};
+use crate::io::imatrix::{Imatrix, ImatrixError};
 
 /// Writes a scan in any format (kept here for callers of the scan).
 pub use crate::io::export::write_scan;
@@ -95,6 +99,19 @@ pub fn scan_with(
     options: ScanOptions,
     progress: &dyn Progress,
 ) -> Result<Scan, ScanError> {
+    scan_weighted(path, config, options, None, progress)
+}
+
+/// [`scan_with`] with an importance matrix: each tensor with an entry in it gains its
+/// importance-weighted errors ([`ScanRow::imatrix`]); an entry that does not fit its tensor
+/// (another width, a count of 0, values that are not finite) fails that tensor.
+pub fn scan_weighted(
+    path: &Path,
+    config: &Config,
+    options: ScanOptions,
+    imatrix: Option<&Imatrix>,
+    progress: &dyn Progress,
+) -> Result<Scan, ScanError> {
     config.validate()?;
     let file = Checkpoint::open(path)?;
     let mut candidates = Vec::new();
@@ -138,7 +155,8 @@ pub fn scan_with(
             .map(|t| {
                 let result = match t.kind {
                     Kind::Quantized => stored::scan_stored(&file, t).map(Done::Stored),
-                    _ => scan_one(&file, t, config, options.budget).map(Done::Row),
+                    _ => scan_one(&file, t, config, options.budget, imatrix)
+                        .map(|r| Done::Row(Box::new(r))),
                 };
                 progress.tensor_done(&t.name);
                 result
@@ -148,12 +166,17 @@ pub fn scan_with(
     let (mut rows, mut stored, mut failed) = (Vec::new(), Vec::new(), Vec::new());
     for r in results {
         match r {
-            Ok(Done::Row(row)) => rows.push(row),
+            Ok(Done::Row(row)) => rows.push(*row),
             Ok(Done::Stored(row)) => stored.push(row),
             Err(f) => failed.push(f),
         }
     }
     rows.sort_by(|a, b| b.gain_db.total_cmp(&a.gain_db).then(a.name.cmp(&b.name)));
+    let without_entry = if imatrix.is_some() {
+        rows.iter().filter(|r| r.imatrix.is_none()).count()
+    } else {
+        0
+    };
     stored.sort_by(|a, b| a.name.cmp(&b.name));
     failed.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Scan {
@@ -164,12 +187,14 @@ pub fn scan_with(
         skipped,
         failed,
         budget: options.budget,
+        imatrix: imatrix.map(|i| i.file().to_owned()),
+        without_entry,
     })
 }
 
 /// One finished tensor.
 enum Done {
-    Row(ScanRow),
+    Row(Box<ScanRow>),
     Stored(StoredRow),
 }
 
@@ -179,12 +204,18 @@ fn scan_one(
     t: &Entry,
     config: &Config,
     budget: Option<f64>,
+    imatrix: Option<&Imatrix>,
 ) -> Result<ScanRow, Failed> {
     let fail = |error: String| Failed {
         name: t.name.clone(),
         error,
     };
     let matrix = file.load(&t.name).map_err(|e| fail(e.to_string()))?;
+    let importance = match imatrix.map(|im| im.importance(&t.name, matrix.shape(), None)) {
+        None | Some(Err(ImatrixError::NoEntry { .. })) => None,
+        Some(Err(e)) => return Err(fail(e.to_string())),
+        Some(Ok(i)) => Some(i),
+    };
     let at = |granularity| {
         analyse_with(
             &matrix,
@@ -214,6 +245,10 @@ fn scan_one(
         channel,
         bits_per_weight,
         best: budget.and_then(|b| best_within(&matrix, b)),
+        imatrix: importance
+            .map(|i| weighted::weighted(&matrix, config, &i))
+            .transpose()
+            .map_err(fail)?,
     })
 }
 
@@ -225,7 +260,7 @@ fn best_within(matrix: &crate::core::Matrix, budget: f64) -> Option<Best> {
     let m = e.measured()?;
     Some(Best {
         name: e.name.clone(),
-        bits_per_weight: e.bits_per_weight,
+        bits_per_weight: e.bits_per_weight?,
         metrics: m.overall,
         collapsed_channels: m.collapsed_channels,
     })

@@ -2,9 +2,11 @@
 //! other rung of the ladder (see [`crate::core::pass`]).
 
 mod format;
+mod weighted;
 
 use crate::core::config::{Config, ConfigError, Granularity};
 use crate::core::format::FormatError;
+use crate::core::importance::{Importance, ImportanceError};
 use crate::core::kernel::segment::Code;
 use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
@@ -15,8 +17,8 @@ use crate::core::report::{
 };
 
 /// Stack of each thread that analyses (the explorer's analysis thread, and the workers of
-/// the thread pools that analyse: rayon's global pool and a scan's). The analysis inlines its whole row loop into one function per
-/// task; without optimisations (a debug build) that function's frame is about 1.7 MiB, and
+/// the thread pools that analyse: rayon's global pool and a scan's). The analysis inlines
+/// its whole row loop into one function per task; without optimisations (a debug build) that function's frame is about 1.7 MiB, and
 /// the default 2 MiB stack of a pool worker overflowed on a 512 x 1024 matrix. Optimised
 /// builds need far less; the stack is only reserved address space until it is used.
 pub const ANALYSIS_STACK: usize = if cfg!(debug_assertions) {
@@ -78,6 +80,9 @@ pub enum AnalyseError {
     /// A format's encoder refused the matrix (rows that are not whole blocks).
     #[error(transparent)]
     Format(#[from] FormatError),
+    /// The importance vector does not fit the matrix.
+    #[error("importance: {0}")]
+    Importance(#[from] ImportanceError),
     /// The caller of [`analyse_staged`] stopped it before the report was complete (never
     /// returned by [`analyse`] and [`analyse_with`]).
     #[error("the analysis was stopped")]
@@ -95,12 +100,27 @@ pub fn analyse_with(
     config: &Config,
     options: Options,
 ) -> Result<Report, AnalyseError> {
+    analyse_weighted(matrix, config, None, options)
+}
+
+/// [`analyse_with`], quantizing with `importance` where the configuration's reference reads
+/// one: a k-quant, or the `q4_0`, `q4_1`, `q5_0` and `q5_1` presets as they are (their
+/// blocks then come from ggml's weighted search, as `llama-quantize --imatrix` makes them).
+/// Every other configuration quantizes as without (its library takes no importance), and
+/// so do the other rungs of the granularity ladder. The report's
+/// [`Report::quantized_with`] says which it was. `importance` must fit the matrix.
+pub fn analyse_weighted(
+    matrix: &Matrix,
+    config: &Config,
+    importance: Option<&Importance>,
+    options: Options,
+) -> Result<Report, AnalyseError> {
     let mut whole = None;
     let first = &mut |report| {
         whole = Some(report);
         true
     };
-    let ladder = staged(matrix, config, options, first, &mut |_, _| true)?;
+    let ladder = staged(matrix, config, importance, options, first, &mut |_, _| true)?;
     let mut report = whole.ok_or(AnalyseError::Stopped)?;
     report.ladder = ladder.unwrap_or_default();
     Ok(report)
@@ -121,11 +141,24 @@ pub fn analyse_staged(
     first: &mut dyn FnMut(Report) -> bool,
     progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
+    analyse_staged_weighted(matrix, config, None, first, progress)
+}
+
+/// [`analyse_staged`] with `importance` as [`analyse_weighted`] takes it. The output errors
+/// are a stage of their own after this one
+/// ([`OutputStage`](crate::core::output::OutputStage)): the weight report comes first.
+pub fn analyse_staged_weighted(
+    matrix: &Matrix,
+    config: &Config,
+    importance: Option<&Importance>,
+    first: &mut dyn FnMut(Report) -> bool,
+    progress: Progress<'_>,
+) -> Result<Option<Vec<Rung>>, AnalyseError> {
     let options = Options {
         ladder: true,
         keep_codes: false,
     };
-    staged(matrix, config, options, first, progress)
+    staged(matrix, config, importance, options, first, progress)
 }
 
 /// Told the ladder's rows done so far and all rows; returns false to stop.
@@ -134,14 +167,22 @@ pub type Progress<'a> = &'a mut dyn FnMut(usize, usize) -> bool;
 fn staged(
     matrix: &Matrix,
     config: &Config,
+    importance: Option<&Importance>,
     options: Options,
     first: &mut dyn FnMut(Report) -> bool,
     progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
     config.validate()?;
+    if let Some(imp) = importance {
+        let (rows, cols) = matrix.shape();
+        imp.check_shape(rows, cols)?;
+    }
     if let Some(info) = config.format {
         // A format fixes its blocks: its ladder is the one rung of its own blocks.
-        let report = format::analyse_format(matrix, config, info)?;
+        let weights = importance.filter(|_| weighted::reads_importance(info.coded));
+        let mut report = format::analyse_format(matrix, config, info.coded, weights)?;
+        report.quantized_with = weights.map(|w| w.source().clone());
+        report.importance = weights.map(|w| std::sync::Arc::new(w.clone()));
         let rungs = if options.ladder {
             vec![active_rung(&report)]
         } else {
@@ -149,6 +190,22 @@ fn staged(
         };
         return Ok(first(report).then_some(rungs));
     }
+    if let Some(imp) = importance
+        && let Some(l) = crate::core::presets::legacy_type(config)
+    {
+        return weighted::legacy(matrix, config, imp, l, options, first, progress);
+    }
+    integer(matrix, config, options, first, progress)
+}
+
+/// An integer configuration: its pass, then its ladder.
+fn integer(
+    matrix: &Matrix,
+    config: &Config,
+    options: Options,
+    first: &mut dyn FnMut(Report) -> bool,
+    progress: Progress<'_>,
+) -> Result<Option<Vec<Rung>>, AnalyseError> {
     let (lo, hi) = config.clamp_range();
     let wanted = options.ladder.then_some(progress);
     let keep = options.keep_codes;
@@ -204,6 +261,9 @@ fn analyse_as<T: Code>(
         overall,
         collapsed_channels: collapsed,
         ladder: Vec::new(),
+        quantized_with: None,
+        output: None,
+        importance: None,
         layout,
         codes: match keep {
             Some(wrap) => Codes::Stored(wrap(main.codes)),
@@ -233,6 +293,7 @@ fn active_rung(report: &Report) -> Rung {
         channels: report.channels.iter().map(|c| c.metrics).collect(),
         collapsed_channels: report.collapsed_channels,
         active: true,
+        output: report.output.clone(),
     }
 }
 
@@ -295,6 +356,7 @@ fn rungs<T: Code>(
                     channels: std::mem::take(&mut rows_out.channels),
                     collapsed_channels: rows_out.collapsed,
                     active: false,
+                    output: None,
                 }
             }
         };
@@ -328,6 +390,9 @@ fn total(rows: &[ErrorSums]) -> Metrics {
 
 /// The ladder's granularities for rows of `cols` values, coarse to fine: tensor, channel,
 /// then each of [`LADDER_GROUPS`] and the active group size that is smaller than a row.
+/// Rows too short for any of [`LADDER_GROUPS`] get the largest power of two below their
+/// length instead (groups of 2 on rows of 4), so that every matrix of rows of 3 or more
+/// values has a rung of groups.
 #[must_use]
 pub fn ladder_granularities(active: Granularity, cols: usize) -> Vec<Granularity> {
     let mut groups: Vec<usize> = LADDER_GROUPS
@@ -335,6 +400,9 @@ pub fn ladder_granularities(active: Granularity, cols: usize) -> Vec<Granularity
         .copied()
         .filter(|&g| g < cols)
         .collect();
+    if groups.is_empty() && cols > 2 {
+        groups.push(1 << (cols - 1).ilog2());
+    }
     if let Granularity::Group(g) = active
         && !groups.contains(&g)
     {

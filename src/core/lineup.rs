@@ -2,10 +2,12 @@
 //! matrix, sorted by bits per weight, with each one's errors, collapsed channels and whether
 //! it is on the Pareto front (no other entry is both smaller and more accurate).
 //!
-//! Integer presets run through [`analyse_with`] at their own granularity; the formats
+//! Integer presets run through [`crate::core::analyse_with`] at their own granularity; the formats
 //! (k-quants, MXFP4, NVFP4, NF4 with and without double quantization, FP8) run their exact
 //! encoders row by row. A format whose blocks do not divide the rows is listed with the
-//! reason, not measured: llama.cpp and the others refuse such rows too.
+//! reason, not measured: llama.cpp and the others refuse such rows too. An entry that
+//! could not be measured has no cost either (padding its rows to whole blocks would invent
+//! one), and it comes after every measured entry.
 //!
 //! ```
 //! use quantscope::core::{Matrix, lineup};
@@ -17,15 +19,17 @@
 //! let m = Matrix::from_rows(&refs).unwrap();
 //! let l = lineup::lineup(&m, &lineup::Selection::all(), None);
 //! let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
-//! assert_eq!(q4k.bits_per_weight, 4.5);
+//! assert_eq!(q4k.bits_per_weight, Some(4.5));
 //! assert!(q4k.measured().is_some());
 //! ```
 
 use serde::Serialize;
 
-use crate::core::analyse::{Options, analyse_with};
+use crate::core::analyse::{Options, analyse_weighted};
 use crate::core::config::Config;
+use crate::core::importance::{Importance, OutputErrors, RankingChange};
 use crate::core::matrix::Matrix;
+use crate::core::output::OutputStage;
 use crate::core::presets::{PRESETS, PresetOptions, preset};
 use crate::core::report::{Metrics, Report};
 
@@ -112,6 +116,10 @@ pub struct Measured {
     pub channels: Vec<Metrics>,
     /// Rows that are not constant but reconstruct to one value.
     pub collapsed_channels: usize,
+    /// The output and importance-weighted errors (with importance or activations).
+    pub output: Option<OutputErrors>,
+    /// It was quantized with the importance (a llama.cpp format or preset).
+    pub weighted: bool,
 }
 
 /// One preset or format on the matrix.
@@ -123,12 +131,14 @@ pub struct Entry {
     pub integer: bool,
     /// What it is: the configuration summary of an integer preset, the reference of a format.
     pub about: String,
-    /// Bits per weight of this matrix: payload plus every level of metadata.
-    pub bits_per_weight: f64,
-    /// Bytes of this matrix in the format.
-    pub total_bytes: u64,
+    /// Bits per weight of this matrix: payload plus every level of metadata; `None` when
+    /// the entry could not be measured.
+    pub bits_per_weight: Option<f64>,
+    /// Bytes of this matrix in the format; `None` when the entry could not be measured.
+    pub total_bytes: Option<u64>,
     /// What the bits per weight are made of, payload first, then each level of metadata
-    /// (their sum is `bits_per_weight`, up to rounding).
+    /// (their sum is `bits_per_weight`, up to rounding); empty when the entry could not be
+    /// measured.
     pub parts: Vec<CostPart>,
     /// The measurement, or why there is none (rows that its blocks do not divide, a
     /// configuration that cannot represent a block).
@@ -136,6 +146,9 @@ pub struct Entry {
     /// No other measured entry has fewer (or equal) bits per weight and a lower (or equal)
     /// RMSE with one of the two strictly better.
     pub pareto: bool,
+    /// The same front drawn on the output error (`output_mse` with activations, else
+    /// `imatrix_mse`); false without either.
+    pub pareto_output: bool,
     /// The active configuration of the explorer or `report`.
     pub active: bool,
 }
@@ -157,13 +170,27 @@ pub struct CostPart {
     pub bits_per_weight: f64,
 }
 
-/// Every selected entry on one matrix, by bits per weight (then RMSE).
+/// Every selected entry on one matrix: the measured ones by bits per weight (then RMSE),
+/// then those that could not be measured, in the order they were selected.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Lineup {
     /// The matrix's shape.
     pub shape: (usize, usize),
     /// The entries.
     pub entries: Vec<Entry>,
+    /// Pairs of measured entries ordered one way by weight RMSE and the other by the output
+    /// error (or the importance-weighted error), the largest reversal first; empty without
+    /// importance or activations.
+    pub changes: Vec<RankingChange>,
+}
+
+/// What the format ladder measures besides the weights' errors.
+#[derive(Clone, Copy, Default)]
+pub struct Inputs<'a> {
+    /// The importance llama.cpp's formats and presets quantize with.
+    pub importance: Option<&'a Importance>,
+    /// The stage that measures each entry's output errors.
+    pub output: Option<&'a OutputStage<'a>>,
 }
 
 impl Lineup {
@@ -173,13 +200,10 @@ impl Lineup {
     pub fn best_within(&self, budget: f64) -> Option<&Entry> {
         self.entries
             .iter()
-            .filter(|e| e.bits_per_weight <= budget)
-            .filter_map(|e| e.measured().map(|m| (e, m.overall.rmse)))
-            .min_by(|(a, ra), (b, rb)| {
-                ra.total_cmp(rb)
-                    .then(a.bits_per_weight.total_cmp(&b.bits_per_weight))
-            })
-            .map(|(e, _)| e)
+            .filter_map(|e| Some((e, e.bits_per_weight?, e.measured()?.overall.rmse)))
+            .filter(|(_, bits, _)| *bits <= budget)
+            .min_by(|(_, ba, ra), (_, bb, rb)| ra.total_cmp(rb).then(ba.total_cmp(bb)))
+            .map(|(e, _, _)| e)
     }
 }
 
@@ -191,6 +215,7 @@ pub fn lineup(matrix: &Matrix, selection: &Selection, active: Option<(&str, &Con
     done.unwrap_or_else(|| Lineup {
         shape: matrix.shape(),
         entries: Vec::new(),
+        changes: Vec::new(),
     })
 }
 
@@ -200,6 +225,19 @@ pub fn lineup_with_progress(
     matrix: &Matrix,
     selection: &Selection,
     active: Option<(&str, &Config)>,
+    progress: &mut dyn FnMut(usize, usize) -> bool,
+) -> Option<Lineup> {
+    lineup_inputs(matrix, selection, active, Inputs::default(), progress)
+}
+
+/// [`lineup_with_progress`] with [`Inputs`]: the llama.cpp formats and presets quantize
+/// with the importance, each entry gains its output errors, and [`Lineup::changes`] names
+/// the pairs whose order the output error reverses.
+pub fn lineup_inputs(
+    matrix: &Matrix,
+    selection: &Selection,
+    active: Option<(&str, &Config)>,
+    inputs: Inputs<'_>,
     progress: &mut dyn FnMut(usize, usize) -> bool,
 ) -> Option<Lineup> {
     let (rows, cols) = matrix.shape();
@@ -218,13 +256,13 @@ pub fn lineup_with_progress(
     let mut entries = Vec::with_capacity(total);
     for (name, config) in &presets {
         let is_active = active.is_some_and(|(_, c)| c == config);
-        entries.push(integer_entry(matrix, name, config, is_active));
+        entries.push(integer_entry(matrix, name, config, is_active, inputs));
         if !progress(entries.len(), total) {
             return None;
         }
     }
     if let Some((name, config)) = active_extra {
-        let mut e = integer_entry(matrix, "active", config, true);
+        let mut e = integer_entry(matrix, "active", config, true, inputs);
         e.about = format!(
             "the active configuration (from {name}): {}",
             config.summary()
@@ -235,7 +273,7 @@ pub fn lineup_with_progress(
         }
     }
     for info in FORMATS.iter().filter(|f| selection.names.contains(&f.name)) {
-        let mut e = format_entry(matrix, info);
+        let mut e = format_entry(matrix, info, inputs);
         e.active = active_format == Some(info.name);
         entries.push(e);
         if !progress(entries.len(), total) {
@@ -243,17 +281,26 @@ pub fn lineup_with_progress(
         }
     }
     mark_pareto(&mut entries);
+    calibrated::mark_pareto_output(&mut entries);
+    let changes = calibrated::changes(&entries);
+    // Measured first, by cost then error; the unmeasured after, as selected (a stable sort).
     entries.sort_by(|a, b| {
-        a.bits_per_weight
-            .total_cmp(&b.bits_per_weight)
-            .then_with(|| {
-                let r = |e: &Entry| e.measured().map_or(f64::INFINITY, |m| m.overall.rmse);
-                r(a).total_cmp(&r(b))
-            })
+        let key = |e: &Entry| {
+            e.bits_per_weight
+                .zip(e.measured())
+                .map(|(bits, m)| (bits, m.overall.rmse))
+        };
+        match (key(a), key(b)) {
+            (Some((ba, ra)), Some((bb, rb))) => ba.total_cmp(&bb).then(ra.total_cmp(&rb)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
     });
     Some(Lineup {
         shape: (rows, cols),
         entries,
+        changes,
     })
 }
 
@@ -275,70 +322,89 @@ fn integer_parts(config: &Config, n: usize, blocks: usize) -> Vec<CostPart> {
     ]
 }
 
-/// What a report measured, for the ladder.
-fn measured_of(r: &Report) -> Measured {
-    Measured {
+/// What a report measured, for the ladder, with its output errors when `inputs` ask for
+/// them (an error of theirs is the entry's).
+fn measured_of(r: &Report, inputs: Inputs<'_>) -> Result<Measured, String> {
+    let output = match inputs.output {
+        Some(stage) => stage
+            .errors(r, &mut |_, _| true)
+            .map_err(|e| e.to_string())?,
+        None => None,
+    };
+    Ok(Measured {
         overall: r.overall,
         channels: r.channels.iter().map(|c| c.metrics).collect(),
         collapsed_channels: r.collapsed_channels,
-    }
+        output,
+        weighted: r.quantized_with.is_some(),
+    })
 }
 
-fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> Entry {
+fn integer_entry(
+    matrix: &Matrix,
+    name: &str,
+    config: &Config,
+    active: bool,
+    inputs: Inputs<'_>,
+) -> Entry {
     let (rows, cols) = matrix.shape();
-    match analyse_with(matrix, config, Options::ONE_CONFIG) {
+    match analyse_weighted(matrix, config, inputs.importance, Options::ONE_CONFIG) {
         Ok(r) => Entry {
             name: name.to_string(),
             integer: true,
             about: config.summary(),
-            bits_per_weight: r.memory.bits_per_weight,
-            total_bytes: r.memory.total_bytes,
+            bits_per_weight: Some(r.memory.bits_per_weight),
+            total_bytes: Some(r.memory.total_bytes),
             parts: integer_parts(config, rows * cols, r.memory.blocks as usize),
-            result: Ok(measured_of(&r)),
+            result: measured_of(&r, inputs),
             pareto: false,
+            pareto_output: false,
             active,
         },
-        Err(e) => {
-            // The cost without a measurement: codes plus one block's metadata per block.
-            let n = (rows * cols) as f64;
-            let blocks = crate::core::report::Layout::new(config.granularity, config.axis, cols)
-                .block_count(rows, cols);
-            let bits = n * f64::from(config.bits)
-                + blocks as f64 * config.metadata_bits_per_block() as f64;
-            Entry {
-                name: name.to_string(),
-                integer: true,
-                about: config.summary(),
-                bits_per_weight: bits / n,
-                total_bytes: (bits / 8.0).ceil() as u64,
-                parts: integer_parts(config, rows * cols, blocks),
-                result: Err(e.to_string()),
-                pareto: false,
-                active,
-            }
-        }
+        Err(e) => unmeasured(name, true, config.summary(), e.to_string(), active),
     }
 }
 
-fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
+/// An entry that could not be measured: its reason, and no cost.
+fn unmeasured(name: &str, integer: bool, about: String, why: String, active: bool) -> Entry {
+    Entry {
+        name: name.to_string(),
+        integer,
+        about,
+        bits_per_weight: None,
+        total_bytes: None,
+        parts: Vec::new(),
+        result: Err(why),
+        pareto: false,
+        pareto_output: false,
+        active,
+    }
+}
+
+fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) -> Entry {
     let (rows, cols) = matrix.shape();
     let n = (rows * cols).max(1) as f64;
-    let parts = format_bits(info.coded, rows, cols);
-    let bits: f64 = parts.iter().map(|(_, b)| b).sum();
     // The same analysis as the format as the active configuration.
-    let result = analyse_with(
+    let result = analyse_weighted(
         matrix,
         &crate::core::presets::format_config(info),
+        inputs.importance,
         Options::ONE_CONFIG,
     )
-    .map(|r| measured_of(&r))
-    .map_err(|e| e.to_string());
+    .map_err(|e| e.to_string())
+    .and_then(|r| measured_of(&r, inputs));
+    let m = match result {
+        Ok(m) => m,
+        Err(why) => return unmeasured(info.name, false, info.about.to_string(), why, false),
+    };
+    let parts = format_bits(info.coded, rows, cols);
+    let bits: f64 = parts.iter().map(|(_, b)| b).sum();
     Entry {
         name: info.name.to_string(),
         integer: false,
         about: info.about.to_string(),
-        bits_per_weight: bits / n,
-        total_bytes: (bits / 8.0).ceil() as u64,
+        bits_per_weight: Some(bits / n),
+        total_bytes: Some((bits / 8.0).ceil() as u64),
         parts: parts
             .into_iter()
             .map(|(name, b)| CostPart {
@@ -346,8 +412,9 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
                 bits_per_weight: b / n,
             })
             .collect(),
-        result,
+        result: Ok(m),
         pareto: false,
+        pareto_output: false,
         active: false,
     }
 }
@@ -355,7 +422,7 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
 fn mark_pareto(entries: &mut [Entry]) {
     let points: Vec<Option<(f64, f64)>> = entries
         .iter()
-        .map(|e| e.measured().map(|m| (e.bits_per_weight, m.overall.rmse)))
+        .map(|e| Some((e.bits_per_weight?, e.measured()?.overall.rmse)))
         .collect();
     for (i, e) in entries.iter_mut().enumerate() {
         let Some((b, r)) = points[i] else { continue };
@@ -365,127 +432,7 @@ fn mark_pareto(entries: &mut [Entry]) {
     }
 }
 
+mod calibrated;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn matrix(rows: usize, cols: usize) -> Matrix {
-        let data: Vec<Vec<f32>> = (0..rows)
-            .map(|r| {
-                let spread = 10f32.powi(r as i32 % 4 - 2);
-                (0..cols)
-                    .map(|c| ((r * 31 + c * 7) as f32 * 0.173).sin() * spread)
-                    .collect()
-            })
-            .collect();
-        let refs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
-        Matrix::from_rows(&refs).unwrap()
-    }
-
-    #[test]
-    fn formats_take_their_layouts_bits() {
-        let l = lineup(&matrix(4, 512), &Selection::formats(), None);
-        let bpw = |n: &str| {
-            l.entries
-                .iter()
-                .find(|e| e.name == n)
-                .unwrap()
-                .bits_per_weight
-        };
-        assert_eq!(bpw("q2_k"), 2.625);
-        assert_eq!(bpw("q3_k"), 3.4375);
-        assert_eq!(bpw("q4_k"), 4.5);
-        assert_eq!(bpw("q5_k"), 5.5);
-        assert_eq!(bpw("q6_k"), 6.5625);
-        assert_eq!(bpw("mxfp4"), 4.25);
-        assert_eq!(bpw("nvfp4"), 4.5);
-        assert_eq!(bpw("nf4"), 4.5);
-        // 2048 values: 32 blocks, one absmax scale, one offset.
-        assert_eq!(bpw("nf4-dq"), (4.0 * 2048.0 + 8.0 * 32.0 + 64.0) / 2048.0);
-        assert_eq!(bpw("fp8-e4m3"), 8.0 + 4.0 * 32.0 / 2048.0);
-        assert_eq!(bpw("fp8-e4m3-tensor"), 8.0 + 32.0 / 2048.0);
-        assert!(
-            l.entries
-                .windows(2)
-                .all(|w| w[0].bits_per_weight <= w[1].bits_per_weight)
-        );
-        for e in &l.entries {
-            let sum: f64 = e.parts.iter().map(|p| p.bits_per_weight).sum();
-            assert!((sum - e.bits_per_weight).abs() < 1e-12, "{}", e.name);
-        }
-        let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
-        let parts: Vec<f64> = q4k.parts.iter().map(|p| p.bits_per_weight).collect();
-        assert_eq!(parts, [4.0, 0.375, 0.125]);
-    }
-
-    #[test]
-    fn rows_that_blocks_do_not_divide_are_listed_with_the_reason() {
-        let l = lineup(&matrix(3, 96), &Selection::formats(), None);
-        let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
-        assert!(q4k.result.as_ref().unwrap_err().contains("multiple of 256"));
-        assert!(!q4k.pareto);
-        let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
-        assert!(mx.measured().is_some());
-    }
-
-    #[test]
-    fn the_front_has_no_entry_beaten_on_both_counts() {
-        let l = lineup(&matrix(8, 256), &Selection::all(), None);
-        let measured: Vec<(&Entry, f64)> = l
-            .entries
-            .iter()
-            .filter_map(|e| e.measured().map(|m| (e, m.overall.rmse)))
-            .collect();
-        assert!(measured.iter().any(|(e, _)| e.pareto));
-        for (e, r) in &measured {
-            let beaten = measured.iter().any(|(o, or)| {
-                o.bits_per_weight <= e.bits_per_weight
-                    && or <= r
-                    && (o.bits_per_weight < e.bits_per_weight || or < r)
-            });
-            assert_eq!(e.pareto, !beaten, "{}", e.name);
-        }
-    }
-
-    #[test]
-    fn a_quiet_row_collapses_under_a_per_tensor_scale_only() {
-        let loud: Vec<f32> = (0..256).map(|i| (i as f32 * 0.37).sin() * 1000.0).collect();
-        let quiet: Vec<f32> = (0..256).map(|i| (i as f32 * 0.53).cos() * 1e-3).collect();
-        let m = Matrix::from_rows(&[&loud, &quiet]).unwrap();
-        let l = lineup(&m, &Selection::parse("lesson,q4_k,fp8-e4m3").unwrap(), None);
-        let get = |n: &str| l.entries.iter().find(|e| e.name == n).unwrap();
-        assert_eq!(get("lesson").measured().unwrap().collapsed_channels, 1);
-        assert_eq!(get("q4_k").measured().unwrap().collapsed_channels, 0);
-        assert_eq!(get("fp8-e4m3").measured().unwrap().collapsed_channels, 0);
-    }
-
-    #[test]
-    fn the_active_configuration_marks_its_preset_or_joins_the_ladder() {
-        let m = matrix(2, 64);
-        let sel = Selection::parse("ort-int8,mxfp4").unwrap();
-        let ort = preset("ort-int8", PresetOptions::default()).unwrap();
-        let l = lineup(&m, &sel, Some(("ort-int8", &ort)));
-        assert_eq!(l.entries.len(), 2);
-        assert!(l.entries.iter().any(|e| e.name == "ort-int8" && e.active));
-        let mut other = ort;
-        other.bits = 6;
-        let l = lineup(&m, &sel, Some(("ort-int8", &other)));
-        assert_eq!(l.entries.len(), 3);
-        let a = l.entries.iter().find(|e| e.name == "active").unwrap();
-        assert!(a.active && a.about.contains("int6"));
-    }
-
-    #[test]
-    fn selections_parse_groups_and_refuse_unknown_names() {
-        assert_eq!(Selection::parse("formats").unwrap(), Selection::formats());
-        let s = Selection::parse("q4_k, q4_0,q4_k").unwrap();
-        assert_eq!(s.names, vec!["q4_k", "q4_0"]);
-        assert!(
-            Selection::parse("q9_k")
-                .unwrap_err()
-                .to_string()
-                .contains("q9_k")
-        );
-        assert!(Selection::parse(" , ").is_err());
-    }
-}
+mod tests;

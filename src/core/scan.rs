@@ -53,9 +53,29 @@ pub struct ScanRow {
     pub channel: Side,
     /// Bits per weight of the configuration as given (its own granularity).
     pub bits_per_weight: f64,
-    /// With a budget ([`ScanOptions::budget`]): the most accurate preset or format within
+    /// With a budget (the scan's `budget` option): the most accurate preset or format within
     /// it, from the format ladder of the tensor (`None` when nothing fits).
     pub best: Option<Best>,
+    /// With an importance matrix that has an entry for the tensor: its importance-weighted
+    /// errors.
+    pub imatrix: Option<Weighted>,
+}
+
+/// A tensor's importance-weighted errors (`imatrix_mse`, see
+/// [`crate::core::importance::output`]) under an importance matrix's entry for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Weighted {
+    /// The entry used.
+    pub entry: String,
+    /// Per tensor.
+    pub tensor: Option<f64>,
+    /// Per channel.
+    pub channel: Option<f64>,
+    /// The configuration as given, quantized with the importance where its library reads
+    /// one (a llama.cpp format or preset).
+    pub configured: Option<f64>,
+    /// The configuration as given was quantized with the importance.
+    pub quantized_with: bool,
 }
 
 /// The most accurate entry of a tensor's format ladder within a bits-per-weight budget.
@@ -124,6 +144,10 @@ pub struct Scan {
     pub failed: Vec<Failed>,
     /// The bits-per-weight budget each tensor's best format was chosen within, if any.
     pub budget: Option<f64>,
+    /// The importance matrix, as given, if any.
+    pub imatrix: Option<String>,
+    /// Analysed tensors without an entry in the importance matrix.
+    pub without_entry: usize,
 }
 
 /// A quantized tensor as stored: what its codes use, and what collapsed.

@@ -19,6 +19,7 @@ mod common;
 mod core_clipping;
 mod golden;
 mod golden_formats;
+mod golden_weighted;
 mod kernels;
 mod rungs;
 
@@ -38,13 +39,19 @@ mod core_props;
 #[cfg(not(feature = "avx512"))]
 mod documents;
 #[cfg(not(feature = "avx512"))]
+mod e2e_first_hour;
+#[cfg(not(feature = "avx512"))]
 mod e2e_tmux;
 #[cfg(not(feature = "avx512"))]
 mod edges;
 #[cfg(not(feature = "avx512"))]
+mod edges_round2;
+#[cfg(not(feature = "avx512"))]
 mod explain;
 #[cfg(not(feature = "avx512"))]
 mod export;
+#[cfg(not(feature = "avx512"))]
+mod first_hour;
 #[cfg(not(feature = "avx512"))]
 mod format_presets;
 #[cfg(not(feature = "avx512"))]
@@ -56,11 +63,17 @@ mod gguf;
 #[cfg(not(feature = "avx512"))]
 mod gguf_bad;
 #[cfg(not(feature = "avx512"))]
+mod imatrix;
+#[cfg(not(feature = "avx512"))]
+mod importance;
+#[cfg(not(feature = "avx512"))]
 mod imports;
 #[cfg(not(feature = "avx512"))]
 mod lineup;
 #[cfg(not(feature = "avx512"))]
 mod load;
+#[cfg(not(feature = "avx512"))]
+mod methods;
 #[cfg(not(feature = "avx512"))]
 mod minilm;
 #[cfg(not(feature = "avx512"))]
@@ -83,6 +96,8 @@ mod seeds;
 mod sharded;
 #[cfg(not(feature = "avx512"))]
 mod staged;
+#[cfg(not(feature = "avx512"))]
+mod terminal;
 #[cfg(not(feature = "avx512"))]
 mod text_formats;
 #[cfg(not(feature = "avx512"))]

@@ -169,6 +169,7 @@ impl<'a> Panes<'a> {
             channel: self.selected,
             focused: false,
             stale: self.stale,
+            scroll: 0,
             theme: self.theme,
         }
     }

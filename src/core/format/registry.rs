@@ -117,7 +117,12 @@ pub const FORMATS: &[FormatInfo] = &[
 /// The values a format's codes stand for (index = stored code).
 #[must_use]
 pub fn grid_of(info: &FormatInfo) -> crate::core::format::Grid {
-    match info.coded {
+    coded_grid(info.coded)
+}
+
+/// [`grid_of`] of a way of encoding.
+pub(crate) fn coded_grid(coded: Coded) -> crate::core::format::Grid {
+    match coded {
         Coded::Row(f) => f.grid(),
         Coded::Nf4Dq => Format::Nf4.grid(),
         Coded::Fp8(s) => crate::core::format::Grid {
