@@ -33,6 +33,7 @@ mod layout;
 pub mod legacy;
 mod measure;
 pub mod nf4;
+pub mod registry;
 mod row;
 pub mod ternary;
 

@@ -2,10 +2,12 @@
 //! matrix, sorted by bits per weight, with each one's errors, collapsed channels and whether
 //! it is on the Pareto front (no other entry is both smaller and more accurate).
 //!
-//! Integer presets run through [`analyse_with`] at their own granularity; the formats
+//! Integer presets run through [`crate::core::analyse_with`] at their own granularity; the formats
 //! (k-quants, MXFP4, NVFP4, NF4 with and without double quantization, FP8) run their exact
 //! encoders row by row. A format whose blocks do not divide the rows is listed with the
-//! reason, not measured: llama.cpp and the others refuse such rows too.
+//! reason, not measured: llama.cpp and the others refuse such rows too. An entry that
+//! could not be measured has no cost either (padding its rows to whole blocks would invent
+//! one), and it comes after every measured entry.
 //!
 //! ```
 //! use quantscope::core::{Matrix, lineup};
@@ -17,7 +19,7 @@
 //! let m = Matrix::from_rows(&refs).unwrap();
 //! let l = lineup::lineup(&m, &lineup::Selection::all(), None);
 //! let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
-//! assert_eq!(q4k.bits_per_weight, 4.5);
+//! assert_eq!(q4k.bits_per_weight, Some(4.5));
 //! assert!(q4k.measured().is_some());
 //! ```
 
@@ -25,214 +27,14 @@ use serde::Serialize;
 
 use crate::core::analyse::{Options, analyse_weighted};
 use crate::core::config::Config;
-use crate::core::format::nf4;
-use crate::core::format::{Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, IQuant, Ternary};
-use crate::core::importance::{Importance, OutputErrors, OutputStage, RankingChange};
+use crate::core::importance::{Importance, OutputErrors, RankingChange};
 use crate::core::matrix::Matrix;
+use crate::core::output::OutputStage;
 use crate::core::presets::{PRESETS, PresetOptions, preset};
 use crate::core::report::{Metrics, Report};
 
-/// A format of the ladder that is not an integer preset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Coded {
-    /// A row format of [`crate::core::format`].
-    Row(Format),
-    /// NF4 with double-quantized absmax values (bitsandbytes' `compress_statistics`).
-    Nf4Dq,
-    /// FP8 under one of its scale layouts and formulas.
-    Fp8(Fp8Scheme),
-}
-
-/// One format the ladder can hold, with its name and the reference it follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FormatInfo {
-    /// The name scripts use (`q4_k`, `mxfp4`, `fp8-e4m3`).
-    pub name: &'static str,
-    /// What it is and whose implementation it reproduces.
-    pub about: &'static str,
-    /// How it encodes.
-    pub coded: Coded,
-}
-
-const fn fp8(kind: Fp8Kind, formula: Fp8Formula, layout: Fp8Layout) -> Coded {
-    Coded::Fp8(Fp8Scheme {
-        kind,
-        formula,
-        layout,
-    })
-}
-
-/// The formats beyond the integer presets, by bits per weight.
-pub const FORMATS: &[FormatInfo] = &[
-    FormatInfo {
-        name: "q2_k",
-        about: "llama.cpp Q2_K (quantize_row_q2_K_ref): super-blocks of 256, 2-bit codes, 4-bit sub-block scales and mins, f16 d and dmin",
-        coded: Coded::Row(Format::Q2K),
-    },
-    FormatInfo {
-        name: "q3_k",
-        about: "llama.cpp Q3_K (quantize_row_q3_K_ref): super-blocks of 256, 3-bit codes, 6-bit sub-block scales, f16 d",
-        coded: Coded::Row(Format::Q3K),
-    },
-    FormatInfo {
-        name: "nf4-dq",
-        about: "bitsandbytes NF4 with double quantization: blocks of 64, absmax as 8-bit codes per 256 blocks under an f32 scale",
-        coded: Coded::Nf4Dq,
-    },
-    FormatInfo {
-        name: "mxfp4",
-        about: "OCP MXFP4 as ggml and gguf-py quantize it: 32 E2M1 values under one E8M0 exponent",
-        coded: Coded::Row(Format::Mxfp4),
-    },
-    FormatInfo {
-        name: "q4_k",
-        about: "llama.cpp Q4_K (quantize_row_q4_K_ref): super-blocks of 256, 4-bit codes, 6-bit sub-block scales and mins, f16 d and dmin",
-        coded: Coded::Row(Format::Q4K),
-    },
-    FormatInfo {
-        name: "nvfp4",
-        about: "NVFP4 as ggml's quantize_row_nvfp4_ref: 16 E2M1 values under one UE4M3 scale",
-        coded: Coded::Row(Format::Nvfp4),
-    },
-    FormatInfo {
-        name: "nf4",
-        about: "bitsandbytes NF4: blocks of 64 under an f32 absmax, the 16 NF4 values, nearest by midpoints",
-        coded: Coded::Row(Format::Nf4),
-    },
-    FormatInfo {
-        name: "q5_k",
-        about: "llama.cpp Q5_K (quantize_row_q5_K_ref): super-blocks of 256, 5-bit codes, 6-bit sub-block scales and mins, f16 d and dmin",
-        coded: Coded::Row(Format::Q5K),
-    },
-    FormatInfo {
-        name: "q6_k",
-        about: "llama.cpp Q6_K (quantize_row_q6_K_ref): super-blocks of 256, 6-bit codes, 8-bit sub-block scales, f16 d",
-        coded: Coded::Row(Format::Q6K),
-    },
-    FormatInfo {
-        name: "fp8-e4m3-tensor",
-        about: "FP8 E4M3, one f32 scale per tensor, Transformer Engine's formula (scale = 448 / amax, codes x * scale)",
-        coded: fp8(Fp8Kind::E4M3, Fp8Formula::InverseScale, Fp8Layout::Tensor),
-    },
-    FormatInfo {
-        name: "fp8-e4m3-b128",
-        about: "FP8 E4M3 in 128x128 tiles with f32 scales, DeepSeek-V3's formula (s = amax / 448, codes x / s)",
-        coded: fp8(
-            Fp8Kind::E4M3,
-            Fp8Formula::Divide,
-            Fp8Layout::Tiles {
-                rows: 128,
-                cols: 128,
-            },
-        ),
-    },
-    FormatInfo {
-        name: "fp8-e4m3",
-        about: "FP8 E4M3, one f32 scale per channel, vLLM's formula (s = amax / 448, codes x * (1 / s))",
-        coded: fp8(Fp8Kind::E4M3, Fp8Formula::Reciprocal, Fp8Layout::Channel),
-    },
-    FormatInfo {
-        name: "fp8-e5m2",
-        about: "FP8 E5M2, one f32 scale per channel, vLLM's formula (s = amax / 57344, codes x * (1 / s))",
-        coded: fp8(Fp8Kind::E5M2, Fp8Formula::Reciprocal, Fp8Layout::Channel),
-    },
-    // llama.cpp's i-quants and ternary types (the ladder sorts by bits per weight).
-    row(
-        "iq1_s",
-        "llama.cpp IQ1_S (quantize_iq1_s; needs --imatrix): super-blocks of 256, 8 values a point of a 2048-point {-1, 0, 1} grid shifted by 1/8, 3-bit scales per 32, f16 d",
-        Format::I(IQuant::Iq1S),
-    ),
-    row(
-        "iq1_m",
-        "llama.cpp IQ1_M (quantize_iq1_m): super-blocks of 256, the IQ1 grid with a shift per 8, 3-bit scales per 16, f16 d split over the scales",
-        Format::I(IQuant::Iq1M),
-    ),
-    row(
-        "tq1_0",
-        "llama.cpp TQ1_0 (quantize_row_tq1_0_ref): blocks of 256 values in {-1, 0, 1} times an f16 absmax, 5 trits a byte",
-        Format::T(Ternary::Tq1_0),
-    ),
-    row(
-        "iq2_xxs",
-        "llama.cpp IQ2_XXS (quantize_iq2_xxs; needs --imatrix): super-blocks of 256, 8 values a point of a 256-point E8 lattice grid, 7-bit signs, 4-bit scales per 32, f16 d",
-        Format::I(IQuant::Iq2Xxs),
-    ),
-    row(
-        "tq2_0",
-        "llama.cpp TQ2_0 (quantize_row_tq2_0_ref): blocks of 256 values in {-1, 0, 1} times an f16 absmax, 2 bits each",
-        Format::T(Ternary::Tq2_0),
-    ),
-    row(
-        "iq2_xs",
-        "llama.cpp IQ2_XS (quantize_iq2_xs; needs --imatrix): super-blocks of 256, 8 values a point of a 512-point grid, 7-bit signs, 4-bit scales per 16, f16 d",
-        Format::I(IQuant::Iq2Xs),
-    ),
-    row(
-        "iq2_s",
-        "llama.cpp IQ2_S (quantize_iq2_s): super-blocks of 256, 8 values a point of a 1024-point grid, 8-bit signs, 4-bit scales per 16, f16 d",
-        Format::I(IQuant::Iq2S),
-    ),
-    row(
-        "iq3_xxs",
-        "llama.cpp IQ3_XXS (quantize_iq3_xxs): super-blocks of 256, 4 values a point of a 256-point grid, 7-bit signs per 8, 4-bit scales per 32, f16 d",
-        Format::I(IQuant::Iq3Xxs),
-    ),
-    row(
-        "iq3_s",
-        "llama.cpp IQ3_S (quantize_iq3_s): super-blocks of 256, 4 values a point of a 512-point grid of odd magnitudes, 8-bit signs per 8, 4-bit scales per 32, f16 d",
-        Format::I(IQuant::Iq3S),
-    ),
-    row(
-        "iq4_xs",
-        "llama.cpp IQ4_XS (quantize_iq4_xs): super-blocks of 256, 4-bit indices of the 16 non-linear levels kvalues_iq4nl, 6-bit scales per 32, f16 d",
-        Format::I(IQuant::Iq4Xs),
-    ),
-    row(
-        "iq4_nl",
-        "llama.cpp IQ4_NL (quantize_iq4_nl): blocks of 32, 4-bit indices of the 16 non-linear levels kvalues_iq4nl, f16 d",
-        Format::I(IQuant::Iq4Nl),
-    ),
-];
-
-/// A ladder entry of a row format.
-const fn row(name: &'static str, about: &'static str, f: Format) -> FormatInfo {
-    FormatInfo {
-        name,
-        about,
-        coded: Coded::Row(f),
-    }
-}
-
-/// The values a format's codes stand for (index = stored code).
-#[must_use]
-pub fn grid_of(info: &FormatInfo) -> crate::core::format::Grid {
-    coded_grid(info.coded)
-}
-
-/// [`grid_of`] of a way of encoding.
-pub(crate) fn coded_grid(coded: Coded) -> crate::core::format::Grid {
-    match coded {
-        Coded::Row(f) => f.grid(),
-        Coded::Nf4Dq => Format::Nf4.grid(),
-        Coded::Fp8(s) => crate::core::format::Grid {
-            values: s.kind.table().to_vec(),
-            uniform: false,
-        },
-    }
-}
-
-impl Serialize for FormatInfo {
-    /// A format is written as its name.
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name)
-    }
-}
-
-/// The format named `name`.
-#[must_use]
-pub fn format_info(name: &str) -> Option<&'static FormatInfo> {
-    FORMATS.iter().find(|f| f.name == name)
-}
+use crate::core::format::registry::format_bits;
+pub use crate::core::format::registry::{Coded, FORMATS, FormatInfo, format_info, grid_of};
 
 /// Which entries a ladder holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -329,12 +131,14 @@ pub struct Entry {
     pub integer: bool,
     /// What it is: the configuration summary of an integer preset, the reference of a format.
     pub about: String,
-    /// Bits per weight of this matrix: payload plus every level of metadata.
-    pub bits_per_weight: f64,
-    /// Bytes of this matrix in the format.
-    pub total_bytes: u64,
+    /// Bits per weight of this matrix: payload plus every level of metadata; `None` when
+    /// the entry could not be measured.
+    pub bits_per_weight: Option<f64>,
+    /// Bytes of this matrix in the format; `None` when the entry could not be measured.
+    pub total_bytes: Option<u64>,
     /// What the bits per weight are made of, payload first, then each level of metadata
-    /// (their sum is `bits_per_weight`, up to rounding).
+    /// (their sum is `bits_per_weight`, up to rounding); empty when the entry could not be
+    /// measured.
     pub parts: Vec<CostPart>,
     /// The measurement, or why there is none (rows that its blocks do not divide, a
     /// configuration that cannot represent a block).
@@ -366,7 +170,8 @@ pub struct CostPart {
     pub bits_per_weight: f64,
 }
 
-/// Every selected entry on one matrix, by bits per weight (then RMSE).
+/// Every selected entry on one matrix: the measured ones by bits per weight (then RMSE),
+/// then those that could not be measured, in the order they were selected.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Lineup {
     /// The matrix's shape.
@@ -395,13 +200,10 @@ impl Lineup {
     pub fn best_within(&self, budget: f64) -> Option<&Entry> {
         self.entries
             .iter()
-            .filter(|e| e.bits_per_weight <= budget)
-            .filter_map(|e| e.measured().map(|m| (e, m.overall.rmse)))
-            .min_by(|(a, ra), (b, rb)| {
-                ra.total_cmp(rb)
-                    .then(a.bits_per_weight.total_cmp(&b.bits_per_weight))
-            })
-            .map(|(e, _)| e)
+            .filter_map(|e| Some((e, e.bits_per_weight?, e.measured()?.overall.rmse)))
+            .filter(|(_, bits, _)| *bits <= budget)
+            .min_by(|(_, ba, ra), (_, bb, rb)| ra.total_cmp(rb).then(ba.total_cmp(bb)))
+            .map(|(e, _, _)| e)
     }
 }
 
@@ -481,13 +283,19 @@ pub fn lineup_inputs(
     mark_pareto(&mut entries);
     calibrated::mark_pareto_output(&mut entries);
     let changes = calibrated::changes(&entries);
+    // Measured first, by cost then error; the unmeasured after, as selected (a stable sort).
     entries.sort_by(|a, b| {
-        a.bits_per_weight
-            .total_cmp(&b.bits_per_weight)
-            .then_with(|| {
-                let r = |e: &Entry| e.measured().map_or(f64::INFINITY, |m| m.overall.rmse);
-                r(a).total_cmp(&r(b))
-            })
+        let key = |e: &Entry| {
+            e.bits_per_weight
+                .zip(e.measured())
+                .map(|(bits, m)| (bits, m.overall.rmse))
+        };
+        match (key(a), key(b)) {
+            (Some((ba, ra)), Some((bb, rb))) => ba.total_cmp(&bb).then(ra.total_cmp(&rb)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
     });
     Some(Lineup {
         shape: (rows, cols),
@@ -545,80 +353,37 @@ fn integer_entry(
             name: name.to_string(),
             integer: true,
             about: config.summary(),
-            bits_per_weight: r.memory.bits_per_weight,
-            total_bytes: r.memory.total_bytes,
+            bits_per_weight: Some(r.memory.bits_per_weight),
+            total_bytes: Some(r.memory.total_bytes),
             parts: integer_parts(config, rows * cols, r.memory.blocks as usize),
             result: measured_of(&r, inputs),
             pareto: false,
             pareto_output: false,
             active,
         },
-        Err(e) => {
-            // The cost without a measurement: codes plus one block's metadata per block.
-            let n = (rows * cols) as f64;
-            let blocks = crate::core::report::Layout::new(config.granularity, config.axis, cols)
-                .block_count(rows, cols);
-            let bits = n * f64::from(config.bits)
-                + blocks as f64 * config.metadata_bits_per_block() as f64;
-            Entry {
-                name: name.to_string(),
-                integer: true,
-                about: config.summary(),
-                bits_per_weight: bits / n,
-                total_bytes: (bits / 8.0).ceil() as u64,
-                parts: integer_parts(config, rows * cols, blocks),
-                result: Err(e.to_string()),
-                pareto: false,
-                pareto_output: false,
-                active,
-            }
-        }
+        Err(e) => unmeasured(name, true, config.summary(), e.to_string(), active),
     }
 }
 
-/// The bits of a `rows x cols` matrix in a format, part by part (their names, total bits).
-pub(crate) fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String, f64)> {
-    let n = rows * cols;
-    match coded {
-        Coded::Row(f) => {
-            let l = f.layout();
-            let blocks = (rows * cols.div_ceil(l.block_len)) as f64;
-            l.parts
-                .iter()
-                .map(|p| (p.name.to_string(), blocks * f64::from(p.bits)))
-                .collect()
-        }
-        Coded::Nf4Dq => {
-            let blocks = n.div_ceil(nf4::BLOCK);
-            let scales = blocks.div_ceil(nf4::DQ_BLOCK);
-            vec![
-                ("payload: NF4 codes".to_string(), (4 * n) as f64),
-                (
-                    format!("block absmax: 8-bit codes x {blocks}"),
-                    (8 * blocks) as f64,
-                ),
-                (
-                    format!("second-level scales: f32 x {scales}, offset: f32"),
-                    (32 * scales) as f64 + f64::from(nf4::dq_layout().per_tensor_bits),
-                ),
-            ]
-        }
-        Coded::Fp8(s) => {
-            let (th, tw) = s.tile(rows, cols);
-            let regions = rows.div_ceil(th) * cols.div_ceil(tw);
-            vec![
-                ("payload: FP8 codes".to_string(), (8 * n) as f64),
-                (format!("scales: f32 x {regions}"), (32 * regions) as f64),
-            ]
-        }
+/// An entry that could not be measured: its reason, and no cost.
+fn unmeasured(name: &str, integer: bool, about: String, why: String, active: bool) -> Entry {
+    Entry {
+        name: name.to_string(),
+        integer,
+        about,
+        bits_per_weight: None,
+        total_bytes: None,
+        parts: Vec::new(),
+        result: Err(why),
+        pareto: false,
+        pareto_output: false,
+        active,
     }
 }
 
 fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) -> Entry {
     let (rows, cols) = matrix.shape();
     let n = (rows * cols).max(1) as f64;
-    let parts = format_bits(info.coded, rows, cols);
-    let bits: f64 = parts.iter().map(|(_, b)| b).sum();
     // The same analysis as the format as the active configuration.
     let result = analyse_weighted(
         matrix,
@@ -628,12 +393,18 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) 
     )
     .map_err(|e| e.to_string())
     .and_then(|r| measured_of(&r, inputs));
+    let m = match result {
+        Ok(m) => m,
+        Err(why) => return unmeasured(info.name, false, info.about.to_string(), why, false),
+    };
+    let parts = format_bits(info.coded, rows, cols);
+    let bits: f64 = parts.iter().map(|(_, b)| b).sum();
     Entry {
         name: info.name.to_string(),
         integer: false,
         about: info.about.to_string(),
-        bits_per_weight: bits / n,
-        total_bytes: (bits / 8.0).ceil() as u64,
+        bits_per_weight: Some(bits / n),
+        total_bytes: Some((bits / 8.0).ceil() as u64),
         parts: parts
             .into_iter()
             .map(|(name, b)| CostPart {
@@ -641,7 +412,7 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) 
                 bits_per_weight: b / n,
             })
             .collect(),
-        result,
+        result: Ok(m),
         pareto: false,
         pareto_output: false,
         active: false,
@@ -651,7 +422,7 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) 
 fn mark_pareto(entries: &mut [Entry]) {
     let points: Vec<Option<(f64, f64)>> = entries
         .iter()
-        .map(|e| e.measured().map(|m| (e.bits_per_weight, m.overall.rmse)))
+        .map(|e| Some((e.bits_per_weight?, e.measured()?.overall.rmse)))
         .collect();
     for (i, e) in entries.iter_mut().enumerate() {
         let Some((b, r)) = points[i] else { continue };

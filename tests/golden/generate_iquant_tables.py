@@ -17,7 +17,7 @@ The tables are read from the C source of the reference, never typed by hand:
 
 With --ggml-common PATH it reads llama.cpp's ggml/src/ggml-common.h (GGML_TABLE_BEGIN
 syntax) for the first group instead. The Rust test `codebooks_equal_gguf_py_grid_hex`
-(tests/iquants.rs) compares the written tables with gguf-py's own `grid_hex` copies.
+(tests/it/iquants.rs) compares the written tables with gguf-py's own `grid_hex` copies.
 
 Run from the crate root:
     python3 tests/golden/generate_iquant_tables.py [--src DIR] [--ggml-common PATH]

@@ -16,7 +16,7 @@ Writes tests/golden/iquants/ (schema in README.md beside this file):
                     tests/golden/formats/bulk.json (the same xorshift64* generator), without
                     and with an importance vector from the same generator.
   grids.json        gguf-py's own copies of the codebooks (grid_hex, grid_map, grid_shape per
-                    type, ksigns), which tests/iquants.rs decodes as gguf-py's init_grid does and
+                    type, ksigns), which tests/it/iquants.rs decodes as gguf-py's init_grid does and
                     compares with src/core/format/iquant/tables.rs.
 
 Types that llama.cpp refuses without an importance matrix (libgguf.quantize_requires_imatrix:
