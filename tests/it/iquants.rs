@@ -431,7 +431,7 @@ fn every_type_has_a_fixture_file_and_every_file_is_read() {
         .map(|q| q.name())
         .chain(Ternary::ALL.iter().map(|t| t.name()))
         .map(|n| format!("{n}.json"))
-        .chain(["bulk.json", "grids.json", "inputs.json"].map(String::from))
+        .chain(["bulk.json", "grids.json", "inputs.json", "iquants.gguf"].map(String::from))
         .collect();
     want.sort();
     let mut have: Vec<String> = std::fs::read_dir(dir())

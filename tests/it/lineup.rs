@@ -91,11 +91,9 @@ fn the_overlay_fits_80x24_and_names_the_selected_entrys_arithmetic() {
     assert!(s.contains("bits/w"), "{s}");
     assert!(s.contains("q2_k"), "{s}");
     assert!(s.contains("2.625"), "{s}");
-    // The first entry is selected: IQ1_S, not measured without an importance matrix.
-    assert!(
-        s.contains("not measured: IQ1_S needs an importance matrix"),
-        "{s}"
-    );
+    // The first entry is selected: its bits per weight, part by part (IQ1_S, not measured
+    // without an importance matrix, has no cost and sorts last).
+    assert!(s.contains("bits/weight = 1.625 (payload: trits"), "{s}");
     insta::assert_snapshot!("formats_80x24", s);
     let wide = screen(&m, 120, 40);
     assert!(wide.contains("SQNR dB") && wide.contains("MAE"), "{wide}");
