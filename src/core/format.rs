@@ -29,6 +29,8 @@ pub mod kquant;
 mod layout;
 pub mod legacy;
 mod measure;
+pub mod minifloat;
+pub mod mx;
 pub mod nf4;
 mod row;
 
