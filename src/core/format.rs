@@ -32,6 +32,7 @@ mod measure;
 pub mod minifloat;
 pub mod mx;
 pub mod nf4;
+pub mod nvfp4_two;
 mod row;
 
 pub use fp8::{Fp8Encoded, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme};
