@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use quantscope::core::format::Format;
 use quantscope::core::format::mx::{self, MX_BLOCK, MxKind};
+use quantscope::core::format::{Format, Meta};
 use serde_json::Value;
 
 /// Every fixture file; `every_fixture_file_is_read_by_a_test` checks the directory holds
@@ -94,6 +94,25 @@ fn encode_row(kind: MxKind, row: &[f32]) -> (Vec<u8>, Vec<u8>, Vec<f32>) {
         codes.extend(c);
         values.extend(v);
     }
+    // The row format gives the same, and reads its own bytes back.
+    let f = Format::Mx(kind);
+    let enc = f.encode_row(row).unwrap();
+    assert_eq!(enc.codes, codes, "{kind:?}: Format::encode_row codes");
+    assert_eq!(
+        enc.meta,
+        Meta::Mx(scales.clone()),
+        "{kind:?}: Format::encode_row scales"
+    );
+    let back = f.unpack(&f.pack(&enc), row.len()).unwrap();
+    assert_eq!(back, enc, "{kind:?}: pack and unpack");
+    let decoded = back.decode();
+    assert!(
+        decoded
+            .iter()
+            .zip(&values)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "{kind:?}: Encoded::decode"
+    );
     (scales, codes, values)
 }
 

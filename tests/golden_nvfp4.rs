@@ -5,7 +5,10 @@
 
 use std::path::PathBuf;
 
+use quantscope::core::Matrix;
+use quantscope::core::analyse;
 use quantscope::core::format::nvfp4_two::{self, Convention, Refused};
+use quantscope::core::presets::{PresetOptions, preset};
 use serde_json::Value;
 
 const FIXTURES: [&str; 3] = ["compressed-tensors.json", "inputs.json", "modelopt.json"];
@@ -94,6 +97,57 @@ fn check(name: &str, c: Convention) -> usize {
         }
     }
     refused
+}
+
+/// The analysis of the presets `nvfp4-ct` and `nvfp4-modelopt` gives the fixtures' codes and
+/// values too, and refuses the same tensors with the reason.
+#[test]
+fn the_presets_analyse_as_the_libraries() {
+    let inputs = fixture("inputs.json");
+    for (name, file) in [
+        ("nvfp4-ct", "compressed-tensors.json"),
+        ("nvfp4-modelopt", "modelopt.json"),
+    ] {
+        let fx = fixture(file);
+        let config = preset(name, PresetOptions::default()).unwrap();
+        for (case, m) in fx["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(inputs["matrices"].as_array().unwrap())
+        {
+            let x = flat_f32(&m["input"]);
+            let cols = m["shape"][1].as_u64().unwrap() as usize;
+            let rows: Vec<&[f32]> = x.chunks(cols).collect();
+            let matrix = Matrix::from_rows(&rows).unwrap();
+            let want = flat_f32(&case["dequantized"]);
+            match analyse(&matrix, &config) {
+                Ok(r) => {
+                    let got: Vec<f32> = (0..x.len())
+                        .map(|i| r.dequantized(i / cols, i % cols))
+                        .collect();
+                    assert!(
+                        got.iter()
+                            .zip(&want)
+                            .all(|(a, b)| a.to_bits() == b.to_bits()),
+                        "{name} {}",
+                        m["name"]
+                    );
+                    let codes: Vec<i64> = (0..x.len())
+                        .map(|i| i64::from(r.code(i / cols, i % cols)))
+                        .collect();
+                    let want_codes: Vec<i64> =
+                        flat_u8(&case["codes"]).into_iter().map(i64::from).collect();
+                    assert_eq!(codes, want_codes, "{name} {}", m["name"]);
+                }
+                Err(e) => {
+                    assert!(want.iter().any(|v| !v.is_finite()), "{name}: {e}");
+                    let msg = e.to_string();
+                    assert!(msg.contains("NaN") || msg.contains("infinity"), "{msg}");
+                }
+            }
+        }
+    }
 }
 
 #[test]

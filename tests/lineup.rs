@@ -97,6 +97,46 @@ fn the_overlay_fits_80x24_and_names_the_selected_entrys_arithmetic() {
     assert!(wide.contains("SQNR dB") && wide.contains("MAE"), "{wide}");
 }
 
+/// The MX family and two-level NVFP4 in the ladder, the selection moved down to MXFP8 E4M3:
+/// its bits per weight part by part, at 80x24 and 120x40.
+#[test]
+fn the_mx_and_two_level_nvfp4_entries_at_80x24_and_120x40() {
+    let mut m = scenario_model("formats");
+    m.size = (80, 24);
+    act(&mut m, Action::Formats);
+    let entries = m.analysis.lineup.clone().unwrap().entries.clone();
+    for name in [
+        "mxfp4-ocp",
+        "mxfp6-e2m3",
+        "mxfp6-e3m2",
+        "mxfp8-e4m3",
+        "mxfp8-e5m2",
+        "mxint8",
+        "nvfp4-ct",
+        "nvfp4-modelopt",
+    ] {
+        let e = entries.iter().find(|e| e.name == name).unwrap();
+        assert!(e.measured().is_some(), "{name}");
+    }
+    let at = entries.iter().position(|e| e.name == "mxfp8-e4m3").unwrap();
+    for _ in 0..at {
+        key(&mut m, KeyCode::Down, KeyModifiers::NONE);
+    }
+    let s = screen(&m, 80, 24);
+    assert!(
+        s.contains("8 (payload: E4M3 codes) + 0.25 (shared exponent: E8M0)"),
+        "{s}"
+    );
+    insta::assert_snapshot!("formats_mx_80x24", s);
+    m.size = (120, 40);
+    let wide = screen(&m, 120, 40);
+    assert!(
+        wide.contains("nvfp4-ct") && wide.contains("mxint8"),
+        "{wide}"
+    );
+    insta::assert_snapshot!("formats_mx_120x40", wide);
+}
+
 #[test]
 fn formats_whose_blocks_do_not_divide_the_rows_say_why() {
     // The built-in example has rows of four values.

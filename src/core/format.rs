@@ -1,7 +1,9 @@
 //! The formats models ship in, encoded and decoded exactly as their reference
-//! implementations do: llama.cpp's k-quants (Q2_K..Q6_K), MXFP4 and NVFP4 (ggml), NF4
+//! implementations do: llama.cpp's k-quants (Q2_K..Q6_K), MXFP4 and NVFP4 (ggml), the OCP
+//! Microscaling formats ([`mx`]: MXFP8, MXFP6, MXFP4 with the OCP rounding, MXINT8), NF4
 //! (bitsandbytes, with double quantization in [`nf4::DoubleQuant`]), FP8 E4M3/E5M2 ([`fp8`],
-//! per tensor, channel or 2-D tile), and readers for ggml's legacy Q4_0..Q8_0 blocks.
+//! per tensor, channel or 2-D tile), two-level NVFP4 with a tensor scale ([`nvfp4_two`],
+//! compressed-tensors' and ModelOpt's), and readers for ggml's legacy Q4_0..Q8_0 blocks.
 //!
 //! A row format ([`Format`]) works on one row at a time, so a caller can run rows in
 //! parallel: [`Format::encode_row_into`] fills reusable buffers with the codes (one byte per
@@ -40,6 +42,7 @@ pub use kquant::{KQuant, SuperBlock};
 pub use layout::{Grid, Layout, Part, Usage};
 pub use legacy::{Legacy, LegacyBlock};
 pub use measure::{RowError, Summary, run_rows};
+pub use mx::MxKind;
 
 /// A format whose blocks lie along a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,6 +53,8 @@ pub enum Format {
     Mxfp4,
     /// ggml's NVFP4: 16 E2M1 values under one UE4M3 scale, 64 per block.
     Nvfp4,
+    /// An OCP Microscaling format: 32 elements under one E8M0 scale.
+    Mx(MxKind),
     /// bitsandbytes' NF4: 64 values under one f32 absmax (see [`nf4`] for double
     /// quantization of the absmax values).
     Nf4,
@@ -71,15 +76,21 @@ impl Format {
     pub const Q6K: Self = Self::K(KQuant::Q6K);
 
     /// Every format that encodes, by bits per weight.
-    pub const ENCODERS: [Self; 8] = [
+    pub const ENCODERS: [Self; 14] = [
         Self::Q2K,
         Self::Q3K,
         Self::Mxfp4,
+        Self::Mx(MxKind::Fp4E2M1),
         Self::Q4K,
         Self::Nvfp4,
         Self::Nf4,
         Self::Q5K,
+        Self::Mx(MxKind::Fp6E2M3),
+        Self::Mx(MxKind::Fp6E3M2),
         Self::Q6K,
+        Self::Mx(MxKind::Fp8E4M3),
+        Self::Mx(MxKind::Fp8E5M2),
+        Self::Mx(MxKind::Int8),
     ];
 
     /// The format's usual name (`"Q4_K"`, `"MXFP4"`, `"NF4"`).
@@ -89,6 +100,7 @@ impl Format {
             Self::K(k) => k.name(),
             Self::Mxfp4 => "MXFP4",
             Self::Nvfp4 => "NVFP4",
+            Self::Mx(k) => k.name(),
             Self::Nf4 => "NF4",
             Self::Legacy(l) => l.name(),
         }
@@ -100,6 +112,7 @@ impl Format {
         match self {
             Self::K(_) => kquant::QK_K,
             Self::Mxfp4 | Self::Legacy(_) => 32,
+            Self::Mx(_) => mx::MX_BLOCK,
             Self::Nvfp4 | Self::Nf4 => 64,
         }
     }
@@ -111,6 +124,7 @@ impl Format {
             Self::K(k) => k.block_bytes(),
             Self::Mxfp4 => fp4::MXFP4_BYTES,
             Self::Nvfp4 => fp4::NVFP4_BYTES,
+            Self::Mx(k) => k.block_bytes(),
             Self::Nf4 => 36,
             Self::Legacy(l) => l.block_bytes(),
         }
@@ -198,6 +212,8 @@ pub enum Meta {
     Mxfp4(Vec<u8>),
     /// NVFP4: four UE4M3 scale bytes per 64 values.
     Nvfp4(Vec<[u8; 4]>),
+    /// An MX format: one E8M0 scale byte per 32 values.
+    Mx(Vec<u8>),
     /// NF4: one f32 absmax per 64 values.
     Nf4(Vec<f32>),
     /// Legacy ggml blocks.
@@ -217,7 +233,7 @@ pub struct Encoded {
     pub format: Format,
     /// One stored code per value: k-quants and legacy types the unsigned stored code
     /// (subtract the type's code offset for the signed level; Q8_0 the int8's byte), E2M1
-    /// and NF4 the 4-bit index.
+    /// and NF4 the 4-bit index, an MX element its bit pattern (MXINT8 the int8's byte).
     pub codes: Vec<u8>,
     /// The blocks' metadata.
     pub meta: Meta,
@@ -262,8 +278,8 @@ pub struct SubBlock {
     pub start: usize,
     /// Number of values.
     pub len: usize,
-    /// What a grid value is multiplied by (k-quants: `d * scale`; E2M1: the decoded E8M0
-    /// or UE4M3 scale; NF4: the absmax).
+    /// What a grid value is multiplied by (k-quants: `d * scale`; E2M1 and MX elements: the
+    /// decoded E8M0 or UE4M3 scale; NF4: the absmax).
     pub step: f32,
     /// What is subtracted after (k-quants with mins: `dmin * min`; Q4_1/Q5_1: minus `m`).
     pub min: f32,
@@ -303,4 +319,7 @@ pub enum FormatError {
     /// The format has no encoder here.
     #[error("{0} is decode-only here")]
     DecodeOnly(&'static str),
+    /// The reference gives this tensor no finite reconstruction (two-level NVFP4).
+    #[error(transparent)]
+    Refused(#[from] nvfp4_two::Refused),
 }

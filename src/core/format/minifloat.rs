@@ -115,7 +115,8 @@ impl Minifloat {
         code as u8
     }
 
-    /// The value of a code (its low [`Self::bits`] bits).
+    /// The value of a code (its low [`Self::bits`] bits); NaN for the codes beyond
+    /// [`Self::max`] (E4M3's NaNs, E5M2's infinities and NaNs), which are never produced.
     #[must_use]
     pub fn decode(&self, code: u8) -> f32 {
         let code = u32::from(code) & ((1 << self.bits) - 1);
@@ -132,11 +133,10 @@ impl Minifloat {
         } else {
             ((1 << self.mbits) + m) as f32 * pow2(e - self.bias - self.mbits as i32)
         };
-        sign * v
+        if v > self.max { f32::NAN } else { sign * v }
     }
 
-    /// The value of every code, `2^bits` of them (E4M3's NaN codes and E5M2's infinities and
-    /// NaNs decode as the formula gives them; they are never produced).
+    /// The value of every code, `2^bits` of them.
     #[must_use]
     pub fn table(&self) -> Vec<f32> {
         (0..1u32 << self.bits)

@@ -142,11 +142,13 @@ impl MxKind {
         }
     }
 
-    /// The value of an element code.
+    /// The value of an element code (NaN for the codes the format never produces: E4M3's
+    /// NaNs, E5M2's infinities and NaNs, INT8's -128).
     #[must_use]
     pub fn decode_element(self, code: u8) -> f32 {
         match self.minifloat() {
             Some(m) => m.decode(code),
+            None if code == 0x80 => f32::NAN,
             None => f32::from(code as i8) / 64.0,
         }
     }
