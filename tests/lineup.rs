@@ -440,3 +440,50 @@ fn a_format_pinned_against_an_integer_configuration_shows_both_rungs() {
     assert!(s.contains("4.016"), "{s}");
     assert!(s.contains("B 0, A 5 of 8 collapsed"), "{s}");
 }
+
+/// The ladder measures a format without keeping its codes or blocks: every figure must still
+/// be the format's whole analysis's, bit for bit, on rows of every kind (spreads over six
+/// decades, zero, constant, one-signed, a row too quiet for a per-tensor scale).
+#[test]
+fn the_ladders_figures_are_the_analysiss_for_every_format() {
+    use quantscope::core::lineup::{FORMATS, Selection, lineup};
+    use quantscope::core::presets::format_config;
+    use quantscope::core::{Matrix, Options, analyse_with};
+    let rows: Vec<Vec<f32>> = (0..12)
+        .map(|r| {
+            (0..512)
+                .map(|c| {
+                    let v = ((r * 131 + c * 17) as f32 * 0.0731).sin();
+                    match r {
+                        0 => 0.0,
+                        1 => 0.3,
+                        2 => v.abs() * 1e-3,
+                        3 => v * 1e-7,
+                        _ => v * 10f32.powi(r % 6 - 3),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
+    let m = Matrix::from_rows(&refs).unwrap();
+    let l = lineup(&m, &Selection::formats(), None);
+    for info in FORMATS {
+        let e = l.entries.iter().find(|e| e.name == info.name).unwrap();
+        let r = analyse_with(&m, &format_config(info), Options::ONE_CONFIG).unwrap();
+        let got = e.measured().unwrap();
+        assert_eq!(got.overall, r.overall, "{}", info.name);
+        assert_eq!(
+            got.collapsed_channels, r.collapsed_channels,
+            "{}",
+            info.name
+        );
+        let channels: Vec<_> = r.channels.iter().map(|c| c.metrics).collect();
+        assert_eq!(got.channels, channels, "{}", info.name);
+    }
+    assert!(
+        l.entries
+            .iter()
+            .any(|e| e.measured().unwrap().collapsed_channels > 0)
+    );
+}

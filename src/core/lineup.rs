@@ -21,6 +21,8 @@
 //! assert!(q4k.measured().is_some());
 //! ```
 
+mod measure;
+
 use serde::Serialize;
 
 use crate::core::analyse::{Options, analyse_with};
@@ -558,14 +560,9 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
     let n = (rows * cols).max(1) as f64;
     let parts = format_bits(info.coded, rows, cols);
     let bits: f64 = parts.iter().map(|(_, b)| b).sum();
-    // The same analysis as the format as the active configuration.
-    let result = analyse_with(
-        matrix,
-        &crate::core::presets::format_config(info),
-        Options::ONE_CONFIG,
-    )
-    .map(|r| measured_of(&r))
-    .map_err(|e| e.to_string());
+    // The same figures as the format's analysis as the active configuration, without
+    // what the ladder does not show.
+    let result = measure::measure(matrix, info.coded).map_err(|e| e.to_string());
     Entry {
         name: info.name.to_string(),
         integer: false,
