@@ -29,6 +29,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::core::config::{Config, ConfigError, Granularity};
+use crate::core::fallback::Fallback;
 use crate::core::lineup::{Selection, lineup};
 use crate::core::{Metrics, Options, Report, analyse_with};
 use crate::io::checkpoint::{Checkpoint, CheckpointError, Entry, Kind};
@@ -83,6 +84,10 @@ pub struct ScanRow {
     /// With a budget ([`ScanOptions::budget`]): the most accurate preset or format within
     /// it, from the format ladder of the tensor (`None` when nothing fits).
     pub best: Option<Best>,
+    /// The format asked for, when the tensor's rows are not whole blocks of it and
+    /// llama.cpp's fallback type was analysed instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
 }
 
 /// The most accurate entry of a tensor's format ladder within a bits-per-weight budget.
@@ -301,7 +306,8 @@ fn scan_one(
         error,
     };
     let matrix = file.load(&t.name).map_err(|e| fail(e.to_string()))?;
-    let at = |granularity| {
+    let mut fallback = None;
+    let mut at = |granularity| {
         analyse_with(
             &matrix,
             &Config {
@@ -310,7 +316,12 @@ fn scan_one(
             },
             Options::ONE_CONFIG,
         )
-        .map(|r| Side::of(&r))
+        .map(|r| {
+            // A format applied through llama.cpp's fallback (the same at every granularity:
+            // a format fixes its blocks).
+            fallback = fallback.or(r.fallback);
+            Side::of(&r)
+        })
         .map_err(|e| fail(format!("{granularity}: {e}")))
     };
     let tensor = at(Granularity::Tensor)?;
@@ -330,6 +341,7 @@ fn scan_one(
         channel,
         bits_per_weight,
         best: budget.and_then(|b| best_within(&matrix, b)),
+        fallback,
     })
 }
 

@@ -149,7 +149,9 @@ fn formats_whose_blocks_do_not_divide_the_rows_say_why() {
         q4k.result
             .as_ref()
             .unwrap_err()
-            .contains("multiple of 256 values, got 4")
+            .contains("rows of 4 fit neither"),
+        "{:?}",
+        q4k.result
     );
     let fp8 = lineup
         .entries

@@ -4,6 +4,7 @@
 mod format;
 
 use crate::core::config::{Config, ConfigError, Granularity};
+use crate::core::fallback::{self, FallbackError};
 use crate::core::format::FormatError;
 use crate::core::kernel::segment::Code;
 use crate::core::matrix::Matrix;
@@ -67,6 +68,9 @@ pub enum AnalyseError {
     /// A format's encoder refused the matrix (rows that are not whole blocks).
     #[error(transparent)]
     Format(#[from] FormatError),
+    /// Neither the format nor its llama.cpp fallback fits the rows.
+    #[error(transparent)]
+    Fallback(#[from] FallbackError),
     /// The caller of [`analyse_staged`] stopped it before the report was complete (never
     /// returned by [`analyse`] and [`analyse_with`]).
     #[error("the analysis was stopped")]
@@ -128,6 +132,16 @@ fn staged(
     progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
     config.validate()?;
+    if let Some(info) = config.format
+        && let Some((fallback, applied)) = fallback::resolve(info, matrix.shape().1)?
+    {
+        // llama.cpp's fallback type, as llama-quantize applies it to such rows.
+        let first = &mut |mut report: Report| {
+            report.fallback = Some(fallback);
+            first(report)
+        };
+        return staged(matrix, &applied, options, first, progress);
+    }
     if let Some(info) = config.format {
         // A format fixes its blocks: its ladder is the one rung of its own blocks.
         let report = format::analyse_format(matrix, config, info)?;
@@ -198,6 +212,7 @@ fn analyse_as<T: Code>(
             Some(wrap) => Codes::Stored(wrap(main.codes)),
             None => Codes::Derived(matrix.shared()),
         },
+        fallback: None,
         values: None,
     };
     let active = ladder.is_some().then(|| active_rung(&report));

@@ -27,6 +27,7 @@ use serde::Serialize;
 
 use crate::core::analyse::{Options, analyse_with};
 use crate::core::config::Config;
+use crate::core::fallback::{self, Fallback};
 use crate::core::format::nvfp4_two::{self, Convention};
 use crate::core::format::{Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, MxKind, nf4};
 use crate::core::matrix::Matrix;
@@ -317,6 +318,10 @@ pub struct Entry {
     pub pareto: bool,
     /// The active configuration of the explorer or `report`.
     pub active: bool,
+    /// The format asked for, when the rows are not whole blocks of it and the entry is
+    /// llama.cpp's fallback type instead (its name is then `q4_k -> q5_0 (rows of 384)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
 }
 
 impl Entry {
@@ -476,6 +481,7 @@ fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> 
             result: Ok(measured_of(&r)),
             pareto: false,
             active,
+            fallback: None,
         },
         Err(e) => {
             // The cost without a measurement: codes plus one block's metadata per block.
@@ -494,6 +500,7 @@ fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> 
                 result: Err(e.to_string()),
                 pareto: false,
                 active,
+                fallback: None,
             }
         }
     }
@@ -557,6 +564,38 @@ pub(crate) fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String
 
 fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
     let (rows, cols) = matrix.shape();
+    match fallback::resolve(info, cols) {
+        // llama-quantize's fallback type: measured as that type, named for both.
+        Ok(Some((fb, config))) => {
+            let mut e = integer_entry(matrix, &fb.label(), &config, false);
+            e.integer = false;
+            e.about = format!(
+                "llama.cpp's fallback: rows of {cols} are not whole blocks of {} ({} values), so llama-quantize quantizes the tensor as {}: {}",
+                info.name,
+                fallback::block_of(info),
+                fb.to,
+                e.about
+            );
+            e.fallback = Some(fb);
+            return e;
+        }
+        Err(why) => {
+            let mut e = format_entry_measured(matrix, info, rows, cols);
+            e.result = Err(why.to_string());
+            return e;
+        }
+        Ok(None) => {}
+    }
+    format_entry_measured(matrix, info, rows, cols)
+}
+
+/// A format's entry, measured as itself.
+fn format_entry_measured(
+    matrix: &Matrix,
+    info: &'static FormatInfo,
+    rows: usize,
+    cols: usize,
+) -> Entry {
     let n = (rows * cols).max(1) as f64;
     let parts = format_bits(info.coded, rows, cols);
     let bits: f64 = parts.iter().map(|(_, b)| b).sum();
@@ -579,6 +618,7 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
         result,
         pareto: false,
         active: false,
+        fallback: None,
     }
 }
 
@@ -659,13 +699,26 @@ mod tests {
     }
 
     #[test]
-    fn rows_that_blocks_do_not_divide_are_listed_with_the_reason() {
+    fn rows_that_blocks_do_not_divide_fall_back_as_llama_quantize_does() {
+        // Rows of 96: Q4_K's 256 do not divide them, Q5_0's 32 do.
         let l = lineup(&matrix(3, 96), &Selection::formats(), None);
-        let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
-        assert!(q4k.result.as_ref().unwrap_err().contains("multiple of 256"));
-        assert!(!q4k.pareto);
+        let q4k = l.entries.iter().find(|e| e.name.starts_with("q4_k")).unwrap();
+        assert_eq!(q4k.name, "q4_k -> q5_0 (rows of 96)");
+        assert_eq!(q4k.bits_per_weight, 5.5);
+        assert!(q4k.measured().is_some());
+        assert_eq!(q4k.fallback.map(|f| f.to), Some("q5_0"));
+        let q6k = l.entries.iter().find(|e| e.name.starts_with("q6_k")).unwrap();
+        assert_eq!(q6k.name, "q6_k -> q8_0 (rows of 96)");
+        assert_eq!(q6k.bits_per_weight, 8.5);
         let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
         assert!(mx.measured().is_some());
+        // Rows of 48: no fallback fits Q4_K's; MXFP4 has none.
+        let l = lineup(&matrix(3, 48), &Selection::formats(), None);
+        let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
+        assert!(q4k.result.as_ref().unwrap_err().contains("fit neither"));
+        assert!(!q4k.pareto);
+        let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
+        assert!(mx.result.as_ref().unwrap_err().contains("no fallback"));
     }
 
     #[test]

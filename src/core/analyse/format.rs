@@ -123,6 +123,7 @@ pub(super) fn analyse_format(
         layout,
         codes: Codes::Stored(CodeBuf::U8(Pages::Heap(codes))),
         values: Some(values),
+        fallback: None,
     })
 }
 

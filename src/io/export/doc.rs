@@ -180,7 +180,7 @@ pub(super) fn build_listing(
     Doc {
         header: format!(
             "quantscope: {}; matrix {rows} x {cols}",
-            report.config.summary()
+            report.applied()
         ),
         sections,
     }
