@@ -3,6 +3,7 @@
 
 mod explore;
 mod files;
+pub mod importance;
 mod scan_command;
 
 pub use explore::{DemoArgs, PracticeArgs, demo, explore, practice};
@@ -21,10 +22,11 @@ use crate::core::config::{
     NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale,
     SymZeroPoint,
 };
+use crate::core::importance::{OutputStage, add_output_errors};
 use crate::core::lineup::{FORMATS, Selection};
 use crate::core::names::Named;
 use crate::core::presets::Overrides;
-use crate::core::{Matrix, Options, PRESETS, analyse_with};
+use crate::core::{Matrix, Options, PRESETS, analyse_weighted};
 use crate::io::export::{
     Document, ExportOptions, Extras, Format, Paper, Versus, write_report_with,
 };
@@ -83,7 +85,7 @@ impl Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Analyse a matrix and print the report (table, json, csv, markdown, html or pdf).
-    Report(ReportArgs),
+    Report(Box<ReportArgs>),
     /// Analyse every floating tensor of a checkpoint (.safetensors, .gguf, sharded) per
     /// tensor and per channel, rank them by how much per-channel scales gain, and show a
     /// GGUF file's quantized tensors as stored.
@@ -163,6 +165,9 @@ pub struct ReportArgs {
     /// The quantization configuration.
     #[command(flatten)]
     pub config: ConfigArgs,
+    /// Which weights matter: an importance matrix, activations.
+    #[command(flatten)]
+    pub importance: importance::ImportanceArgs,
 }
 
 /// Flags that build a [`Config`]: a preset, then overrides of its fields. Each flag's
@@ -229,8 +234,9 @@ pub struct ConfigArgs {
     /// Value to code: x / s, x × (1/s), or x × (1/s) + z rounded together.
     #[arg(long, value_enum)]
     pub quant_expr: Option<QuantExpr>,
-    /// Where codes are clamped: range ([qmin, qmax]) or type (the whole integer type, as
-    /// ONNX Runtime does even with a reduced range).
+    /// Where codes are clamped: range ([qmin, qmax], as torch.fake_quantize does) or type (the
+    /// whole integer type, as ONNX Runtime and torch.quantize_per_channel do even with a
+    /// reduced range).
     #[arg(long, value_enum)]
     pub code_clamp: Option<CodeClamp>,
     /// The code of a value whose ratio x/s is not a number (a subnormal scale): zero-point
@@ -554,29 +560,28 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
             Err(e) => return fail(&e),
         }
     };
+    let calibration = match args.importance.open_imatrix().and_then(|im| {
+        args.importance
+            .load(im.as_ref(), &matrix, args.tensor.as_deref())
+    }) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let stage = if args.importance.is_empty() {
+        None
+    } else {
+        match OutputStage::new(&matrix, calibration.calibration()) {
+            Ok(s) => Some(s),
+            Err(e) => return fail(&e.to_string()),
+        }
+    };
     let loaded = started.elapsed();
     let t = Instant::now();
-    let report = match analyse_with(
-        &matrix,
-        &config,
-        Options {
-            ladder: !args.no_ladder,
-            // Every code is written out: keep them rather than recompute each one.
-            keep_codes: args.values,
-        },
-    ) {
+    let (report, a, lineup) = match analysed(args, &matrix, &config, &calibration, stage.as_ref()) {
         Ok(r) => r,
-        Err(e) => return fail(&e.to_string()),
-    };
-    let a = match compared(args, &matrix, &report) {
-        Ok(a) => a,
         Err(e) => return fail(&e),
     };
     let versus = a.as_ref().map(|(a, comparison)| Versus { a, comparison });
-    let lineup = args.formats.as_ref().map(|selection| {
-        let preset = args.config.preset.as_deref().unwrap_or("lesson");
-        crate::core::lineup::lineup(&matrix, selection, Some((preset, &config)))
-    });
     let analysed = t.elapsed();
     let t = Instant::now();
     // The report is written into a buffer first, so a failure leaves nothing on stdout.
@@ -606,6 +611,49 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The report's analyses: the report (with its output errors when a stage is given), A
+/// against it with `--compare`, the format ladder with `--formats`.
+type Analysed = (
+    crate::core::Report,
+    Option<(crate::core::Report, crate::core::compare::Comparison)>,
+    Option<crate::core::lineup::Lineup>,
+);
+
+fn analysed(
+    args: &ReportArgs,
+    matrix: &Matrix,
+    config: &crate::core::Config,
+    calibration: &importance::Loaded,
+    stage: Option<&OutputStage<'_>>,
+) -> Result<Analysed, String> {
+    let options = Options {
+        ladder: !args.no_ladder,
+        // Every code is written out: keep them rather than recompute each one.
+        keep_codes: args.values,
+    };
+    let mut report = analyse_weighted(matrix, config, calibration.importance.as_ref(), options)
+        .map_err(|e| e.to_string())?;
+    if let Some(stage) = stage {
+        add_output_errors(stage, &mut report, &mut |_, _| true).map_err(|e| e.to_string())?;
+    }
+    let a = compared(args, matrix, &report, calibration, stage)?;
+    let lineup = args.formats.as_ref().and_then(|selection| {
+        let preset = args.config.preset.as_deref().unwrap_or("lesson");
+        let inputs = crate::core::lineup::Inputs {
+            importance: calibration.importance.as_ref(),
+            output: stage,
+        };
+        crate::core::lineup::lineup_inputs(
+            matrix,
+            selection,
+            Some((preset, config)),
+            inputs,
+            &mut |_, _| true,
+        )
+    });
+    Ok((report, a, lineup))
+}
+
 /// Why an HTML or PDF document cannot be written as asked (a listing has no analysis to
 /// chart; a PDF is not written to a terminal), as the exit status of the message.
 fn document_refused(args: &ReportArgs, document: Option<Document>) -> Option<ExitCode> {
@@ -625,11 +673,14 @@ fn document_refused(args: &ReportArgs, document: Option<Document>) -> Option<Exi
     None
 }
 
-/// With `--compare SPEC`: the matrix under A, and A against `report` (B).
+/// With `--compare SPEC`: the matrix under A (with the same importance and activations),
+/// and A against `report` (B).
 fn compared(
     args: &ReportArgs,
     matrix: &Matrix,
     report: &crate::core::Report,
+    calibration: &importance::Loaded,
+    stage: Option<&OutputStage<'_>>,
 ) -> Result<Option<(crate::core::Report, crate::core::compare::Comparison)>, String> {
     let Some(spec) = &args.compare else {
         return Ok(None);
@@ -638,8 +689,17 @@ fn compared(
         ladder: !args.no_ladder,
         keep_codes: args.values,
     };
-    let a = analyse_with(matrix, &spec.config, options)
-        .map_err(|e| format!("--compare {}: {e}", spec.text))?;
+    let mut a = analyse_weighted(
+        matrix,
+        &spec.config,
+        calibration.importance.as_ref(),
+        options,
+    )
+    .map_err(|e| format!("--compare {}: {e}", spec.text))?;
+    if let Some(stage) = stage {
+        add_output_errors(stage, &mut a, &mut |_, _| true)
+            .map_err(|e| format!("--compare {}: {e}", spec.text))?;
+    }
     let comparison = crate::core::compare::compare(&a, report).map_err(|e| e.to_string())?;
     Ok(Some((a, comparison)))
 }

@@ -26,9 +26,11 @@ pub mod explain;
 pub mod fallback;
 pub mod figures;
 pub mod format;
+pub mod importance;
 pub mod kernel;
 pub mod lineup;
 mod matrix;
+pub mod method;
 pub mod names;
 pub(crate) mod pages;
 pub mod params;
@@ -41,8 +43,8 @@ pub mod stored;
 pub mod view;
 
 pub use analyse::{
-    AnalyseError, LADDER_GROUPS, Options, analyse, analyse_staged, analyse_with,
-    ladder_granularities,
+    AnalyseError, LADDER_GROUPS, Options, Progress, analyse, analyse_staged,
+    analyse_staged_weighted, analyse_weighted, analyse_with, ladder_granularities,
 };
 pub use config::{Config, ConfigError, Granularity, Scheme};
 pub(crate) use matrix::first_not_finite_in;

@@ -1,8 +1,10 @@
 //! Input and output: the text parser, file loaders and the report exporters.
 
+pub mod activations;
 pub mod checkpoint;
 pub mod export;
 pub mod gguf;
+pub mod imatrix;
 pub mod load;
 pub mod npy;
 pub mod safetensors;

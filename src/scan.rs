@@ -22,6 +22,7 @@
 //! [`write_scan`] writes the result as a table, JSON, CSV or Markdown into any `impl Write`.
 
 mod stored;
+mod weighted;
 
 use std::path::Path;
 
@@ -33,6 +34,7 @@ use crate::core::fallback::Fallback;
 use crate::core::lineup::{Selection, lineup};
 use crate::core::{Metrics, Options, Report, analyse_with};
 use crate::io::checkpoint::{Checkpoint, CheckpointError, Entry, Kind};
+use crate::io::imatrix::{Imatrix, ImatrixError};
 
 /// Writes a scan in any format (kept here for callers of the scan).
 pub use crate::io::export::write_scan;
@@ -88,6 +90,26 @@ pub struct ScanRow {
     /// llama.cpp's fallback type was analysed instead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback: Option<Fallback>,
+    /// With an importance matrix that has an entry for the tensor: its importance-weighted
+    /// errors.
+    pub imatrix: Option<Weighted>,
+}
+
+/// A tensor's importance-weighted errors (`imatrix_mse`, see
+/// [`crate::core::importance::output`]) under an importance matrix's entry for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Weighted {
+    /// The entry used.
+    pub entry: String,
+    /// Per tensor.
+    pub tensor: Option<f64>,
+    /// Per channel.
+    pub channel: Option<f64>,
+    /// The configuration as given, quantized with the importance where its library reads
+    /// one (a llama.cpp format or preset).
+    pub configured: Option<f64>,
+    /// The configuration as given was quantized with the importance.
+    pub quantized_with: bool,
 }
 
 /// The most accurate entry of a tensor's format ladder within a bits-per-weight budget.
@@ -156,6 +178,10 @@ pub struct Scan {
     pub failed: Vec<Failed>,
     /// The bits-per-weight budget each tensor's best format was chosen within, if any.
     pub budget: Option<f64>,
+    /// The importance matrix, as given, if any.
+    pub imatrix: Option<String>,
+    /// Analysed tensors without an entry in the importance matrix.
+    pub without_entry: usize,
 }
 
 /// Why a scan could not run at all.
@@ -216,6 +242,19 @@ pub fn scan_with(
     options: ScanOptions,
     progress: &dyn Progress,
 ) -> Result<Scan, ScanError> {
+    scan_weighted(path, config, options, None, progress)
+}
+
+/// [`scan_with`] with an importance matrix: each tensor with an entry in it gains its
+/// importance-weighted errors ([`ScanRow::imatrix`]); an entry that does not fit its tensor
+/// (another width, a count of 0, values that are not finite) fails that tensor.
+pub fn scan_weighted(
+    path: &Path,
+    config: &Config,
+    options: ScanOptions,
+    imatrix: Option<&Imatrix>,
+    progress: &dyn Progress,
+) -> Result<Scan, ScanError> {
     config.validate()?;
     let file = Checkpoint::open(path)?;
     let mut candidates = Vec::new();
@@ -259,7 +298,8 @@ pub fn scan_with(
             .map(|t| {
                 let result = match t.kind {
                     Kind::Quantized => stored::scan_stored(&file, t).map(Done::Stored),
-                    _ => scan_one(&file, t, config, options.budget).map(Done::Row),
+                    _ => scan_one(&file, t, config, options.budget, imatrix)
+                        .map(|r| Done::Row(Box::new(r))),
                 };
                 progress.tensor_done(&t.name);
                 result
@@ -269,12 +309,17 @@ pub fn scan_with(
     let (mut rows, mut stored, mut failed) = (Vec::new(), Vec::new(), Vec::new());
     for r in results {
         match r {
-            Ok(Done::Row(row)) => rows.push(row),
+            Ok(Done::Row(row)) => rows.push(*row),
             Ok(Done::Stored(row)) => stored.push(row),
             Err(f) => failed.push(f),
         }
     }
     rows.sort_by(|a, b| b.gain_db.total_cmp(&a.gain_db).then(a.name.cmp(&b.name)));
+    let without_entry = if imatrix.is_some() {
+        rows.iter().filter(|r| r.imatrix.is_none()).count()
+    } else {
+        0
+    };
     stored.sort_by(|a, b| a.name.cmp(&b.name));
     failed.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Scan {
@@ -285,12 +330,14 @@ pub fn scan_with(
         skipped,
         failed,
         budget: options.budget,
+        imatrix: imatrix.map(|i| i.file().to_owned()),
+        without_entry,
     })
 }
 
 /// One finished tensor.
 enum Done {
-    Row(ScanRow),
+    Row(Box<ScanRow>),
     Stored(StoredRow),
 }
 
@@ -300,12 +347,18 @@ fn scan_one(
     t: &Entry,
     config: &Config,
     budget: Option<f64>,
+    imatrix: Option<&Imatrix>,
 ) -> Result<ScanRow, Failed> {
     let fail = |error: String| Failed {
         name: t.name.clone(),
         error,
     };
     let matrix = file.load(&t.name).map_err(|e| fail(e.to_string()))?;
+    let importance = match imatrix.map(|im| im.importance(&t.name, matrix.shape(), None)) {
+        None | Some(Err(ImatrixError::NoEntry { .. })) => None,
+        Some(Err(e)) => return Err(fail(e.to_string())),
+        Some(Ok(i)) => Some(i),
+    };
     let mut fallback = None;
     let mut at = |granularity| {
         analyse_with(
@@ -341,6 +394,10 @@ fn scan_one(
         channel,
         bits_per_weight,
         best: budget.and_then(|b| best_within(&matrix, b)),
+        imatrix: importance
+            .map(|i| weighted::weighted(&matrix, config, &i))
+            .transpose()
+            .map_err(fail)?,
         fallback,
     })
 }

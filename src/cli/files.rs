@@ -135,6 +135,13 @@ pub(super) fn stored_report(args: &ReportArgs, ascii: bool) -> Option<ExitCode> 
         ));
         return None;
     }
+    if !args.importance.is_empty() {
+        return Some(fail(&format!(
+            "{name} is stored as {}: --imatrix and --activations weigh an analysis; give a preset (such as --preset {}) to analyse its dequantized values with them",
+            t.ggml_type,
+            t.ggml_type.name.to_ascii_lowercase()
+        )));
+    }
     if args.format.parse::<Document>().is_ok() {
         return Some(fail(&format!(
             "{name} is stored as {}: --format html and pdf show an analysis; give a preset or a setting to analyse its dequantized values, or use table, json, csv or markdown to see the stored codes",

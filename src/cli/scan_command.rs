@@ -12,7 +12,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::{ConfigArgs, EXIT_PARTIAL, fail, write_stdout};
 use crate::io::checkpoint::Checkpoint;
 use crate::io::export::Format;
-use crate::scan::{Progress, Scan, ScanOptions, SkipReason, scan_with, write_scan};
+use crate::io::imatrix::Imatrix;
+use crate::scan::{Progress, Scan, ScanOptions, SkipReason, scan_weighted, write_scan};
 
 /// Arguments of `quantscope scan`.
 #[derive(Debug, Args)]
@@ -31,6 +32,12 @@ pub struct ScanArgs {
     /// the most accurate one within BITS bits per weight, e.g. --budget 4.5.
     #[arg(long, value_name = "BITS", value_parser = budget, allow_hyphen_values = true)]
     pub budget: Option<f64>,
+    /// A llama.cpp importance matrix (llama-imatrix's GGUF or legacy .dat): each tensor
+    /// with an entry (by its name, or its llama.cpp GGUF name) gains its
+    /// importance-weighted error (imatrix_mse) per tensor, per channel and under the
+    /// configuration, which quantizes with it where llama.cpp's quantizer does.
+    #[arg(long, value_name = "FILE")]
+    pub imatrix: Option<PathBuf>,
     /// The quantization scheme, compared per tensor and per channel; its own granularity
     /// gives the bits/weight column.
     #[command(flatten)]
@@ -87,12 +94,16 @@ pub fn scan(args: &ScanArgs, ascii: bool) -> ExitCode {
             args.file.display()
         ));
     }
+    let imatrix = match args.imatrix.as_deref().map(Imatrix::open).transpose() {
+        Ok(i) => i,
+        Err(e) => return fail(&e.to_string()),
+    };
     let bar = Bar(progress_bar());
     let options = ScanOptions {
         jobs: args.jobs.map(NonZeroUsize::get),
         budget: args.budget,
     };
-    let result = scan_with(&args.file, &config, options, &bar);
+    let result = scan_weighted(&args.file, &config, options, imatrix.as_ref(), &bar);
     bar.0.finish_and_clear();
     let scan = match result {
         Ok(s) => s,

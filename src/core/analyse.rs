@@ -2,10 +2,12 @@
 //! other rung of the ladder (see [`crate::core::pass`]).
 
 mod format;
+mod weighted;
 
 use crate::core::config::{Config, ConfigError, Granularity};
 use crate::core::fallback::{self, FallbackError};
 use crate::core::format::FormatError;
+use crate::core::importance::{Importance, ImportanceError};
 use crate::core::kernel::segment::Code;
 use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
@@ -71,6 +73,9 @@ pub enum AnalyseError {
     /// Neither the format nor its llama.cpp fallback fits the rows.
     #[error(transparent)]
     Fallback(#[from] FallbackError),
+    /// The importance vector does not fit the matrix.
+    #[error("importance: {0}")]
+    Importance(#[from] ImportanceError),
     /// The caller of [`analyse_staged`] stopped it before the report was complete (never
     /// returned by [`analyse`] and [`analyse_with`]).
     #[error("the analysis was stopped")]
@@ -88,12 +93,27 @@ pub fn analyse_with(
     config: &Config,
     options: Options,
 ) -> Result<Report, AnalyseError> {
+    analyse_weighted(matrix, config, None, options)
+}
+
+/// [`analyse_with`], quantizing with `importance` where the configuration's reference reads
+/// one: a k-quant, or the `q4_0`, `q4_1`, `q5_0` and `q5_1` presets as they are (their
+/// blocks then come from ggml's weighted search, as `llama-quantize --imatrix` makes them).
+/// Every other configuration quantizes as without (its library takes no importance), and
+/// so do the other rungs of the granularity ladder. The report's
+/// [`Report::quantized_with`] says which it was. `importance` must fit the matrix.
+pub fn analyse_weighted(
+    matrix: &Matrix,
+    config: &Config,
+    importance: Option<&Importance>,
+    options: Options,
+) -> Result<Report, AnalyseError> {
     let mut whole = None;
     let first = &mut |report| {
         whole = Some(report);
         true
     };
-    let ladder = staged(matrix, config, options, first, &mut |_, _| true)?;
+    let ladder = staged(matrix, config, importance, options, first, &mut |_, _| true)?;
     let mut report = whole.ok_or(AnalyseError::Stopped)?;
     report.ladder = ladder.unwrap_or_default();
     Ok(report)
@@ -114,11 +134,24 @@ pub fn analyse_staged(
     first: &mut dyn FnMut(Report) -> bool,
     progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
+    analyse_staged_weighted(matrix, config, None, first, progress)
+}
+
+/// [`analyse_staged`] with `importance` as [`analyse_weighted`] takes it. The output errors
+/// are a stage of their own after this one
+/// ([`OutputStage`](crate::core::importance::OutputStage)): the weight report comes first.
+pub fn analyse_staged_weighted(
+    matrix: &Matrix,
+    config: &Config,
+    importance: Option<&Importance>,
+    first: &mut dyn FnMut(Report) -> bool,
+    progress: Progress<'_>,
+) -> Result<Option<Vec<Rung>>, AnalyseError> {
     let options = Options {
         ladder: true,
         keep_codes: false,
     };
-    staged(matrix, config, options, first, progress)
+    staged(matrix, config, importance, options, first, progress)
 }
 
 /// Told the ladder's rows done so far and all rows; returns false to stop.
@@ -127,24 +160,33 @@ pub type Progress<'a> = &'a mut dyn FnMut(usize, usize) -> bool;
 fn staged(
     matrix: &Matrix,
     config: &Config,
+    importance: Option<&Importance>,
     options: Options,
     first: &mut dyn FnMut(Report) -> bool,
     progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
     config.validate()?;
+    if let Some(imp) = importance {
+        let (rows, cols) = matrix.shape();
+        imp.check_shape(rows, cols)?;
+    }
     if let Some(info) = config.format
         && let Some((fallback, applied)) = fallback::resolve(info, matrix.shape().1)?
     {
-        // llama.cpp's fallback type, as llama-quantize applies it to such rows.
+        // llama.cpp's fallback type, as llama-quantize applies it to such rows (with the
+        // importance, as llama-quantize --imatrix does).
         let first = &mut |mut report: Report| {
             report.fallback = Some(fallback);
             first(report)
         };
-        return staged(matrix, &applied, options, first, progress);
+        return staged(matrix, &applied, importance, options, first, progress);
     }
     if let Some(info) = config.format {
         // A format fixes its blocks: its ladder is the one rung of its own blocks.
-        let report = format::analyse_format(matrix, config, info)?;
+        let weights = importance.filter(|_| weighted::reads_importance(info.coded));
+        let mut report = format::analyse_format(matrix, config, info.coded, weights)?;
+        report.quantized_with = weights.map(|w| w.source().clone());
+        report.importance = weights.map(|w| std::sync::Arc::new(w.clone()));
         let rungs = if options.ladder {
             vec![active_rung(&report)]
         } else {
@@ -152,6 +194,22 @@ fn staged(
         };
         return Ok(first(report).then_some(rungs));
     }
+    if let Some(imp) = importance
+        && let Some(l) = crate::core::presets::legacy_type(config)
+    {
+        return weighted::legacy(matrix, config, imp, l, options, first, progress);
+    }
+    integer(matrix, config, options, first, progress)
+}
+
+/// An integer configuration: its pass, then its ladder.
+fn integer(
+    matrix: &Matrix,
+    config: &Config,
+    options: Options,
+    first: &mut dyn FnMut(Report) -> bool,
+    progress: Progress<'_>,
+) -> Result<Option<Vec<Rung>>, AnalyseError> {
     let (lo, hi) = config.clamp_range();
     let wanted = options.ladder.then_some(progress);
     let keep = options.keep_codes;
@@ -207,6 +265,9 @@ fn analyse_as<T: Code>(
         overall,
         collapsed_channels: collapsed,
         ladder: Vec::new(),
+        quantized_with: None,
+        output: None,
+        importance: None,
         layout,
         codes: match keep {
             Some(wrap) => Codes::Stored(wrap(main.codes)),
@@ -237,6 +298,7 @@ fn active_rung(report: &Report) -> Rung {
         channels: report.channels.iter().map(|c| c.metrics).collect(),
         collapsed_channels: report.collapsed_channels,
         active: true,
+        output: report.output.clone(),
     }
 }
 
@@ -299,6 +361,7 @@ fn rungs<T: Code>(
                     channels: std::mem::take(&mut rows_out.channels),
                     collapsed_channels: rows_out.collapsed,
                     active: false,
+                    output: None,
                 }
             }
         };

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::core::importance::{Measure, OutputMetrics, Ranked, RankingChange, ranking_changes};
 use crate::core::names::settings_of;
 use crate::core::report::{Memory, Metrics};
 use crate::core::{Config, Report};
@@ -55,6 +56,14 @@ pub struct Comparison {
     pub collapsed: (usize, usize),
     /// Storage under A and B.
     pub memory: (Memory, Memory),
+    /// The output and importance-weighted errors over the matrix under A and B, when both
+    /// reports have them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<(OutputMetrics, OutputMetrics)>,
+    /// When A and B are ordered one way by weight RMSE and the other by the output error
+    /// (or the importance-weighted error), that in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<RankingChange>,
 }
 
 /// Why two reports cannot be compared.
@@ -116,13 +125,47 @@ pub fn compare(a: &Report, b: &Report) -> Result<Comparison, ShapeMismatch> {
             rmse_change: cb.metrics.rmse - ca.metrics.rmse,
         })
         .collect();
+    let output = match (&a.output, &b.output) {
+        (Some(oa), Some(ob)) => Some((oa.overall, ob.overall)),
+        _ => None,
+    };
     Ok(Comparison {
         differences: differences(&a.config, &b.config),
         channels,
         overall: (a.overall, b.overall),
         collapsed: (a.collapsed_channels, b.collapsed_channels),
         memory: (a.memory, b.memory),
+        change: output.and_then(|o| change((a, b), o)),
+        output,
     })
+}
+
+/// The reversal of A and B's order by weight RMSE on the output error, if any: named by
+/// their formats, else `A` and `B`.
+fn change(
+    (a, b): (&Report, &Report),
+    (oa, ob): (OutputMetrics, OutputMetrics),
+) -> Option<RankingChange> {
+    let (measure, ea, eb) = match (oa.output_mse, ob.output_mse) {
+        (Some(x), Some(y)) => (Measure::OutputMse, x, y),
+        _ => (Measure::ImatrixMse, oa.imatrix_mse?, ob.imatrix_mse?),
+    };
+    let name = |r: &Report, fallback: &'static str| r.config.format.map_or(fallback, |f| f.name);
+    let (na, nb) = (name(a, "A"), name(b, "B"));
+    let (na, nb) = if na == nb { ("A", "B") } else { (na, nb) };
+    let entries = [
+        Ranked {
+            name: na,
+            weight_rmse: a.overall.rmse,
+            error: ea,
+        },
+        Ranked {
+            name: nb,
+            weight_rmse: b.overall.rmse,
+            error: eb,
+        },
+    ];
+    ranking_changes(&entries, measure).into_iter().next()
 }
 
 impl Comparison {

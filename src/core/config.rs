@@ -255,10 +255,13 @@ pub enum QuantExpr {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CodeClamp {
-    /// Into `[qmin, qmax]`, the code range the scale is formed for.
+    /// Into `[qmin, qmax]`, the code range the scale is formed for: PyTorch's
+    /// `fake_quantize_per_{channel,tensor}_affine` and `quantized_decomposed.quantize_*` with
+    /// the observer's `quant_min` / `quant_max`.
     Range,
     /// Into the whole integer type, whatever range formed the scale: ONNX Runtime's
-    /// `quantize_nparray` clips to the type, so under `reduce_range` a value that rounds just
+    /// `quantize_nparray` clips to the type, and so do `torch.quantize_per_channel` /
+    /// `quantize_per_tensor` (to the dtype), so under `reduce_range` a value that rounds just
     /// past the reduced `qmax` keeps `qmax + 1` (and past a signed `qmin`, `qmin - 1`).
     Type,
 }
@@ -421,6 +424,19 @@ pub enum ConfigError {
     /// Zero-point storage wider than 32 bits.
     #[error("zero-point width must be at most 32 bits, not {0}")]
     ZeroPointBits(u8),
+    /// A reduced range asked of ONNX Runtime at a width it has no type of.
+    #[error(
+        "ONNX Runtime has reduced ranges for its 4, 8 and 16-bit types only (ONNX_INT_TYPE_REDUCED_RANGE), not for {bits} bits: choose one of those widths, or give the range itself (--range QMIN..QMAX)"
+    )]
+    NoReducedRange {
+        /// The width asked for.
+        bits: u8,
+    },
+    /// PyTorch's observers refuse a reduced range for symmetric quint8.
+    #[error(
+        "PyTorch refuses a reduced range for symmetric unsigned codes (its observers raise NotImplementedError: Cannot reduce range for symmetric quantization for quint8): use the asymmetric scheme, or signed codes"
+    )]
+    TorchSymmetricReducedUnsigned,
     /// An unknown preset name.
     #[error("unknown preset {0:?} (see --list-presets)")]
     UnknownPreset(String),

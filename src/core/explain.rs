@@ -20,7 +20,7 @@ use crate::core::{Block, Matrix, Metrics, Report};
 
 mod format;
 
-pub use format::{FormatBlock, FormatWork};
+pub use format::{FormatBlock, FormatWork, SearchWeights};
 
 /// The worked arithmetic of one channel (matrix row) under a report's configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -269,9 +269,22 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
         metrics: report.channels[row].metrics,
         format,
     };
-    if let Some(info) = config.format {
+    // A format, or a legacy preset quantized with an importance (ggml's weighted search
+    // chose its blocks, not the preset's formula).
+    let coded = config
+        .format
+        .map(|info| (info.name, info.coded))
+        .or_else(|| {
+            report.importance()?;
+            let l = crate::core::presets::legacy_type(config)?;
+            Some((
+                l.name(),
+                crate::core::lineup::Coded::Row(crate::core::format::Format::Legacy(l)),
+            ))
+        });
+    if let Some(coded) = coded {
         let x: Vec<f32> = values.row(row).to_vec();
-        let work = format::work(info, report, matrix, row, &x);
+        let work = format::work(coded, report, matrix, row, &x);
         let explained = format::values(&work, report, row, &x);
         return of_row(Vec::new(), explained, Some(work));
     }

@@ -25,6 +25,7 @@
 //! ```
 
 pub mod bits;
+mod finite;
 pub mod fp4;
 pub mod fp8;
 pub mod kquant;
@@ -43,6 +44,13 @@ pub use layout::{Grid, Layout, Part, Usage};
 pub use legacy::{Legacy, LegacyBlock};
 pub use measure::{RowError, Summary, run_rows};
 pub use mx::MxKind;
+
+/// The importance of each value of a row, as llama.cpp's quantizers take it
+/// (`quant_weights`): one finite, non-negative weight per value (per column of the matrix),
+/// or `None` for the reference quantization without one. A format's encoder that reads it
+/// takes this type ([`Format::encode_row_weighted`]); the row of an importance vector for a
+/// matrix row is [`crate::core::importance::Importance::row`].
+pub type QuantWeights<'a> = Option<&'a [f32]>;
 
 /// A format whose blocks lie along a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -156,10 +164,24 @@ impl Format {
     }
 
     /// Encodes a row into `out` (its buffers are reused) and its reconstruction into
-    /// `values` (one per value of `x`).
+    /// `values` (one per value of `x`), as the reference does without an importance vector.
+    /// A legacy type is [`FormatError::DecodeOnly`] here (the presets encode it).
     pub fn encode_row_into(
         self,
         x: &[f32],
+        out: &mut Encoded,
+        values: &mut [f32],
+    ) -> Result<(), FormatError> {
+        self.encode_row_weighted(x, None, out, values)
+    }
+
+    /// [`Format::encode_row_into`] with an importance vector (see [`QuantWeights`]): the
+    /// k-quants and Q4_0 to Q5_1 quantize as `llama-quantize --imatrix` does; the formats
+    /// whose reference does not read one ([`Format::reads_importance`]) ignore it.
+    pub fn encode_row_weighted(
+        self,
+        x: &[f32],
+        weights: QuantWeights<'_>,
         out: &mut Encoded,
         values: &mut [f32],
     ) -> Result<(), FormatError> {
@@ -170,7 +192,29 @@ impl Format {
                 got: values.len(),
             });
         }
-        row::encode(self, x, out, values)
+        if let Some(w) = weights
+            && w.len() != x.len()
+        {
+            return Err(FormatError::WeightsLength {
+                want: x.len(),
+                got: w.len(),
+            });
+        }
+        let weights = weights.filter(|_| self.reads_importance());
+        row::encode(self, x, weights, out, values)?;
+        finite::check(self, x, out, values)
+    }
+
+    /// The reference quantizer reads an importance vector: the k-quants and Q4_0, Q4_1,
+    /// Q5_0, Q5_1 (ggml's `quant_weights`). MXFP4, NVFP4 (ggml ignores it), the OCP MX
+    /// formats, NF4 and Q8_0 do not.
+    #[must_use]
+    pub const fn reads_importance(self) -> bool {
+        match self {
+            Self::K(_) => true,
+            Self::Legacy(l) => l.reads_importance(),
+            Self::Mxfp4 | Self::Nvfp4 | Self::Nf4 | Self::Mx(_) => false,
+        }
     }
 
     /// Encodes a row.
@@ -316,10 +360,62 @@ pub enum FormatError {
         /// Bytes given.
         got: usize,
     },
-    /// The format has no encoder here.
+    /// The format has no encoder here (a legacy type without an importance vector).
     #[error("{0} is decode-only here")]
     DecodeOnly(&'static str),
     /// The reference gives this tensor no finite reconstruction (two-level NVFP4).
     #[error(transparent)]
     Refused(#[from] nvfp4_two::Refused),
+    /// An importance vector of another length than the row.
+    #[error("importance holds {got} values, the row has {want}")]
+    WeightsLength {
+        /// Values in the row.
+        want: usize,
+        /// Values of importance.
+        got: usize,
+    },
+    /// A block of finite values whose reference encoding comes back NaN or infinite (ggml's
+    /// k-quants on values too large for their f16 super-block scales or their search): the
+    /// row is refused rather than reported as NaN.
+    #[error("{}{unit} {block} (columns {}..{}): {reason}", row_prefix(*.row), .cols.0, .cols.1)]
+    NotFinite {
+        /// The row, where the caller knows it.
+        row: Option<usize>,
+        /// What a block is called (`"super-block"`, `"block"`).
+        unit: &'static str,
+        /// The block's index in the row.
+        block: usize,
+        /// The block's columns, `[start, end)`.
+        cols: (usize, usize),
+        /// What the reference does there, and why.
+        reason: String,
+    },
+}
+
+impl FormatError {
+    /// The same error, naming row `row` where it names a block.
+    #[must_use]
+    pub fn in_row(self, row: usize) -> Self {
+        match self {
+            Self::NotFinite {
+                unit,
+                block,
+                cols,
+                reason,
+                ..
+            } => Self::NotFinite {
+                row: Some(row),
+                unit,
+                block,
+                cols,
+                reason,
+            },
+            other => other,
+        }
+    }
+}
+
+/// `"row 3, "` before a block's name, when the row is known.
+fn row_prefix(row: Option<usize>) -> String {
+    row.map(|r| format!("row {r}, ")).unwrap_or_default()
 }

@@ -25,11 +25,12 @@ mod measure;
 
 use serde::Serialize;
 
-use crate::core::analyse::{Options, analyse_with};
+use crate::core::analyse::{Options, analyse_weighted};
 use crate::core::config::Config;
 use crate::core::fallback::{self, Fallback};
 use crate::core::format::nvfp4_two::{self, Convention};
 use crate::core::format::{Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, MxKind, nf4};
+use crate::core::importance::{Importance, OutputErrors, OutputStage, RankingChange};
 use crate::core::matrix::Matrix;
 use crate::core::presets::{PRESETS, PresetOptions, preset};
 use crate::core::report::{Metrics, Report};
@@ -185,7 +186,12 @@ pub const FORMATS: &[FormatInfo] = &[
 /// The values a format's codes stand for (index = stored code).
 #[must_use]
 pub fn grid_of(info: &FormatInfo) -> crate::core::format::Grid {
-    match info.coded {
+    coded_grid(info.coded)
+}
+
+/// [`grid_of`] of a way of encoding.
+pub(crate) fn coded_grid(coded: Coded) -> crate::core::format::Grid {
+    match coded {
         Coded::Row(f) => f.grid(),
         Coded::Nf4Dq => Format::Nf4.grid(),
         Coded::Fp8(s) => crate::core::format::Grid {
@@ -292,6 +298,10 @@ pub struct Measured {
     pub channels: Vec<Metrics>,
     /// Rows that are not constant but reconstruct to one value.
     pub collapsed_channels: usize,
+    /// The output and importance-weighted errors (with importance or activations).
+    pub output: Option<OutputErrors>,
+    /// It was quantized with the importance (a llama.cpp format or preset).
+    pub weighted: bool,
 }
 
 /// One preset or format on the matrix.
@@ -316,6 +326,9 @@ pub struct Entry {
     /// No other measured entry has fewer (or equal) bits per weight and a lower (or equal)
     /// RMSE with one of the two strictly better.
     pub pareto: bool,
+    /// The same front drawn on the output error (`output_mse` with activations, else
+    /// `imatrix_mse`); false without either.
+    pub pareto_output: bool,
     /// The active configuration of the explorer or `report`.
     pub active: bool,
     /// The format asked for, when the rows are not whole blocks of it and the entry is
@@ -348,6 +361,19 @@ pub struct Lineup {
     pub shape: (usize, usize),
     /// The entries.
     pub entries: Vec<Entry>,
+    /// Pairs of measured entries ordered one way by weight RMSE and the other by the output
+    /// error (or the importance-weighted error), the largest reversal first; empty without
+    /// importance or activations.
+    pub changes: Vec<RankingChange>,
+}
+
+/// What the format ladder measures besides the weights' errors.
+#[derive(Clone, Copy, Default)]
+pub struct Inputs<'a> {
+    /// The importance llama.cpp's formats and presets quantize with.
+    pub importance: Option<&'a Importance>,
+    /// The stage that measures each entry's output errors.
+    pub output: Option<&'a OutputStage<'a>>,
 }
 
 impl Lineup {
@@ -375,6 +401,7 @@ pub fn lineup(matrix: &Matrix, selection: &Selection, active: Option<(&str, &Con
     done.unwrap_or_else(|| Lineup {
         shape: matrix.shape(),
         entries: Vec::new(),
+        changes: Vec::new(),
     })
 }
 
@@ -384,6 +411,19 @@ pub fn lineup_with_progress(
     matrix: &Matrix,
     selection: &Selection,
     active: Option<(&str, &Config)>,
+    progress: &mut dyn FnMut(usize, usize) -> bool,
+) -> Option<Lineup> {
+    lineup_inputs(matrix, selection, active, Inputs::default(), progress)
+}
+
+/// [`lineup_with_progress`] with [`Inputs`]: the llama.cpp formats and presets quantize
+/// with the importance, each entry gains its output errors, and [`Lineup::changes`] names
+/// the pairs whose order the output error reverses.
+pub fn lineup_inputs(
+    matrix: &Matrix,
+    selection: &Selection,
+    active: Option<(&str, &Config)>,
+    inputs: Inputs<'_>,
     progress: &mut dyn FnMut(usize, usize) -> bool,
 ) -> Option<Lineup> {
     let (rows, cols) = matrix.shape();
@@ -402,13 +442,13 @@ pub fn lineup_with_progress(
     let mut entries = Vec::with_capacity(total);
     for (name, config) in &presets {
         let is_active = active.is_some_and(|(_, c)| c == config);
-        entries.push(integer_entry(matrix, name, config, is_active));
+        entries.push(integer_entry(matrix, name, config, is_active, inputs));
         if !progress(entries.len(), total) {
             return None;
         }
     }
     if let Some((name, config)) = active_extra {
-        let mut e = integer_entry(matrix, "active", config, true);
+        let mut e = integer_entry(matrix, "active", config, true, inputs);
         e.about = format!(
             "the active configuration (from {name}): {}",
             config.summary()
@@ -419,7 +459,7 @@ pub fn lineup_with_progress(
         }
     }
     for info in FORMATS.iter().filter(|f| selection.names.contains(&f.name)) {
-        let mut e = format_entry(matrix, info);
+        let mut e = format_entry(matrix, info, inputs);
         e.active = active_format == Some(info.name);
         entries.push(e);
         if !progress(entries.len(), total) {
@@ -427,6 +467,8 @@ pub fn lineup_with_progress(
         }
     }
     mark_pareto(&mut entries);
+    calibrated::mark_pareto_output(&mut entries);
+    let changes = calibrated::changes(&entries);
     entries.sort_by(|a, b| {
         a.bits_per_weight
             .total_cmp(&b.bits_per_weight)
@@ -438,6 +480,7 @@ pub fn lineup_with_progress(
     Some(Lineup {
         shape: (rows, cols),
         entries,
+        changes,
     })
 }
 
@@ -459,18 +502,33 @@ fn integer_parts(config: &Config, n: usize, blocks: usize) -> Vec<CostPart> {
     ]
 }
 
-/// What a report measured, for the ladder.
-fn measured_of(r: &Report) -> Measured {
-    Measured {
+/// What a report measured, for the ladder, with its output errors when `inputs` ask for
+/// them (an error of theirs is the entry's).
+fn measured_of(r: &Report, inputs: Inputs<'_>) -> Result<Measured, String> {
+    let output = match inputs.output {
+        Some(stage) => stage
+            .errors(r, &mut |_, _| true)
+            .map_err(|e| e.to_string())?,
+        None => None,
+    };
+    Ok(Measured {
         overall: r.overall,
         channels: r.channels.iter().map(|c| c.metrics).collect(),
         collapsed_channels: r.collapsed_channels,
-    }
+        output,
+        weighted: r.quantized_with.is_some(),
+    })
 }
 
-fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> Entry {
+fn integer_entry(
+    matrix: &Matrix,
+    name: &str,
+    config: &Config,
+    active: bool,
+    inputs: Inputs<'_>,
+) -> Entry {
     let (rows, cols) = matrix.shape();
-    match analyse_with(matrix, config, Options::ONE_CONFIG) {
+    match analyse_weighted(matrix, config, inputs.importance, Options::ONE_CONFIG) {
         Ok(r) => Entry {
             name: name.to_string(),
             integer: true,
@@ -478,8 +536,9 @@ fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> 
             bits_per_weight: r.memory.bits_per_weight,
             total_bytes: r.memory.total_bytes,
             parts: integer_parts(config, rows * cols, r.memory.blocks as usize),
-            result: Ok(measured_of(&r)),
+            result: measured_of(&r, inputs),
             pareto: false,
+            pareto_output: false,
             active,
             fallback: None,
         },
@@ -499,6 +558,7 @@ fn integer_entry(matrix: &Matrix, name: &str, config: &Config, active: bool) -> 
                 parts: integer_parts(config, rows * cols, blocks),
                 result: Err(e.to_string()),
                 pareto: false,
+                pareto_output: false,
                 active,
                 fallback: None,
             }
@@ -562,12 +622,12 @@ pub(crate) fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String
     }
 }
 
-fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
+fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) -> Entry {
     let (rows, cols) = matrix.shape();
     match fallback::resolve(info, cols) {
         // llama-quantize's fallback type: measured as that type, named for both.
         Ok(Some((fb, config))) => {
-            let mut e = integer_entry(matrix, &fb.label(), &config, false);
+            let mut e = integer_entry(matrix, &fb.label(), &config, false, inputs);
             e.integer = false;
             e.about = format!(
                 "llama.cpp's fallback: rows of {cols} are not whole blocks of {} ({} values), so llama-quantize quantizes the tensor as {}: {}",
@@ -580,28 +640,41 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo) -> Entry {
             return e;
         }
         Err(why) => {
-            let mut e = format_entry_measured(matrix, info, rows, cols);
-            e.result = Err(why.to_string());
-            return e;
+            return format_entry_measured(matrix, info, Err(why.to_string()), inputs);
         }
         Ok(None) => {}
     }
-    format_entry_measured(matrix, info, rows, cols)
+    format_entry_measured(matrix, info, Ok(()), inputs)
 }
 
-/// A format's entry, measured as itself.
+/// A format's entry, measured as itself unless `refused` says why it cannot be.
 fn format_entry_measured(
     matrix: &Matrix,
     info: &'static FormatInfo,
-    rows: usize,
-    cols: usize,
+    refused: Result<(), String>,
+    inputs: Inputs<'_>,
 ) -> Entry {
+    let (rows, cols) = matrix.shape();
     let n = (rows * cols).max(1) as f64;
     let parts = format_bits(info.coded, rows, cols);
     let bits: f64 = parts.iter().map(|(_, b)| b).sum();
-    // The same figures as the format's analysis as the active configuration, without
-    // what the ladder does not show.
-    let result = measure::measure(matrix, info.coded).map_err(|e| e.to_string());
+    let result = if let Err(why) = refused {
+        Err(why)
+    } else if inputs.importance.is_none() && inputs.output.is_none() {
+        // The same figures as the format's analysis as the active configuration, without
+        // what the ladder does not show.
+        measure::measure(matrix, info.coded).map_err(|e| e.to_string())
+    } else {
+        // With importance or output errors: the whole analysis, whose report they read.
+        analyse_weighted(
+            matrix,
+            &crate::core::presets::format_config(info),
+            inputs.importance,
+            Options::ONE_CONFIG,
+        )
+        .map_err(|e| e.to_string())
+        .and_then(|r| measured_of(&r, inputs))
+    };
     Entry {
         name: info.name.to_string(),
         integer: false,
@@ -617,6 +690,7 @@ fn format_entry_measured(
             .collect(),
         result,
         pareto: false,
+        pareto_output: false,
         active: false,
         fallback: None,
     }
@@ -635,150 +709,7 @@ fn mark_pareto(entries: &mut [Entry]) {
     }
 }
 
+mod calibrated;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn matrix(rows: usize, cols: usize) -> Matrix {
-        let data: Vec<Vec<f32>> = (0..rows)
-            .map(|r| {
-                let spread = 10f32.powi(r as i32 % 4 - 2);
-                (0..cols)
-                    .map(|c| ((r * 31 + c * 7) as f32 * 0.173).sin() * spread)
-                    .collect()
-            })
-            .collect();
-        let refs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
-        Matrix::from_rows(&refs).unwrap()
-    }
-
-    #[test]
-    fn formats_take_their_layouts_bits() {
-        let l = lineup(&matrix(4, 512), &Selection::formats(), None);
-        let bpw = |n: &str| {
-            l.entries
-                .iter()
-                .find(|e| e.name == n)
-                .unwrap()
-                .bits_per_weight
-        };
-        assert_eq!(bpw("q2_k"), 2.625);
-        assert_eq!(bpw("q3_k"), 3.4375);
-        assert_eq!(bpw("q4_k"), 4.5);
-        assert_eq!(bpw("q5_k"), 5.5);
-        assert_eq!(bpw("q6_k"), 6.5625);
-        assert_eq!(bpw("mxfp4"), 4.25);
-        assert_eq!(bpw("nvfp4"), 4.5);
-        assert_eq!(bpw("nf4"), 4.5);
-        // 2048 values: 32 blocks, one absmax scale, one offset.
-        assert_eq!(bpw("nf4-dq"), (4.0 * 2048.0 + 8.0 * 32.0 + 64.0) / 2048.0);
-        assert_eq!(bpw("fp8-e4m3"), 8.0 + 4.0 * 32.0 / 2048.0);
-        assert_eq!(bpw("fp8-e4m3-tensor"), 8.0 + 32.0 / 2048.0);
-        assert_eq!(bpw("mxfp4-ocp"), 4.25);
-        assert_eq!(bpw("mxfp6-e2m3"), 6.25);
-        assert_eq!(bpw("mxfp6-e3m2"), 6.25);
-        assert_eq!(bpw("mxfp8-e4m3"), 8.25);
-        assert_eq!(bpw("mxfp8-e5m2"), 8.25);
-        assert_eq!(bpw("mxint8"), 8.25);
-        // E2M1 codes, an E4M3 scale per 16, one f32 per tensor.
-        for name in ["nvfp4-ct", "nvfp4-modelopt"] {
-            assert_eq!(bpw(name), (4.0 * 2048.0 + 8.0 * 128.0 + 32.0) / 2048.0);
-        }
-        assert!(
-            l.entries
-                .windows(2)
-                .all(|w| w[0].bits_per_weight <= w[1].bits_per_weight)
-        );
-        for e in &l.entries {
-            let sum: f64 = e.parts.iter().map(|p| p.bits_per_weight).sum();
-            assert!((sum - e.bits_per_weight).abs() < 1e-12, "{}", e.name);
-        }
-        let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
-        let parts: Vec<f64> = q4k.parts.iter().map(|p| p.bits_per_weight).collect();
-        assert_eq!(parts, [4.0, 0.375, 0.125]);
-    }
-
-    #[test]
-    fn rows_that_blocks_do_not_divide_fall_back_as_llama_quantize_does() {
-        // Rows of 96: Q4_K's 256 do not divide them, Q5_0's 32 do.
-        let l = lineup(&matrix(3, 96), &Selection::formats(), None);
-        let q4k = l.entries.iter().find(|e| e.name.starts_with("q4_k")).unwrap();
-        assert_eq!(q4k.name, "q4_k -> q5_0 (rows of 96)");
-        assert_eq!(q4k.bits_per_weight, 5.5);
-        assert!(q4k.measured().is_some());
-        assert_eq!(q4k.fallback.map(|f| f.to), Some("q5_0"));
-        let q6k = l.entries.iter().find(|e| e.name.starts_with("q6_k")).unwrap();
-        assert_eq!(q6k.name, "q6_k -> q8_0 (rows of 96)");
-        assert_eq!(q6k.bits_per_weight, 8.5);
-        let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
-        assert!(mx.measured().is_some());
-        // Rows of 48: no fallback fits Q4_K's; MXFP4 has none.
-        let l = lineup(&matrix(3, 48), &Selection::formats(), None);
-        let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
-        assert!(q4k.result.as_ref().unwrap_err().contains("fit neither"));
-        assert!(!q4k.pareto);
-        let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
-        assert!(mx.result.as_ref().unwrap_err().contains("no fallback"));
-    }
-
-    #[test]
-    fn the_front_has_no_entry_beaten_on_both_counts() {
-        let l = lineup(&matrix(8, 256), &Selection::all(), None);
-        let measured: Vec<(&Entry, f64)> = l
-            .entries
-            .iter()
-            .filter_map(|e| e.measured().map(|m| (e, m.overall.rmse)))
-            .collect();
-        assert!(measured.iter().any(|(e, _)| e.pareto));
-        for (e, r) in &measured {
-            let beaten = measured.iter().any(|(o, or)| {
-                o.bits_per_weight <= e.bits_per_weight
-                    && or <= r
-                    && (o.bits_per_weight < e.bits_per_weight || or < r)
-            });
-            assert_eq!(e.pareto, !beaten, "{}", e.name);
-        }
-    }
-
-    #[test]
-    fn a_quiet_row_collapses_under_a_per_tensor_scale_only() {
-        let loud: Vec<f32> = (0..256).map(|i| (i as f32 * 0.37).sin() * 1000.0).collect();
-        let quiet: Vec<f32> = (0..256).map(|i| (i as f32 * 0.53).cos() * 1e-3).collect();
-        let m = Matrix::from_rows(&[&loud, &quiet]).unwrap();
-        let l = lineup(&m, &Selection::parse("lesson,q4_k,fp8-e4m3").unwrap(), None);
-        let get = |n: &str| l.entries.iter().find(|e| e.name == n).unwrap();
-        assert_eq!(get("lesson").measured().unwrap().collapsed_channels, 1);
-        assert_eq!(get("q4_k").measured().unwrap().collapsed_channels, 0);
-        assert_eq!(get("fp8-e4m3").measured().unwrap().collapsed_channels, 0);
-    }
-
-    #[test]
-    fn the_active_configuration_marks_its_preset_or_joins_the_ladder() {
-        let m = matrix(2, 64);
-        let sel = Selection::parse("ort-int8,mxfp4").unwrap();
-        let ort = preset("ort-int8", PresetOptions::default()).unwrap();
-        let l = lineup(&m, &sel, Some(("ort-int8", &ort)));
-        assert_eq!(l.entries.len(), 2);
-        assert!(l.entries.iter().any(|e| e.name == "ort-int8" && e.active));
-        let mut other = ort;
-        other.bits = 6;
-        let l = lineup(&m, &sel, Some(("ort-int8", &other)));
-        assert_eq!(l.entries.len(), 3);
-        let a = l.entries.iter().find(|e| e.name == "active").unwrap();
-        assert!(a.active && a.about.contains("int6"));
-    }
-
-    #[test]
-    fn selections_parse_groups_and_refuse_unknown_names() {
-        assert_eq!(Selection::parse("formats").unwrap(), Selection::formats());
-        let s = Selection::parse("q4_k, q4_0,q4_k").unwrap();
-        assert_eq!(s.names, vec!["q4_k", "q4_0"]);
-        assert!(
-            Selection::parse("q9_k")
-                .unwrap_err()
-                .to_string()
-                .contains("q9_k")
-        );
-        assert!(Selection::parse(" , ").is_err());
-    }
-}
+mod tests;

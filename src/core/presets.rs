@@ -2,13 +2,15 @@
 //!
 //! Each preset fixes the conventions in `CONVENTIONS.md`-style tables: code range, scale and
 //! zero-point formulas, rounding, arithmetic precision and degenerate-block policy. The ONNX
-//! Runtime presets take the scheme and `reduce_range` as parameters because ORT's code range
-//! depends on them; every other field can be overridden after the preset is applied.
+//! Runtime and PyTorch presets take the scheme and `reduce_range` as parameters because their
+//! code range depends on them (and on the width: [`Overrides::resolve`] forms it again for a
+//! width given with the preset); every other field can be overridden after the preset is
+//! applied. A combination the named library refuses is refused here too.
 
 use crate::core::config::{
     Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, ConfigError, Conventions, Degenerate,
     Granularity, NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
-    SymScale, SymZeroPoint,
+    SymScale, SymZeroPoint, type_range,
 };
 use crate::core::format::{Format, Fp8Layout};
 use crate::core::lineup::{Coded, FormatInfo, format_info};
@@ -59,11 +61,11 @@ pub const PRESETS: &[PresetInfo] = &[
     },
     PresetInfo {
         name: "torch-qint8",
-        about: "PyTorch PerChannelMinMaxObserver, qint8 per_channel_symmetric [-128, 127], scale absmax/127.5",
+        about: "PyTorch PerChannelMinMaxObserver + torch.quantize_per_channel, qint8 per_channel_symmetric [-128, 127], scale absmax/127.5",
     },
     PresetInfo {
         name: "torch-quint8",
-        about: "PyTorch PerChannelMinMaxObserver, quint8 per_channel_affine [0, 255]",
+        about: "PyTorch PerChannelMinMaxObserver + torch.quantize_per_channel, quint8 per_channel_affine [0, 255]",
     },
     PresetInfo {
         name: "q8_0",
@@ -140,29 +142,50 @@ fn calculator() -> Config {
     }
 }
 
-fn ort(bits: u8, signed: bool, opts: PresetOptions) -> Config {
+/// ONNX Runtime's code range for its `bits`-wide type (`get_qmin_qmax_for_qType`: the reduced
+/// range wins over the symmetric one): `None` for a width ORT has no type of (the preset's
+/// own range stays), an error for a reduced range at such a width.
+fn ort_range(
+    bits: u8,
+    signed: bool,
+    scheme: Scheme,
+    reduce_range: bool,
+) -> Result<Option<RangeKind>, ConfigError> {
+    if !matches!(bits, 4 | 8 | 16) {
+        return if reduce_range {
+            Err(ConfigError::NoReducedRange { bits })
+        } else {
+            Ok(None)
+        };
+    }
+    Ok(Some(if reduce_range {
+        // ONNX_INT_TYPE_REDUCED_RANGE.
+        let (qmin, qmax) = match (bits, signed) {
+            (4, true) => (-4, 3),
+            (4, false) => (0, 7),
+            (8, true) => (-64, 64),
+            (8, false) => (0, 127),
+            (_, true) => (-16384, 16384),
+            (_, false) => (0, 32767),
+        };
+        RangeKind::Custom { qmin, qmax }
+    } else if scheme == Scheme::Symmetric && signed && bits != 4 {
+        // ONNX_INT_TYPE_SYMMETRIC_RANGE has INT8 and INT16 only: int4 stays [-8, 7].
+        RangeKind::Narrow
+    } else {
+        RangeKind::Full
+    }))
+}
+
+fn ort(bits: u8, signed: bool, opts: PresetOptions) -> Result<Config, ConfigError> {
     // ORT's weight default: symmetric iff the type is signed (`is_weight_symmetric`).
     let scheme = opts.scheme.unwrap_or(if signed {
         Scheme::Symmetric
     } else {
         Scheme::Asymmetric
     });
-    let range = if opts.reduce_range {
-        // ONNX_INT_TYPE_REDUCED_RANGE.
-        let (qmin, qmax) = match (bits, signed) {
-            (8, true) => (-64, 64),
-            (8, false) => (0, 127),
-            (4, true) => (-4, 3),
-            _ => (0, 7),
-        };
-        RangeKind::Custom { qmin, qmax }
-    } else if scheme == Scheme::Symmetric && signed && bits == 8 {
-        // ONNX_INT_TYPE_SYMMETRIC_RANGE has INT8 (and INT16) only: int4 stays [-8, 7].
-        RangeKind::Narrow
-    } else {
-        RangeKind::Full
-    };
-    Config {
+    let range = ort_range(bits, signed, scheme, opts.reduce_range)?.unwrap_or(RangeKind::Full);
+    Ok(Config {
         bits,
         signed,
         scheme,
@@ -188,38 +211,66 @@ fn ort(bits: u8, signed: bool, opts: PresetOptions) -> Config {
             degenerate: Degenerate::One,
         },
         format: None,
-    }
+    })
 }
 
-fn torch(signed: bool, opts: PresetOptions) -> Config {
+/// PyTorch's code range for `bits`-wide codes (`calculate_qmin_qmax`): the type's, or with
+/// `reduce_range` both ends halved (floor division: qint8 `[-64, 63]`, quint8 `[0, 127]`).
+/// torch refuses a reduced range for symmetric quint8, and so does this.
+fn torch_range(
+    bits: u8,
+    signed: bool,
+    scheme: Scheme,
+    reduce_range: bool,
+) -> Result<RangeKind, ConfigError> {
+    if !reduce_range {
+        return Ok(RangeKind::Full);
+    }
+    if !signed && scheme == Scheme::Symmetric {
+        return Err(ConfigError::TorchSymmetricReducedUnsigned);
+    }
+    let (qmin, qmax) = type_range(u32::from(bits), signed);
+    Ok(RangeKind::Custom {
+        qmin: qmin.div_euclid(2),
+        qmax: qmax.div_euclid(2),
+    })
+}
+
+/// PyTorch's observers, then `torch.quantize_per_channel` / `quantize_per_tensor`: codes
+/// `round(x * (1/s)) + z` clamped to the dtype's whole range, even when the observer formed
+/// the scale on a reduced range (a ratio that rounds to 64 keeps 64 in qint8). With
+/// [`CodeClamp::Range`] the codes are clamped to the observer's `[quant_min, quant_max]`
+/// instead, as `torch.fake_quantize_per_channel_affine` and `quantized_decomposed.quantize_*`
+/// do.
+fn torch(signed: bool, opts: PresetOptions) -> Result<Config, ConfigError> {
     let scheme = opts.scheme.unwrap_or(if signed {
         Scheme::Symmetric
     } else {
         Scheme::Asymmetric
     });
-    let range = match (opts.reduce_range, signed) {
-        (true, true) => RangeKind::Custom {
-            qmin: -64,
-            qmax: 63,
+    let base = ort(
+        8,
+        signed,
+        PresetOptions {
+            reduce_range: false,
+            ..opts
         },
-        (true, false) => RangeKind::Custom { qmin: 0, qmax: 127 },
-        (false, _) => RangeKind::Full,
-    };
-    Config {
+    )?;
+    Ok(Config {
         conventions: Conventions {
             asym_zero_point: AsymZeroPoint::ShiftOfRound,
             quant_expr: QuantExpr::Reciprocal,
-            code_clamp: CodeClamp::Range,
+            code_clamp: CodeClamp::Type,
             // The epsilon floor keeps the reciprocal finite.
             non_finite: NonFinite::ZeroPoint,
             arith: Arith::F32,
             degenerate: Degenerate::Epsilon,
-            ..ort(8, signed, opts).conventions
+            ..base.conventions
         },
         scheme,
-        range,
-        ..ort(8, signed, opts)
-    }
+        range: torch_range(8, signed, scheme, opts.reduce_range)?,
+        ..base
+    })
 }
 
 fn gguf_symmetric(bits: u8, opts: PresetOptions) -> Config {
@@ -360,6 +411,23 @@ pub fn format_config(info: &'static FormatInfo) -> Config {
     }
 }
 
+/// The legacy llama.cpp type whose preset `config` is, as the preset builds it (no setting
+/// changed), when ggml's quantizer of it reads an importance vector: `q4_0`, `q4_1`,
+/// `q5_0`, `q5_1` (not `q8_0`, whose quantizer ignores one).
+#[must_use]
+pub fn legacy_type(config: &Config) -> Option<crate::core::format::Legacy> {
+    use crate::core::format::Legacy;
+    [
+        ("q4_0", Legacy::Q4_0),
+        ("q4_1", Legacy::Q4_1),
+        ("q5_0", Legacy::Q5_0),
+        ("q5_1", Legacy::Q5_1),
+    ]
+    .into_iter()
+    .find(|(name, _)| preset(name, PresetOptions::default()).is_ok_and(|c| c == *config))
+    .map(|(_, l)| l)
+}
+
 /// Builds the named preset: an integer preset of [`PRESETS`], or a format of
 /// [`FORMATS`](crate::core::lineup::FORMATS) (which takes no options).
 pub fn preset(name: &str, opts: PresetOptions) -> Result<Config, ConfigError> {
@@ -382,12 +450,12 @@ pub fn preset(name: &str, opts: PresetOptions) -> Result<Config, ConfigError> {
     let mut config = match name {
         "lesson" => lesson(),
         "calculator" => calculator(),
-        "ort-int8" => ort(8, true, opts),
-        "ort-uint8" => ort(8, false, opts),
-        "ort-int4" => ort(4, true, opts),
-        "ort-uint4" => ort(4, false, opts),
-        "torch-qint8" => torch(true, opts),
-        "torch-quint8" => torch(false, opts),
+        "ort-int8" => ort(8, true, opts)?,
+        "ort-uint8" => ort(8, false, opts)?,
+        "ort-int4" => ort(4, true, opts)?,
+        "ort-uint4" => ort(4, false, opts)?,
+        "torch-qint8" => torch(true, opts)?,
+        "torch-quint8" => torch(false, opts)?,
         "q8_0" => gguf_symmetric(8, opts),
         "q4_0" => gguf_symmetric(4, opts),
         "q5_0" => gguf_symmetric(5, opts),
@@ -474,9 +542,15 @@ mod tests {
             preset("ort-uint4", reduced_asym).unwrap().clamp_range(),
             (0, 15)
         );
+        // torch.quantize_per_channel clamps to the dtype, whatever range the observer used.
         assert_eq!(
             preset("torch-qint8", reduced).unwrap().clamp_range(),
-            (-64, 63)
+            (-128, 127)
+        );
+        // torch refuses a reduced range for symmetric quint8.
+        assert_eq!(
+            preset("torch-quint8", reduced),
+            Err(ConfigError::TorchSymmetricReducedUnsigned)
         );
     }
 
@@ -602,8 +676,32 @@ impl Overrides {
             };
         }
         override_fields!(set);
+        self.width_rules(name, &mut c)?;
         c.validate()?;
         Ok(c)
+    }
+
+    /// The code range of a library's preset at the final width, signedness and scheme, unless
+    /// the range itself is overridden: ONNX Runtime's tables for its 4-, 8- and 16-bit types
+    /// (and its zero points as wide as its codes), PyTorch's halved range under
+    /// `reduce_range`. The preset formed them for its own width before the overrides.
+    fn width_rules(&self, name: &str, c: &mut Config) -> Result<(), ConfigError> {
+        if name.starts_with("ort-") {
+            if self.range.is_none()
+                && let Some(range) = ort_range(c.bits, c.signed, c.scheme, self.reduce_range)?
+            {
+                c.range = range;
+            }
+            if self.zero_point_bits.is_none() {
+                c.zero_point_bits = c.bits;
+            }
+        } else if name.starts_with("torch-") {
+            let range = torch_range(c.bits, c.signed, c.scheme, self.reduce_range)?;
+            if self.range.is_none() {
+                c.range = range;
+            }
+        }
+        Ok(())
     }
 
     /// The name of the first field these overrides set (besides the preset's options).

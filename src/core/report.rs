@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::core::config::{Axis, Config, Granularity};
 use crate::core::fallback::Fallback;
+use crate::core::importance::{Importance, ImportanceSource, OutputErrors};
 use crate::core::kernel::{Quantizer, Step};
 use crate::core::matrix::Shared;
 use crate::core::pages::Pages;
@@ -273,6 +274,9 @@ pub struct Rung {
     pub collapsed_channels: usize,
     /// This rung is the active configuration's granularity.
     pub active: bool,
+    /// Its output and importance-weighted errors, once computed (see [`Report::output`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputErrors>,
 }
 
 /// A report's codes.
@@ -389,6 +393,16 @@ pub struct Report {
     pub memory: Memory,
     /// The same scheme at every granularity, coarse to fine (empty when not requested).
     pub ladder: Vec<Rung>,
+    /// The importance the codes were quantized with (a llama.cpp format with an importance
+    /// vector, as `llama-quantize --imatrix`); `None` for the reference quantization.
+    pub quantized_with: Option<ImportanceSource>,
+    /// The error of the layer's output and the importance-weighted error, once computed (a
+    /// stage after the report, [`crate::core::importance::OutputStage`]); `None` before, or
+    /// without importance and activations.
+    pub output: Option<OutputErrors>,
+    /// The importance the codes were quantized with (for the worked arithmetic, which
+    /// encodes a row again).
+    pub(crate) importance: Option<std::sync::Arc<Importance>>,
     pub(crate) layout: Layout,
     pub(crate) codes: Codes,
     /// A format's reconstruction, as its decoder produced it (`None` for integer
@@ -546,13 +560,20 @@ impl Report {
         ranked.into_iter().take(n).map(|(i, _)| i).collect()
     }
 
+    /// The importance vector the codes were quantized with, if any (see
+    /// [`Report::quantized_with`]).
+    #[must_use]
+    pub fn importance(&self) -> Option<&Importance> {
+        self.importance.as_deref()
+    }
+
     /// The rung of the ladder with this granularity, if the ladder has one.
     #[must_use]
     pub fn rung(&self, granularity: Granularity) -> Option<&Rung> {
         self.ladder.iter().find(|r| r.granularity == granularity)
     }
 
-    fn quantizer(&self, b: &Block) -> Quantizer {
+    pub(crate) fn quantizer(&self, b: &Block) -> Quantizer {
         Quantizer::new(
             &self.config,
             &b.params(),

@@ -37,7 +37,7 @@ use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 
 use crate::core::{Matrix, MatrixError};
 use data::{Data, SliceData, StreamData, file_index};
-pub(crate) use data::{f32_count, read_tensor};
+pub(crate) use data::{decode, f32_count, read_tensor};
 pub(crate) use header::Dtype;
 use header::{Header, describe, preamble, split_header};
 
@@ -227,29 +227,36 @@ pub fn stored_dtype<R: Read + Seek>(reader: &mut R) -> Option<&'static str> {
     header.dtype.ok().map(|(d, _)| d.name())
 }
 
-/// The matrix a header and `found` data bytes describe.
-fn build<D: Data>(
-    Header {
-        dtype,
-        fortran_order,
-        shape,
-    }: Header,
-    found: usize,
-    data: &mut D,
-) -> Result<Result<Matrix, NpyError>, D::Error> {
-    let shape_text = shape_to_string(&shape);
+/// A header's checked sizes: the element type, its byte order, rows, columns and values.
+struct Sized {
+    dtype: Dtype,
+    big_endian: bool,
+    rows: usize,
+    cols: usize,
+    count: usize,
+}
+
+/// Checks a header against `found` data bytes: a dtype quantscope reads, a shape with
+/// elements, and exactly the bytes the shape needs.
+fn check_sizes(header: &Header, found: usize) -> Result<Sized, NpyError> {
+    let shape = &header.shape;
+    let shape_text = shape_to_string(shape);
     let overflow = || NpyError::ShapeOverflow {
-        shape: shape_to_string(&shape),
+        shape: shape_to_string(shape),
     };
-    let (dtype, big_endian) = match dtype {
-        Ok(d) => d,
-        Err(descr) => return Ok(Err(NpyError::UnsupportedDtype { descr })),
+    let (dtype, big_endian) = match &header.dtype {
+        Ok(d) => *d,
+        Err(descr) => {
+            return Err(NpyError::UnsupportedDtype {
+                descr: descr.clone(),
+            });
+        }
     };
     let Some((&first, trailing)) = shape.split_first() else {
-        return Ok(Err(NpyError::ZeroDimensional));
+        return Err(NpyError::ZeroDimensional);
     };
     if shape.contains(&0) {
-        return Ok(Err(NpyError::ZeroSize { shape: shape_text }));
+        return Err(NpyError::ZeroSize { shape: shape_text });
     }
     let sizes = || {
         let (rows, cols) = if trailing.is_empty() {
@@ -264,22 +271,102 @@ fn build<D: Data>(
         Some((rows, cols, count, count.checked_mul(dtype.size())?))
     };
     let Some((rows, cols, count, expected)) = sizes() else {
-        return Ok(Err(overflow()));
+        return Err(overflow());
     };
     if found < expected {
-        return Ok(Err(NpyError::DataTooShort {
+        return Err(NpyError::DataTooShort {
             shape: shape_text,
             expected,
             found,
-        }));
+        });
     }
     if found > expected {
-        return Ok(Err(NpyError::TrailingBytes {
+        return Err(NpyError::TrailingBytes {
             shape: shape_text,
             expected,
             found,
-        }));
+        });
     }
+    Ok(Sized {
+        dtype,
+        big_endian,
+        rows,
+        cols,
+        count,
+    })
+}
+
+/// Where a C-order `.npy` file's values are, for reading runs of rows from it (each row is
+/// `cols` values of `dtype`, one after the other from `data_start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowLayout {
+    /// The element type.
+    pub dtype: Dtype,
+    /// Big-endian values.
+    pub big_endian: bool,
+    /// Rows (the first axis).
+    pub rows: usize,
+    /// Values per row (the other axes).
+    pub cols: usize,
+    /// The length of the last axis.
+    pub last_axis: usize,
+    /// Where the values start in the file.
+    pub data_start: u64,
+}
+
+/// The layout of a `.npy` stream's values, checked as [`read_npy`] checks them; `None` for
+/// a Fortran-order array of two or more axes (its rows are not runs of bytes).
+pub(crate) fn row_layout<R: Read + Seek>(
+    reader: &mut R,
+) -> Result<Option<RowLayout>, ReadNpyError> {
+    let total = reader.seek(SeekFrom::End(0))?;
+    let total = usize::try_from(total).unwrap_or(usize::MAX);
+    reader.seek(SeekFrom::Start(0))?;
+    let mut head = vec![0; total.min(12)];
+    reader.read_exact(&mut head)?;
+    let (_, end) = preamble(&head, total)?;
+    let have = head.len();
+    head.resize(end.min(total).max(have), 0);
+    reader.read_exact(&mut head[have..])?;
+    let (header, _) = split_header(&head, total)?;
+    let s = check_sizes(&header, total.saturating_sub(end))?;
+    if header.fortran_order && header.shape.len() > 1 {
+        return Ok(None);
+    }
+    Ok(Some(RowLayout {
+        dtype: s.dtype,
+        big_endian: s.big_endian,
+        rows: s.rows,
+        cols: s.cols,
+        last_axis: header.shape.last().copied().unwrap_or(1),
+        data_start: end as u64,
+    }))
+}
+
+/// The matrix a header and `found` data bytes describe.
+fn build<D: Data>(
+    header: Header,
+    found: usize,
+    data: &mut D,
+) -> Result<Result<Matrix, NpyError>, D::Error> {
+    let Sized {
+        dtype,
+        big_endian,
+        rows,
+        cols,
+        count,
+    } = match check_sizes(&header, found) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    let Header {
+        fortran_order,
+        shape,
+        ..
+    } = header;
+    let overflow = || NpyError::ShapeOverflow {
+        shape: shape_to_string(&shape),
+    };
     // Only now, with the size checked against the bytes present, allocate.
     let (flat, first_bad) = data.decode(count, dtype, big_endian)?;
     let matrix = if fortran_order && shape.len() > 1 {

@@ -25,8 +25,9 @@ use super::AnalyseError;
 use crate::core::config::Config;
 use crate::core::format::nf4::{self, DoubleQuant};
 use crate::core::format::nvfp4_two::{self, Convention};
-use crate::core::format::{Encoded, Format, FormatError, Fp8Formula, Grid, Meta, SubBlock};
-use crate::core::lineup::{Coded, FormatInfo, format_bits, grid_of};
+use crate::core::format::{Encoded, Format, FormatError, Fp8Formula, Grid, Legacy, Meta, SubBlock};
+use crate::core::importance::Importance;
+use crate::core::lineup::{Coded, coded_grid, format_bits};
 use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
 use crate::core::params::{BlockParams, BlockStats};
@@ -35,11 +36,14 @@ use crate::core::report::{
     Blocks, ChannelReport, CodeBuf, Codes, ErrorSums, Layout, Memory, Report,
 };
 
-/// Encodes `matrix` in the format `info` and reports it (see the module documentation).
+/// Encodes `matrix` in the format `coded` and reports it (see the module documentation),
+/// with `weights` (checked to fit the matrix) for a format whose reference reads an
+/// importance vector.
 pub(super) fn analyse_format(
     matrix: &Matrix,
     config: &Config,
-    info: &'static FormatInfo,
+    coded: Coded,
+    weights: Option<&Importance>,
 ) -> Result<Report, AnalyseError> {
     let view = matrix.values();
     let (rows, cols) = view.dim();
@@ -49,8 +53,16 @@ pub(super) fn analyse_format(
     };
     let mut codes = vec![0u8; rows * cols];
     let mut values = vec![0.0f32; rows * cols];
-    let steps = encode(info, &view, &x, &mut codes, &mut values)?;
-    let grid = grid_of(info);
+    let steps = encode(coded, &view, &x, weights, &mut codes, &mut values)?;
+    let grid = coded_grid(coded);
+    // A legacy type reported under its integer preset: the preset's zero point (Q4_0's and
+    // Q5_0's implicit 8 and 16) and its stored minimum (Q4_1, Q5_1) as the block's offset.
+    let (zero_point, always_offset) = match coded {
+        Coded::Row(Format::Legacy(l)) => {
+            (l.code_offset(), matches!(l, Legacy::Q4_1 | Legacy::Q5_1))
+        }
+        _ => (0, false),
+    };
     let layout = layout_of(&steps, cols);
     // Blocks and channels in parallel, like the encoding (each is on its own values).
     let records: Vec<Record> = steps
@@ -58,12 +70,13 @@ pub(super) fn analyse_format(
         .map(|b| {
             let mut st = BlockStats::EMPTY;
             st.extend(&x[b.start..b.start + b.len]);
+            let offset = (always_offset || b.min != 0.0).then_some(-b.min);
             let p = BlockParams {
                 code_scale: b.step,
                 scale: b.step,
-                zero_point: 0,
-                code_offset: (b.min != 0.0).then_some(-b.min),
-                offset: (b.min != 0.0).then_some(-b.min),
+                zero_point,
+                code_offset: offset,
+                offset,
                 range: (st.min, st.max),
                 degenerate: b.step == 0.0,
                 widened: false,
@@ -114,12 +127,15 @@ pub(super) fn analyse_format(
         qmax,
         clamp_range: (qmin, qmax),
         shape: (rows, cols),
-        memory: memory(info, config, (rows, cols), steps.len()),
+        memory: memory(coded, config, (rows, cols), steps.len()),
         blocks: Blocks::new(Pages::Heap(records), layout, (rows, cols)),
         channels,
         overall: total.metrics(),
         collapsed_channels: collapsed,
         ladder: Vec::new(),
+        quantized_with: None,
+        output: None,
+        importance: None,
         layout,
         codes: Codes::Stored(CodeBuf::U8(Pages::Heap(codes))),
         values: Some(values),
@@ -131,15 +147,16 @@ pub(super) fn analyse_format(
 /// each block: where it starts in the matrix, its length along the row, its step (what a
 /// grid value is multiplied by) and its min (what is subtracted after).
 fn encode(
-    info: &FormatInfo,
+    coded: Coded,
     view: &ndarray::ArrayView2<'_, f32>,
     x: &[f32],
+    weights: Option<&Importance>,
     codes: &mut [u8],
     values: &mut [f32],
 ) -> Result<Vec<SubBlock>, AnalyseError> {
     let (rows, cols) = view.dim();
-    Ok(match info.coded {
-        Coded::Row(f) => row_format(f, x, cols, codes, values)?,
+    Ok(match coded {
+        Coded::Row(f) => row_format(f, x, cols, weights, codes, values)?,
         Coded::Nf4Dq => nf4_dq(x, cols, codes, values)?,
         Coded::Nvfp4Two(c) => nvfp4_two_level(c, x, cols, codes, values)?,
         Coded::Fp8(s) => {
@@ -167,23 +184,27 @@ fn encode(
     })
 }
 
-/// Rows encoded in parallel: codes and values written, each row's sub-blocks returned
-/// (their starts in the matrix).
+/// Rows encoded in parallel (row `r` with its importance, when given): codes and values
+/// written, each row's sub-blocks returned (their starts in the matrix).
 fn row_format(
     f: Format,
     x: &[f32],
     cols: usize,
+    weights: Option<&Importance>,
     codes: &mut [u8],
     values: &mut [f32],
 ) -> Result<Vec<SubBlock>, AnalyseError> {
     f.check_len(cols)?;
+    let rows = x.len() / cols.max(1);
     let per_row: Result<Vec<Vec<SubBlock>>, AnalyseError> = x
         .par_chunks(cols)
         .zip(codes.par_chunks_mut(cols))
         .zip(values.par_chunks_mut(cols))
         .enumerate()
         .map_init(Encoded::default, |enc, (r, ((row, c), v))| {
-            f.encode_row_into(row, enc, v)?;
+            let w = weights.map(|imp| imp.row(r, rows));
+            f.encode_row_weighted(row, w, enc, v)
+                .map_err(|e| e.in_row(r))?;
             c.copy_from_slice(&enc.codes);
             Ok(enc
                 .sub_blocks()
@@ -223,6 +244,9 @@ fn nf4_dq(
         .flatten()
         .collect();
     let dq = DoubleQuant::new(&absmax);
+    if let Some(e) = dq.not_finite(&absmax, cols / nf4::BLOCK) {
+        return Err(e.into());
+    }
     values
         .par_chunks_mut(nf4::BLOCK)
         .zip(codes.par_chunks(nf4::BLOCK))
@@ -332,18 +356,10 @@ fn channel(
 
 /// The storage of the matrix in the format: its payload, and every level of metadata
 /// (sub-block scales, super-block scales, second-level scales) as the format's blocks.
-fn memory(
-    info: &FormatInfo,
-    config: &Config,
-    (rows, cols): (usize, usize),
-    blocks: usize,
-) -> Memory {
+fn memory(coded: Coded, config: &Config, (rows, cols): (usize, usize), blocks: usize) -> Memory {
     let elements = (rows * cols) as u64;
     let payload = elements * u64::from(config.bits);
-    let total: f64 = format_bits(info.coded, rows, cols)
-        .iter()
-        .map(|(_, b)| b)
-        .sum();
+    let total: f64 = format_bits(coded, rows, cols).iter().map(|(_, b)| b).sum();
     Memory::with_metadata(
         elements,
         u32::from(config.bits),

@@ -8,10 +8,11 @@
 //! keep (a k-quant's 6-bit scale, MXFP4's exponent byte); the codes and reconstructions
 //! shown are the report's.
 
+use crate::core::format::kquant::QK_K;
 use crate::core::format::nf4::{self, DoubleQuant};
 use crate::core::format::nvfp4_two::Convention;
-use crate::core::format::{Encoded, Format, Fp8Layout, Meta};
-use crate::core::lineup::{Coded, FormatInfo, grid_of};
+use crate::core::format::{Encoded, Format, Fp8Layout, KQuant, Meta};
+use crate::core::lineup::Coded;
 use crate::core::{Matrix, Report};
 
 use super::ValueExplanation;
@@ -119,6 +120,23 @@ pub struct FormatWork {
     pub grid: Vec<f32>,
     /// Each scale block of the row, in column order.
     pub blocks: Vec<FormatBlock>,
+    /// A k-quant's per-value weights in its sub-block searches (`None` for other formats).
+    pub weights: Option<SearchWeights>,
+}
+
+/// The weight of each value in a k-quant's sub-block search: what its scale (and min)
+/// were chosen to minimise the weighted squared (Q2_K without importance: absolute) error
+/// of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchWeights {
+    /// The rule, in words (`w = a · sqrt(σ² + x²), σ² = 2·Σx²/256 over the super-block`).
+    pub rule: &'static str,
+    /// One per column of the row.
+    pub values: Vec<f32>,
+    /// Each super-block's `σ²` (empty when the rule has none).
+    pub sigma2: Vec<f32>,
+    /// The row was quantized with an importance vector.
+    pub weighted: bool,
 }
 
 /// The blocks of row `row` of `x` under format `info`, from `report`'s blocks and, for
@@ -126,24 +144,30 @@ pub struct FormatWork {
 /// quantization, every block's absmax of `matrix`: the offset and the second-level scales
 /// span rows).
 pub(super) fn work(
-    info: &'static FormatInfo,
+    (name, coded): (&'static str, Coded),
     report: &Report,
     matrix: &Matrix,
     row: usize,
     x: &[f32],
 ) -> FormatWork {
-    let cols = report.shape.1;
+    let (rows, cols) = report.shape;
     let amax = |c: (usize, usize)| x[c.0..c.1].iter().fold(0.0f32, |m, v| m.max(v.abs()));
     let mut enc = Encoded::default();
     let mut scratch = vec![0.0f32; cols];
-    let meta = match info.coded {
+    // The importance the report was quantized with, this row's vector.
+    let qw = report.importance().map(|i| i.row(row, rows));
+    let meta = match coded {
         Coded::Row(f @ (Format::K(_) | Format::Mxfp4 | Format::Mx(_))) => f
-            .encode_row_into(x, &mut enc, &mut scratch)
+            .encode_row_weighted(x, qw, &mut enc, &mut scratch)
             .ok()
             .map(|()| enc.meta.clone()),
         _ => None,
     };
-    let blocks = match (info.coded, meta) {
+    let weights = match coded {
+        Coded::Row(Format::K(k)) => Some(search_weights(k, x, qw)),
+        _ => None,
+    };
+    let blocks = match (coded, meta) {
         (Coded::Row(Format::K(k)), Some(Meta::K(sbs))) => {
             let len = k.sub_len();
             let bits = match k.code_bits() {
@@ -180,7 +204,10 @@ pub(super) fn work(
             mx_blocks(&es, kind.emax(), exact_exponent, &amax, report, row)
         }
         _ => {
-            let what = match info.coded {
+            let what = match coded {
+                Coded::Row(Format::Legacy(_)) => {
+                    "d, from ggml's importance-weighted search (as llama-quantize --imatrix)"
+                }
                 Coded::Row(Format::Nvfp4) => "UE4M3 scale (amax / 6, rounded to UE4M3)",
                 Coded::Nvfp4Two(Convention::CompressedTensors) => {
                     "step: the E4M3 scale (amax / 6 × global_scale, rounded) / global_scale"
@@ -217,9 +244,34 @@ pub(super) fn work(
         }
     };
     FormatWork {
-        name: info.name,
-        grid: grid_of(info).values,
+        name,
+        grid: crate::core::lineup::coded_grid(coded).values,
         blocks,
+        weights,
+    }
+}
+
+/// A k-quant row's search weights, super-block by super-block.
+fn search_weights(k: KQuant, x: &[f32], qw: Option<&[f32]>) -> SearchWeights {
+    let mut values = Vec::with_capacity(x.len());
+    let mut sigma2 = Vec::new();
+    let (xs, _) = x.as_chunks::<QK_K>();
+    for (s, xb) in xs.iter().enumerate() {
+        let wb = qw.and_then(|w| {
+            w.get(s * QK_K..(s + 1) * QK_K)?
+                .as_chunks::<QK_K>()
+                .0
+                .first()
+        });
+        let (w, s2) = k.search_weights(xb, wb);
+        values.extend(w);
+        sigma2.extend(s2);
+    }
+    SearchWeights {
+        rule: k.search_weights_rule(qw.is_some()),
+        values,
+        sigma2,
+        weighted: qw.is_some(),
     }
 }
 
@@ -313,11 +365,16 @@ pub(super) fn values(
                 .unwrap_or(0);
             let ratio = match work.blocks.get(block) {
                 Some(FormatBlock::KQuant { step, min, .. }) if *step != 0.0 => (v + min) / step,
-                Some(
-                    FormatBlock::Mxfp4 { scale, .. }
-                    | FormatBlock::Nf4Dq { scale, .. }
-                    | FormatBlock::Scaled { scale, .. },
-                ) if *scale != 0.0 => v / scale,
+                Some(FormatBlock::Mxfp4 { scale, .. } | FormatBlock::Nf4Dq { scale, .. })
+                    if *scale != 0.0 =>
+                {
+                    v / scale
+                }
+                // A block with a stored minimum (Q4_1, Q5_1) counts from it.
+                Some(FormatBlock::Scaled { scale, .. }) if *scale != 0.0 => {
+                    let b = report.blocks.at(report.block_index(row, col));
+                    (v - b.offset.unwrap_or(0.0)) / scale
+                }
                 _ => 0.0,
             };
             let code = report.code(row, col);

@@ -9,11 +9,21 @@
 //!
 //! ggml picks each code by a linear search for the smallest `|E2M1_DOUBLED[i] * d - x|`, the
 //! first index winning ties. Here the code comes from comparing `|x|` with the midpoints
-//! between neighbouring grid values, which gives the same code for every input: the grid
-//! values and midpoints times `d` are exact in `f32` (a power of two for MXFP4, four
-//! significant bits for UE4M3), the two candidate errors around `x` are exact differences
-//! (neighbours are within a factor of two), so the search's winner is the exact nearest
-//! value, and on an exact tie the smaller magnitude, which has the smaller index.
+//! between neighbouring grid values, which gives the same code whenever the block's values
+//! lie within `16 d` and every grid value times `d` is finite: the grid values and midpoints
+//! times `d` are exact in `f32` (a power of two for MXFP4, four significant bits for UE4M3),
+//! the two candidate errors around `x` are exact differences (neighbours, and `12 d` and
+//! `8 d` for `x` up to `16 d`, are within a factor of two of `x`), so the search's winner is
+//! the exact nearest value, and on an exact tie the smaller magnitude, which has the smaller
+//! index. Two kinds of block fall outside, and take ggml's search itself
+//! ([`best_index_reference`]):
+//! - MXFP4's exponent 253, for a block whose largest magnitude's `log2f` rounds to 128 (from
+//!   about 3.4e38): `d = 2^125`, so `8 d` and `12 d` overflow to infinity; their errors are
+//!   infinite and never win, and the f32 maximum takes code 5 (`6 d = 2.5521178e38`).
+//! - an NVFP4 sub-block past the largest scale (values beyond `16 d = 16 x 224`): far from
+//!   every grid value the search's rounded errors tie and the first index, 0, wins (at
+//!   3.4e38 every error is 3.4e38, so the value becomes 0), while nearer they fall with the
+//!   grid value and the largest, 12 d = 2688, wins.
 
 #![expect(
     clippy::inline_always,
@@ -46,11 +56,19 @@ fn amax(x: &[f32]) -> f32 {
         .fold(0.0f32, |m, &v| if m < v.abs() { v.abs() } else { m })
 }
 
-/// Codes of `x` under scale `d` (ggml's `best_index_mxfp4` for every value).
+/// Codes of `x`, whose largest magnitude is `amax`, under scale `d` (ggml's
+/// `best_index_mxfp4` for every value; see the module documentation for when the midpoints
+/// give its answer).
 #[inline(always)]
-fn codes_under(x: &[f32], d: f32, codes: &mut [u8]) {
+fn codes_under(x: &[f32], amax: f32, d: f32, codes: &mut [u8]) {
     if d == 0.0 {
         codes.fill(0);
+        return;
+    }
+    if !(12.0 * d).is_finite() || amax > 16.0 * d {
+        for (c, &v) in codes.iter_mut().zip(x) {
+            *c = best_index_reference(v, d);
+        }
         return;
     }
     let t = MIDPOINTS.map(|m| m * d);
@@ -96,8 +114,9 @@ pub fn mxfp4_exponent(amax: f32) -> u8 {
 #[must_use]
 #[inline(always)]
 pub fn mxfp4_encode(x: &[f32; MXFP4_BLOCK], codes: &mut [u8; MXFP4_BLOCK]) -> u8 {
-    let e = mxfp4_exponent(amax(x));
-    codes_under(x, e8m0_half(e), codes);
+    let a = amax(x);
+    let e = mxfp4_exponent(a);
+    codes_under(x, a, e8m0_half(e), codes);
     e
 }
 
@@ -127,8 +146,9 @@ pub fn nvfp4_encode(x: &[f32; NVFP4_BLOCK], codes: &mut [u8; NVFP4_BLOCK]) -> [u
         .zip(x.chunks_exact(NVFP4_SUB))
         .zip(codes.chunks_exact_mut(NVFP4_SUB))
     {
-        *s = nvfp4_scale(amax(xs));
-        codes_under(xs, ue4m3_half(*s), cs);
+        let a = amax(xs);
+        *s = nvfp4_scale(a);
+        codes_under(xs, a, ue4m3_half(*s), cs);
     }
     scales
 }
@@ -200,8 +220,8 @@ mod tests {
     /// saturation and subnormal scales.
     #[test]
     fn midpoints_agree_with_the_linear_search() {
-        // ggml's exponent is at most 252 (d = 2^124) for any finite block.
-        let mut scales: Vec<f32> = (0u8..=252).map(e8m0_half).collect();
+        // ggml's exponent is at most 253 (d = 2^125) for any finite block.
+        let mut scales: Vec<f32> = (0u8..=253).map(e8m0_half).collect();
         scales.extend((1u8..0x7F).map(ue4m3_half));
         for &d in &scales {
             let mut xs = vec![0.0f32, -0.0, f32::NAN];
@@ -224,9 +244,39 @@ mod tests {
                     continue;
                 }
                 let mut c = [0u8];
-                codes_under(&[x], d, &mut c);
+                codes_under(&[x], x.abs(), d, &mut c);
                 assert_eq!(c[0], best_index_reference(x, d), "x = {x:e}, d = {d:e}");
             }
+        }
+    }
+
+    /// Past the midpoints' reach: MXFP4's exponent 253 and NVFP4's saturated scale, as ggml
+    /// picks (libgguf 0.2.2): never an infinite value, and 0 where every error ties.
+    #[test]
+    fn blocks_past_the_scales_reach_take_the_search() {
+        let mut x = [0.0f32; MXFP4_BLOCK];
+        x[0] = f32::MAX;
+        x[1] = 1.0;
+        let mut codes = [0u8; MXFP4_BLOCK];
+        let e = mxfp4_encode(&x, &mut codes);
+        let mut out = [0.0f32; MXFP4_BLOCK];
+        mxfp4_decode(e, &codes, &mut out);
+        assert_eq!((e, codes[0], codes[1]), (253, 5, 0));
+        assert_eq!(out[0], 2.552_117_8e38);
+        let mut y = [0.0f32; NVFP4_BLOCK];
+        y[..4].copy_from_slice(&[f32::MAX, 1.0, 7168.0, -7200.0]);
+        y[16..18].copy_from_slice(&[-1e30, 3000.0]);
+        let mut codes = [0u8; NVFP4_BLOCK];
+        let scales = nvfp4_encode(&y, &mut codes);
+        assert_eq!(scales[..2], [0x7E, 0x7E]);
+        // At 3.4e38 and 1e30 every error rounds to the value itself: code 0 wins. At
+        // 7168 = 32 x 224 the errors still fall with the grid value: 12 d wins.
+        assert_eq!(codes[..4], [0, 0, 7, 15]);
+        assert_eq!(codes[16..18], [0, 7]);
+        // Every value agrees with the search itself.
+        for (i, &v) in y.iter().enumerate() {
+            let d = ue4m3_half(scales[i / NVFP4_SUB]);
+            assert_eq!(codes[i], best_index_reference(v, d), "value {i}");
         }
     }
 }

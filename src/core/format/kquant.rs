@@ -1,7 +1,9 @@
 //! llama.cpp's k-quants: Q2_K, Q3_K, Q4_K, Q5_K and Q6_K, in super-blocks of 256 values.
 //!
 //! Encoding is ggml's `quantize_row_q*_K_ref` (what `llama-quantize` runs without an
-//! importance matrix), bit for bit; decoding is `dequantize_row_q*_K` (and gguf-py's
+//! importance matrix), bit for bit, and with an importance vector ggml's
+//! `quantize_row_q*_K_impl` (what `llama-quantize --imatrix` runs, [`KQuant::encode_block_weighted`]);
+//! decoding is `dequantize_row_q*_K` (and gguf-py's
 //! `dequantize`), and [`KQuant::pack`] / [`KQuant::unpack`] write and read ggml's block
 //! structs byte for byte.
 //!
@@ -23,10 +25,12 @@
 )]
 
 mod encode;
-mod fit;
+pub(in crate::core::format) mod fit;
 #[cfg(target_arch = "x86_64")]
 mod fit_v3;
 mod pack;
+mod qp;
+mod weighted;
 
 use crate::core::format::bits::f16_to_f32;
 
@@ -185,6 +189,76 @@ impl KQuant {
             Self::Q4K => encode::q4_q5_k(x, codes, false),
             Self::Q5K => encode::q4_q5_k(x, codes, true),
             Self::Q6K => encode::q6_k(x, codes),
+        }
+    }
+
+    /// Quantizes one super-block as `llama-quantize --imatrix` does (ggml's
+    /// `quantize_row_q*_K_impl` with `quant_weights`), `qw` the importance of each of its
+    /// columns: codes into `codes`, metadata returned.
+    #[must_use]
+    #[inline(always)]
+    pub fn encode_block_weighted(
+        self,
+        x: &[f32; QK_K],
+        qw: &[f32; QK_K],
+        codes: &mut [u8; QK_K],
+    ) -> SuperBlock {
+        match self {
+            Self::Q2K => weighted::q2_k(x, qw, codes),
+            Self::Q3K => weighted::q3_k(x, qw, codes),
+            Self::Q4K => weighted::q4_q5_k(x, qw, codes, false),
+            Self::Q5K => weighted::q4_q5_k(x, qw, codes, true),
+            Self::Q6K => weighted::q6_k(x, qw, codes),
+        }
+    }
+
+    /// The weight of each value in the super-block's sub-block search (what the encoder
+    /// minimises the weighted error with), in value order, and the `sigma2` it was formed
+    /// from (see [`KQuant::search_weights_rule`]): with `qw`, `quantize_row_q*_K_impl`'s;
+    /// without, the reference's.
+    #[must_use]
+    pub fn search_weights(
+        self,
+        x: &[f32; QK_K],
+        qw: Option<&[f32; QK_K]>,
+    ) -> ([f32; QK_K], Option<f32>) {
+        if let Some(qw) = qw {
+            return (
+                weighted::value_weights(self, x, qw),
+                weighted::sigma2(self, x),
+            );
+        }
+        let w = match self {
+            Self::Q2K => x.map(f32::abs),
+            Self::Q3K | Self::Q6K => x.map(|v| v * v),
+            Self::Q4K | Self::Q5K => {
+                let mut w = [0.0f32; QK_K];
+                for (ws, xs) in w.chunks_exact_mut(32).zip(x.chunks_exact(32)) {
+                    let mut sum_x2 = 0.0f32;
+                    for &v in xs {
+                        sum_x2 += v * v;
+                    }
+                    let av_x = (sum_x2 / 32.0).sqrt();
+                    for (o, &v) in ws.iter_mut().zip(xs) {
+                        *o = av_x + v.abs();
+                    }
+                }
+                w
+            }
+        };
+        (w, None)
+    }
+
+    /// [`KQuant::search_weights`] in words, with (`weighted`) or without an importance.
+    #[must_use]
+    pub const fn search_weights_rule(self, weighted: bool) -> &'static str {
+        match (self, weighted) {
+            (Self::Q2K, false) => "w = |x|",
+            (Self::Q3K | Self::Q6K, false) => "w = x²",
+            (Self::Q4K | Self::Q5K, false) => "w = sqrt(Σx²/32 over the sub-block) + |x|",
+            (Self::Q2K, true) => "w = a · sqrt(σ² + x²), σ² = Σx²/256 over the super-block",
+            (Self::Q6K, true) => "w = a, the column's importance alone",
+            (_, true) => "w = a · sqrt(σ² + x²), σ² = 2·Σx²/256 over the super-block",
         }
     }
 

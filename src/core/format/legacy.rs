@@ -1,6 +1,7 @@
 //! ggml's 32-value block types Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, read from their byte layout
 //! and reconstructed as `dequantize_row_q*` does (the core's presets encode them; this is
-//! what a GGUF reader needs to look at stored tensors).
+//! what a GGUF reader needs to look at stored tensors). With an importance vector, Q4_0 to
+//! Q5_1 encode here ([`weighted`]): ggml's weighted search is not a preset's formula.
 //!
 //! | type | layout (bytes) | value |
 //! |---|---|---|
@@ -11,6 +12,8 @@
 //! | Q8_0 | `d`, `qs[32]` int8 | `code * d` |
 
 use crate::core::format::bits::f16_to_f32;
+
+pub(in crate::core::format) mod weighted;
 
 /// Values per block.
 pub const BLOCK: usize = 32;
@@ -67,6 +70,12 @@ impl Legacy {
         }
     }
 
+    /// ggml's quantizer of the type reads an importance vector (all but Q8_0).
+    #[must_use]
+    pub const fn reads_importance(self) -> bool {
+        !matches!(self, Self::Q8_0)
+    }
+
     /// Bits per stored code.
     #[must_use]
     pub const fn code_bits(self) -> u32 {
@@ -110,6 +119,32 @@ impl Legacy {
         LegacyBlock { d, m }
     }
 
+    /// Writes one block in ggml's byte layout (the inverse of [`Legacy::unpack`]); `out` must
+    /// hold [`Self::block_bytes`] bytes. Codes are masked to the type's bits.
+    pub fn pack(self, block: &LegacyBlock, codes: &[u8; BLOCK], out: &mut [u8]) {
+        let out = &mut out[..self.block_bytes()];
+        out[..2].copy_from_slice(&block.d.to_le_bytes());
+        let rest = match (self, block.m) {
+            (Self::Q4_1 | Self::Q5_1, m) => {
+                out[2..4].copy_from_slice(&m.unwrap_or(0).to_le_bytes());
+                &mut out[4..]
+            }
+            _ => &mut out[2..],
+        };
+        match self {
+            Self::Q8_0 => rest[..BLOCK].copy_from_slice(codes),
+            Self::Q4_0 | Self::Q4_1 => pack_nibbles(codes, &mut rest[..16]),
+            Self::Q5_0 | Self::Q5_1 => {
+                let mut qh = 0u32;
+                for (j, &c) in codes.iter().enumerate() {
+                    qh |= u32::from((c >> 4) & 1) << j;
+                }
+                rest[..4].copy_from_slice(&qh.to_le_bytes());
+                pack_nibbles(codes, &mut rest[4..20]);
+            }
+        }
+    }
+
     /// Reconstructs one block as ggml's `dequantize_row_q*` does, bit for bit.
     pub fn decode(self, block: &LegacyBlock, codes: &[u8; BLOCK], out: &mut [f32; BLOCK]) {
         let d = f16_to_f32(block.d);
@@ -124,6 +159,13 @@ impl Legacy {
                 None => q as f32 * d,
             };
         }
+    }
+}
+
+/// 16 bytes of nibbles from codes (byte `j`: code `j` low, code `j + 16` high).
+fn pack_nibbles(codes: &[u8; BLOCK], qs: &mut [u8]) {
+    for (j, b) in qs.iter_mut().enumerate() {
+        *b = (codes[j] & 0xF) | ((codes[j + 16] & 0xF) << 4);
     }
 }
 

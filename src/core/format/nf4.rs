@@ -10,7 +10,8 @@
 //! decoded as `NF4[code] * absmax`. The table is `get_4bit_type("nf4")` in `functional.py`.
 //!
 //! Double quantization (`quantize_4bit(..., compress_statistics=True)`): the absmax values
-//! lose their mean (`offset`, one f32 per tensor) and go through
+//! lose their mean (`offset = absmax.mean()`, one f32 per tensor, computed by torch in f32 in
+//! its own order of additions: [`torch_mean`]) and go through
 //! `quantize_blockwise(absmax - offset, blocksize=256)` with the signed 8-bit dynamic map
 //! ([`DYNAMIC_MAP`]), by the same rule as the first level: per block of 256 the scale is the
 //! largest magnitude, `clamp(v * (1 / scale), -1, 1)` is placed by `bucketize` on the f32
@@ -26,10 +27,12 @@
 )]
 
 mod dynamic;
+mod mean;
 
 pub use dynamic::DYNAMIC_MAP;
+pub use mean::{GRAIN, LANES, TORCH_THREADS, torch_column_sums, torch_mean, torch_sum};
 
-use super::{Layout, Part};
+use super::{FormatError, Layout, Part};
 
 /// Values per NF4 block (bitsandbytes' default `blocksize`).
 pub const BLOCK: usize = 64;
@@ -145,15 +148,11 @@ pub struct DoubleQuant {
 
 impl DoubleQuant {
     /// Quantizes `absmax` (all the tensor's NF4 block scales, in block order) around their
-    /// mean, computed in f64 and rounded to f32.
+    /// mean as bitsandbytes takes it: torch's f32 `absmax.mean()` on the CPU with
+    /// [`TORCH_THREADS`] threads ([`torch_mean`]).
     #[must_use]
     pub fn new(absmax: &[f32]) -> Self {
-        let mean = if absmax.is_empty() {
-            0.0
-        } else {
-            (absmax.iter().map(|&a| f64::from(a)).sum::<f64>() / absmax.len() as f64) as f32
-        };
-        Self::with_offset(absmax, mean)
+        Self::with_offset(absmax, torch_mean(absmax, TORCH_THREADS))
     }
 
     /// Quantizes `absmax` around a given `offset` (bitsandbytes' `absmax.mean()`).
@@ -194,6 +193,36 @@ impl DoubleQuant {
     #[must_use]
     pub fn absmax_all(&self) -> Vec<f32> {
         (0..self.codes.len()).map(|i| self.absmax(i)).collect()
+    }
+
+    /// The refusal of a tensor some of whose stored absmax values are not finite (the
+    /// absmax values' f32 sum overflows, so torch's mean is infinite and bitsandbytes' values
+    /// come back NaN), naming the first such block in a tensor of rows of `per_row` blocks;
+    /// `None` when every stored absmax is finite.
+    #[must_use]
+    pub fn not_finite(&self, absmax: &[f32], per_row: usize) -> Option<FormatError> {
+        let b = (0..self.codes.len()).find(|&i| !self.absmax(i).is_finite())?;
+        let amax = absmax.iter().fold(0.0f32, |m, &a| m.max(a));
+        let cause = if self.offset.is_finite() {
+            format!("block {b}'s stored absmax is {}", self.absmax(b))
+        } else {
+            format!(
+                "the absmax values' f32 mean, torch's absmax.mean(), overflows to {}",
+                self.offset
+            )
+        };
+        let per_row = per_row.max(1);
+        let col = b % per_row * BLOCK;
+        Some(FormatError::NotFinite {
+            row: Some(b / per_row),
+            unit: "block",
+            block: b % per_row,
+            cols: (col, col + BLOCK),
+            reason: format!(
+                "nf4-dq cannot hold it: bitsandbytes' double quantization gives NaN here \
+                 ({cause}; the largest absmax is {amax:e})"
+            ),
+        })
     }
 }
 

@@ -33,10 +33,17 @@ macro_rules! reuse {
 pub(super) fn encode(
     f: Format,
     x: &[f32],
+    weights: Option<&[f32]>,
     out: &mut Encoded,
     values: &mut [f32],
 ) -> Result<(), FormatError> {
-    pulp::Arch::new().dispatch(EncodeOp { f, x, out, values })
+    pulp::Arch::new().dispatch(EncodeOp {
+        f,
+        x,
+        weights,
+        out,
+        values,
+    })
 }
 
 /// [`encode_any`] as a `pulp` operation, so that it is compiled with the chosen target
@@ -44,6 +51,7 @@ pub(super) fn encode(
 struct EncodeOp<'a> {
     f: Format,
     x: &'a [f32],
+    weights: Option<&'a [f32]>,
     out: &'a mut Encoded,
     values: &'a mut [f32],
 }
@@ -53,7 +61,7 @@ impl pulp::WithSimd for EncodeOp<'_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
-        encode_any(self.f, self.x, self.out, self.values)
+        encode_any(self.f, self.x, self.weights, self.out, self.values)
     }
 }
 
@@ -61,6 +69,7 @@ impl pulp::WithSimd for EncodeOp<'_> {
 fn encode_any(
     f: Format,
     x: &[f32],
+    weights: Option<&[f32]>,
     out: &mut Encoded,
     values: &mut [f32],
 ) -> Result<(), FormatError> {
@@ -74,10 +83,22 @@ fn encode_any(
             let (xs, _) = x.as_chunks::<QK_K>();
             let (cs, _) = codes.as_chunks_mut::<QK_K>();
             let (vs, _) = values.as_chunks_mut::<QK_K>();
-            for ((xb, cb), vb) in xs.iter().zip(cs).zip(vs) {
-                let sb = k.encode_block(xb, cb);
-                k.decode_block(&sb, cb, vb);
-                blocks.push(sb);
+            match weights {
+                None => {
+                    for ((xb, cb), vb) in xs.iter().zip(cs).zip(vs) {
+                        let sb = k.encode_block(xb, cb);
+                        k.decode_block(&sb, cb, vb);
+                        blocks.push(sb);
+                    }
+                }
+                Some(w) => {
+                    let (ws, _) = w.as_chunks::<QK_K>();
+                    for (((xb, wb), cb), vb) in xs.iter().zip(ws).zip(cs).zip(vs) {
+                        let sb = k.encode_block_weighted(xb, wb, cb);
+                        k.decode_block(&sb, cb, vb);
+                        blocks.push(sb);
+                    }
+                }
             }
         }
         Format::Mxfp4 => {
@@ -126,7 +147,18 @@ fn encode_any(
                 blocks.push(a);
             }
         }
-        Format::Legacy(l) => return Err(FormatError::DecodeOnly(l.name())),
+        Format::Legacy(l) => {
+            let Some(w) = weights.filter(|_| l.reads_importance()) else {
+                return Err(FormatError::DecodeOnly(l.name()));
+            };
+            let blocks = reuse!(&mut out.meta, Legacy);
+            legacy::weighted::encode_row(l, x, w, codes, blocks);
+            let (cs, _) = codes.as_chunks::<{ legacy::BLOCK }>();
+            let (vs, _) = values.as_chunks_mut::<{ legacy::BLOCK }>();
+            for ((b, cb), vb) in blocks.iter().zip(cs).zip(vs) {
+                l.decode(b, cb, vb);
+            }
+        }
     }
     Ok(())
 }
@@ -230,6 +262,16 @@ pub(super) fn pack(f: Format, e: &Encoded) -> Vec<u8> {
             }
             for (o, a) in scales.chunks_exact_mut(4).zip(blocks) {
                 o.copy_from_slice(&a.to_le_bytes());
+            }
+        }
+        (Meta::Legacy(blocks), Format::Legacy(l)) => {
+            let (cs, _) = e.codes.as_chunks::<{ legacy::BLOCK }>();
+            for ((b, cb), ob) in blocks
+                .iter()
+                .zip(cs)
+                .zip(out.chunks_exact_mut(l.block_bytes()))
+            {
+                l.pack(b, cb, ob);
             }
         }
         _ => out.clear(),

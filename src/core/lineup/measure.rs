@@ -147,6 +147,8 @@ pub(super) fn measure(matrix: &Matrix, coded: Coded) -> Result<Measured, Analyse
         overall: total.metrics(),
         channels: rows_out.iter().map(|r| r.sums.metrics()).collect(),
         collapsed_channels: rows_out.iter().filter(|r| r.collapsed).count(),
+        output: None,
+        weighted: false,
     })
 }
 

@@ -3,10 +3,14 @@
 //! ```text
 //! index,label,mae,rmse,max_error,sqnr_db,levels_used,levels_available,utilization,
 //!   collapsed,clipped
+//!   then, with importance or activations (--imatrix, --activations),
+//!   output_mse,output_sqnr_db,imatrix_mse (empty where the input is absent)
 //!   then, with the ladder, mae_<granularity>,rmse_<granularity> for each rung
-//!   (mae_tensor,rmse_tensor,mae_channel,rmse_channel,mae_group:32,...)
+//!   (mae_tensor,rmse_tensor,mae_channel,rmse_channel,mae_group:32,...), and with
+//!   activations output_mse_<granularity>, with importance imatrix_mse_<granularity>
 //!   then, with the format ladder, mae_<name>,rmse_<name> for each measured entry
-//!   (mae_q4_k,rmse_q4_k,mae_mxfp4,...)
+//!   (mae_q4_k,rmse_q4_k,mae_mxfp4,...), and output_mse_<name>, imatrix_mse_<name> as for
+//!   the rungs
 //!   then, with values, codes (the row's codes separated by spaces, in one quoted cell)
 //! ```
 //!
@@ -17,7 +21,42 @@
 use std::io::{self, Write};
 
 use crate::core::Report;
+use crate::core::importance::{OutputErrors, OutputMetrics};
 use crate::io::export::{ExportOptions, Extras};
+
+/// The output columns a report has: `output_mse` (with activations), `imatrix_mse` (with
+/// importance).
+fn output_columns(o: Option<&OutputErrors>) -> (bool, bool) {
+    o.map_or((false, false), |o| {
+        (o.tokens.is_some(), o.importance.is_some())
+    })
+}
+
+/// Per-channel output columns of a rung or entry's errors, when the report has them.
+fn push_output(
+    row: &mut Vec<String>,
+    o: Option<&OutputErrors>,
+    index: usize,
+    (outputs, weighted): (bool, bool),
+) {
+    let m: OutputMetrics = o
+        .and_then(|o| o.channels.get(index).copied())
+        .unwrap_or_default();
+    if outputs {
+        row.push(m.output_mse.map(float).unwrap_or_default());
+    }
+    if weighted {
+        row.push(m.imatrix_mse.map(float).unwrap_or_default());
+    }
+}
+
+/// A measured entry of the format ladder: its name, each channel's errors, its output
+/// errors.
+type Measured<'a> = (
+    &'a str,
+    &'a [crate::core::Metrics],
+    Option<&'a OutputErrors>,
+);
 
 /// Writes one row per channel of `report`.
 pub(super) fn write(
@@ -28,48 +67,28 @@ pub(super) fn write(
 ) -> io::Result<()> {
     let lineup = extras.lineup;
     let versus = extras.compare.map(|v| v.comparison);
-    let entries: Vec<(&str, &[crate::core::Metrics])> = lineup
+    let entries: Vec<Measured<'_>> = lineup
         .iter()
         .flat_map(|l| &l.entries)
         .filter_map(|e| {
             e.measured()
-                .map(|m| (e.name.as_str(), m.channels.as_slice()))
+                .map(|m| (e.name.as_str(), m.channels.as_slice(), m.output.as_ref()))
         })
         .collect();
+    let cols = output_columns(report.output.as_ref());
     let rungs = if options.ladder {
         report.ladder.as_slice()
     } else {
         &[]
     };
-    let mut header: Vec<String> = [
-        "index",
-        "label",
-        "mae",
-        "rmse",
-        "max_error",
-        "sqnr_db",
-        "levels_used",
-        "levels_available",
-        "utilization",
-        "collapsed",
-        "clipped",
-    ]
-    .map(String::from)
-    .to_vec();
-    for r in rungs {
-        header.push(format!("mae_{}", r.granularity));
-        header.push(format!("rmse_{}", r.granularity));
-    }
-    for (name, _) in &entries {
-        header.push(format!("mae_{name}"));
-        header.push(format!("rmse_{name}"));
-    }
-    if versus.is_some() {
-        header.extend(["a_mae", "a_rmse", "a_collapsed", "rmse_change"].map(String::from));
-    }
-    if options.values {
-        header.push("codes".to_string());
-    }
+    let header = header(
+        report,
+        rungs,
+        &entries,
+        cols,
+        versus.is_some(),
+        options.values,
+    );
     line(out, header.iter().map(|h| field(h)))?;
     for c in &report.channels {
         let m = &c.metrics;
@@ -86,15 +105,25 @@ pub(super) fn write(
             c.collapsed.to_string(),
             c.clipped.to_string(),
         ];
+        if let Some(o) = &report.output {
+            let m = o.channels.get(c.index).copied().unwrap_or_default();
+            row.extend([
+                m.output_mse.map(float).unwrap_or_default(),
+                m.output_sqnr_db.map(float).unwrap_or_default(),
+                m.imatrix_mse.map(float).unwrap_or_default(),
+            ]);
+        }
         for r in rungs {
             let m = r.channels.get(c.index);
             row.push(m.map(|m| float(m.mae)).unwrap_or_default());
             row.push(m.map(|m| float(m.rmse)).unwrap_or_default());
+            push_output(&mut row, r.output.as_ref(), c.index, cols);
         }
-        for (_, channels) in &entries {
+        for (_, channels, output) in &entries {
             let m = channels.get(c.index);
             row.push(m.map(|m| float(m.mae)).unwrap_or_default());
             row.push(m.map(|m| float(m.rmse)).unwrap_or_default());
+            push_output(&mut row, *output, c.index, cols);
         }
         if let Some(pair) = versus.and_then(|v| v.channels.get(c.index)) {
             row.extend([
@@ -115,6 +144,58 @@ pub(super) fn write(
         line(out, row.into_iter())?;
     }
     Ok(())
+}
+
+/// The header row.
+fn header(
+    report: &Report,
+    rungs: &[crate::core::Rung],
+    entries: &[Measured<'_>],
+    cols: (bool, bool),
+    versus: bool,
+    values: bool,
+) -> Vec<String> {
+    let mut header: Vec<String> = [
+        "index",
+        "label",
+        "mae",
+        "rmse",
+        "max_error",
+        "sqnr_db",
+        "levels_used",
+        "levels_available",
+        "utilization",
+        "collapsed",
+        "clipped",
+    ]
+    .map(String::from)
+    .to_vec();
+    if report.output.is_some() {
+        header.extend(["output_mse", "output_sqnr_db", "imatrix_mse"].map(String::from));
+    }
+    let named = |header: &mut Vec<String>, name: &str| {
+        header.push(format!("mae_{name}"));
+        header.push(format!("rmse_{name}"));
+        if cols.0 {
+            header.push(format!("output_mse_{name}"));
+        }
+        if cols.1 {
+            header.push(format!("imatrix_mse_{name}"));
+        }
+    };
+    for r in rungs {
+        named(&mut header, &r.granularity.to_string());
+    }
+    for (name, _, _) in entries {
+        named(&mut header, name);
+    }
+    if versus {
+        header.extend(["a_mae", "a_rmse", "a_collapsed", "rmse_change"].map(String::from));
+    }
+    if values {
+        header.push("codes".to_string());
+    }
+    header
 }
 
 fn line(out: &mut impl Write, fields: impl Iterator<Item = String>) -> io::Result<()> {

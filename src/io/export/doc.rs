@@ -6,6 +6,7 @@
 //! Blocks    the first 16 blocks, then "… N more blocks"
 //! Channels  every channel: errors, levels, utilization bar, COLLAPSED
 //! Overall   errors over the matrix, collapsed channels
+//! Importance, Output error  (with importance or activations) see `importance`
 //! Memory    bytes, bits per weight and its arithmetic, ratios to f32 and f16
 //! Ladder    (with options.ladder) one row per granularity, then MAE per channel per rung
 //! Formats   (with a lineup) every preset and format by bits per weight, Pareto front marked
@@ -18,6 +19,7 @@
 
 mod compare;
 mod detail;
+mod importance;
 mod lineup;
 mod totals;
 pub(super) mod worked;
@@ -160,13 +162,15 @@ pub(super) fn build_listing(
         detail::blocks(report),
         detail::channels(report, listing),
         totals::overall(report),
-        totals::memory(report),
     ];
+    sections.extend(importance::importance(report));
+    sections.extend(importance::output(report, listing));
+    sections.push(totals::memory(report));
     if options.ladder && !report.ladder.is_empty() {
         sections.push(totals::ladder(report, listing));
     }
     if let Some(l) = extras.lineup {
-        sections.push(lineup::section(l));
+        sections.push(lineup::section(l, report.output.as_ref()));
     }
     if let Some(v) = extras.compare {
         sections.push(compare::section(v.a, report, v.comparison, listing.rows));
@@ -177,9 +181,14 @@ pub(super) fn build_listing(
     if !extras.explain.is_empty() {
         sections.push(worked::section(extras.explain));
     }
+    let weighted = if report.quantized_with.is_some() {
+        ", quantized with the importance (as llama-quantize --imatrix)"
+    } else {
+        ""
+    };
     Doc {
         header: format!(
-            "quantscope: {}; matrix {rows} x {cols}",
+            "quantscope: {}{weighted}; matrix {rows} x {cols}",
             report.applied()
         ),
         sections,

@@ -40,12 +40,28 @@
 //!               {"granularity": "tensor" | "channel" | "group:G", "scales",
 //!                "metadata_bytes", "bits_per_weight", "mae", "rmse", "max_error", "sqnr_db",
 //!                "collapsed_channels", "active": the configuration's own granularity} ]
+//!   "importance": only with an importance vector or activations (`--imatrix`,
+//!               `--activations`): {"quantized_with": where the importance the codes were
+//!                quantized with came from, or null (a configuration that reads none),
+//!                "source": where the importance came from, "activations": their name or
+//!                null, "tokens": their count or null, "columns", "matrices", "total",
+//!                "top_percent_columns", "top_percent_share": the share of the total held
+//!                by the top 1 % of columns, "top": [[column, share]...], "zero_columns",
+//!                "columns_at_risk": [{"column", "share", "clamped", "zeroed"}] the most
+//!                important columns holding clamped or collapsed values, and their count
+//!                "columns_at_risk_total"}
+//!   with "importance", every channel, "overall", rung and format entry also has
+//!   "output_mse", "output_sqnr_db" (with activations, else null) and "imatrix_mse" (with
+//!   importance, else null); the format entries "weighted" (quantized with the importance)
+//!   and "pareto_output" (on the front drawn on the output error).
 //!   "formats":  [ the format ladder (`report --formats`), by bits per weight; [] without:
 //!               {"name", "integer": an integer preset (else a format), "about",
 //!                "bits_per_weight", "total_bytes", "parts": [{"name", "bits_per_weight"}],
 //!                "mae", "rmse", "max_error", "sqnr_db", "collapsed_channels" (all null
 //!                when not measured), "skipped": why it was not measured, or null,
 //!                "pareto": on the front, "active": the configuration reported above} ]
+//!   "ranking_changes": only with "importance" and the format ladder: [sentences such as
+//!               "q4_k beats nf4 on weight RMSE, loses on output error", largest first]
 //! }
 //! ```
 //!
@@ -55,6 +71,7 @@ use std::io::{self, Write};
 
 use serde::{Serialize, Serializer};
 
+use crate::core::importance::{ColumnRisk, OutputErrors, OutputMetrics};
 use crate::core::lineup::{CostPart, Entry, Lineup};
 use crate::core::{Block, ChannelReport, Config, Memory, Metrics, Report, Rung};
 use crate::io::export::ExportOptions;
@@ -80,18 +97,32 @@ pub(super) fn write(
     serde_json::to_writer(&mut *out, &[report.shape.0, report.shape.1])?;
     out.write_all(b",\n  \"blocks\": ")?;
     array(out, report.blocks.iter().map(|b| BlockView::from(&b)))?;
+    if let Some(o) = &report.output {
+        out.write_all(b",\n  \"importance\": ")?;
+        serde_json::to_writer(&mut *out, &ImportanceView::new(report, o))?;
+    }
+    let output = |i: usize| {
+        report
+            .output
+            .as_ref()
+            .map(|o| OutputView::from(o.channels.get(i).copied().unwrap_or_default()))
+    };
     out.write_all(b",\n  \"channels\": ")?;
     array(
         out,
         report
             .channels
             .iter()
-            .map(|c| ChannelView::new(report, c, options.values)),
+            .map(|c| ChannelView::new(report, c, options.values, output(c.index))),
     )?;
     out.write_all(b",\n  \"overall\": ")?;
     serde_json::to_writer(
         &mut *out,
-        &OverallView::new(&report.overall, report.collapsed_channels),
+        &OverallView::new(
+            &report.overall,
+            report.collapsed_channels,
+            report.output.as_ref().map(|o| OutputView::from(o.overall)),
+        ),
     )?;
     out.write_all(b",\n  \"memory\": ")?;
     serde_json::to_writer(&mut *out, &MemoryView::from(&report.memory))?;
@@ -103,11 +134,77 @@ pub(super) fn write(
     };
     array(out, rungs.iter().map(RungView::from))?;
     out.write_all(b",\n  \"formats\": ")?;
+    let calibrated = report.output.is_some();
     array(
         out,
-        lineup.iter().flat_map(|l| &l.entries).map(EntryView::from),
+        lineup
+            .iter()
+            .flat_map(|l| &l.entries)
+            .map(|e| EntryView::new(e, calibrated)),
     )?;
+    if let Some(l) = lineup.filter(|_| calibrated) {
+        out.write_all(b",\n  \"ranking_changes\": ")?;
+        array(out, l.changes.iter().map(|c| &c.sentence))?;
+    }
     out.write_all(b"\n}\n")
+}
+
+/// The output metrics of a channel, the matrix, a rung or a format, flattened into it.
+#[derive(Serialize)]
+struct OutputView {
+    output_mse: Option<Num>,
+    output_sqnr_db: Option<Num>,
+    imatrix_mse: Option<Num>,
+}
+
+impl From<OutputMetrics> for OutputView {
+    fn from(m: OutputMetrics) -> Self {
+        Self {
+            output_mse: m.output_mse.map(Num),
+            output_sqnr_db: m.output_sqnr_db.map(Num),
+            imatrix_mse: m.imatrix_mse.map(Num),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ImportanceView<'a> {
+    quantized_with: Option<String>,
+    source: Option<&'a str>,
+    activations: Option<&'a str>,
+    tokens: Option<usize>,
+    columns: Option<usize>,
+    matrices: Option<usize>,
+    total: Option<Num>,
+    top_percent_columns: Option<usize>,
+    top_percent_share: Option<Num>,
+    top: Vec<(usize, Num)>,
+    zero_columns: Option<usize>,
+    columns_at_risk: &'a [ColumnRisk],
+    columns_at_risk_total: usize,
+}
+
+impl<'a> ImportanceView<'a> {
+    fn new(report: &Report, o: &'a OutputErrors) -> Self {
+        let s = o.importance.as_ref();
+        Self {
+            quantized_with: report.quantized_with.as_ref().map(ToString::to_string),
+            source: o.importance_source.as_deref(),
+            activations: o.activations.as_deref(),
+            tokens: o.tokens,
+            columns: s.map(|s| s.columns),
+            matrices: s.map(|s| s.matrices),
+            total: s.map(|s| Num(s.total)),
+            top_percent_columns: s.map(|s| s.top_percent_columns),
+            top_percent_share: s.map(|s| Num(s.top_percent_share)),
+            top: s
+                .map(|s| s.top.iter().map(|&(c, v)| (c, Num(v))).collect())
+                .unwrap_or_default(),
+            zero_columns: s.map(|s| s.zero_columns),
+            columns_at_risk: &o.columns_at_risk,
+            columns_at_risk_total: o.columns_at_risk_total,
+        }
+    }
 }
 
 /// A float for JSON: a number when finite, else the string `"inf"`, `"-inf"` (or `"nan"`,
@@ -216,6 +313,8 @@ struct ChannelView<'a> {
     clipped: usize,
     min: f32,
     max: f32,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    output: Option<OutputView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     codes: Option<Vec<i32>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -223,7 +322,12 @@ struct ChannelView<'a> {
 }
 
 impl<'a> ChannelView<'a> {
-    fn new(report: &Report, c: &'a ChannelReport, values: bool) -> Self {
+    fn new(
+        report: &Report,
+        c: &'a ChannelReport,
+        values: bool,
+        output: Option<OutputView>,
+    ) -> Self {
         Self {
             index: c.index,
             label: c.label.as_deref(),
@@ -241,6 +345,7 @@ impl<'a> ChannelView<'a> {
             clipped: c.clipped,
             min: c.min,
             max: c.max,
+            output,
             codes: values.then(|| report.row_codes(c.index)),
             dequantized: values.then(|| {
                 report
@@ -260,16 +365,19 @@ struct OverallView {
     max_error: Num,
     sqnr_db: Option<Num>,
     collapsed_channels: usize,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    output: Option<OutputView>,
 }
 
 impl OverallView {
-    fn new(m: &Metrics, collapsed_channels: usize) -> Self {
+    fn new(m: &Metrics, collapsed_channels: usize, output: Option<OutputView>) -> Self {
         Self {
             mae: Num(m.mae),
             rmse: Num(m.rmse),
             max_error: Num(m.max_error),
             sqnr_db: m.sqnr_db.map(Num),
             collapsed_channels,
+            output,
         }
     }
 }
@@ -317,6 +425,8 @@ struct RungView {
     sqnr_db: Option<Num>,
     collapsed_channels: usize,
     active: bool,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    output: Option<OutputView>,
 }
 
 impl From<&Rung> for RungView {
@@ -332,6 +442,7 @@ impl From<&Rung> for RungView {
             sqnr_db: r.overall.sqnr_db.map(Num),
             collapsed_channels: r.collapsed_channels,
             active: r.active,
+            output: r.output.as_ref().map(|o| OutputView::from(o.overall)),
         }
     }
 }
@@ -352,10 +463,21 @@ struct EntryView<'a> {
     skipped: Option<&'a str>,
     pareto: bool,
     active: bool,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    output: Option<EntryOutput>,
 }
 
-impl<'a> From<&'a Entry> for EntryView<'a> {
-    fn from(e: &'a Entry) -> Self {
+/// A format entry's output errors, and how it was quantized and drawn.
+#[derive(Serialize)]
+struct EntryOutput {
+    #[serde(flatten)]
+    metrics: OutputView,
+    weighted: Option<bool>,
+    pareto_output: bool,
+}
+
+impl<'a> EntryView<'a> {
+    fn new(e: &'a Entry, calibrated: bool) -> Self {
         let m = e.measured();
         Self {
             name: &e.name,
@@ -372,6 +494,15 @@ impl<'a> From<&'a Entry> for EntryView<'a> {
             skipped: e.result.as_ref().err().map(String::as_str),
             pareto: e.pareto,
             active: e.active,
+            output: calibrated.then(|| EntryOutput {
+                metrics: OutputView::from(
+                    m.and_then(|m| m.output.as_ref())
+                        .map(|o| o.overall)
+                        .unwrap_or_default(),
+                ),
+                weighted: m.map(|m| m.weighted),
+                pareto_output: e.pareto_output,
+            }),
         }
     }
 }

@@ -97,11 +97,23 @@ fn doc(scan: &Scan) -> Doc {
             sig(b, 6)
         )));
     }
+    if let Some(im) = &scan.imatrix {
+        tensors.push(Part::Text(format!(
+            "imatrix MSE T, C, cfg: Σ a (w − ŵ)² / Σ a with the importance of {} (T per tensor, C per channel, cfg the configuration as given{}); - for the {} without an entry",
+            printable(im),
+            ", which llama.cpp's formats and presets quantize with it",
+            count(scan.without_entry, "tensor")
+        )));
+    }
     if scan.rows.is_empty() && !scan.stored.is_empty() {
         // A quantized GGUF file whose floats are all 1-D: no empty table.
         tensors.push(Part::Text(NO_FLOAT_ROWS.to_owned()));
     } else {
-        tensors.push(Part::Grid(tensor_grid(&scan.rows, scan.budget)));
+        let mut g = tensor_grid(&scan.rows, scan.budget);
+        if scan.imatrix.is_some() {
+            add_weighted(&mut g, &scan.rows);
+        }
+        tensors.push(Part::Grid(g));
         tensors.extend(fallbacks(&scan.rows));
     }
     let mut sections = vec![Section {
@@ -227,6 +239,24 @@ fn tensor_grid(rows: &[ScanRow], budget: Option<f64>) -> Grid {
     g
 }
 
+/// The importance-weighted columns.
+fn add_weighted(g: &mut Grid, rows: &[ScanRow]) {
+    let mut grid = std::mem::replace(g, Grid::new(&[]))
+        .column("imatrix MSE T", Align::Right, None)
+        .column("C", Align::Right, None)
+        .column("cfg", Align::Right, None);
+    let dash = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), error);
+    for (cells, r) in grid.rows.iter_mut().zip(rows) {
+        let w = r.imatrix.as_ref();
+        cells.extend([
+            dash(w.and_then(|w| w.tensor)),
+            dash(w.and_then(|w| w.channel)),
+            dash(w.and_then(|w| w.configured)),
+        ]);
+    }
+    *g = grid;
+}
+
 fn stored_grid(rows: &[StoredRow]) -> Grid {
     let mut g = grid(&[
         "tensor",
@@ -345,6 +375,18 @@ struct RowView<'a> {
     /// llama.cpp's fallback, when the format's blocks do not divide the rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     fallback: Option<crate::core::fallback::Fallback>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    imatrix: Option<WeightedView<'a>>,
+}
+
+/// A tensor's importance-weighted errors, as JSON.
+#[derive(Serialize)]
+struct WeightedView<'a> {
+    entry: &'a str,
+    imatrix_mse_tensor: Option<Num>,
+    imatrix_mse_channel: Option<Num>,
+    imatrix_mse: Option<Num>,
+    quantized_with: bool,
 }
 
 impl<'a> From<&'a ScanRow> for RowView<'a> {
@@ -360,6 +402,13 @@ impl<'a> From<&'a ScanRow> for RowView<'a> {
             bits_per_weight: r.bits_per_weight,
             best: r.best.as_ref(),
             fallback: r.fallback,
+            imatrix: r.imatrix.as_ref().map(|w| WeightedView {
+                entry: &w.entry,
+                imatrix_mse_tensor: w.tensor.map(Num),
+                imatrix_mse_channel: w.channel.map(Num),
+                imatrix_mse: w.configured.map(Num),
+                quantized_with: w.quantized_with,
+            }),
         }
     }
 }
@@ -372,6 +421,8 @@ struct JsonScan<'a> {
     sort: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     budget: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    imatrix: Option<&'a str>,
     tensors: Vec<RowView<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     stored: &'a [StoredRow],
@@ -389,6 +440,7 @@ fn write_json(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
         compared: [Granularity::Tensor, Granularity::Channel],
         sort: "gain_db, largest first: 20*log10(tensor.rmse / channel.rmse) = channel.sqnr_db - tensor.sqnr_db; \"inf\" = infinite (per-channel exact)",
         budget: scan.budget,
+        imatrix: scan.imatrix.as_deref(),
         tensors: scan.rows.iter().map(RowView::from).collect(),
         stored: &scan.stored,
         skipped: &scan.skipped,
@@ -416,6 +468,9 @@ const BEST_COLUMNS: [&str; 4] = [
     "best_collapsed",
 ];
 
+/// The columns appended when a scan has an importance matrix.
+const WEIGHTED_COLUMNS: [&str; 3] = ["imatrix_mse_tensor", "imatrix_mse_channel", "imatrix_mse"];
+
 /// The columns appended when a scan has stored tensors.
 const STORED_COLUMNS: [&str; 8] = [
     "stored_levels",
@@ -440,6 +495,10 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
     let best = scan.budget.is_some();
     if best {
         header.extend(BEST_COLUMNS.map(String::from));
+    }
+    let weighted = scan.imatrix.is_some();
+    if weighted {
+        header.extend(WEIGHTED_COLUMNS.map(String::from));
     }
     if stored {
         header.extend(STORED_COLUMNS.map(String::from));
@@ -477,6 +536,17 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
                 None => Default::default(),
             });
         }
+        if weighted {
+            let w = r.imatrix.as_ref();
+            fields.extend(
+                [
+                    w.and_then(|w| w.tensor),
+                    w.and_then(|w| w.channel),
+                    w.and_then(|w| w.configured),
+                ]
+                .map(|x| x.map(float).unwrap_or_default()),
+            );
+        }
         if stored {
             fields.extend(std::iter::repeat_n(String::new(), STORED_COLUMNS.len()));
         }
@@ -496,7 +566,10 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
         ];
         fields.extend(std::iter::repeat_n(
             String::new(),
-            1 + 2 * SIDE_COLUMNS.len() + 1 + if best { BEST_COLUMNS.len() } else { 0 },
+            1 + 2 * SIDE_COLUMNS.len()
+                + 1
+                + if best { BEST_COLUMNS.len() } else { 0 }
+                + if weighted { WEIGHTED_COLUMNS.len() } else { 0 },
         ));
         fields.extend([
             r.levels.to_string(),

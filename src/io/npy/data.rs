@@ -290,7 +290,7 @@ pub(crate) fn read_tensor(
 }
 
 /// Decodes data bytes (a multiple of the element size) into `f32`s, appended to `out`.
-pub(super) fn decode(data: &[u8], dtype: Dtype, big_endian: bool, out: &mut Vec<f32>) {
+pub(crate) fn decode(data: &[u8], dtype: Dtype, big_endian: bool, out: &mut Vec<f32>) {
     macro_rules! convert {
         ($n:literal, $f:expr) => {
             out.extend(data.chunks_exact($n).map(|chunk| {

@@ -50,7 +50,7 @@ pub(crate) enum Dtype {
 
 impl Dtype {
     /// Bytes per value.
-    pub(super) fn size(self) -> usize {
+    pub(crate) fn size(self) -> usize {
         match self {
             Self::F16 | Self::Bf16 => 2,
             Self::F32 => 4,

@@ -13,7 +13,7 @@ use crate::core::format::bits::{f16_to_f32, f32_to_f16, nearest_int};
 
 /// Values of a super-block transposed into `N` sub-blocks of `M`: `t[i][k] = x[M * k + i]`.
 #[inline(always)]
-fn transpose<const N: usize, const M: usize>(x: &[f32; QK_K]) -> [[f32; N]; M] {
+pub(super) fn transpose<const N: usize, const M: usize>(x: &[f32; QK_K]) -> [[f32; N]; M] {
     let mut t = [[0.0f32; N]; M];
     for (k, sub) in x.chunks_exact(M).enumerate() {
         for (i, &v) in sub.iter().enumerate() {
@@ -25,7 +25,10 @@ fn transpose<const N: usize, const M: usize>(x: &[f32; QK_K]) -> [[f32; N]; M] {
 
 /// Codes `l[i][k]` back in value order.
 #[inline(always)]
-fn untranspose<const N: usize, const M: usize>(l: &[[u8; N]; M], codes: &mut [u8; QK_K]) {
+pub(super) fn untranspose<const N: usize, const M: usize>(
+    l: &[[u8; N]; M],
+    codes: &mut [u8; QK_K],
+) {
     for (k, sub) in codes.chunks_exact_mut(M).enumerate() {
         for (i, c) in sub.iter_mut().enumerate() {
             *c = l[i][k];
@@ -55,7 +58,15 @@ fn signed_max(v: &[f32]) -> f32 {
 /// Final codes of sub-block `x` from its stored scale `d` and min `dm`: `(x + dm) / d`,
 /// rounded and clamped to `[lo, hi]`, plus `offset`. Skipped (search codes kept) when `d` is 0.
 #[inline(always)]
-fn requantize(x: &[f32], codes: &mut [u8], d: f32, dm: f32, lo: i32, hi: i32, offset: i32) {
+pub(super) fn requantize(
+    x: &[f32],
+    codes: &mut [u8],
+    d: f32,
+    dm: f32,
+    lo: i32,
+    hi: i32,
+    offset: i32,
+) {
     if d == 0.0 {
         return;
     }
@@ -233,14 +244,27 @@ pub(super) fn q4_q5_k(x: &[f32; QK_K], codes: &mut [u8; QK_K], five: bool) -> Su
 pub(super) fn q6_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
     let t = transpose::<16, 16>(x);
     let (mut l, mut scales) = ([[0u8; 16]; 16], [0.0f32; 16]);
-    fit::qx_rmse1(32, &t, &mut l, &mut scales);
-    let max_scale = signed_max(&scales);
+    fit::qx_rmse1(32, &t, &fit::Squares, &mut l, &mut scales);
+    q6_finish(x, &l, &scales, codes)
+}
+
+/// The end of `quantize_row_q6_K_ref` and `quantize_row_q6_K_impl` after the sub-block
+/// search (codes `l`, transposed, and `scales`): the int8 sub-scales under an f16 `d`, and
+/// the codes again from the stored scales.
+#[inline(always)]
+pub(super) fn q6_finish(
+    x: &[f32; QK_K],
+    l: &[[u8; 16]; 16],
+    scales: &[f32; 16],
+    codes: &mut [u8; QK_K],
+) -> SuperBlock {
+    let max_scale = signed_max(scales);
     let mut sb = SuperBlock::default();
     if max_scale.abs() < GROUP_MAX_EPS {
         codes.fill(0);
         return sb;
     }
-    untranspose(&l, codes);
+    untranspose(l, codes);
     let iscale = -128.0 / max_scale;
     sb.d = f32_to_f16(1.0 / iscale);
     let d = f16_to_f32(sb.d);

@@ -19,10 +19,36 @@
 use crate::core::format::bits::nearest_int;
 
 /// ggml's `GROUP_MAX_EPS`: sub-blocks whose largest magnitude is below it are all zero.
-pub(super) const GROUP_MAX_EPS: f32 = 1e-15;
+pub(in crate::core::format) const GROUP_MAX_EPS: f32 = 1e-15;
 
-/// The parameters of one `make_qkx2_quants` call.
-pub(super) struct Qkx2 {
+/// The weight of value `i` of lane `k` in a search (ggml's `weights`, `quant_weights`, or
+/// the default it computes from the value).
+pub(in crate::core::format) trait LaneWeights<const N: usize, const M: usize> {
+    /// The weight of value `i` of lane `k`, whose value is `v`.
+    fn at(&self, i: usize, k: usize, v: f32) -> f32;
+}
+
+/// `x * x`: the weight `make_qx_quants` (`rmse_type = 1`) gives a value without
+/// `quant_weights`.
+pub(in crate::core::format) struct Squares;
+
+impl<const N: usize, const M: usize> LaneWeights<N, M> for Squares {
+    #[inline(always)]
+    fn at(&self, _i: usize, _k: usize, v: f32) -> f32 {
+        v * v
+    }
+}
+
+impl<const N: usize, const M: usize> LaneWeights<N, M> for [[f32; N]; M] {
+    #[inline(always)]
+    fn at(&self, i: usize, k: usize, _v: f32) -> f32 {
+        self[i][k]
+    }
+}
+
+/// The parameters of one `make_qkx2_quants` call (`make_qkx3_quants` with weights is the
+/// same search: its `max <= min` test equals `max == min` for finite values).
+pub(in crate::core::format) struct Qkx2 {
     pub nmax: i32,
     pub rmin: f32,
     pub rdelta: f32,
@@ -30,10 +56,22 @@ pub(super) struct Qkx2 {
     pub use_mad: bool,
 }
 
+/// The search of `make_qkx3_quants(n, nmax, x, weights, L, &min, Laux, -0.9, 0.05, 36,
+/// false)`.
+pub(in crate::core::format) const fn qkx3(nmax: i32) -> Qkx2 {
+    Qkx2 {
+        nmax,
+        rmin: -0.9,
+        rdelta: 0.05,
+        nstep: 36,
+        use_mad: false,
+    }
+}
+
 /// `make_qkx2_quants` on `N` sub-blocks of `M` values with weights `w`: the codes into `l`,
 /// the scales into `scale` and the (negated, non-negative) minimums into `the_min`.
 #[inline(always)]
-pub(super) fn qkx2<const N: usize, const M: usize>(
+pub(in crate::core::format) fn qkx2<const N: usize, const M: usize>(
     p: &Qkx2,
     x: &[[f32; N]; M],
     w: &[[f32; N]; M],
@@ -196,12 +234,14 @@ fn signed_absmax<const N: usize, const M: usize>(x: &[[f32; N]; M]) -> ([f32; N]
     (max, amax)
 }
 
-/// `make_qx_quants(n, nmax, x, L, rmse_type = 1, qw = NULL)` (Q6_K's sub-block search):
-/// codes `l + nmax` into `l_out`, the returned scales into `scale`.
+/// `make_qx_quants(n, nmax, x, L, rmse_type = 1, qw)` (Q6_K's sub-block search; with
+/// `quant_weights`, also Q3_K's, Q4_0's and Q5_0's), the weights [`Squares`] for `qw =
+/// NULL`: codes `l + nmax` into `l_out`, the returned scales into `scale`.
 #[inline(always)]
-pub(super) fn qx_rmse1<const N: usize, const M: usize>(
+pub(in crate::core::format) fn qx_rmse1<const N: usize, const M: usize, W: LaneWeights<N, M>>(
     nmax: i32,
     x: &[[f32; N]; M],
+    weights: &W,
     l_out: &mut [[u8; N]; M],
     scale: &mut [f32; N],
 ) {
@@ -213,11 +253,11 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
         // Two sums in one loop are vectorised here (unlike `qkx2`'s three); splitting them
         // measured slower.
         let (mut sumlx, mut suml2) = ([0.0f32; N], [0.0f32; N]);
-        for row in x {
+        for (i, row) in x.iter().enumerate() {
             for k in 0..N {
                 let v = row[k];
                 let q = nearest_int(iscale[k] * v).clamp(-nmax, nmax - 1);
-                let w = v * v;
+                let w = weights.at(i, k, v);
                 let qf = q as f32;
                 sumlx[k] += w * v * qf;
                 suml2[k] += w * qf * qf;
@@ -273,7 +313,7 @@ pub(super) fn qx_rmse1<const N: usize, const M: usize>(
 /// `make_q3_quants(n, nmax, x, L, do_rmse = true)` (Q3_K's sub-block search): codes
 /// `l + nmax` into `l_out`, the returned scales into `scale`.
 #[inline(always)]
-pub(super) fn q3_rmse<const N: usize, const M: usize>(
+pub(in crate::core::format) fn q3_rmse<const N: usize, const M: usize>(
     nmax: i32,
     x: &[[f32; N]; M],
     l_out: &mut [[u8; N]; M],

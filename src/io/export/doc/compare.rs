@@ -45,6 +45,21 @@ pub(super) fn section(a: &Report, b: &Report, c: &Comparison, rows: &[usize]) ->
         ]);
     }
     parts.push(Part::Grid(overall));
+    if let (Some((oa, ob)), Some(o)) = (c.output, b.output.as_ref()) {
+        let mut grid = Grid::new(&[("", Align::Left)]);
+        for n in super::importance::columns(o) {
+            grid = grid.column(n, Align::Right, None);
+        }
+        for (name, m) in [("A", oa), ("B", ob)] {
+            let mut row = vec![name.to_string()];
+            row.extend(super::importance::cells(o, Some(m)));
+            grid.rows.push(row);
+        }
+        parts.push(Part::Grid(grid));
+        if let Some(change) = &c.change {
+            parts.push(Part::Text(format!("{}.", change.sentence)));
+        }
+    }
     let labels = has_labels(b);
     let mut channels = channel_columns(labels)
         .column("RMSE A", Align::Right, None)

@@ -1,13 +1,18 @@
 //! The Formats section: every preset and format on the matrix, by bits per weight, with
 //! the Pareto front marked and each one's bits per weight broken into its parts.
 
+use crate::core::importance::OutputErrors;
 use crate::core::lineup::Lineup;
 use crate::io::export::doc::Align::{Left, Right};
 use crate::io::export::doc::{Grid, Part, Section};
 use crate::io::export::num::{VALUE_DIGITS, error, sig, sqnr};
 
-/// The format ladder of `lineup`.
-pub(super) fn section(lineup: &Lineup) -> Section {
+/// Ranking changes a section names before counting the rest.
+const CHANGES_SHOWN: usize = 5;
+
+/// The format ladder of `lineup`, with output-error columns when the report has them
+/// (`output`).
+pub(super) fn section(lineup: &Lineup, output: Option<&OutputErrors>) -> Section {
     let mut grid = Grid::new(&[
         ("", Left),
         ("format", Left),
@@ -18,6 +23,12 @@ pub(super) fn section(lineup: &Lineup) -> Section {
         ("SQNR dB", Right),
         ("collapsed", Right),
     ]);
+    if let Some(o) = output {
+        for n in super::importance::columns(o) {
+            grid = grid.column(n, Right, None);
+        }
+        grid = grid.column("weighted", Left, None);
+    }
     let mut skipped = Vec::new();
     let mut arithmetic = Vec::new();
     let width = lineup
@@ -41,16 +52,26 @@ pub(super) fn section(lineup: &Lineup) -> Section {
             .collect();
         arithmetic.push(format!("{:width$}  {} = {bpw}", e.name, parts.join(" + ")));
         match &e.result {
-            Ok(m) => grid.rows.push(vec![
-                mark.to_string(),
-                e.name.clone(),
-                bpw,
-                e.total_bytes.to_string(),
-                error(m.overall.mae),
-                error(m.overall.rmse),
-                sqnr(m.overall.sqnr_db),
-                m.collapsed_channels.to_string(),
-            ]),
+            Ok(m) => {
+                let mut row = vec![
+                    mark.to_string(),
+                    e.name.clone(),
+                    bpw,
+                    e.total_bytes.to_string(),
+                    error(m.overall.mae),
+                    error(m.overall.rmse),
+                    sqnr(m.overall.sqnr_db),
+                    m.collapsed_channels.to_string(),
+                ];
+                if let Some(o) = output {
+                    row.extend(super::importance::cells(
+                        o,
+                        m.output.as_ref().map(|x| x.overall),
+                    ));
+                    row.push(if m.weighted { "yes" } else { "-" }.to_string());
+                }
+                grid.rows.push(row);
+            }
             Err(why) => skipped.push(format!("{}: {why}", e.name)),
         }
     }
@@ -63,6 +84,9 @@ pub(super) fn section(lineup: &Lineup) -> Section {
         ),
         Part::Grid(grid),
     ];
+    if output.is_some() {
+        parts.extend(output_notes(lineup));
+    }
     if !skipped.is_empty() {
         parts.push(Part::Text(format!("Not measured: {}.", skipped.join("; "))));
     }
@@ -73,5 +97,49 @@ pub(super) fn section(lineup: &Lineup) -> Section {
     Section {
         title: "Formats",
         parts,
+    }
+}
+
+/// The lines under the grid with output errors: what "weighted" means, the front on the
+/// output error, and the rankings that change.
+fn output_notes(lineup: &Lineup) -> Vec<Part> {
+    let mut notes = Vec::new();
+    notes.push(Part::Text(
+        "weighted: quantized with the importance (llama.cpp's formats and presets, as \
+             llama-quantize --imatrix). Front on the output error: "
+            .to_string()
+            + &front(lineup),
+    ));
+    if !lineup.changes.is_empty() {
+        let mut lines: Vec<String> = lineup
+            .changes
+            .iter()
+            .take(CHANGES_SHOWN)
+            .map(|c| format!("{}.", c.sentence))
+            .collect();
+        if lineup.changes.len() > CHANGES_SHOWN {
+            lines.push(format!(
+                "... and {} more reversals.",
+                lineup.changes.len() - CHANGES_SHOWN
+            ));
+        }
+        notes.push(Part::Text("Rankings that change:".to_string()));
+        notes.push(Part::Formula(lines));
+    }
+    notes
+}
+
+/// The entries on the front drawn on the output error, by name.
+fn front(lineup: &Lineup) -> String {
+    let names: Vec<&str> = lineup
+        .entries
+        .iter()
+        .filter(|e| e.pareto_output)
+        .map(|e| e.name.as_str())
+        .collect();
+    if names.is_empty() {
+        "none measured.".to_string()
+    } else {
+        format!("{}.", names.join(", "))
     }
 }

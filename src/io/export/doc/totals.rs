@@ -82,8 +82,13 @@ pub(super) fn ladder(report: &Report, listing: &Listing<'_>) -> Section {
         ("SQNR dB", Right),
         ("collapsed", Right),
     ]);
+    if let Some(o) = &report.output {
+        for n in super::importance::columns(o) {
+            rungs = rungs.column(n, Right, None);
+        }
+    }
     for r in &report.ladder {
-        rungs.rows.push(vec![
+        let mut row = vec![
             if r.active { "*" } else { "" }.to_string(),
             r.granularity.to_string(),
             r.scales.to_string(),
@@ -93,7 +98,14 @@ pub(super) fn ladder(report: &Report, listing: &Listing<'_>) -> Section {
             error(r.overall.rmse),
             sqnr(r.overall.sqnr_db),
             r.collapsed_channels.to_string(),
-        ]);
+        ];
+        if let Some(o) = &report.output {
+            row.extend(super::importance::cells(
+                o,
+                r.output.as_ref().map(|x| x.overall),
+            ));
+        }
+        rungs.rows.push(row);
     }
     let labels = has_labels(report);
     let mut by_channel = channel_columns(labels);

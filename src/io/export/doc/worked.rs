@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use crate::core::config::{Degenerate, QuantExpr, Rounding, SymZeroPoint};
 use crate::core::explain::{
     BlockExplanation, ChannelExplanation, Clamp, FormatBlock, FormatWork, ScaleFormula,
-    ValueExplanation, ZeroPointFormula, zero_added_after_rounding,
+    SearchWeights, ValueExplanation, ZeroPointFormula, zero_added_after_rounding,
 };
 use crate::io::export::doc::{Part, Section};
 use crate::io::export::num::{error, sig, value};
@@ -83,10 +83,54 @@ pub fn lines(e: &ChannelExplanation) -> Vec<String> {
 fn format_lines(e: &ChannelExplanation, w: &FormatWork, out: &mut Vec<String>) {
     for (i, b) in w.blocks.iter().enumerate() {
         let indent = format_block_lines(b, out);
+        if let (Some(sw), FormatBlock::KQuant { super_block, .. }) = (&w.weights, b) {
+            search_weight_lines(sw, *super_block, b.cols(), out);
+        }
         for v in e.values.iter().filter(|v| v.block == i) {
             out.push(format!("{indent}{}", format_value_line(b, v)));
         }
     }
+}
+
+/// A k-quant sub-block's search weights: the rule (with the super-block's `σ²`) before
+/// the super-block's first sub-block line, the weights after each sub-block line.
+fn search_weight_lines(
+    sw: &SearchWeights,
+    super_block: usize,
+    (c0, c1): (usize, usize),
+    out: &mut Vec<String>,
+) {
+    if c0 % 256 == 0 {
+        let sigma = sw
+            .sigma2
+            .get(super_block)
+            .map(|s| format!(" = {}", value(*s)))
+            .unwrap_or_default();
+        let rule = if sw.sigma2.is_empty() {
+            sw.rule.to_string()
+        } else {
+            format!("{}; σ²{sigma}", sw.rule)
+        };
+        let line = format!(
+            "  search weights{}: {rule}",
+            if sw.weighted {
+                " (with the importance a of each column)"
+            } else {
+                ""
+            }
+        );
+        // Before the sub-block line just written.
+        let at = out.len().saturating_sub(1);
+        out.insert(at, line);
+    }
+    let ws: Vec<String> = sw
+        .values
+        .get(c0..c1)
+        .unwrap_or_default()
+        .iter()
+        .map(|&w| value(w))
+        .collect();
+    out.push(format!("    weights: {}", ws.join(" ")));
 }
 
 /// How a format's block scale was formed, as lines into `out`; returns the indent of the
