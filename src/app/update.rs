@@ -1052,7 +1052,10 @@ fn choose_format(model: &mut Model, selected: usize) {
         .as_ref()
         .and_then(|l| l.entries.get(selected))
         // A llama.cpp fallback's entry chooses the format asked for (it falls back again).
-        .map(|e| e.fallback.map_or_else(|| e.name.clone(), |f| f.from.to_string()));
+        .map(|e| {
+            e.fallback
+                .map_or_else(|| e.name.clone(), |f| f.from.to_string())
+        });
     let known = name.as_deref().and_then(|n| {
         crate::core::PRESETS
             .iter()

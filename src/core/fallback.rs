@@ -1,7 +1,8 @@
 //! llama.cpp's fallbacks: when a tensor's rows are not a whole number of a type's blocks
 //! (256 values for the k-quants and most i-quants), `llama-quantize` quantizes that tensor
 //! with another type instead, and says so (`tensor_type_fallback` in llama.cpp's
-//! `src/llama-quant.cpp`):
+//! `src/llama-quant.cpp`, commit 007dbbf3, called from `llama_tensor_get_type`; the
+//! table is [`FALLBACKS`]):
 //!
 //! | type | falls back to |
 //! |---|---|
@@ -17,12 +18,16 @@
 //! is applied (the format ladder, `--preset`, `scan`, `scan --budget`): the analysis is the
 //! fallback's, labelled `q4_k -> q5_0 (rows of 384)`, and rows that no fallback fits are
 //! refused with the reason (quantscope measures quantization, and F16 is not one here).
+//!
+//! A row of the table applies once both of its types are formats or presets here: the
+//! i-quants' rows wait for those formats ([`FallbackError::Unavailable`] names IQ4_NL until
+//! it is one).
 
 use serde::Serialize;
 
-use crate::core::config::{Config, ConfigError};
+use crate::core::config::{Config, Granularity};
 use crate::core::lineup::{Coded, FormatInfo, format_info};
-use crate::core::presets::{PRESETS, PresetOptions, preset};
+use crate::core::presets::{PresetOptions, format_config, preset};
 
 /// A format applied as its llama.cpp fallback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -94,25 +99,36 @@ pub enum FallbackError {
         /// The row length.
         cols: usize,
     },
-    /// The fallback's configuration does not build (never for the table's presets).
-    #[error(transparent)]
-    Config(#[from] ConfigError),
 }
+
+/// `tensor_type_fallback`'s table, as data: (type asked for, the type llama-quantize uses
+/// instead when the type's blocks do not divide the rows), by quantscope's names.
+pub const FALLBACKS: [(&str, &str); 15] = [
+    ("iq1_s", "iq4_nl"),
+    ("iq1_m", "iq4_nl"),
+    ("iq2_xxs", "iq4_nl"),
+    ("iq2_xs", "iq4_nl"),
+    ("iq2_s", "iq4_nl"),
+    ("iq3_xxs", "iq4_nl"),
+    ("iq3_s", "iq4_nl"),
+    ("iq4_xs", "iq4_nl"),
+    ("q2_k", "q4_0"),
+    ("q3_k", "q4_0"),
+    ("tq1_0", "q4_0"),
+    ("tq2_0", "q4_0"),
+    ("q4_k", "q5_0"),
+    ("q5_k", "q5_1"),
+    ("q6_k", "q8_0"),
+];
 
 /// The type llama-quantize uses instead of `name` for rows its blocks do not divide
 /// (`tensor_type_fallback`); `None` for a type without one.
 #[must_use]
 pub fn target(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "iq1_s" | "iq1_m" | "iq2_xxs" | "iq2_xs" | "iq2_s" | "iq3_xxs" | "iq3_s" | "iq4_xs" => {
-            "iq4_nl"
-        }
-        "q2_k" | "q3_k" | "tq1_0" | "tq2_0" => "q4_0",
-        "q4_k" => "q5_0",
-        "q5_k" => "q5_1",
-        "q6_k" => "q8_0",
-        _ => return None,
-    })
+    FALLBACKS
+        .iter()
+        .find(|(from, _)| *from == name)
+        .map(|&(_, to)| to)
 }
 
 /// The ggml types of the format ladder that llama-quantize has no fallback for.
@@ -130,13 +146,17 @@ pub fn block_of(info: &FormatInfo) -> usize {
     }
 }
 
-/// The block of a fallback type: an integer GGUF preset's 32, or a format's.
-fn block_of_name(name: &str) -> Option<usize> {
-    if PRESETS.iter().any(|p| p.name == name) {
-        // Q4_0, Q5_0, Q5_1, Q8_0: blocks of 32.
-        return Some(32);
+/// A fallback type's block along a row and its configuration: a format's (IQ4_NL, once it
+/// is one), or a GGUF preset's (Q4_0, Q5_0, Q5_1, Q8_0: groups of 32).
+fn applied(name: &str) -> Option<(usize, Config)> {
+    if let Some(info) = format_info(name) {
+        return Some((block_of(info), format_config(info)));
     }
-    format_info(name).map(block_of)
+    let config = preset(name, PresetOptions::default()).ok()?;
+    match config.granularity {
+        Granularity::Group(g) => Some((g, config)),
+        _ => None,
+    }
 }
 
 /// How `info` applies to rows of `cols` values: `Ok(None)` as itself, `Ok(Some(..))` through
@@ -159,7 +179,7 @@ pub fn resolve(
             Ok(None)
         };
     };
-    let Some(to_block) = block_of_name(to) else {
+    let Some((to_block, config)) = applied(to) else {
         return Err(FallbackError::Unavailable {
             from,
             block,
@@ -176,7 +196,6 @@ pub fn resolve(
             cols,
         });
     }
-    let config = preset(to, PresetOptions::default())?;
     Ok(Some((Fallback { from, to, cols }, config)))
 }
 

@@ -623,7 +623,7 @@ pub(crate) fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String
 }
 
 fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) -> Entry {
-    let (rows, cols) = matrix.shape();
+    let cols = matrix.shape().1;
     match fallback::resolve(info, cols) {
         // llama-quantize's fallback type: measured as that type, named for both.
         Ok(Some((fb, config))) => {

@@ -64,12 +64,20 @@ fn formats_take_their_layouts_bits() {
 fn rows_that_blocks_do_not_divide_fall_back_as_llama_quantize_does() {
     // Rows of 96: Q4_K's 256 do not divide them, Q5_0's 32 do.
     let l = lineup(&matrix(3, 96), &Selection::formats(), None);
-    let q4k = l.entries.iter().find(|e| e.name.starts_with("q4_k")).unwrap();
+    let q4k = l
+        .entries
+        .iter()
+        .find(|e| e.name.starts_with("q4_k"))
+        .unwrap();
     assert_eq!(q4k.name, "q4_k -> q5_0 (rows of 96)");
     assert_eq!(q4k.bits_per_weight, 5.5);
     assert!(q4k.measured().is_some());
     assert_eq!(q4k.fallback.map(|f| f.to), Some("q5_0"));
-    let q6k = l.entries.iter().find(|e| e.name.starts_with("q6_k")).unwrap();
+    let q6k = l
+        .entries
+        .iter()
+        .find(|e| e.name.starts_with("q6_k"))
+        .unwrap();
     assert_eq!(q6k.name, "q6_k -> q8_0 (rows of 96)");
     assert_eq!(q6k.bits_per_weight, 8.5);
     let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
