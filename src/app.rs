@@ -4,18 +4,23 @@
 //! work such as analysis, loading and saving is requested through [`Effect`]s that
 //! [`crate::runtime`] performs, and its results come back as [`Message`]s.
 
+pub mod analysis;
 pub mod demo;
 pub mod editor;
+pub mod input;
 pub mod keymap;
 pub mod model;
+pub mod overlay;
+pub mod palette;
 pub mod practice;
 pub mod setting;
 pub mod update;
 pub mod worker;
 
+pub use input::{mode, translate};
 pub use model::{Effect, ErrorMetric, Focus, Model, Overlay, Source, StoredView};
 pub use setting::{Direction, SETTINGS, Setting};
-pub use update::{Message, translate, update};
+pub use update::{Message, update};
 
 /// A tensor loaded from a file, for the explorer.
 #[derive(Debug, Clone)]

@@ -1,6 +1,7 @@
 //! The command line: clap definitions, their conversion into plain option structs, and the
 //! headless commands `report` and `scan` (in [`scan`]).
 
+pub mod config;
 mod explore;
 mod files;
 pub mod importance;
@@ -49,6 +50,9 @@ pub struct Cli {
     /// out (`->`, `x^`) in every command's output (for terminals and fonts that lack them).
     #[arg(long, global = true)]
     pub ascii: bool,
+    /// How the explorer looks and takes input.
+    #[command(flatten)]
+    pub look: Look,
     /// Open a scenario: a built-in's name (see --list-scenarios) or a scenario file.
     #[arg(long, value_name = "NAME|FILE", conflicts_with = "file")]
     pub scenario: Option<String>,
@@ -81,6 +85,21 @@ impl Cli {
     }
 }
 
+/// How the explorer looks and takes input (the explorer, `demo` and `practice`); each flag
+/// given overrides the config file's setting.
+#[derive(Debug, Args, Default, Clone)]
+pub struct Look {
+    /// Colours: dark (the terminal's own background and its 16 colours), light (black on
+    /// white) or high-contrast (white on black, 7:1 or more); default dark, or the config
+    /// file's `theme`.
+    #[arg(long, value_name = "THEME", value_parser = parsed::<crate::ui::ThemeName>)]
+    pub theme: Option<crate::ui::ThemeName>,
+    /// Leave the mouse to the terminal (its own selection and copy) instead of clicks
+    /// focusing panes and selecting rows and the wheel scrolling.
+    #[arg(long)]
+    pub no_mouse: bool,
+}
+
 /// Headless commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -97,6 +116,61 @@ pub enum Command {
     Demo(DemoArgs),
     /// Practise: exercises with answer checking, hints and a score, and recall cards.
     Practice(PracticeArgs),
+    /// Print a completion script for SHELL (bash, zsh or fish), generated from these
+    /// flags: `quantscope completions bash > ~/.local/share/bash-completion/completions/quantscope`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), every command and flag: `quantscope man | man -l -`.
+    Man,
+}
+
+/// Arguments of `quantscope completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh or fish.
+    #[arg(value_parser = ["bash", "zsh", "fish"])]
+    pub shell: String,
+}
+
+/// `quantscope completions SHELL`: the completion script, from the clap definitions.
+#[must_use]
+pub fn completions(args: &CompletionsArgs) -> ExitCode {
+    use clap::CommandFactory as _;
+    use clap_complete::Shell;
+    let shell = match args.shell.as_str() {
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        _ => Shell::Bash,
+    };
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "quantscope", &mut buf);
+    write_stdout(&buf, false)
+}
+
+/// The man page in roff: the command's own page, then a section for each command with its
+/// synopsis, description and options, all from the clap definitions.
+pub fn man_page() -> std::io::Result<Vec<u8>> {
+    use clap::CommandFactory as _;
+    let top = Cli::command();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(top.clone()).render(&mut out)?;
+    for sub in top.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = format!("quantscope {}", sub.get_name());
+        writeln!(out, ".SH \"{}\"", name.to_uppercase())?;
+        let man = clap_mangen::Man::new(sub.clone().bin_name(name));
+        man.render_synopsis_section(&mut out)?;
+        man.render_description_section(&mut out)?;
+        man.render_options_section(&mut out)?;
+    }
+    Ok(out)
+}
+
+/// `quantscope man`.
+#[must_use]
+pub fn man() -> ExitCode {
+    match man_page() {
+        Ok(page) => write_stdout(&page, false),
+        Err(e) => fail(&format!("could not write the man page: {e}")),
+    }
 }
 
 /// Arguments of `quantscope report`.
@@ -108,7 +182,8 @@ pub struct ReportArgs {
     pub file: Option<PathBuf>,
     /// The tensor to load from a checkpoint FILE (.safetensors, .gguf, a sharded directory
     /// or its index.json; see --list-tensors); needed when it holds more than one. A quantized
-    /// GGUF tensor is shown as stored, unless a preset or setting is given.
+    /// GGUF tensor is shown as stored, unless a preset, a setting, --formats, --compare,
+    /// --explain or --values asks for an analysis of its dequantized values.
     #[arg(long, value_name = "NAME")]
     pub tensor: Option<String>,
     /// List the tensors of a checkpoint FILE (name, dtype, shape, bytes; the shard of each
@@ -146,6 +221,12 @@ pub struct ReportArgs {
     /// `int4-g128,granularity=group:32,bits=3`.
     #[arg(long, value_name = "SPEC", value_parser = compare_spec)]
     pub compare: Option<CompareSpec>,
+    /// Also write the reconstructed matrix (the dequantized values: what the configuration
+    /// or format gives back for every value) to FILE, as NumPy's .npy or a .safetensors
+    /// file with one F32 tensor (named as --tensor, else `dequantized`), to measure it
+    /// elsewhere (perplexity, say). The report is written as usual.
+    #[arg(long, value_name = "FILE.npy|FILE.safetensors", value_parser = dequantized_path)]
+    pub write_dequantized: Option<PathBuf>,
     /// Print how long loading, analysing and writing took, on standard error.
     #[arg(long)]
     pub timings: bool,
@@ -447,6 +528,11 @@ pub(crate) fn write_stdout(buf: &[u8], ascii: bool) -> ExitCode {
     }
 }
 
+/// The config file's settings, or the exit code after its error has been printed.
+pub fn load_config() -> Result<config::Config, ExitCode> {
+    config::load().map_err(|e| fail(&format!("the config file {e}")))
+}
+
 /// Channels `report --explain` works through.
 const EXPLAIN_CHANNELS: usize = 16;
 
@@ -460,6 +546,17 @@ pub struct CompareSpec {
     pub text: String,
     /// The configuration it names.
     pub config: crate::core::Config,
+}
+
+/// A path ending in `.npy` or `.safetensors`.
+fn dequantized_path(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    match crate::io::dequantized::Kind::of(&path) {
+        Some(_) => Ok(path),
+        None => Err(format!(
+            "{text:?} must end in .npy or .safetensors (the two files the reconstruction is written as)"
+        )),
+    }
 }
 
 /// Parses `NAME[,key=value...]`: a preset or format, then settings as the flags spell them.
@@ -582,6 +679,9 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         Err(e) => return fail(&e),
     };
     let versus = a.as_ref().map(|(a, comparison)| Versus { a, comparison });
+    if let Err(e) = write_dequantized(args, &report) {
+        return fail(&format!("--write-dequantized: {e}"));
+    }
     let analysed = t.elapsed();
     let t = Instant::now();
     // The report is written into a buffer first, so a failure leaves nothing on stdout.
@@ -609,6 +709,17 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// With `--write-dequantized FILE`: the matrix `report`'s configuration reconstructs,
+/// written to FILE.
+fn write_dequantized(args: &ReportArgs, report: &crate::core::Report) -> Result<(), String> {
+    let Some(path) = &args.write_dequantized else {
+        return Ok(());
+    };
+    let matrix = crate::core::reconstruct::reconstruction(report).map_err(|e| e.to_string())?;
+    let name = args.tensor.as_deref().unwrap_or("dequantized");
+    crate::io::dequantized::write_file(path, &matrix, name)
 }
 
 /// The report's analyses: the report (with its output errors when a stage is given), A

@@ -36,6 +36,8 @@ pub(crate) mod pages;
 pub mod params;
 mod pass;
 pub mod presets;
+pub mod quote;
+pub mod reconstruct;
 pub mod report;
 mod round;
 mod stats;

@@ -2,6 +2,7 @@
 
 pub mod activations;
 pub mod checkpoint;
+pub mod dequantized;
 pub mod export;
 pub mod gguf;
 pub mod imatrix;

@@ -2,19 +2,26 @@
 
 use std::process::ExitCode;
 
-use quantscope::cli::{Cli, Command, demo, explore, practice, report, scan};
+use quantscope::cli::{Cli, Command, completions, demo, explore, man, practice, report, scan};
 
 fn main() -> ExitCode {
     let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    let config = match quantscope::cli::load_config() {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
+    let ascii = cli.ascii || config.ascii;
     quantscope::runtime::init_threads();
     match &cli.command {
-        Some(Command::Report(args)) => report(args, cli.ascii),
-        Some(Command::Scan(args)) => scan(args, cli.ascii),
-        Some(Command::Demo(args)) => demo(args, cli.ascii),
-        Some(Command::Practice(args)) => practice(args, cli.ascii),
-        None => explore(&cli),
+        Some(Command::Report(args)) => report(args, ascii),
+        Some(Command::Scan(args)) => scan(args, ascii),
+        Some(Command::Demo(args)) => demo(args, &cli, &config),
+        Some(Command::Practice(args)) => practice(args, &cli, &config),
+        Some(Command::Completions(args)) => completions(args),
+        Some(Command::Man) => man(),
+        None => explore(&cli, &config),
     }
 }

@@ -99,7 +99,7 @@ impl Runtime {
                 }
                 Ok(())
             }
-            Effect::Export { ref path, .. } => {
+            Effect::Export { ref path, .. } | Effect::WriteDequantized { ref path, .. } => {
                 // A PDF of a large matrix takes a moment: the panes stay live meanwhile.
                 let path = path.clone();
                 self.loads += 1;
@@ -157,6 +157,19 @@ pub fn perform_now(effect: Effect) -> Option<Message> {
             document,
             job,
         } => Some(Message::Exported(files::export(path, document, &job))),
+        Effect::WriteDequantized {
+            path,
+            report,
+            tensor,
+        } => {
+            let written = crate::core::reconstruct::reconstruction(&report)
+                .map_err(|e| e.to_string())
+                .and_then(|m| crate::io::dequantized::write_file(&path, &m, &tensor));
+            Some(Message::Exported(match written {
+                Ok(()) => Ok(path),
+                Err(e) => Err((path, e)),
+            }))
+        }
         Effect::ListTensors { path } => {
             let result = files::list_tensors(&path);
             Some(Message::TensorsListed { path, result })

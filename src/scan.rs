@@ -410,7 +410,7 @@ fn best_within(matrix: &crate::core::Matrix, budget: f64) -> Option<Best> {
     let m = e.measured()?;
     Some(Best {
         name: e.name.clone(),
-        bits_per_weight: e.bits_per_weight,
+        bits_per_weight: e.bits_per_weight?,
         metrics: m.overall,
         collapsed_channels: m.collapsed_channels,
     })

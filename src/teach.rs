@@ -6,4 +6,5 @@
 
 pub mod assets;
 pub mod exercise;
+pub mod quote;
 pub mod script;

@@ -20,7 +20,10 @@ use std::time::{Duration, Instant};
 
 use color_eyre::eyre::{Result, WrapErr};
 use ratatui::DefaultTerminal;
-use ratatui::crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event};
+use ratatui::crossterm::event::{
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event, MouseButton, MouseEventKind,
+};
 use ratatui::crossterm::execute;
 
 use crate::app::{Effect, Message, Model, translate, update};
@@ -28,23 +31,30 @@ use crate::io::save::write_atomic;
 use crate::runtime::Runtime;
 use crate::ui::{self, Theme};
 
-/// How to draw.
+/// How to draw, and what the terminal is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     /// Use colours (false under `NO_COLOR`).
     pub color: bool,
     /// Draw without block and braille glyphs.
     pub ascii: bool,
+    /// Take the mouse (clicks and the wheel); without it the terminal keeps its own
+    /// selection.
+    pub mouse: bool,
+    /// The colours.
+    pub theme: crate::ui::ThemeName,
 }
 
 impl Options {
-    /// Colour unless `NO_COLOR` is set to a non-empty value.
+    /// Colour unless `NO_COLOR` is set to a non-empty value; the mouse taken.
     #[must_use]
     pub fn from_env(ascii: bool) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Self {
             color: !no_color,
             ascii,
+            mouse: true,
+            theme: crate::ui::ThemeName::default(),
         }
     }
 }
@@ -78,6 +88,8 @@ fn install_recovery_hook() {
         if thread::current().name() != Some("main") {
             return;
         }
+        // The mouse back to the terminal (ratatui's hook does not know it was taken).
+        let _ = execute!(stdout(), DisableMouseCapture);
         let text = RECOVERY.lock().ok().and_then(|g| g.clone());
         let saved = text.and_then(|t| {
             let path = recovery_path();
@@ -93,13 +105,18 @@ fn install_recovery_hook() {
     }));
 }
 
-/// Why the explorer cannot start here, if it cannot: it draws on standard output and reads
-/// keys from standard input or, when that is not a terminal, from `/dev/tty`.
+/// Why the explorer cannot start here, if it cannot: it draws on standard output, which must
+/// be a terminal that can place the cursor (not `TERM=dumb`), and reads keys from standard
+/// input or, when that is not a terminal, from `/dev/tty`.
 #[must_use]
 pub fn no_terminal() -> Option<&'static str> {
     use std::io::IsTerminal as _;
     if !stdout().is_terminal() {
         return Some("standard output is not a terminal");
+    }
+    // A dumb terminal has no cursor addressing: the full-screen panes would be garbage.
+    if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
+        return Some("TERM=dumb cannot draw the full-screen panes");
     }
     let keys = std::io::stdin().is_terminal()
         || std::fs::OpenOptions::new()
@@ -122,8 +139,17 @@ pub fn run(model: Model, options: Options) -> Result<()> {
     install_recovery_hook();
     // Bracketed paste delivers a paste as one event, however large.
     let _ = execute!(stdout(), EnableBracketedPaste);
+    if options.mouse {
+        let _ = execute!(stdout(), EnableMouseCapture);
+    }
     let result = event_loop(&mut terminal, model, options);
+    if options.mouse {
+        let _ = execute!(stdout(), DisableMouseCapture);
+    }
     let _ = execute!(stdout(), DisableBracketedPaste);
+    // A blank alternate screen before leaving it: a terminal resized while it was shown
+    // (tmux, for one) can carry rows of it over to the shell's screen.
+    let _ = terminal.clear();
     ratatui::restore();
     result
 }
@@ -161,7 +187,7 @@ fn run_effects(model: &mut Model, runtime: &mut Runtime) -> Result<()> {
 }
 
 fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options) -> Result<()> {
-    let theme = Theme::new(options.color, options.ascii);
+    let theme = Theme::named(options.theme, options.color, options.ascii);
     model.ascii = options.ascii;
     let mut runtime = Runtime::start().wrap_err("could not start the analysis thread")?;
     if let Ok(size) = terminal.size() {
@@ -194,9 +220,14 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
             }
         }
         if redraw {
-            terminal
+            let drawn = terminal
                 .draw(|frame| ui::draw(frame, &model, &theme))
                 .wrap_err("could not draw")?;
+            // How far the texts on screen can scroll, for the offsets to stay within.
+            let viewport = ui::viewport(drawn.area, &model, &theme);
+            if viewport != model.viewport {
+                update(&mut model, Message::Viewport(viewport));
+            }
             redraw = false;
         }
         let event = if model.analysis.pending || model.analysis.busy || runtime.loading() {
@@ -211,7 +242,7 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
         let Some(event) = event else {
             continue;
         };
-        redraw |= handle(&mut model, event);
+        redraw |= handle(&mut model, event, &theme, options);
         // The rest of the burst: everything already queued, then one analysis and one frame.
         let start = Instant::now();
         while start.elapsed() < BURST
@@ -219,14 +250,27 @@ fn event_loop(terminal: &mut DefaultTerminal, mut model: Model, options: Options
             && event::poll(BURST_GAP).wrap_err("could not read the terminal")?
         {
             let event = event::read().wrap_err("could not read the terminal")?;
-            redraw |= handle(&mut model, event);
+            redraw |= handle(&mut model, event, &theme, options);
         }
     }
 }
 
 /// Applies one terminal event; returns whether the screen needs drawing.
-fn handle(model: &mut Model, event: Event) -> bool {
+fn handle(model: &mut Model, event: Event, theme: &Theme, options: Options) -> bool {
     match event {
+        Event::Mouse(mouse) if options.mouse => {
+            let (width, height) = model.size;
+            let screen = ratatui::layout::Rect::new(0, 0, width, height);
+            let at = ui::hit(screen, model, theme, mouse.column, mouse.row);
+            let message = match mouse.kind {
+                MouseEventKind::Down(MouseButton::Left) => Message::Click(at),
+                MouseEventKind::ScrollDown => Message::Wheel { at, down: true },
+                MouseEventKind::ScrollUp => Message::Wheel { at, down: false },
+                _ => return false,
+            };
+            update(model, message);
+            true
+        }
         Event::Key(key) if key.is_press() || key.is_repeat() => {
             if let Some(message) = translate(model, &key) {
                 update(model, message);

@@ -31,7 +31,9 @@ pub mod explain;
 pub mod formats;
 pub mod help;
 pub mod ladder;
+pub mod palette;
 pub mod practice;
+pub mod scroll;
 pub mod settings;
 pub mod status;
 pub mod stored;
@@ -41,14 +43,12 @@ pub mod utilization;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
+use crate::app::model::Hit;
 use crate::app::{Focus, Model, Overlay};
-pub use theme::Theme;
+use help::HelpOverlay;
+pub use theme::{Theme, ThemeName};
 
-/// The smallest terminal the explorer draws its panes in.
-pub const MIN_WIDTH: u16 = 80;
-/// See [`MIN_WIDTH`].
-pub const MIN_HEIGHT: u16 = 24;
-pub use crate::app::model::DETAIL_COLUMN_WIDTH;
+pub use crate::app::model::{DETAIL_COLUMN_WIDTH, MIN_HEIGHT, MIN_WIDTH};
 
 /// Where each pane goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,9 +154,8 @@ pub fn max_caption_rows(height: u16) -> u16 {
     if height < 30 { 3 } else { 5 }
 }
 
-/// Draws the whole screen.
-pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
-    let area = frame.area();
+/// Where `model`'s panes go on a screen of `area`; `None` when it is too small.
+fn areas_of(area: Rect, model: &Model) -> Option<Areas> {
     let report = model.analysis.report.as_deref();
     let ladder_rows = report.map_or(2, |r| r.ladder.len().max(2));
     let show_detail = model.show_detail || detail_has_room(area.width);
@@ -166,7 +165,56 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
             .unwrap_or(u16::MAX)
             .clamp(1, max_caption_rows(area.height))
     });
-    let Some(areas) = layout(area, show_detail, ladder_rows, caption_rows) else {
+    layout(area, show_detail, ladder_rows, caption_rows)
+}
+
+/// How far each text that scrolls can be scrolled when `model` is drawn on a screen of
+/// `area` (what [`crate::app::Message::Viewport`] reports after drawing).
+#[must_use]
+pub fn viewport(area: Rect, model: &Model, theme: &Theme) -> crate::app::model::Viewport {
+    let help = HelpOverlay {
+        scroll: model.help_scroll,
+        theme,
+    }
+    .max_scroll(area);
+    let practice = model.practice.as_deref().map_or(0, |practice| {
+        let [body, _] = Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+        practice::PracticeView { practice, theme }.max_scroll(body)
+    });
+    let detail = match areas_of(area, model).and_then(|a| a.detail) {
+        Some(rect) if model.show_explain => explain::ExplainPane {
+            explanation: model.explanation.as_deref(),
+            focused: false,
+            stale: false,
+            scroll: 0,
+            theme,
+        }
+        .max_scroll(rect),
+        Some(rect) => detail::DetailPane {
+            report: model.analysis.report.as_deref(),
+            matrix: model.analysis.matrix.as_deref(),
+            channel: model.selected_channel,
+            focused: false,
+            stale: false,
+            scroll: 0,
+            theme,
+        }
+        .max_scroll(rect),
+        None => 0,
+    };
+    crate::app::model::Viewport {
+        help,
+        practice,
+        detail,
+    }
+}
+
+/// Draws the whole screen.
+pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
+    let area = frame.area();
+    // The theme's colours under everything (the dark theme keeps the terminal's own).
+    frame.buffer_mut().set_style(area, theme.base);
+    let Some(areas) = areas_of(area, model) else {
         frame.render_widget(
             &status::TooSmall {
                 width: area.width,
@@ -191,19 +239,7 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     }
     frame.render_widget(&status::TitleBar { model, theme }, areas.title);
     frame.render_widget(&data::DataPane::new(model, theme), areas.data);
-    frame.render_widget(
-        &settings::SettingsPane {
-            config: &model.config,
-            preset: model.preset,
-            overrides: model.overrides,
-            modified: model.changed_from_preset(),
-            group_size: model.group_size,
-            selected: model.selected_setting,
-            focused: model.focus == Focus::Settings,
-            theme,
-        },
-        areas.settings,
-    );
+    frame.render_widget(&settings_pane(model, theme), areas.settings);
     draw_results(frame, model, theme, &areas);
     if let Some(caption) = &model.caption {
         let key = crate::app::keymap::first_key(
@@ -232,57 +268,122 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     draw_overlay(frame, model, theme);
 }
 
+/// The Settings pane of `model`.
+fn settings_pane<'a>(model: &'a Model, theme: &'a Theme) -> settings::SettingsPane<'a> {
+    settings::SettingsPane {
+        config: &model.config,
+        preset: model.preset,
+        overrides: model.overrides,
+        modified: model.changed_from_preset(),
+        group_size: model.group_size,
+        selected: model.selected_setting,
+        focused: model.focus == Focus::Settings,
+        theme,
+    }
+}
+
+/// The Utilization pane of `model`.
+fn utilization_pane<'a>(model: &'a Model, theme: &'a Theme) -> utilization::UtilizationPane<'a> {
+    utilization::UtilizationPane {
+        report: model.analysis.report.as_deref(),
+        selected: model.selected_channel,
+        order: &model.order,
+        sort: model.sort,
+        collapsed_only: model.collapsed_only,
+        comparison: model.analysis.comparison.as_deref(),
+        focused: model.focus == Focus::Utilization,
+        stale: model.stale(),
+        theme,
+    }
+}
+
+/// The Errors pane of `model`.
+fn errors_pane<'a>(model: &'a Model, theme: &'a Theme) -> errors::ErrorsPane<'a> {
+    errors::ErrorsPane {
+        report: model.analysis.report.as_deref(),
+        metric: model.error_metric,
+        compared: model.compared_group(),
+        comparison: model.analysis.comparison.as_deref(),
+        selected: model.selected_channel,
+        order: &model.order,
+        collapsed_only: model.collapsed_only,
+        focused: model.focus == Focus::Errors,
+        stale: model.stale(),
+        theme,
+    }
+}
+
+/// The Ladder pane of `model`.
+fn ladder_pane<'a>(model: &'a Model, theme: &'a Theme) -> ladder::LadderPane<'a> {
+    ladder::LadderPane {
+        report: model.analysis.report.as_deref(),
+        selected: model.selected_rung,
+        focused: model.focus == Focus::Ladder,
+        stale: model.stale(),
+        pending: model.analysis.pending,
+        progress: model.analysis.ladder_progress,
+        pinned: model
+            .analysis
+            .comparison
+            .as_ref()
+            .and(model.analysis.pinned.as_deref()),
+        theme,
+    }
+}
+
+/// What is at column `column`, row `row` of a screen of `area` showing `model`: a pane, or
+/// an item of a list pane (a setting, a channel, a rung), as a click would find it.
+#[must_use]
+pub fn hit(area: Rect, model: &Model, theme: &Theme, column: u16, row: u16) -> Hit {
+    let at = ratatui::layout::Position::new(column, row);
+    if model.overlay.is_some() || model.practice.is_some() {
+        return Hit::Nothing;
+    }
+    let Some(areas) = areas_of(area, model) else {
+        return Hit::Nothing;
+    };
+    let item = |focus: Focus, rows: Vec<(u16, usize)>| {
+        rows.into_iter()
+            .find(|&(y, _)| y == row)
+            .map_or(Hit::Pane(focus), |(_, i)| Hit::Item(focus, i))
+    };
+    if areas.data.contains(at) {
+        Hit::Pane(Focus::Editor)
+    } else if areas.settings.contains(at) {
+        item(
+            Focus::Settings,
+            settings_pane(model, theme).item_rows(areas.settings),
+        )
+    } else if areas.utilization.contains(at) {
+        item(
+            Focus::Utilization,
+            utilization_pane(model, theme).item_rows(areas.utilization),
+        )
+    } else if areas.errors.contains(at) {
+        item(
+            Focus::Errors,
+            errors_pane(model, theme).item_rows(areas.errors),
+        )
+    } else if areas.ladder.contains(at) {
+        item(
+            Focus::Ladder,
+            ladder_pane(model, theme).item_rows(areas.ladder),
+        )
+    } else if areas.detail.is_some_and(|d| d.contains(at)) {
+        Hit::Pane(Focus::Detail)
+    } else {
+        Hit::Nothing
+    }
+}
+
 /// Draws the panes that show results: utilization, errors, ladder, and the detail area.
 fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) {
     let report = model.analysis.report.as_deref();
     let stale = model.stale();
     if !areas.utilization.is_empty() {
-        frame.render_widget(
-            &utilization::UtilizationPane {
-                report,
-                selected: model.selected_channel,
-                order: &model.order,
-                sort: model.sort,
-                collapsed_only: model.collapsed_only,
-                comparison: model.analysis.comparison.as_deref(),
-                focused: model.focus == Focus::Utilization,
-                stale,
-                theme,
-            },
-            areas.utilization,
-        );
-        frame.render_widget(
-            &errors::ErrorsPane {
-                report,
-                metric: model.error_metric,
-                compared: model.compared_group(),
-                comparison: model.analysis.comparison.as_deref(),
-                selected: model.selected_channel,
-                order: &model.order,
-                collapsed_only: model.collapsed_only,
-                focused: model.focus == Focus::Errors,
-                stale,
-                theme,
-            },
-            areas.errors,
-        );
-        frame.render_widget(
-            &ladder::LadderPane {
-                report,
-                selected: model.selected_rung,
-                focused: model.focus == Focus::Ladder,
-                stale,
-                pending: model.analysis.pending,
-                progress: model.analysis.ladder_progress,
-                pinned: model
-                    .analysis
-                    .comparison
-                    .as_ref()
-                    .and(model.analysis.pinned.as_deref()),
-                theme,
-            },
-            areas.ladder,
-        );
+        frame.render_widget(&utilization_pane(model, theme), areas.utilization);
+        frame.render_widget(&errors_pane(model, theme), areas.errors);
+        frame.render_widget(&ladder_pane(model, theme), areas.ladder);
     }
     if let Some(detail_area) = areas.detail.filter(|_| model.show_explain) {
         frame.render_widget(
@@ -290,6 +391,7 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
                 explanation: model.explanation.as_deref(),
                 focused: model.focus == Focus::Detail,
                 stale,
+                scroll: model.detail_scroll,
                 theme,
             },
             detail_area,
@@ -302,6 +404,7 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
                 channel: model.selected_channel,
                 focused: model.focus == Focus::Detail,
                 stale,
+                scroll: model.detail_scroll,
                 theme,
             },
             detail_area,
@@ -319,17 +422,21 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 title: "Unsaved changes",
                 text: "The text has changes that are not saved. Quit anyway?  y = quit, n / Esc = stay (Ctrl-S saves)",
                 prompt: None,
+                note: None,
                 theme,
             },
             area,
         ),
         Some(overlay @ (Overlay::SaveAs(prompt) | Overlay::Export(prompt))) => {
             let (title, text) = if matches!(overlay, Overlay::SaveAs(_)) {
-                ("Save as", "File name for the text (Enter saves, Esc cancels):")
+                (
+                    "Save as",
+                    "File name for the text: typing replaces it, Home, End or an arrow key edits it. Enter saves, Esc cancels.",
+                )
             } else {
                 (
                     "Export report",
-                    "File name, ending in .html or .pdf (Enter writes, Esc cancels):",
+                    "File name: .html or .pdf for the report, .npy or .safetensors for the reconstructed matrix. Typing replaces it, Home, End or an arrow key edits it. Enter writes, Esc cancels.",
                 )
             };
             frame.render_widget(
@@ -337,6 +444,8 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                     title,
                     text,
                     prompt: Some(prompt),
+                    // Why the last name did not work, in full (the status line cuts it).
+                    note: model.status.as_deref(),
                     theme,
                 },
                 area,
@@ -353,6 +462,10 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             );
         }
         Some(Overlay::Tensors(picker)) => draw_tensor_picker(frame, picker, theme),
+        Some(Overlay::Palette(palette)) => frame.render_widget(
+            &palette::PaletteOverlay { palette, theme },
+            area,
+        ),
         Some(Overlay::Formats { selected }) => frame.render_widget(
             &formats::FormatsOverlay {
                 lineup: model.analysis.lineup.as_deref(),
@@ -362,38 +475,58 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             },
             area,
         ),
-        Some(Overlay::Stored(view)) => {
-            if let Some(stored) = model.source.stored() {
-                let key = |action| {
-                    crate::app::keymap::first_key(crate::app::keymap::Mode::Stored, action)
-                        .unwrap_or_default()
-                };
-                let keys = [
-                    key(crate::app::keymap::Action::Close),
-                    key(crate::app::keymap::Action::SortRows),
-                    key(crate::app::keymap::Action::CollapsedRowsOnly),
-                ];
-                frame.render_widget(
-                    &stored::StoredOverlay {
-                        stored,
-                        view,
-                        keys: [&keys[0], &keys[1], &keys[2]],
-                        theme,
-                    },
-                    area,
-                );
-            }
-        }
+        Some(Overlay::Stored(view)) => draw_stored(frame, model, view, theme),
+        Some(Overlay::ConfirmDemo) => frame.render_widget(
+            &help::Question {
+                title: "Unsaved changes",
+                text: "The demo replaces the text, which has changes that are not saved. Play it anyway?  y = play, n / Esc = stay (Ctrl-S saves)",
+                prompt: None,
+                note: None,
+                theme,
+            },
+            area,
+        ),
         Some(Overlay::ConfirmScenario(_)) => frame.render_widget(
             &help::Question {
                 title: "Unsaved changes",
                 text: "Opening a scenario replaces the text, which has changes that are not saved. Open it anyway?  y = open, n / Esc = stay",
                 prompt: None,
+                note: None,
                 theme,
             },
             area,
         ),
         None => {}
+    }
+}
+
+/// The stored view of the quantized tensor shown, with its keys from the keymap.
+fn draw_stored(
+    frame: &mut Frame,
+    model: &Model,
+    view: &crate::app::model::StoredView,
+    theme: &Theme,
+) {
+    let area = frame.area();
+    if let Some(stored) = model.source.stored() {
+        let key = |action| {
+            crate::app::keymap::first_key(crate::app::keymap::Mode::Stored, action)
+                .unwrap_or_default()
+        };
+        let keys = [
+            key(crate::app::keymap::Action::Close),
+            key(crate::app::keymap::Action::SortRows),
+            key(crate::app::keymap::Action::CollapsedRowsOnly),
+        ];
+        frame.render_widget(
+            &stored::StoredOverlay {
+                stored,
+                view,
+                keys: [&keys[0], &keys[1], &keys[2]],
+                theme,
+            },
+            area,
+        );
     }
 }
 

@@ -36,9 +36,9 @@ fn switching_to_per_channel_rescues_the_quiet_row() {
     assert_eq!(r.config.granularity, Granularity::Channel);
     assert!(!r.channels[0].collapsed);
     assert!(r.channels[0].metrics.mae < before / 10.0);
-    // Alt-g cycles on to groups, then back to the tensor.
+    // Alt-g cycles on to groups (of 2: the rows have 4 values), then back to the tensor.
     key(&mut m, KeyCode::Char('g'), KeyModifiers::ALT);
-    assert_eq!(m.config.granularity, Granularity::Group(32));
+    assert_eq!(m.config.granularity, Granularity::Group(2));
     key(&mut m, KeyCode::Char('g'), KeyModifiers::ALT);
     assert_eq!(m.config.granularity, Granularity::Tensor);
 }
@@ -249,7 +249,7 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
     type_text(&mut m, "#");
     key(&mut m, KeyCode::Char('s'), KeyModifiers::CONTROL);
     assert!(matches!(m.overlay, Some(Overlay::SaveAs(_))));
-    // The prompt starts with a suggestion; clear it and type a name.
+    // The prompt starts with a suggestion, selected: typing replaces it.
     key(&mut m, KeyCode::Char('u'), KeyModifiers::NONE);
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     let save = m.effects.iter().find_map(|e| match e {
@@ -257,10 +257,11 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
         Effect::Analyse
         | Effect::LoadTensor { .. }
         | Effect::ListTensors { .. }
-        | Effect::Export { .. } => None,
+        | Effect::Export { .. }
+        | Effect::WriteDequantized { .. } => None,
     });
     let (path, text) = save.expect("a save effect");
-    assert_eq!(path.to_string_lossy(), "channels.txtu");
+    assert_eq!(path.to_string_lossy(), "u");
     assert!(text.starts_with('#'));
     update(&mut m, Message::Saved(Ok(path.clone())));
     assert!(!m.dirty());
@@ -969,7 +970,10 @@ fn the_picker_lists_integer_tensors_greyed_and_a_loaded_f16_tensor_says_so() {
         panic!()
     };
     assert_eq!(p.visible().len(), 2, "the integer tensor is listed");
-    // Enter on it says why it cannot be opened and keeps the picker.
+    // The picker opens on the matrix; Enter on the integer tensor says why it cannot be
+    // opened and keeps the picker.
+    assert_eq!(p.visible()[p.selected].name, "w");
+    key(&mut m, KeyCode::Up, KeyModifiers::NONE);
     key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
     assert!(matches!(m.overlay, Some(Overlay::Tensors(_))));
     assert!(

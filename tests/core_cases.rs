@@ -76,20 +76,23 @@ fn a_group_longer_than_the_row_is_one_block_per_row() {
     .unwrap();
     assert_eq!(r.row_codes(0), channel.row_codes(0));
     assert_eq!(r.overall, channel.overall);
-    // No ladder group is shorter than 7 values except the active one.
+    // No group of the ladder's own list is shorter than 7 values: the row gets groups of 4
+    // instead, beside the active one.
     let ladder: Vec<Granularity> = r.ladder.iter().map(|rung| rung.granularity).collect();
     assert_eq!(
         ladder,
         [
             Granularity::Tensor,
             Granularity::Channel,
-            Granularity::Group(50)
+            Granularity::Group(50),
+            Granularity::Group(4)
         ]
     );
-    assert!(r.ladder.iter().all(|rung| rung.scales == 1));
+    assert!(r.ladder[..3].iter().all(|rung| rung.scales == 1));
+    assert_eq!(r.ladder[3].scales, 2);
     assert_eq!(
         r.ladder.iter().map(|rung| rung.active).collect::<Vec<_>>(),
-        [false, false, true]
+        [false, false, true, false]
     );
 }
 

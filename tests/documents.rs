@@ -112,12 +112,21 @@ fn a_comparison_ends_both_formats() {
         .find("<h2>Comparison</h2>")
         .expect("a Comparison section")..];
     assert!(
-        section.contains("granularity tensor -&gt; channel"),
+        section.contains("granularity: tensor -&gt; channel"),
         "{section}"
     );
+    // One section, the table format's, with the chart before its per-channel table.
+    assert_eq!(html.matches("<h2>Comparison</h2>").count(), 1);
+    let chart = section
+        .find("RMSE per channel, A against B")
+        .expect("the chart");
+    let table = section.find("RMSE A</th>").expect("the per-channel table");
+    assert!(chart < table, "{section}");
     // A collapses the quiet row, B does not.
-    assert!(section.contains("<td>A</td>"), "{section}");
-    assert!(section.contains("<td class=\"r\">0.1</td><td class=\"r\">0.005357</td>"));
+    assert!(
+        section.contains("<td class=\"r\">0.107</td><td class=\"r\">0.006268</td><td class=\"r\">-0.1007</td><td>COLLAPSED / -</td>"),
+        "{section}"
+    );
     let without = String::from_utf8(write(&m, &b, Document::Html, None)).unwrap();
     assert!(!without.contains("Comparison"));
     let pdf = write(&m, &b, Document::Pdf, Some(versus));

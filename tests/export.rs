@@ -350,7 +350,7 @@ fn csv_has_a_header_and_one_line_per_channel() {
     assert_eq!(
         lines[0],
         "index,label,mae,rmse,max_error,sqnr_db,levels_used,levels_available,utilization,collapsed,clipped,\
-         mae_tensor,rmse_tensor,mae_channel,rmse_channel"
+         mae_tensor,rmse_tensor,mae_channel,rmse_channel,mae_group:2,rmse_group:2"
     );
     assert!(lines[1].starts_with("0,,"), "{}", lines[1]);
     let without_ladder = export(

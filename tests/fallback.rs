@@ -113,7 +113,7 @@ fn minilm_rows_of_384_under_q4_k_are_q5_0s_exactly() {
         Some(("q4_k", "q5_0", 384))
     );
     let q6k = get("q6_k -> q8_0 (rows of 384)");
-    assert_eq!(q6k.bits_per_weight, 8.5);
+    assert_eq!(q6k.bits_per_weight, Some(8.5));
     assert_eq!(
         q6k.measured().unwrap().overall,
         analysis(&query, "q8_0").unwrap().overall
@@ -125,7 +125,7 @@ fn minilm_rows_of_384_under_q4_k_are_q5_0s_exactly() {
     let l = lineup(&out, &Selection::parse("q4_k").unwrap(), None);
     assert_eq!(l.entries[0].name, "q4_k");
     assert_eq!(l.entries[0].fallback, None);
-    assert_eq!(l.entries[0].bits_per_weight, 4.5);
+    assert_eq!(l.entries[0].bits_per_weight, Some(4.5));
 }
 
 #[test]
@@ -167,6 +167,11 @@ fn a_row_length_no_fallback_fits_is_refused_with_the_reason() {
     let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
     assert_eq!(q4k.result.as_ref().unwrap_err(), want);
     assert!(!q4k.pareto);
+    // No bits per weight, and after every measured entry.
+    assert_eq!((q4k.bits_per_weight, q4k.total_bytes), (None, None));
+    let at = l.entries.iter().position(|e| e.name == "q4_k").unwrap();
+    assert!(l.entries[..at].iter().all(|e| e.measured().is_some()));
+    assert!(l.entries[at..].iter().all(|e| e.measured().is_none()));
 
     // The command line: refused, with the reason.
     let rows: String = (0..2)

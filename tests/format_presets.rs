@@ -40,7 +40,8 @@ fn every_format_is_a_preset_that_matches_the_format_ladder() {
         let entry = ladder.entries.iter().find(|e| e.name == info.name).unwrap();
         let measured = entry.measured().unwrap();
         assert_eq!(
-            r.memory.bits_per_weight, entry.bits_per_weight,
+            Some(r.memory.bits_per_weight),
+            entry.bits_per_weight,
             "{}",
             info.name
         );

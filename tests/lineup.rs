@@ -37,7 +37,7 @@ fn alt_shift_f_opens_the_format_ladder_with_the_active_preset_marked() {
     assert!(lesson.active);
     assert_eq!(lesson.measured().unwrap().collapsed_channels, 5);
     let q4k = lineup.entries.iter().find(|e| e.name == "q4_k").unwrap();
-    assert_eq!(q4k.bits_per_weight, 4.5);
+    assert_eq!(q4k.bits_per_weight, Some(4.5));
     assert_eq!(q4k.measured().unwrap().collapsed_channels, 0);
     assert!(q4k.pareto);
     let nvfp4 = lineup.entries.iter().find(|e| e.name == "nvfp4").unwrap();

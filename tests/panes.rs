@@ -170,6 +170,7 @@ impl<'a> Panes<'a> {
             channel: self.selected,
             focused: false,
             stale: self.stale,
+            scroll: 0,
             theme: self.theme,
         }
     }

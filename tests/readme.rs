@@ -46,6 +46,33 @@ fn user_docs() -> String {
     text
 }
 
+/// The text without the fenced blocks that run another program (`python3 ...`, `pip ...`),
+/// whose flags are that program's.
+fn without_other_programs(text: &str) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        out.push_str(line);
+        out.push('\n');
+        if !line.trim_start().starts_with("```") {
+            continue;
+        }
+        let block: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.trim_start().starts_with("```"))
+            .collect();
+        let first = block.first().map_or("", |l| l.trim_start());
+        if !(first.starts_with("python3 ") || first.starts_with("pip ")) {
+            for l in block {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        out.push_str("```\n");
+    }
+    out
+}
+
 /// Every long flag of every command (`report`, `scan`, ...), without the leading `--`.
 fn cli_flags() -> BTreeSet<String> {
     use clap::CommandFactory as _;
@@ -164,7 +191,7 @@ fn every_flag_the_user_docs_name_exists() {
     // cargo's own flags, which the docs name in build commands.
     const CARGO: [&str; 3] = ["release", "features", "path"];
     let flags = cli_flags();
-    let docs = user_docs();
+    let docs = without_other_programs(&user_docs());
     let mut unknown = BTreeSet::new();
     let bytes = docs.as_bytes();
     for (at, _) in docs.match_indices("--") {

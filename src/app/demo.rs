@@ -63,6 +63,12 @@ pub fn apply_step(model: &mut Model, step: &DemoStep) {
             model.show_explain = false;
         }
         model.focus = focus;
+        // The Ladder pane shows the rung the step's configuration uses (the one its caption
+        // speaks of), however many rungs there are.
+        if focus == Focus::Ladder {
+            model.follow_active_rung = true;
+            model.follow_the_active_rung();
+        }
     }
     if let Some(row) = step.select {
         model.selected_channel = row;
@@ -101,4 +107,22 @@ pub fn go_to(model: &mut Model, target: usize) {
         shown: target,
         ..demo
     });
+}
+
+/// Plays the built-in demo from its first step (the caller has made sure nothing unsaved is
+/// lost): practice mode and any overlay are closed first.
+pub fn start_builtin(model: &mut Model) {
+    match crate::teach::script::demo_script("quiet-row") {
+        Ok(script) => {
+            model.overlay = None;
+            if model.practice.is_some() {
+                model.practice_kept = model.practice.take();
+            }
+            model.demo = Some(Demo::new(script));
+            go_to(model, 1);
+            model.status =
+                Some("the demo: Space or Right for the next step, Left back, Esc ends it".into());
+        }
+        Err(e) => model.status = Some(format!("the demo: {e}")),
+    }
 }

@@ -1,7 +1,7 @@
 //! The channel text's editor: lines, a cursor, a selection, undo and redo.
 //!
 //! It is written for large pastes: a key costs time in proportion to the line it edits,
-//! never to the whole text, and drawing (`crate::ui::editor`) looks only at the lines on
+//! never to the whole text, and drawing (the editor pane of the view) looks only at the lines on
 //! screen. The cursor's column is a byte offset into its line, always on a character
 //! boundary. Lines are shared (`Arc`) with the analysis thread, which keeps the parse of
 //! every line it has seen: an edit copies the one line it changes when the analysis holds
@@ -79,6 +79,8 @@ pub enum EditAction {
     Yank,
     /// Start a new line.
     Newline,
+    /// Delete the whole text (to paste other data over it; undo brings it back).
+    ClearAll,
 }
 
 impl EditAction {
@@ -108,6 +110,9 @@ impl EditAction {
             Self::Cut => "cut the selection",
             Self::Yank => "paste what was cut last",
             Self::Newline => "new line",
+            Self::ClearAll => {
+                "clear all: delete the whole text, to type or paste your own (Ctrl-Z brings it back)"
+            }
         }
     }
 
@@ -412,6 +417,10 @@ impl Editor {
                 self.insert_str(&text)
             }
             EditAction::Newline => self.insert_str("\n"),
+            EditAction::ClearAll => {
+                let end = Pos::new(self.lines.len() - 1, self.lines[self.lines.len() - 1].len());
+                self.cut_range(Pos::default(), end)
+            }
             _ => false,
         }
     }

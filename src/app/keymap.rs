@@ -78,6 +78,10 @@ pub enum Action {
     ToggleExplain,
     /// Open practice mode (the exercises and recall cards).
     Practice,
+    /// Play the built-in demo from its first step.
+    Demo,
+    /// Open the command palette: every action by name.
+    Palette,
     /// Check the typed answer.
     Submit,
     /// Show the step's hint.
@@ -134,7 +138,7 @@ impl Action {
             Self::Save => "save the text to its file (asks for a name if it has none)",
             Self::SaveAs => "save the text under another name",
             Self::Export => {
-                "export the report of the data and configuration (with A/B when pinned) as HTML or PDF: asks for a name ending .html or .pdf"
+                "export the report of the data and configuration (with A/B when pinned) as HTML or PDF, or the reconstructed matrix as .npy or .safetensors: asks for a name with one of those endings"
             }
             Self::Edit(e) => e.describe(),
             Self::Change(setting, dir) => setting.help(dir),
@@ -159,6 +163,12 @@ impl Action {
             Self::Scenarios => "open a built-in scenario (its data and suggested settings)",
             Self::ToggleExplain => "show or hide the selected channel's worked arithmetic",
             Self::Practice => "practice: exercises with answer checking, and recall cards",
+            Self::Palette => {
+                "the command palette: find any action by name (type a few of its letters), see its keys, Enter runs it"
+            }
+            Self::Demo => {
+                "play the built-in demo, the quiet-row story step by step (Space: next, Esc: end; asks first when the text has unsaved changes)"
+            }
             Self::Submit => "check the answer",
             Self::Hint => "show the hint (the step is then worth 1 point)",
             Self::Reveal => "reveal the answer and its worked arithmetic (no points)",
@@ -183,9 +193,18 @@ impl Action {
             (Mode::Help, Self::Down) => "scroll down a line",
             (Mode::Help, Self::PageUp) => "scroll up a page",
             (Mode::Help, Self::PageDown) => "scroll down a page",
+            (Mode::Practice, Self::Up) => "scroll the step's text up a line",
+            (Mode::Practice, Self::Down) => "scroll the step's text down a line",
+            (Mode::Panes, Self::PageUp) => {
+                "move the selection a page up; in the channel detail, scroll its values or arithmetic"
+            }
+            (Mode::Panes, Self::PageDown) => {
+                "move the selection a page down; in the channel detail, scroll its values or arithmetic"
+            }
             (Mode::Prompt, Self::Yes) => "accept the name typed",
             (Mode::Picker, Self::Yes) => "open the selected scenario",
             (Mode::TensorPicker, Self::Yes) => "open the selected tensor",
+            (Mode::Palette, Self::Yes) => "run the selected command",
             _ => self.describe(),
         }
     }
@@ -194,9 +213,10 @@ impl Action {
     #[must_use]
     pub fn short_in(self, mode: Mode) -> &'static str {
         match (mode, self) {
-            (Mode::Help, Self::Up | Self::Down) => "scroll",
+            (Mode::Help | Mode::Practice, Self::Up | Self::Down) => "scroll",
             (Mode::Prompt, Self::Yes) => "accept",
             (Mode::Picker | Mode::TensorPicker, Self::Yes) => "open",
+            (Mode::Palette, Self::Yes) => "run",
             _ => self.short(),
         }
     }
@@ -218,6 +238,7 @@ impl Action {
             Self::Save => "save",
             Self::SaveAs => "save as",
             Self::Export => "export",
+            Self::Edit(EditAction::ClearAll) => "clear",
             Self::Edit(_) => "edit",
             Self::Change(setting, dir) => setting.short(dir),
             Self::FocusNext => "pane",
@@ -235,6 +256,8 @@ impl Action {
             Self::Scenarios => "scenarios",
             Self::ToggleExplain => "arithmetic",
             Self::Practice => "practice",
+            Self::Demo => "demo",
+            Self::Palette => "commands",
             Self::Submit => "check",
             Self::Hint => "hint",
             Self::Reveal => "reveal",
@@ -276,11 +299,13 @@ pub enum Mode {
     TensorPicker,
     /// The stored view of a quantized tensor is open.
     Stored,
+    /// The command palette is open (other keys type the name to find).
+    Palette,
 }
 
 impl Mode {
     /// Every mode, in the order the help lists them.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Global,
         Self::Editor,
         Self::Panes,
@@ -293,6 +318,7 @@ impl Mode {
         Self::Demo,
         Self::TensorPicker,
         Self::Stored,
+        Self::Palette,
     ];
 
     /// The heading the help overlay gives this mode's table.
@@ -311,6 +337,7 @@ impl Mode {
             Self::Demo => "While a demo plays (other keys work as usual)",
             Self::TensorPicker => "In the tensor picker (other keys type the filter)",
             Self::Stored => "In the stored view of a quantized tensor",
+            Self::Palette => "In the command palette (other keys type the name to find)",
         }
     }
 }
@@ -466,7 +493,9 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, Scenarios, [(F(11), NONE), (Char('l'), ALT)]),
     bind!(Global, ToggleExplain, [(F(12), NONE), (Char('i'), ALT)]),
     bind!(Global, Close, [(Esc, NONE)]),
+    bind!(Global, Palette, [(Char('p'), CTRL)]),
     bind!(Global, Practice, [(Char('m'), ALT)]),
+    bind!(Global, Demo, [(Char('D'), ALT)]),
     bind!(Global, CaptionMore, [(Char('n'), ALT)]),
     bind!(Global, ToggleErrorMetric, [(Char('v'), ALT)]),
     bind!(Global, KeepSettings, [(Char('k'), ALT)]),
@@ -479,7 +508,7 @@ pub const BINDINGS: &[Binding] = &[
     edit!(Redo, [(Char('r'), CTRL)]),
     edit!(Left, [(Left, NONE), (Char('b'), CTRL)]),
     edit!(Right, [(Right, NONE), (Char('f'), CTRL)]),
-    edit!(Up, [(Up, NONE), (Char('p'), CTRL)]),
+    edit!(Up, [(Up, NONE)]),
     edit!(Down, [(Down, NONE), (Char('n'), CTRL)]),
     edit!(WordLeft, [(Left, CTRL), (Char('b'), ALT)]),
     edit!(WordRight, [(Right, CTRL), (Char('f'), ALT)]),
@@ -497,6 +526,7 @@ pub const BINDINGS: &[Binding] = &[
     edit!(Cut, [(Char('x'), CTRL)]),
     edit!(Yank, [(Char('y'), CTRL)]),
     edit!(Newline, [(Enter, NONE)]),
+    edit!(ClearAll, [(Char('l'), CTRL)]),
     bind!(Panes, Help, [(Char('?'), NONE)]),
     bind!(Panes, Quit, [(Char('q'), NONE)]),
     bind!(Panes, Up, [(Up, NONE), (Char('k'), NONE)]),
@@ -531,7 +561,9 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, Stored, [(Char('S'), NONE)]),
     bind!(Panes, Export, [(Char('E'), NONE)]),
     bind!(Panes, ToggleExplain, [(Char('i'), NONE)]),
+    bind!(Panes, Palette, [(Char(':'), NONE)]),
     bind!(Panes, Practice, [(Char('m'), NONE)]),
+    bind!(Panes, Demo, [(Char('D'), NONE)]),
     bind!(Panes, Tensors, [(Char('t'), NONE)]),
     bind!(Panes, ToggleCollapsedOnly, [(Char('f'), NONE)]),
     bind!(Panes, ToggleErrorMetric, [(Char('v'), NONE)]),
@@ -569,6 +601,8 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Practice, PrevStep, [(PageUp, NONE), (Char('p'), ALT)]),
     bind!(Practice, NextExercise, [(F(6), NONE), (Char('x'), ALT)]),
     bind!(Practice, Cards, [(F(7), NONE), (Char('c'), ALT)]),
+    bind!(Practice, Up, [(Up, NONE)]),
+    bind!(Practice, Down, [(Down, NONE)]),
     bind!(Practice, Close, [(Esc, NONE)]),
     bind!(Cards, Reveal, [(Enter, NONE), (Char(' '), NONE)]),
     bind!(
@@ -598,6 +632,12 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Stored, CollapsedRowsOnly, [(Char('f'), NONE)]),
     bind!(Prompt, Close, [(Esc, NONE)]),
     bind!(Prompt, Yes, [(Enter, NONE)]),
+    bind!(Palette, Yes, [(Enter, NONE)]),
+    bind!(Palette, Close, [(Esc, NONE)]),
+    bind!(Palette, Up, [(Up, NONE)]),
+    bind!(Palette, Down, [(Down, NONE)]),
+    bind!(Palette, PageUp, [(PageUp, NONE)]),
+    bind!(Palette, PageDown, [(PageDown, NONE)]),
 ];
 
 /// The action bound to `key` in `mode`, if any.

@@ -4,16 +4,15 @@ use std::ops::Not as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ratatui_textarea::TextArea;
-
+pub use crate::app::analysis::Analysis;
 use crate::app::editor::Editor;
-use crate::app::worker::{Input, Job, JobResult, Outcome};
+pub use crate::app::overlay::{Overlay, StoredView, TensorPicker};
+use crate::app::worker::{Input, Job};
 use crate::core::config::{Config, Granularity};
 use crate::core::explain::{ChannelExplanation, explain_channel};
 use crate::core::presets::Overrides;
 use crate::core::view::{SortKey, channel_order};
 use crate::core::{Matrix, Report};
-use crate::io::text::ParseError;
 
 /// The panes that can hold focus, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -110,123 +109,6 @@ impl Source {
     }
 }
 
-/// A question or prompt drawn over the panes.
-#[derive(Debug, Clone)]
-pub enum Overlay {
-    /// The key help.
-    Help,
-    /// "Quit without saving?"
-    ConfirmQuit,
-    /// "Save as:" with the name typed so far (a one-line editor).
-    SaveAs(Box<TextArea<'static>>),
-    /// "Export report:" with the file name typed so far (`.html` or `.pdf`).
-    Export(Box<TextArea<'static>>),
-    /// The built-in scenarios, with the selected line.
-    Scenarios {
-        /// Selected line.
-        selected: usize,
-    },
-    /// "Replace the unsaved text with this scenario?"
-    ConfirmScenario(usize),
-    /// The tensors of a checkpoint to pick from, filtered by the typed text.
-    Tensors(Box<TensorPicker>),
-    /// The format ladder: every preset and format on the data, with the selected line.
-    Formats {
-        /// Selected line.
-        selected: usize,
-    },
-    /// The stored view of a quantized GGUF tensor: its rows' levels used, collapse, scales
-    /// and layout ([`Source::stored`]).
-    Stored(Box<StoredView>),
-}
-
-/// The stored view's state: which rows are listed, in what order, and the selected one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredView {
-    /// How the rows are listed.
-    pub row_order: crate::core::stored::RowOrder,
-    /// The rows listed, in order (from the core's [`crate::core::stored::Stored::row_order`]).
-    pub order: Vec<usize>,
-    /// The selected position in `order`.
-    pub selected: usize,
-}
-
-impl StoredView {
-    /// The view of `stored`'s rows listed as `row_order` says, the first selected.
-    #[must_use]
-    pub fn new(
-        stored: &crate::core::stored::Stored,
-        row_order: crate::core::stored::RowOrder,
-    ) -> Self {
-        Self {
-            row_order,
-            order: stored.row_order(row_order),
-            selected: 0,
-        }
-    }
-
-    /// Lists the rows as `row_order` says, keeping the selected row selected when it is still
-    /// listed.
-    pub fn reorder(
-        &mut self,
-        stored: &crate::core::stored::Stored,
-        row_order: crate::core::stored::RowOrder,
-    ) {
-        let row = self.order.get(self.selected).copied();
-        self.row_order = row_order;
-        self.order = stored.row_order(row_order);
-        self.selected = row
-            .and_then(|r| self.order.iter().position(|&o| o == r))
-            .unwrap_or(0);
-    }
-
-    /// The selected row, if any is listed.
-    #[must_use]
-    pub fn selected_row(&self) -> Option<usize> {
-        self.order.get(self.selected).copied()
-    }
-}
-
-/// The tensor picker's state.
-#[derive(Debug, Clone)]
-pub struct TensorPicker {
-    /// The file.
-    pub path: PathBuf,
-    /// Its tensors; those that cannot be opened are listed greyed with the reason.
-    pub tensors: Vec<crate::io::checkpoint::Entry>,
-    /// The filter being typed.
-    pub filter: TextArea<'static>,
-    /// Selected line of the filtered list.
-    pub selected: usize,
-}
-
-impl TensorPicker {
-    /// The tensors whose name contains the filter (ignoring case), in order.
-    #[must_use]
-    pub fn visible(&self) -> Vec<&crate::io::checkpoint::Entry> {
-        let filter = self.filter.lines().join("").to_lowercase();
-        self.tensors
-            .iter()
-            .filter(|t| t.name.to_lowercase().contains(&filter))
-            .collect()
-    }
-}
-
-impl Overlay {
-    /// A tensor picker over `tensors` of the file at `path`.
-    #[must_use]
-    pub fn tensor_picker(path: PathBuf, tensors: Vec<crate::io::checkpoint::Entry>) -> Self {
-        let mut filter = TextArea::default();
-        filter.set_placeholder_text("type to filter by name");
-        Self::Tensors(Box::new(TensorPicker {
-            path,
-            tensors,
-            filter,
-            selected: 0,
-        }))
-    }
-}
-
 /// Work the runtime must do on the model's behalf (the model does no I/O).
 #[derive(Debug, Clone)]
 pub enum Effect {
@@ -256,6 +138,16 @@ pub enum Effect {
         path: PathBuf,
         /// Contents.
         text: String,
+    },
+    /// Write the matrix `report`'s configuration reconstructs to `path` (`.npy` or
+    /// `.safetensors`, one tensor named `tensor`) atomically.
+    WriteDequantized {
+        /// Destination.
+        path: PathBuf,
+        /// The report whose reconstruction is written.
+        report: Arc<Report>,
+        /// The tensor's name in a `.safetensors` file.
+        tensor: String,
     },
     /// Write the report of `job` as `document` to `path` atomically.
     Export {
@@ -291,128 +183,6 @@ pub struct Pinned {
     pub config: Config,
 }
 
-/// What the analysis has delivered for the newest request: the matrix and report last
-/// good, or why the newest did not give one. One writer: the request and the result.
-#[derive(Debug, Clone, Default)]
-pub struct Analysis {
-    /// The last matrix that parsed.
-    pub matrix: Option<Arc<Matrix>>,
-    /// The last good report (for the last good matrix).
-    pub report: Option<Arc<Report>>,
-    /// The current text does not parse: the panes show the last good report, marked stale.
-    pub parse_error: Option<ParseError>,
-    /// Notes on the last text that parsed (values that underflow `f32`, a skipped header).
-    pub notes: Arc<crate::io::text::Notes>,
-    /// Another analysis failure (shown like a parse error).
-    pub failure: Option<String>,
-    /// The generation of the newest job requested.
-    pub generation: u64,
-    /// The report is older than the newest request (the ladder may still be coming).
-    pub pending: bool,
-    /// The newest request has more to send (its ladder, the pinned report, the format
-    /// ladder): the event loop keeps checking for results while it is set.
-    pub busy: bool,
-    /// The pinned configuration A's report on the same data, when one is pinned.
-    pub pinned: Option<Arc<Report>>,
-    /// A (pinned) and B (the active configuration) side by side, once both have arrived.
-    pub comparison: Option<Arc<crate::core::compare::Comparison>>,
-    /// The format ladder of the last request that asked for one (the formats overlay).
-    pub lineup: Option<Arc<crate::core::lineup::Lineup>>,
-    /// Entries of the format ladder computed so far, of all, while it is coming.
-    pub lineup_progress: Option<(usize, usize)>,
-    /// Rows of the granularity ladder computed so far, of all, while it is coming.
-    pub ladder_progress: Option<(usize, usize)>,
-}
-
-impl Analysis {
-    /// A new request: results of older ones are dropped from now on.
-    pub fn request(&mut self) {
-        self.generation += 1;
-        self.pending = true;
-        self.busy = true;
-        self.ladder_progress = None;
-    }
-
-    /// Takes in a job's result; returns whether it was the newest request's report (the
-    /// lists and explanation built from it then need refreshing).
-    pub fn receive(&mut self, result: JobResult) -> bool {
-        if result.generation != self.generation {
-            return false;
-        }
-        match result.outcome {
-            Outcome::Done => {
-                self.busy = false;
-                self.pending = false;
-                self.ladder_progress = None;
-                false
-            }
-            Outcome::Invalid(e) => {
-                self.parse_error = Some(e);
-                self.failure = None;
-                self.pending = false;
-                false
-            }
-            Outcome::Failed(e) => {
-                self.failure = Some(e);
-                self.pending = false;
-                self.busy = false;
-                self.ladder_progress = None;
-                false
-            }
-            Outcome::LineupProgress(done, total) => {
-                self.lineup_progress = (done < total).then_some((done, total));
-                false
-            }
-            Outcome::LadderProgress(done, total) => {
-                self.ladder_progress = (done < total).then_some((done, total));
-                false
-            }
-            Outcome::Ladder(rungs) => {
-                self.ladder_progress = None;
-                if let Some(report) = &mut self.report {
-                    // Copied only if something else still holds the report (nothing does
-                    // in the explorer: the worker handed its only reference over).
-                    Arc::make_mut(report).ladder = rungs;
-                }
-                self.pending = false;
-                true
-            }
-            Outcome::Lineup(lineup) => {
-                self.lineup = Some(lineup);
-                self.lineup_progress = None;
-                false
-            }
-            Outcome::Pinned(report) => {
-                self.comparison = self
-                    .report
-                    .as_ref()
-                    .and_then(|b| crate::core::compare::compare(&report, b).ok())
-                    .map(Arc::new);
-                self.pinned = Some(report);
-                false
-            }
-            Outcome::Report {
-                matrix,
-                notes,
-                report,
-                complete,
-            } => {
-                self.notes = notes;
-                self.parse_error = None;
-                self.failure = None;
-                // The comparison waits for the pinned report of this request.
-                if !complete {
-                    self.comparison = None;
-                }
-                self.matrix = Some(matrix);
-                self.report = Some(report);
-                self.pending = !complete;
-                true
-            }
-        }
-    }
-}
-
 /// The explorer's state.
 #[derive(Debug)]
 pub struct Model {
@@ -439,6 +209,10 @@ pub struct Model {
     pub selected_setting: usize,
     /// Selected rung of the ladder.
     pub selected_rung: usize,
+    /// The ladder's selection moves to the active rung when the next ladder arrives (after
+    /// the granularity changed, or a demo step pointed at the Ladder), so that the rung the
+    /// configuration uses is in view; moving the selection by hand stops it.
+    pub follow_active_rung: bool,
     /// The channel detail pane is shown.
     pub show_detail: bool,
     /// First line of the help overlay shown.
@@ -487,7 +261,61 @@ pub struct Model {
     /// The number of the newest tensor load asked for; older loads that arrive later are
     /// dropped.
     pub load_request: u64,
+    /// The first line (the worked arithmetic) or column (the values) of the channel detail
+    /// shown: it scrolls with PgUp and PgDn when it has focus.
+    pub detail_scroll: u16,
+    /// How far each text that scrolls can be scrolled, as last drawn.
+    pub viewport: Viewport,
 }
+
+/// What a mouse event landed on, as the view laid the screen out (the view's `hit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    /// Nothing that takes a click (a border between panes, the caption, an overlay).
+    Nothing,
+    /// A pane, away from its list's items.
+    Pane(Focus),
+    /// An item of a list pane: a setting (its index in [`crate::app::SETTINGS`]), a channel
+    /// (its row) or a rung of the ladder (its index).
+    Item(Focus, usize),
+}
+
+/// How far each text area that scrolls can be scrolled on the screen as last drawn: the
+/// view reports it after drawing ([`crate::app::Message::Viewport`]), and the offsets are
+/// kept within it, so that scrolling back starts at once after scrolling past the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Viewport {
+    /// The help overlay's largest first line.
+    pub help: u16,
+    /// Practice mode's step text's largest first line.
+    pub practice: u16,
+    /// The channel detail's largest first line (worked arithmetic) or column (values).
+    pub detail: u16,
+}
+
+impl Default for Viewport {
+    /// Nothing drawn yet: no limit.
+    fn default() -> Self {
+        Self {
+            help: u16::MAX,
+            practice: u16::MAX,
+            detail: u16::MAX,
+        }
+    }
+}
+
+/// `offset` moved by `delta` within `0..=max`.
+#[must_use]
+pub fn scrolled(offset: u16, delta: isize, max: u16) -> u16 {
+    let delta = delta.clamp(-i32::from(u16::MAX) as isize, i32::from(u16::MAX) as isize);
+    (offset.min(max) as isize + delta).clamp(0, max as isize) as u16
+}
+
+/// The smallest terminal the explorer draws its panes in (keys that edit are refused
+/// below it, so that nothing changes unseen).
+pub const MIN_WIDTH: u16 = 80;
+/// See [`MIN_WIDTH`].
+pub const MIN_HEIGHT: u16 = 24;
 
 /// From this many columns on, the channel detail always has a column of its own.
 pub const DETAIL_COLUMN_WIDTH: u16 = 150;
@@ -538,6 +366,7 @@ impl Model {
             selected_channel: 0,
             selected_setting: 0,
             selected_rung: 0,
+            follow_active_rung: false,
             show_detail: false,
             help_scroll: 0,
             overlay: None,
@@ -561,6 +390,8 @@ impl Model {
             pinned: None,
             tensor_file: None,
             load_request: 0,
+            detail_scroll: 0,
+            viewport: Viewport::default(),
         };
         model.request_analysis();
         model
@@ -632,6 +463,9 @@ impl Model {
     ) -> Result<(), crate::core::ConfigError> {
         let config = overrides.resolve(preset)?;
         let changed = config != self.config;
+        if config.granularity != self.config.granularity {
+            self.follow_active_rung = true;
+        }
         self.config = config;
         self.overrides = overrides;
         self.preset = preset;
@@ -642,6 +476,23 @@ impl Model {
             self.request_analysis();
         }
         Ok(())
+    }
+
+    /// Selects the active rung of the ladder shown when [`Model::follow_active_rung`] asks
+    /// for it and the ladder is the current configuration's.
+    pub fn follow_the_active_rung(&mut self) {
+        let active = self
+            .analysis
+            .report
+            .as_ref()
+            .filter(|r| r.config == self.config)
+            .and_then(|r| r.ladder.iter().position(|rung| rung.active));
+        if self.follow_active_rung
+            && let Some(active) = active
+        {
+            self.selected_rung = active;
+            self.follow_active_rung = false;
+        }
     }
 
     /// The configuration differs from its preset's own (the title and settings say so).
@@ -662,8 +513,19 @@ impl Model {
     /// The granularity the errors pane shows beside per-tensor and per-channel.
     #[must_use]
     pub fn compared_group(&self) -> Granularity {
-        match self.config.granularity {
-            Granularity::Group(g) => Granularity::Group(g),
+        if let Granularity::Group(g) = self.config.granularity {
+            return Granularity::Group(g);
+        }
+        // Rows shorter than the group size are compared with a group that fits them.
+        let row = self.analysis.matrix.as_ref().map(|m| m.shape().1);
+        let fits = row.and_then(|row| {
+            crate::app::setting::GROUP_SIZES
+                .iter()
+                .find(|&&g| g < row)
+                .copied()
+        });
+        match (row, fits) {
+            (Some(row), Some(g)) if self.group_size >= row => Granularity::Group(g),
             _ => Granularity::Group(self.group_size),
         }
     }
@@ -756,7 +618,10 @@ impl Model {
                 }
                 if !h.look.is_empty() {
                     let title = h.title.unwrap_or_else(|| name.to_string());
-                    self.set_caption(Some(format!("{title}: {}", h.look.join(" "))));
+                    // The figures the lines quote, from the text's report, when it parses.
+                    let look = crate::teach::assets::parse_scenario(name, &text)
+                        .map_or(h.look, |s| s.look);
+                    self.set_caption(Some(format!("{title}: {}", look.join(" "))));
                 }
                 self.status = Some(format!("{name}: settings from its #! lines"));
             }

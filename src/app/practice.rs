@@ -40,6 +40,8 @@ pub struct Practice {
     pub worked: Option<Arc<ChannelExplanation>>,
     /// The recall cards, when shown instead of the exercise.
     pub deck: Option<CardDeck>,
+    /// The first line of the step's text shown (Up and Down scroll it).
+    pub scroll: u16,
     /// The sessions of the other exercises (with their data notes), kept with their
     /// progress and score while the learner moves between exercises (by exercise index).
     pub kept: Vec<Option<(Session, String)>>,
@@ -88,6 +90,7 @@ impl Practice {
             last_answer: None,
             worked: None,
             deck: None,
+            scroll: 0,
             kept: vec![None; n],
         })
     }
@@ -132,14 +135,17 @@ impl Practice {
         self.input.lines().join(" ")
     }
 
-    /// Clears the answer field (after a step change).
+    /// Clears the answer field (after a step change), and shows the step's text from its top.
     pub fn clear_input(&mut self) {
         self.input = new_input();
         self.last_answer = None;
+        self.scroll = 0;
     }
 
-    /// Recomputes the worked arithmetic for the current step, shown once it is done.
+    /// Recomputes the worked arithmetic for the current step, shown once it is done; the
+    /// step's text is shown from its top again (a verdict, a hint or a reveal was added).
     pub fn refresh_worked(&mut self) {
+        self.scroll = 0;
         let done = self.session.progress().done();
         let row = self.session.step().row;
         self.worked = match row {

@@ -7,12 +7,15 @@
 //! Adding a setting: its type and names in `core` (`core::config`, `core::names`), one
 //! variant here with its arms, a line in [`SETTINGS`], and a keymap row.
 
-use crate::core::LADDER_GROUPS;
 use crate::core::config::{
     Axis, Clipping, Config, Granularity, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
 };
 use crate::core::lineup::FORMATS;
 use crate::core::presets::{Overrides, PRESETS};
+
+/// The group sizes the group-size key steps through, largest first: the ladder's, then the
+/// small ones that rows of a few values (the built-in example's 4) can be grouped by.
+pub const GROUP_SIZES: [usize; 8] = [256, 128, 64, 32, 16, 8, 4, 2];
 
 /// One line of the Settings pane, and what a key changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -87,6 +90,9 @@ pub struct Current<'a> {
     pub overrides: Overrides,
     /// The group size used when the granularity is switched to groups.
     pub group_size: usize,
+    /// The length of the data's rows, when known (a switch to groups picks a group that
+    /// fits them).
+    pub row_len: Option<usize>,
 }
 
 /// The result of one key press on a setting: the new preset and overrides (resolved and
@@ -294,9 +300,18 @@ impl Setting {
             }
             Self::Rounding => o.rounding = Some(cycle(Rounding::ALL, c.rounding, dir)),
             Self::Granularity => {
-                let g = match c.granularity {
-                    Granularity::Group(g) => Granularity::Group(g),
-                    _ => Granularity::Group(group_size),
+                let g = if let Granularity::Group(g) = c.granularity {
+                    Granularity::Group(g)
+                } else {
+                    // A group as long as the row or longer would be per channel again: rows
+                    // too short for the group size get the largest that fits.
+                    if let Some(row) = now.row_len
+                        && group_size >= row
+                        && let Some(&fits) = GROUP_SIZES.iter().find(|&&g| g < row)
+                    {
+                        group_size = fits;
+                    }
+                    Granularity::Group(group_size)
                 };
                 o.granularity = Some(cycle(
                     &[Granularity::Tensor, Granularity::Channel, g],
@@ -305,7 +320,7 @@ impl Setting {
                 ));
             }
             Self::GroupSize => {
-                group_size = cycle(&LADDER_GROUPS, group_size, dir);
+                group_size = cycle(&GROUP_SIZES, group_size, dir);
                 if let Granularity::Group(_) = c.granularity {
                     o.granularity = Some(Granularity::Group(group_size));
                 }

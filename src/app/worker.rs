@@ -83,9 +83,11 @@ pub struct JobResult {
 #[derive(Debug, Default)]
 pub struct Worker {
     lines: LineCache,
-    /// The matrix of the last parse, by the parse's identity, so that an unchanged text
-    /// keeps one matrix.
-    matrix: Option<(usize, Data)>,
+    /// The last parse and the matrix built from it, so that an unchanged text keeps one
+    /// matrix. The parse itself is held, not its address: once freed (when a text that does
+    /// not parse replaces it), its address could be given to the next parse, whose new rows
+    /// would then be taken for the old ones.
+    matrix: Option<(Arc<crate::io::text::Parsed>, Data)>,
 }
 
 /// A job's data: the matrix and the notes on its text.
@@ -110,9 +112,8 @@ impl Worker {
 
     fn parse(&mut self, lines: &[Arc<String>]) -> Result<Data, ParseError> {
         let parsed = self.lines.parse(lines, MAX_TEXT_VALUES)?;
-        let id = Arc::as_ptr(&parsed) as usize;
         if let Some((last, data)) = &self.matrix
-            && *last == id
+            && Arc::ptr_eq(last, &parsed)
         {
             return Ok(data.clone());
         }
@@ -120,7 +121,7 @@ impl Worker {
             Arc::new(parsed.matrix.clone()),
             Arc::new(parsed.notes.clone()),
         );
-        self.matrix = Some((id, data.clone()));
+        self.matrix = Some((parsed, data.clone()));
         Ok(data)
     }
 }

@@ -11,6 +11,7 @@ use clap::Args;
 use crate::app::LoadedTensor;
 use crate::app::model::Overlay;
 use crate::app::{Model, update::start_practice};
+use crate::cli::config::Config;
 use crate::cli::{BUILTIN_EXAMPLE, Cli, fail, find_scenario, list_scenarios, write_stdout};
 use crate::io::LoadError;
 use crate::io::checkpoint::Checkpoint;
@@ -26,6 +27,9 @@ pub struct DemoArgs {
     /// List the built-in demo scripts, and exit.
     #[arg(long)]
     pub list: bool,
+    /// How the explorer looks and takes input.
+    #[command(flatten)]
+    pub look: crate::cli::Look,
 }
 
 /// Arguments of `quantscope practice`.
@@ -36,6 +40,9 @@ pub struct PracticeArgs {
     /// List the built-in exercises, and exit.
     #[arg(long)]
     pub list: bool,
+    /// How the explorer looks and takes input.
+    #[command(flatten)]
+    pub look: crate::cli::Look,
 }
 
 fn file_name(path: &Path) -> String {
@@ -49,7 +56,7 @@ fn file_name(path: &Path) -> String {
 /// editor shows parse errors), `.npy` as a read-only matrix, a checkpoint (`.safetensors`,
 /// `.gguf`, sharded) through the tensor picker, or directly when it holds one tensor to
 /// open. A missing text file starts empty.
-fn open(path: &Path) -> Result<Model, String> {
+fn open(path: &Path, preset: &'static str) -> Result<Model, String> {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -57,19 +64,23 @@ fn open(path: &Path) -> Result<Model, String> {
     if ext == "npy" {
         // The loader `report` uses: streamed into the matrix, not read whole first.
         let (matrix, dtype) = load_npy(path).map_err(|e| e.to_string())?;
-        return Ok(Model::with_tensor(LoadedTensor {
+        let mut model = Model::with_tensor(LoadedTensor {
             name: file_name(path),
             dtype: dtype.to_owned(),
             matrix,
             stored: None,
-        }));
+        });
+        start_with(&mut model, preset);
+        return Ok(model);
     }
     if Checkpoint::is_checkpoint(path) {
         let file = Checkpoint::open(path).map_err(|e| e.to_string())?;
         let all = file.entries();
         let loadable: Vec<_> = all.iter().filter(|t| t.not_loadable().is_none()).collect();
         if let [only] = loadable.as_slice() {
-            return Ok(Model::with_tensor(load_tensor_of(&file, &only.name)?));
+            let mut model = Model::with_tensor(load_tensor_of(&file, &only.name)?);
+            start_with(&mut model, preset);
+            return Ok(model);
         }
         if loadable.is_empty() {
             return Err(format!(
@@ -78,6 +89,7 @@ fn open(path: &Path) -> Result<Model, String> {
             ));
         }
         let mut model = Model::with_text("", None);
+        start_with(&mut model, preset);
         model.overlay = Some(Overlay::tensor_picker(path.to_path_buf(), all));
         return Ok(model);
     }
@@ -91,15 +103,25 @@ fn open(path: &Path) -> Result<Model, String> {
                 )
             })?;
             let mut model = Model::with_text(&text, Some(path.to_path_buf()));
+            // The config's preset, unless the text's own #! lines name one.
+            start_with(&mut model, preset);
             model.apply_text_header(&file_name(path));
             Ok(model)
         }
         Err(LoadError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             let mut model = Model::with_text("", Some(path.to_path_buf()));
+            start_with(&mut model, preset);
             model.status = Some(format!("new file {}: Ctrl-S saves it", path.display()));
             Ok(model)
         }
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Starts `model` with `preset` (the config file's), its own settings.
+fn start_with(model: &mut Model, preset: &'static str) {
+    if let Err(e) = model.apply_settings(preset, crate::core::presets::Overrides::default()) {
+        model.status = Some(format!("the config file's preset {preset}: {e}"));
     }
 }
 
@@ -113,7 +135,7 @@ fn builtin() -> Model {
     model
 }
 
-fn run(model: Model, ascii: bool) -> ExitCode {
+fn run(model: Model, cli: &Cli, look: &crate::cli::Look, config: &Config) -> ExitCode {
     if let Some(why) = tui::no_terminal() {
         return fail(&format!(
             "the explorer needs a terminal ({why}); `quantscope report [FILE]` prints the same analysis without one"
@@ -122,7 +144,13 @@ fn run(model: Model, ascii: bool) -> ExitCode {
     if let Err(e) = color_eyre::install() {
         eprintln!("error: {e}");
     }
-    match tui::run(model, tui::Options::from_env(ascii)) {
+    // A flag given wins over the config file.
+    let options = tui::Options {
+        mouse: config.mouse && !look.no_mouse,
+        theme: look.theme.unwrap_or(config.theme),
+        ..tui::Options::from_env(cli.ascii || config.ascii)
+    };
+    match tui::run(model, options) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:?}");
@@ -133,9 +161,9 @@ fn run(model: Model, ascii: bool) -> ExitCode {
 
 /// `quantscope [FILE]`: the explorer.
 #[must_use]
-pub fn explore(cli: &Cli) -> ExitCode {
+pub fn explore(cli: &Cli, config: &Config) -> ExitCode {
     if cli.list_scenarios {
-        return list_scenarios(cli.ascii);
+        return list_scenarios(cli.ascii || config.ascii);
     }
     let model = if let Some(name) = &cli.scenario {
         match find_scenario(name) {
@@ -147,19 +175,20 @@ pub fn explore(cli: &Cli) -> ExitCode {
             Err(e) => return fail(&e),
         }
     } else if let Some(path) = &cli.file {
-        match open(path) {
+        match open(path, config.preset) {
             Ok(m) => m,
             Err(e) => return fail(&e),
         }
     } else {
         builtin()
     };
-    run(model, cli.ascii)
+    run(model, cli, &cli.look, config)
 }
 
 /// `quantscope demo [SCRIPT]`.
 #[must_use]
-pub fn demo(args: &DemoArgs, ascii: bool) -> ExitCode {
+pub fn demo(args: &DemoArgs, cli: &Cli, config: &Config) -> ExitCode {
+    let ascii = cli.ascii || config.ascii;
     if args.list {
         let out: String =
             crate::teach::script::demo_scripts()
@@ -188,12 +217,13 @@ pub fn demo(args: &DemoArgs, ascii: bool) -> ExitCode {
     let mut model = Model::with_text("", None);
     model.demo = Some(crate::app::demo::Demo::new(script));
     crate::app::demo::go_to(&mut model, 1);
-    run(model, ascii)
+    run(model, cli, &args.look, config)
 }
 
 /// `quantscope practice [EXERCISE]`.
 #[must_use]
-pub fn practice(args: &PracticeArgs, ascii: bool) -> ExitCode {
+pub fn practice(args: &PracticeArgs, cli: &Cli, config: &Config) -> ExitCode {
+    let ascii = cli.ascii || config.ascii;
     let names = crate::teach::assets::exercise_names();
     if args.list {
         let out: String =
@@ -226,5 +256,5 @@ pub fn practice(args: &PracticeArgs, ascii: bool) -> ExitCode {
                 .unwrap_or("could not start practice mode"),
         );
     }
-    run(model, ascii)
+    run(model, cli, &args.look, config)
 }

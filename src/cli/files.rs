@@ -98,9 +98,25 @@ fn no_config(args: &ReportArgs) -> bool {
     format!("{:?}", args.config) == format!("{:?}", super::ConfigArgs::default())
 }
 
+/// The flags given that ask for an analysis of the values (the stored view has none of
+/// what they add), as typed.
+fn analysis_flags(args: &ReportArgs) -> Vec<&'static str> {
+    [
+        (args.formats.is_some(), "--formats"),
+        (args.compare.is_some(), "--compare"),
+        (args.explain, "--explain"),
+        (args.values, "--values"),
+        (args.write_dequantized.is_some(), "--write-dequantized"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect()
+}
+
 /// A quantized GGUF tensor asked for by `report`: `Some(exit code)` when it was shown as
 /// stored; `None` when the usual analysis should run (not a GGUF file, a float tensor, or
-/// configuration flags given, in which case a note says what the input is).
+/// configuration flags or flags that analyse given, in which case a note says what the
+/// input is).
 pub(super) fn stored_report(args: &ReportArgs, ascii: bool) -> Option<ExitCode> {
     let path: &Path = args.file.as_deref()?;
     if !path
@@ -124,15 +140,24 @@ pub(super) fn stored_report(args: &ReportArgs, ascii: bool) -> Option<ExitCode> 
     if t.ggml_type.is_float() || !stored::decodes(t.ggml_type) {
         return None;
     }
-    if !no_config(args) {
+    let asked = analysis_flags(args);
+    if !no_config(args) || !asked.is_empty() {
         // Bad flags are the error to show, before any note about the input.
         if let Err(e) = args.config.to_config() {
             return Some(fail(&e.to_string()));
         }
-        super::note(&format!(
-            "{name} is stored as {}: the analysis runs on its dequantized values (the original weights are not in the file); without a preset or settings, report shows the stored codes",
-            t.ggml_type
-        ));
+        let what = if no_config(args) {
+            // Only flags that analyse: they do so as a preset would, under the default one.
+            format!(
+                "{} {} on its dequantized values (the original weights are not in the file), under preset {}; without them, report shows the stored codes",
+                asked.join(", "),
+                if asked.len() == 1 { "runs" } else { "run" },
+                args.config.preset.as_deref().unwrap_or("lesson")
+            )
+        } else {
+            "the analysis runs on its dequantized values (the original weights are not in the file); without a preset or settings, report shows the stored codes".to_string()
+        };
+        super::note(&format!("{name} is stored as {}: {what}", t.ggml_type));
         return None;
     }
     if !args.importance.is_empty() {

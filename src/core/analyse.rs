@@ -395,6 +395,9 @@ fn total(rows: &[ErrorSums]) -> Metrics {
 
 /// The ladder's granularities for rows of `cols` values, coarse to fine: tensor, channel,
 /// then each of [`LADDER_GROUPS`] and the active group size that is smaller than a row.
+/// Rows too short for any of [`LADDER_GROUPS`] get the largest power of two below their
+/// length instead (groups of 2 on rows of 4), so that every matrix of rows of 3 or more
+/// values has a rung of groups.
 #[must_use]
 pub fn ladder_granularities(active: Granularity, cols: usize) -> Vec<Granularity> {
     let mut groups: Vec<usize> = LADDER_GROUPS
@@ -402,6 +405,9 @@ pub fn ladder_granularities(active: Granularity, cols: usize) -> Vec<Granularity
         .copied()
         .filter(|&g| g < cols)
         .collect();
+    if groups.is_empty() && cols > 2 {
+        groups.push(1 << (cols - 1).ilog2());
+    }
     if let Granularity::Group(g) = active
         && !groups.contains(&g)
     {

@@ -5,7 +5,9 @@
 //! Integer presets run through [`analyse_with`] at their own granularity; the formats
 //! (k-quants, MXFP4, NVFP4, NF4 with and without double quantization, FP8) run their exact
 //! encoders row by row. A format whose blocks do not divide the rows is listed with the
-//! reason, not measured: llama.cpp and the others refuse such rows too.
+//! reason, not measured: llama.cpp and the others refuse such rows too. An entry that
+//! could not be measured has no cost either (padding its rows to whole blocks would invent
+//! one), and it comes after every measured entry.
 //!
 //! ```
 //! use quantscope::core::{Matrix, lineup};
@@ -17,7 +19,7 @@
 //! let m = Matrix::from_rows(&refs).unwrap();
 //! let l = lineup::lineup(&m, &lineup::Selection::all(), None);
 //! let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
-//! assert_eq!(q4k.bits_per_weight, 4.5);
+//! assert_eq!(q4k.bits_per_weight, Some(4.5));
 //! assert!(q4k.measured().is_some());
 //! ```
 
@@ -313,12 +315,14 @@ pub struct Entry {
     pub integer: bool,
     /// What it is: the configuration summary of an integer preset, the reference of a format.
     pub about: String,
-    /// Bits per weight of this matrix: payload plus every level of metadata.
-    pub bits_per_weight: f64,
-    /// Bytes of this matrix in the format.
-    pub total_bytes: u64,
+    /// Bits per weight of this matrix: payload plus every level of metadata; `None` when
+    /// the entry could not be measured.
+    pub bits_per_weight: Option<f64>,
+    /// Bytes of this matrix in the format; `None` when the entry could not be measured.
+    pub total_bytes: Option<u64>,
     /// What the bits per weight are made of, payload first, then each level of metadata
-    /// (their sum is `bits_per_weight`, up to rounding).
+    /// (their sum is `bits_per_weight`, up to rounding); empty when the entry could not be
+    /// measured.
     pub parts: Vec<CostPart>,
     /// The measurement, or why there is none (rows that its blocks do not divide, a
     /// configuration that cannot represent a block).
@@ -354,7 +358,8 @@ pub struct CostPart {
     pub bits_per_weight: f64,
 }
 
-/// Every selected entry on one matrix, by bits per weight (then RMSE).
+/// Every selected entry on one matrix: the measured ones by bits per weight (then RMSE),
+/// then those that could not be measured, in the order they were selected.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Lineup {
     /// The matrix's shape.
@@ -383,13 +388,10 @@ impl Lineup {
     pub fn best_within(&self, budget: f64) -> Option<&Entry> {
         self.entries
             .iter()
-            .filter(|e| e.bits_per_weight <= budget)
-            .filter_map(|e| e.measured().map(|m| (e, m.overall.rmse)))
-            .min_by(|(a, ra), (b, rb)| {
-                ra.total_cmp(rb)
-                    .then(a.bits_per_weight.total_cmp(&b.bits_per_weight))
-            })
-            .map(|(e, _)| e)
+            .filter_map(|e| Some((e, e.bits_per_weight?, e.measured()?.overall.rmse)))
+            .filter(|(_, bits, _)| *bits <= budget)
+            .min_by(|(_, ba, ra), (_, bb, rb)| ra.total_cmp(rb).then(ba.total_cmp(bb)))
+            .map(|(e, _, _)| e)
     }
 }
 
@@ -469,13 +471,19 @@ pub fn lineup_inputs(
     mark_pareto(&mut entries);
     calibrated::mark_pareto_output(&mut entries);
     let changes = calibrated::changes(&entries);
+    // Measured first, by cost then error; the unmeasured after, as selected (a stable sort).
     entries.sort_by(|a, b| {
-        a.bits_per_weight
-            .total_cmp(&b.bits_per_weight)
-            .then_with(|| {
-                let r = |e: &Entry| e.measured().map_or(f64::INFINITY, |m| m.overall.rmse);
-                r(a).total_cmp(&r(b))
-            })
+        let key = |e: &Entry| {
+            e.bits_per_weight
+                .zip(e.measured())
+                .map(|(bits, m)| (bits, m.overall.rmse))
+        };
+        match (key(a), key(b)) {
+            (Some((ba, ra)), Some((bb, rb))) => ba.total_cmp(&bb).then(ra.total_cmp(&rb)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
     });
     Some(Lineup {
         shape: (rows, cols),
@@ -533,8 +541,8 @@ fn integer_entry(
             name: name.to_string(),
             integer: true,
             about: config.summary(),
-            bits_per_weight: r.memory.bits_per_weight,
-            total_bytes: r.memory.total_bytes,
+            bits_per_weight: Some(r.memory.bits_per_weight),
+            total_bytes: Some(r.memory.total_bytes),
             parts: integer_parts(config, rows * cols, r.memory.blocks as usize),
             result: measured_of(&r, inputs),
             pareto: false,
@@ -542,27 +550,24 @@ fn integer_entry(
             active,
             fallback: None,
         },
-        Err(e) => {
-            // The cost without a measurement: codes plus one block's metadata per block.
-            let n = (rows * cols) as f64;
-            let blocks = crate::core::report::Layout::new(config.granularity, config.axis, cols)
-                .block_count(rows, cols);
-            let bits = n * f64::from(config.bits)
-                + blocks as f64 * config.metadata_bits_per_block() as f64;
-            Entry {
-                name: name.to_string(),
-                integer: true,
-                about: config.summary(),
-                bits_per_weight: bits / n,
-                total_bytes: (bits / 8.0).ceil() as u64,
-                parts: integer_parts(config, rows * cols, blocks),
-                result: Err(e.to_string()),
-                pareto: false,
-                pareto_output: false,
-                active,
-                fallback: None,
-            }
-        }
+        Err(e) => unmeasured(name, true, config.summary(), e.to_string(), active),
+    }
+}
+
+/// An entry that could not be measured: its reason, and no cost.
+fn unmeasured(name: &str, integer: bool, about: String, why: String, active: bool) -> Entry {
+    Entry {
+        name: name.to_string(),
+        integer,
+        about,
+        bits_per_weight: None,
+        total_bytes: None,
+        parts: Vec::new(),
+        result: Err(why),
+        pareto: false,
+        pareto_output: false,
+        active,
+        fallback: None,
     }
 }
 
@@ -656,8 +661,6 @@ fn format_entry_measured(
 ) -> Entry {
     let (rows, cols) = matrix.shape();
     let n = (rows * cols).max(1) as f64;
-    let parts = format_bits(info.coded, rows, cols);
-    let bits: f64 = parts.iter().map(|(_, b)| b).sum();
     let result = if let Err(why) = refused {
         Err(why)
     } else if inputs.importance.is_none() && inputs.output.is_none() {
@@ -675,12 +678,18 @@ fn format_entry_measured(
         .map_err(|e| e.to_string())
         .and_then(|r| measured_of(&r, inputs))
     };
+    let m = match result {
+        Ok(m) => m,
+        Err(why) => return unmeasured(info.name, false, info.about.to_string(), why, false),
+    };
+    let parts = format_bits(info.coded, rows, cols);
+    let bits: f64 = parts.iter().map(|(_, b)| b).sum();
     Entry {
         name: info.name.to_string(),
         integer: false,
         about: info.about.to_string(),
-        bits_per_weight: bits / n,
-        total_bytes: (bits / 8.0).ceil() as u64,
+        bits_per_weight: Some(bits / n),
+        total_bytes: Some((bits / 8.0).ceil() as u64),
         parts: parts
             .into_iter()
             .map(|(name, b)| CostPart {
@@ -688,7 +697,7 @@ fn format_entry_measured(
                 bits_per_weight: b / n,
             })
             .collect(),
-        result,
+        result: Ok(m),
         pareto: false,
         pareto_output: false,
         active: false,
@@ -699,7 +708,7 @@ fn format_entry_measured(
 fn mark_pareto(entries: &mut [Entry]) {
     let points: Vec<Option<(f64, f64)>> = entries
         .iter()
-        .map(|e| e.measured().map(|m| (e.bits_per_weight, m.overall.rmse)))
+        .map(|e| Some((e.bits_per_weight?, e.measured()?.overall.rmse)))
         .collect();
     for (i, e) in entries.iter_mut().enumerate() {
         let Some((b, r)) = points[i] else { continue };

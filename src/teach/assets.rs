@@ -166,6 +166,14 @@ pub enum AssetError {
         /// What is wrong (with the step number when it is about a step).
         message: String,
     },
+    /// A caption quotes a figure the report does not have, or writes one badly.
+    #[error("{name}: {message}")]
+    Quote {
+        /// The scenario or demo script.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A file could not be read.
     #[error("{path}: {message}")]
     Read {
@@ -306,10 +314,12 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
     Ok(parsed)
 }
 
-/// Parses a scenario file named `name`: its header, its configuration and its data.
+/// Parses a scenario file named `name`: its header, its configuration and its data; the
+/// figures its `look` lines quote ([`crate::teach::quote`]) are taken from the report of its
+/// data under its suggested configuration.
 pub fn parse_scenario(name: &str, text: &str) -> Result<Scenario, AssetError> {
     let header = parse_header(name, text)?;
-    let scenario = Scenario {
+    let mut scenario = Scenario {
         name: name.to_string(),
         title: header.title.unwrap_or_else(|| name.to_string()),
         look: header.look,
@@ -317,10 +327,24 @@ pub fn parse_scenario(name: &str, text: &str) -> Result<Scenario, AssetError> {
         preset: header.preset,
         overrides: header.overrides,
     };
-    scenario.matrix().map_err(|source| AssetError::Data {
+    let matrix = scenario.matrix().map_err(|source| AssetError::Data {
         name: name.to_string(),
         source,
     })?;
+    if scenario.look.iter().any(|l| l.contains('{')) {
+        let config = scenario.config().map_err(|source| AssetError::Config {
+            name: name.to_string(),
+            source,
+        })?;
+        let quote = |message: String| AssetError::Quote {
+            name: name.to_string(),
+            message,
+        };
+        let report = crate::core::analyse(&matrix, &config).map_err(|e| quote(e.to_string()))?;
+        for line in &mut scenario.look {
+            *line = crate::teach::quote::fill(line, &report).map_err(quote)?;
+        }
+    }
     Ok(scenario)
 }
 
@@ -351,13 +375,25 @@ pub fn scenario_names() -> Vec<&'static str> {
     SCENARIOS.iter().map(|(n, _)| *n).collect()
 }
 
+/// The built-in scenarios, each parsed once (the picker lists them on every frame).
+fn built_in() -> &'static [Result<Scenario, AssetError>] {
+    static PARSED: std::sync::OnceLock<Vec<Result<Scenario, AssetError>>> =
+        std::sync::OnceLock::new();
+    PARSED.get_or_init(|| {
+        SCENARIOS
+            .iter()
+            .map(|(n, text)| parse_scenario(n, text))
+            .collect()
+    })
+}
+
 /// The built-in scenario `name`.
 pub fn scenario(name: &str) -> Result<Scenario, AssetError> {
-    let (n, text) = SCENARIOS
+    let at = SCENARIOS
         .iter()
-        .find(|(n, _)| *n == name.trim())
+        .position(|(n, _)| *n == name.trim())
         .ok_or_else(|| unknown("scenario", name, &scenario_names()))?;
-    parse_scenario(n, text)
+    built_in()[at].clone()
 }
 
 /// Every built-in scenario, in picker order.
@@ -366,9 +402,9 @@ pub fn scenario(name: &str) -> Result<Scenario, AssetError> {
 /// If a built-in scenario does not parse (`tests/practice.rs` checks that they all do).
 #[must_use]
 pub fn scenarios() -> Vec<Scenario> {
-    SCENARIOS
+    built_in()
         .iter()
-        .map(|(n, text)| parse_scenario(n, text).unwrap_or_else(|e| panic!("built-in {e}")))
+        .map(|s| s.clone().unwrap_or_else(|e| panic!("built-in {e}")))
         .collect()
 }
 

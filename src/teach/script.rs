@@ -191,6 +191,7 @@ pub fn parse_demo(name: &str, text: &str) -> Result<DemoScript, AssetError> {
     let mut preset = "lesson";
     let mut overrides = Overrides::default();
     let mut rows: Option<usize> = None;
+    let mut matrix: Option<crate::core::Matrix> = None;
     for (i, r) in raw.steps.into_iter().enumerate() {
         let number = i + 1;
         let at = |m: String| fail(format!("step {number}: {m}"));
@@ -208,7 +209,9 @@ pub fn parse_demo(name: &str, text: &str) -> Result<DemoScript, AssetError> {
             None => None,
         };
         if let Some(s) = &loaded {
-            rows = Some(s.matrix().map_err(|e| at(e.to_string()))?.shape().0);
+            let m = s.matrix().map_err(|e| at(e.to_string()))?;
+            rows = Some(m.shape().0);
+            matrix = Some(m);
         }
         let step_preset = match &r.preset {
             Some(p) => Some(preset_name(p).ok_or_else(|| at(format!("unknown preset {p:?}")))?),
@@ -237,7 +240,7 @@ pub fn parse_demo(name: &str, text: &str) -> Result<DemoScript, AssetError> {
                 n - 1
             )));
         }
-        let step = DemoStep {
+        let mut step = DemoStep {
             number,
             scenario: loaded,
             preset: step_preset,
@@ -247,9 +250,17 @@ pub fn parse_demo(name: &str, text: &str) -> Result<DemoScript, AssetError> {
             caption: r.caption.map(|c| c.trim().to_string()),
         };
         (preset, overrides) = step.apply(preset, overrides);
-        overrides
+        let config = overrides
             .resolve(preset)
             .map_err(|e| at(format!("the configuration is not valid: {e}")))?;
+        // The figures a caption quotes, from the report the step shows.
+        if let Some(caption) = step.caption.as_mut().filter(|c| c.contains('{')) {
+            let m = matrix.as_ref().ok_or_else(|| {
+                at("the caption quotes figures before a scenario is loaded".into())
+            })?;
+            let report = crate::core::analyse(m, &config).map_err(|e| at(e.to_string()))?;
+            *caption = crate::teach::quote::fill(caption, &report).map_err(at)?;
+        }
         steps.push(step);
     }
     Ok(DemoScript {

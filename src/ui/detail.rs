@@ -45,6 +45,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use ratatui::widgets::canvas::{Canvas, Line as CanvasLine, Points};
 
+use crate::app::keymap::{Action, Mode, first_key};
 use crate::core::report::Block;
 use crate::core::{Matrix, Report};
 use crate::ui::Theme;
@@ -65,6 +66,8 @@ pub struct DetailPane<'a> {
     pub focused: bool,
     /// The results are out of date.
     pub stale: bool,
+    /// The first column of the table (kept within the row; PgUp and PgDn move it).
+    pub scroll: u16,
     /// Styles and glyphs.
     pub theme: &'a Theme,
 }
@@ -122,14 +125,12 @@ impl Widget for &DetailPane<'_> {
         let cols = report.shape.1;
         let info_lines: u16 = if h >= 8 { 2 } else { 1 };
         let chart = h >= CHART_MIN_HEIGHT;
-        let table_room = usize::from(h.saturating_sub(info_lines + 1));
-        let shown = if chart {
-            cols.min((usize::from(h) - 3) / 3).max(2).min(cols)
-        } else {
-            cols.min(table_room)
-        };
+        let shown = shown_columns(cols, h);
+        let start = usize::from(self.scroll).min(cols - shown);
         if shown < cols {
-            let note = format!(" cols 0..{shown} of {cols} ");
+            let key = |a| first_key(Mode::Panes, a).unwrap_or_default();
+            let keys = format!("{}/{}", key(Action::PageUp), key(Action::PageDown));
+            let note = format!(" cols {start}..{} of {cols} ({keys}) ", start + shown);
             block = block.title_bottom(Line::styled(note, theme.dim).right_aligned());
         }
         block.render(area, buf);
@@ -137,11 +138,18 @@ impl Widget for &DetailPane<'_> {
             return;
         }
 
-        let Some(first) = report.blocks.get(report.block_index(ch, 0)) else {
+        let Some(first) = report.blocks.get(report.block_index(ch, start)) else {
             return;
         };
-        let mut lines = self.info(report, &first, ch, info_lines, usize::from(inner.width));
-        lines.extend(self.table(report, ch, shown, usize::from(inner.width)));
+        let mut lines = self.info(
+            report,
+            &first,
+            ch,
+            start,
+            info_lines,
+            usize::from(inner.width),
+        );
+        lines.extend(self.table(report, ch, start..start + shown, usize::from(inner.width)));
         let used = lines.len().min(usize::from(h));
         for (y, line) in (inner.y..inner.bottom()).zip(lines) {
             line.render(
@@ -165,7 +173,29 @@ impl Widget for &DetailPane<'_> {
     }
 }
 
+/// How many of a row's `cols` values the table shows in a pane of `height` inner rows.
+fn shown_columns(cols: usize, height: u16) -> usize {
+    let info_lines: u16 = if height >= 8 { 2 } else { 1 };
+    if height >= CHART_MIN_HEIGHT {
+        cols.min((usize::from(height) - 3) / 3).max(2).min(cols)
+    } else {
+        cols.min(usize::from(height.saturating_sub(info_lines + 1)))
+    }
+}
+
 impl DetailPane<'_> {
+    /// How far the table can scroll in `area` (the pane with its border): its largest first
+    /// column.
+    #[must_use]
+    pub fn max_scroll(&self, area: Rect) -> u16 {
+        let Some(report) = self.report.filter(|r| r.shape.1 > 0) else {
+            return 0;
+        };
+        let inner = self.theme.block("", false, false).inner(area);
+        let cols = report.shape.1;
+        u16::try_from(cols - shown_columns(cols, inner.height)).unwrap_or(u16::MAX)
+    }
+
     /// The matrix, if it is the one the report describes.
     fn values(&self, report: &Report) -> Option<&Matrix> {
         self.matrix.filter(|m| m.shape() == report.shape)
@@ -177,6 +207,7 @@ impl DetailPane<'_> {
         report: &Report,
         block: &Block,
         ch: usize,
+        start: usize,
         lines: u16,
         width: usize,
     ) -> Vec<Line<'static>> {
@@ -213,12 +244,16 @@ impl DetailPane<'_> {
         }
         let mut out = vec![Line::from(first)];
         if lines >= 2 {
-            let index = report.block_index(ch, 0);
-            let many = report.block_index(ch, report.shape.1 - 1) != index;
+            let index = report.block_index(ch, start);
+            let many = report.block_index(ch, 0) != report.block_index(ch, report.shape.1 - 1);
             let text = format!(
                 "block {index} of {}{}: rows {}..{}, cols {}..{}, range [{}, {}]",
                 report.blocks.len(),
-                if many { " (first of the row)" } else { "" },
+                if many {
+                    format!(" (of col {start})")
+                } else {
+                    String::new()
+                },
                 block.rows.0,
                 block.rows.1,
                 block.cols.0,
@@ -234,13 +269,19 @@ impl DetailPane<'_> {
         out
     }
 
-    /// The first `shown` values of the row: heading line and one line each.
-    fn table(&self, report: &Report, ch: usize, shown: usize, width: usize) -> Vec<Line<'static>> {
+    /// The row's values in columns `shown`: heading line and one line each.
+    fn table(
+        &self,
+        report: &Report,
+        ch: usize,
+        shown: std::ops::Range<usize>,
+        width: usize,
+    ) -> Vec<Line<'static>> {
         let theme = self.theme;
         let ascii = theme.glyphs.ascii;
         let matrix = self.values(report);
         let dash = missing(theme);
-        let rows: Vec<ValueRow> = (0..shown)
+        let rows: Vec<ValueRow> = shown
             .map(|col| {
                 let (x, ratio, code, x_hat, note, clamped) = match matrix {
                     Some(m) => {

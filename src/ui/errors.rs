@@ -199,6 +199,28 @@ impl ErrorsPane<'_> {
     }
 }
 
+impl ErrorsPane<'_> {
+    /// The screen rows of the listed channels in `area` (the pane with its border), each
+    /// with its channel: where a click selects one.
+    #[must_use]
+    pub fn item_rows(&self, area: Rect) -> Vec<(u16, usize)> {
+        let Some(report) = self.report else {
+            return Vec::new();
+        };
+        if self.collapsed_only && self.order.is_empty() {
+            return Vec::new();
+        }
+        let inner = self.theme.block("", false, false).inner(area);
+        if inner.is_empty() {
+            return Vec::new();
+        }
+        let table = self.table(report, inner);
+        // Below the heading (two lines when MAE and RMSE are side by side).
+        let first = inner.y + 1 + u16::from(table.wide);
+        (first..inner.bottom()).zip(table.rows).collect()
+    }
+}
+
 impl Widget for &ErrorsPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let theme = self.theme;

@@ -7,9 +7,10 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
+use crate::app::keymap::{Action, Mode, first_key};
 use crate::core::explain::ChannelExplanation;
 use crate::io::export::worked_arithmetic;
-use crate::ui::Theme;
+use crate::ui::{Theme, scroll};
 
 /// The worked-arithmetic pane.
 #[derive(Debug)]
@@ -20,6 +21,8 @@ pub struct ExplainPane<'a> {
     pub focused: bool,
     /// The results are out of date.
     pub stale: bool,
+    /// The first line shown (kept within the text).
+    pub scroll: u16,
     /// Styles.
     pub theme: &'a Theme,
 }
@@ -39,16 +42,37 @@ impl Widget for &ExplainPane<'_> {
             },
             None => "Worked arithmetic".to_string(),
         };
-        let block = self.theme.block(&title, self.focused, self.stale);
+        let mut block = self.theme.block(&title, self.focused, self.stale);
         let inner = block.inner(area);
+        let Some(text) = self.text() else {
+            block.render(area, buf);
+            Paragraph::new(Line::styled("no results yet", self.theme.dim)).render(inner, buf);
+            return;
+        };
+        let max = scroll::max_offset(&text, inner);
+        let first = self.scroll.min(max);
+        let key = |a| first_key(Mode::Panes, a).unwrap_or_default();
+        if let Some(note) = scroll::note(
+            first,
+            max,
+            &key(Action::PageUp),
+            &key(Action::PageDown),
+            self.theme,
+        ) {
+            block = block.title_bottom(note);
+        }
         block.render(area, buf);
         if inner.is_empty() {
             return;
         }
-        let Some(e) = self.explanation else {
-            Paragraph::new(Line::styled("no results yet", self.theme.dim)).render(inner, buf);
-            return;
-        };
+        scroll::render(text, inner, buf, first);
+    }
+}
+
+impl ExplainPane<'_> {
+    /// The worked arithmetic as a wrapped paragraph, if there is one.
+    fn text(&self) -> Option<Paragraph<'static>> {
+        let e = self.explanation?;
         let mut lines = worked_arithmetic(e);
         if self.theme.glyphs.ascii {
             for l in &mut lines {
@@ -67,8 +91,13 @@ impl Widget for &ExplainPane<'_> {
             self.theme.text
         };
         let text: Vec<Line> = lines.into_iter().map(|l| Line::styled(l, style)).collect();
-        Paragraph::new(text)
-            .wrap(Wrap { trim: false })
-            .render(inner, buf);
+        Some(Paragraph::new(text).wrap(Wrap { trim: false }))
+    }
+
+    /// How far the worked arithmetic can scroll in `area` (the pane with its border).
+    #[must_use]
+    pub fn max_scroll(&self, area: Rect) -> u16 {
+        let inner = self.theme.block("", false, false).inner(area);
+        self.text().map_or(0, |t| scroll::max_offset(&t, inner))
     }
 }

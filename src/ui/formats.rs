@@ -7,7 +7,7 @@
 //! │     format           bits/w       MAE      RMSE  SQNR dB  collapsed             │
 //! │ ▶ * q2_k              2.625    0.5067     1.308    10.51          0             │
 //! │   > lesson            4.004     0.427    0.8158    14.62         10             │
-//! │     q4_k                4.5         -         -        -  rows of 96: needs 256 │
+//! │     q4_k          not measured: Q4_K needs rows of a multiple of 256 values, g… │
 //! │ llama.cpp Q2_K (quantize_row_q2_K_ref): super-blocks of 256, ...                 │
 //! │ 2 (payload: 2-bit codes) + 0.5 (sub-block scales and mins) + 0.125 (...) = 2.625 │
 //! └──────────────────────────────────────────────────────────────────────────────────┘
@@ -131,26 +131,25 @@ impl Widget for &FormatsOverlay<'_> {
     }
 }
 
-/// The selected entry's reference, the reason it was not measured, and its bits per weight
-/// part by part.
+/// The selected entry's reference, then its bits per weight part by part, or the reason it
+/// was not measured (it then has no cost).
 fn detail_lines<'a>(e: &Entry, theme: &Theme) -> Vec<Line<'a>> {
-    let parts: Vec<String> = e
-        .parts
-        .iter()
-        .map(|p| format!("{} ({})", sig(p.bits_per_weight, 4), p.name))
-        .collect();
     let mut lines = vec![Line::styled(format!("{}: {}", e.name, e.about), theme.dim)];
-    if let Err(why) = &e.result {
-        lines.push(Line::styled(format!("not measured: {why}"), theme.bad));
+    match (&e.result, e.bits_per_weight) {
+        (Ok(_), Some(bits)) => {
+            let parts: Vec<String> = e
+                .parts
+                .iter()
+                .map(|p| format!("{} ({})", sig(p.bits_per_weight, 4), p.name))
+                .collect();
+            lines.push(Line::styled(
+                format!("bits/weight = {} = {}", parts.join(" + "), sig(bits, 5)),
+                theme.text,
+            ));
+        }
+        (Err(why), _) => lines.push(Line::styled(format!("not measured: {why}"), theme.bad)),
+        (Ok(_), None) => {}
     }
-    lines.push(Line::styled(
-        format!(
-            "bits/weight = {} = {}",
-            parts.join(" + "),
-            sig(e.bits_per_weight, 5)
-        ),
-        theme.text,
-    ));
     lines
 }
 
@@ -198,25 +197,25 @@ impl Columns {
             "{mark}{}",
             pad(&fit(&e.name, name, false), name, Alignment::Left)
         );
-        s.push_str(&pad(&sig(e.bits_per_weight, 4), NUM, Alignment::Right));
-        match e.measured() {
-            Some(m) => {
-                if self.mae {
-                    s.push_str(&pad(&sig(m.overall.mae, 4), NUM, Alignment::Right));
-                }
-                s.push_str(&pad(&sig(m.overall.rmse, 4), NUM, Alignment::Right));
-                if self.sqnr {
-                    let q = m.overall.sqnr_db.map_or_else(|| "-".into(), |q| sig(q, 4));
-                    s.push_str(&pad(&q, NUM, Alignment::Right));
-                }
-                s.push_str(&pad(
-                    &m.collapsed_channels.to_string(),
-                    10,
-                    Alignment::Right,
-                ));
-            }
-            None => s.push_str("  not measured (see below)"),
+        let Some((m, bits)) = e.measured().zip(e.bits_per_weight) else {
+            // No figure, the reason instead (cut to the width; the whole of it below).
+            let why = e.result.as_ref().err().map_or("", String::as_str);
+            return format!("{s}  not measured: {why}");
+        };
+        s.push_str(&pad(&sig(bits, 4), NUM, Alignment::Right));
+        if self.mae {
+            s.push_str(&pad(&sig(m.overall.mae, 4), NUM, Alignment::Right));
         }
+        s.push_str(&pad(&sig(m.overall.rmse, 4), NUM, Alignment::Right));
+        if self.sqnr {
+            let q = m.overall.sqnr_db.map_or_else(|| "-".into(), |q| sig(q, 4));
+            s.push_str(&pad(&q, NUM, Alignment::Right));
+        }
+        s.push_str(&pad(
+            &m.collapsed_channels.to_string(),
+            10,
+            Alignment::Right,
+        ));
         s
     }
 }

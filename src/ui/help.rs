@@ -11,7 +11,7 @@ use crate::app::keymap::{Mode, bindings};
 use crate::ui::Theme;
 
 /// The modes in the order the help lists them.
-pub const HELP_MODES: [Mode; 12] = Mode::ALL;
+pub const HELP_MODES: [Mode; 13] = Mode::ALL;
 
 /// The words the panes use, defined where the help is read first.
 pub const GLOSSARY: [(&str, &str); 6] = [
@@ -74,6 +74,9 @@ pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     h
 }
 
+/// Cells a description needs beside the keys; narrower, it goes under them.
+const MIN_BESIDE: usize = 24;
+
 /// The help overlay.
 #[derive(Debug)]
 pub struct HelpOverlay<'a> {
@@ -83,8 +86,31 @@ pub struct HelpOverlay<'a> {
     pub theme: &'a Theme,
 }
 
-impl Widget for &HelpOverlay<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
+impl HelpOverlay<'_> {
+    /// The box the help is drawn in on a screen of `area`, and its lines for the room
+    /// inside it.
+    fn laid_out(&self, area: Rect) -> (Rect, Vec<Line<'static>>) {
+        let popup = centered(
+            area,
+            area.width.saturating_sub(4).min(100),
+            area.height.saturating_sub(2),
+        );
+        let inner = self.theme.block("", true, false).inner(popup);
+        (popup, self.lines(inner.width))
+    }
+
+    /// How far the help can scroll on a screen of `area`.
+    #[must_use]
+    pub fn max_scroll(&self, area: Rect) -> u16 {
+        let (popup, lines) = self.laid_out(area);
+        let inner = self.theme.block("", true, false).inner(popup);
+        u16::try_from(lines.len())
+            .unwrap_or(u16::MAX)
+            .saturating_sub(inner.height)
+    }
+
+    /// The help's lines, wrapped for `width` cells.
+    fn lines(&self, width: u16) -> Vec<Line<'static>> {
         let lines = help_lines();
         let key_width = lines
             .iter()
@@ -92,33 +118,35 @@ impl Widget for &HelpOverlay<'_> {
             .max()
             .unwrap_or(0)
             .min(30);
-        let popup = centered(
-            area,
-            area.width.saturating_sub(4).min(100),
-            area.height.saturating_sub(2),
-        );
-        Clear.render(popup, buf);
-        let block = self.theme.block(
-            "Help: words and keys (Esc closes, arrows scroll)",
-            true,
-            false,
-        );
-        let inner = block.inner(popup);
-        block.render(popup, buf);
-        // Descriptions wrap under themselves, so a narrow screen loses no word.
-        let room = usize::from(inner.width)
-            .saturating_sub(key_width + 4)
-            .max(10);
+        let width = usize::from(width).max(1);
+        let wrap = |text: &str, room: usize| crate::ui::caption::wrap(text, room.max(1));
+        // Descriptions wrap under themselves, so a narrow screen loses no word; below
+        // MIN_BESIDE cells beside the keys, the keys go on a line of their own and the
+        // description under them.
+        let room = width.saturating_sub(key_width + 4);
+        let stacked = room < MIN_BESIDE;
         let mut text: Vec<Line> = Vec::new();
         for (keys, what) in lines {
-            if keys.is_empty() {
-                text.push(Line::from(Span::styled(what, self.theme.heading)));
+            if keys.is_empty() && what.is_empty() {
+                text.push(Line::raw(""));
                 continue;
             }
-            for (i, part) in crate::ui::caption::wrap(&what, room)
-                .into_iter()
-                .enumerate()
-            {
+            if keys.is_empty() {
+                for part in wrap(&what, width) {
+                    text.push(Line::from(Span::styled(part, self.theme.heading)));
+                }
+                continue;
+            }
+            if stacked {
+                for part in wrap(&keys, width.saturating_sub(2)) {
+                    text.push(Line::styled(format!("  {part}"), self.theme.key));
+                }
+                for part in wrap(&what, width.saturating_sub(4)) {
+                    text.push(Line::styled(format!("    {part}"), self.theme.text));
+                }
+                continue;
+            }
+            for (i, part) in wrap(&what, room).into_iter().enumerate() {
                 let keys = if i == 0 { keys.as_str() } else { "" };
                 text.push(Line::from(vec![
                     Span::styled(format!("  {keys:<key_width$}  "), self.theme.key),
@@ -126,6 +154,21 @@ impl Widget for &HelpOverlay<'_> {
                 ]));
             }
         }
+        text
+    }
+}
+
+impl Widget for &HelpOverlay<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let (popup, text) = self.laid_out(area);
+        Clear.render(popup, buf);
+        let palette =
+            crate::app::keymap::first_key(Mode::Global, crate::app::keymap::Action::Palette)
+                .unwrap_or_default();
+        let title = format!("Help (Esc closes, arrows scroll, {palette} finds commands)");
+        let block = self.theme.block(&title, true, false);
+        let inner = block.inner(popup);
+        block.render(popup, buf);
         let max_scroll = u16::try_from(text.len())
             .unwrap_or(u16::MAX)
             .saturating_sub(inner.height);
@@ -135,7 +178,8 @@ impl Widget for &HelpOverlay<'_> {
     }
 }
 
-/// A question with an optional one-line answer field.
+/// A question with an optional one-line answer field, and a note under it (why the last
+/// answer did not work), each wrapped whole.
 #[derive(Debug)]
 pub struct Question<'a> {
     /// Box title.
@@ -144,26 +188,31 @@ pub struct Question<'a> {
     pub text: &'a str,
     /// The answer being typed, if the question takes one.
     pub prompt: Option<&'a TextArea<'static>>,
+    /// Drawn under the answer, in full: why the last answer did not work.
+    pub note: Option<&'a str>,
     /// Styles.
     pub theme: &'a Theme,
 }
 
 impl Widget for &Question<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let width = area.width.saturating_sub(4).min(70);
-        let text_rows = u16::try_from(
-            self.text.chars().count() / usize::from(width.saturating_sub(2).max(1)) + 1,
-        )
-        .unwrap_or(1);
-        let height = text_rows + 2 + u16::from(self.prompt.is_some());
+        let width = area.width.saturating_sub(4).min(76);
+        let room = usize::from(width.saturating_sub(2).max(1));
+        let rows = |text: &str| {
+            u16::try_from(crate::ui::caption::wrap(text, room).len()).unwrap_or(u16::MAX)
+        };
+        let text_rows = rows(self.text).max(1);
+        let note_rows = self.note.map_or(0, rows);
+        let height = text_rows + 2 + u16::from(self.prompt.is_some()) + note_rows;
         let popup = centered(area, width, height);
         Clear.render(popup, buf);
         let block = self.theme.block(self.title, true, false);
         let inner = block.inner(popup);
         block.render(popup, buf);
-        let [question, answer] = Layout::vertical([
+        let [question, answer, note] = Layout::vertical([
             Constraint::Length(text_rows),
             Constraint::Length(u16::from(self.prompt.is_some())),
+            Constraint::Length(note_rows),
         ])
         .areas(inner);
         Paragraph::new(self.text)
@@ -171,6 +220,13 @@ impl Widget for &Question<'_> {
             .render(question, buf);
         if let Some(prompt) = self.prompt {
             prompt.render(answer, buf);
+        }
+        if let Some(text) = self.note {
+            let lines: Vec<Line> = crate::ui::caption::wrap(text, room)
+                .into_iter()
+                .map(|l| Line::styled(l, self.theme.bad))
+                .collect();
+            Paragraph::new(lines).render(note, buf);
         }
     }
 }

@@ -268,6 +268,29 @@ impl Widget for &LadderPane<'_> {
     }
 }
 
+impl LadderPane<'_> {
+    /// The screen rows of the rungs shown in `area` (the pane with its border), each with
+    /// its index in the ladder: where a click selects one.
+    #[must_use]
+    pub fn item_rows(&self, area: Rect) -> Vec<(u16, usize)> {
+        let Some(ladder) = self.report.map(|r| &r.ladder).filter(|l| !l.is_empty()) else {
+            return Vec::new();
+        };
+        let inner = self.theme.block("", false, false).inner(area);
+        let h = usize::from(inner.height);
+        let selected = self.selected.min(ladder.len() - 1);
+        let extra_rows = usize::from(self.pinned_row().is_some());
+        let anchor = self.anchor(ladder, selected);
+        let rows = window(
+            anchor,
+            ladder.len(),
+            h.saturating_sub(1 + extra_rows).max(1),
+        );
+        // Below the heading.
+        (inner.y + 1..inner.bottom()).zip(rows).collect()
+    }
+}
+
 impl<'a> LadderPane<'a> {
     /// A's active rung, listed last while a configuration is pinned.
     fn pinned_row(&self) -> Option<Row<'a>> {

@@ -7,11 +7,12 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
+use crate::app::keymap::{Action, Mode, first_key};
 use crate::app::practice::Practice;
 use crate::io::export::worked_arithmetic;
 use crate::io::text::format_text;
 use crate::teach::exercise::{Ask, Expected, Outcome, Verdict};
-use crate::ui::Theme;
+use crate::ui::{Theme, scroll};
 
 /// The practice screen.
 #[derive(Debug)]
@@ -64,6 +65,47 @@ fn wrapped_rows(lines: &[Line<'_>], width: u16) -> u16 {
 }
 
 impl PracticeView<'_> {
+    /// The exercise above, the step below.
+    fn halves(&self, area: Rect) -> [Rect; 2] {
+        let exercise = self.exercise_lines(area.width.saturating_sub(2).into());
+        let wanted = wrapped_rows(&exercise, area.width.saturating_sub(2)) + 2;
+        Layout::vertical([
+            Constraint::Length(wanted.clamp(5, area.height / 2)),
+            Constraint::Fill(1),
+        ])
+        .areas(area)
+    }
+
+    /// Inside the step's box: the prompt, the answer field, and the text that scrolls.
+    fn step_areas(&self, inner: Rect) -> (Rect, Rect, Rect) {
+        let prompt = self.prompt_lines();
+        let prompt_rows = wrapped_rows(&prompt, inner.width).min(inner.height.saturating_sub(2));
+        let [prompt_area, answer_row, body] = Layout::vertical([
+            Constraint::Length(prompt_rows),
+            Constraint::Length(1),
+            Constraint::Fill(1),
+        ])
+        .areas(inner);
+        (prompt_area, answer_row, body)
+    }
+
+    /// The step's text below the answer: verdict, hint, answer, why and worked arithmetic.
+    fn body(&self) -> Paragraph<'static> {
+        Paragraph::new(self.step_lines()).wrap(Wrap { trim: false })
+    }
+
+    /// How far the step's text can scroll in `area` (the whole practice screen).
+    #[must_use]
+    pub fn max_scroll(&self, area: Rect) -> u16 {
+        if self.practice.deck.is_some() {
+            return 0;
+        }
+        let [_, bottom] = self.halves(area);
+        let inner = self.theme.block("", true, false).inner(bottom);
+        let (_, _, body) = self.step_areas(inner);
+        scroll::max_offset(&self.body(), body)
+    }
+
     fn prompt_lines(&self) -> Vec<Line<'static>> {
         let step = self.practice.session.step();
         let mut lines = prose(&step.prompt, self.theme.heading);
@@ -191,13 +233,8 @@ impl Widget for &PracticeView<'_> {
             return;
         }
         let s = &p.session;
+        let [top, bottom] = self.halves(area);
         let exercise = self.exercise_lines(area.width.saturating_sub(2).into());
-        let wanted = wrapped_rows(&exercise, area.width.saturating_sub(2)) + 2;
-        let [top, bottom] = Layout::vertical([
-            Constraint::Length(wanted.clamp(5, area.height / 2)),
-            Constraint::Fill(1),
-        ])
-        .areas(area);
         let (total, most) = p.total_score();
         let overall = if (total, most) == (s.score(), s.max_score()) {
             String::new()
@@ -227,26 +264,23 @@ impl Widget for &PracticeView<'_> {
             s.step().ask.name(),
             sep = theme.glyphs.sep
         );
-        let block = theme.block(&step_title, true, false);
-        let inner = block.inner(bottom);
+        let mut block = theme.block(&step_title, true, false);
+        let (prompt_area, answer_row, body) = self.step_areas(block.inner(bottom));
+        let text = self.body();
+        let max = scroll::max_offset(&text, body);
+        let first = p.scroll.min(max);
+        let key = |a| first_key(Mode::Practice, a).unwrap_or_default();
+        if let Some(note) = scroll::note(first, max, &key(Action::Up), &key(Action::Down), theme) {
+            block = block.title_bottom(note);
+        }
         block.render(bottom, buf);
-        let prompt = self.prompt_lines();
-        let prompt_rows = wrapped_rows(&prompt, inner.width).min(inner.height.saturating_sub(2));
-        let [prompt_area, answer_row, body] = Layout::vertical([
-            Constraint::Length(prompt_rows),
-            Constraint::Length(1),
-            Constraint::Fill(1),
-        ])
-        .areas(inner);
-        Paragraph::new(prompt)
+        Paragraph::new(self.prompt_lines())
             .wrap(Wrap { trim: true })
             .render(prompt_area, buf);
         let [label, field] =
             Layout::horizontal([Constraint::Length(8), Constraint::Fill(1)]).areas(answer_row);
         Line::styled("answer: ", theme.key).render(label, buf);
         p.input.render(field, buf);
-        Paragraph::new(self.step_lines())
-            .wrap(Wrap { trim: false })
-            .render(body, buf);
+        scroll::render(text, body, buf, first);
     }
 }

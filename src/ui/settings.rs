@@ -44,6 +44,27 @@ pub fn setting_keys(setting: Setting) -> String {
         .join("/")
 }
 
+impl SettingsPane<'_> {
+    /// The first setting shown in a list of `height` rows.
+    fn first(&self, height: usize) -> usize {
+        let selected = self.selected.min(SETTINGS.len() - 1);
+        selected
+            .saturating_sub(height.saturating_sub(1))
+            .min(SETTINGS.len().saturating_sub(height))
+    }
+
+    /// The screen rows of the settings shown in `area` (the pane with its border), each
+    /// with its index in [`SETTINGS`]: where a click selects one.
+    #[must_use]
+    pub fn item_rows(&self, area: Rect) -> Vec<(u16, usize)> {
+        let inner = self.theme.block("", false, false).inner(area);
+        let first = self.first(usize::from(inner.height));
+        (inner.y..inner.bottom())
+            .zip(first..SETTINGS.len())
+            .collect()
+    }
+}
+
 impl Widget for &SettingsPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let block = self.theme.block("Settings", self.focused, false);
@@ -54,9 +75,7 @@ impl Widget for &SettingsPane<'_> {
         }
         let height = usize::from(inner.height);
         let selected = self.selected.min(SETTINGS.len() - 1);
-        let first = selected
-            .saturating_sub(height.saturating_sub(1))
-            .min(SETTINGS.len().saturating_sub(height));
+        let first = self.first(height);
         let width = usize::from(inner.width);
         let lines: Vec<Line> = SETTINGS
             .iter()
@@ -69,6 +88,7 @@ impl Widget for &SettingsPane<'_> {
                     preset: self.preset,
                     overrides: self.overrides,
                     group_size: self.group_size,
+                    row_len: None,
                 };
                 let label = setting.label();
                 let mut value = setting.describe(&now, self.modified);

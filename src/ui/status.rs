@@ -6,10 +6,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
+use crate::app::editor::EditAction;
+use crate::app::input::mode;
 use crate::app::keymap::{Action, Combo, Mode, bindings};
 use crate::app::setting::{Direction, Setting};
-use crate::app::update::mode;
 use crate::app::{Focus, Model};
+use crate::ui::utilization::text_width;
 use crate::ui::{MIN_HEIGHT, MIN_WIDTH, Theme};
 
 /// The first line: what is being looked at.
@@ -163,23 +165,35 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
                 Action::Close,
             ],
         ),
+        // What a newcomer looks for first: help, then the lessons (practice, the format
+        // ladder, the demo), then the everyday keys; the line keeps as many as fit.
         Mode::Global => (
             Mode::Global,
             &[
                 Action::Help,
-                Action::FocusNext,
+                Action::Edit(EditAction::ClearAll),
+                Action::Practice,
+                Action::Formats,
+                Action::Demo,
+                Action::Palette,
                 Action::Change(Setting::Granularity, Direction::Forward),
                 Action::Change(Setting::Bits, Direction::Forward),
+                Action::FocusNext,
                 Action::Save,
                 Action::Quit,
             ],
         ),
+        Mode::Palette => (Mode::Palette, &[Action::Down, Action::Yes, Action::Close]),
         Mode::Panes if focus == Focus::Settings => (
             Mode::Panes,
             &[
                 Action::Help,
+                Action::Palette,
                 Action::Down,
                 Action::Right,
+                Action::Practice,
+                Action::Formats,
+                Action::Demo,
                 Action::Left,
                 Action::Quit,
             ],
@@ -188,10 +202,14 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
             Mode::Panes,
             &[
                 Action::Help,
+                Action::Palette,
                 Action::Down,
+                Action::Change(Setting::Granularity, Direction::Forward),
+                Action::Practice,
+                Action::Formats,
+                Action::Demo,
                 Action::WorstChannel,
                 Action::ToggleDetail,
-                Action::Change(Setting::Granularity, Direction::Forward),
                 Action::Quit,
             ],
         ),
@@ -204,9 +222,16 @@ pub fn hints(model: &Model) -> Vec<(String, &'static str)> {
     let current = mode(model);
     let in_demo = model.demo.is_some() && matches!(current, Mode::Global | Mode::Panes);
     let (table, actions) = hint_actions(if in_demo { Mode::Demo } else { current }, model.focus);
+    // The editor's own keys count where the editor has the keys (the Global table).
+    let editor = if table == Mode::Global {
+        Some(Mode::Editor)
+    } else {
+        None
+    };
     let key_of = |a: Action| {
         bindings(table)
             .chain(bindings(Mode::Global))
+            .chain(editor.into_iter().flat_map(bindings))
             .find(|b| b.action == a)
             .and_then(|b| b.keys.first())
             .map(Combo::label)
@@ -214,12 +239,21 @@ pub fn hints(model: &Model) -> Vec<(String, &'static str)> {
     // A quantized tensor's stored view can be reopened from the panes.
     let stored = (model.source.stored().is_some() && matches!(table, Mode::Global | Mode::Panes))
         .then_some(Action::Stored);
+    // Clearing the text is offered while it is as it was opened (to paste other data over
+    // it); once edited, or empty, the command palette takes its place.
+    let fresh = !model.editor.modified() && !model.editor.is_empty();
+    let wanted = |a: &Action| match a {
+        Action::Edit(EditAction::ClearAll) => fresh,
+        Action::Palette if table == Mode::Global => !fresh,
+        _ => true,
+    };
     actions
         .iter()
         .copied()
         .take(1)
         .chain(stored)
         .chain(actions.iter().copied().skip(1))
+        .filter(wanted)
         .filter_map(|a| {
             // Bits up and down share one hint: "F2/F3 bits".
             if a == Action::Change(Setting::Bits, Direction::Forward) {
@@ -248,7 +282,14 @@ pub struct StatusLine<'a> {
 
 impl Widget for &StatusLine<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let line = if let Some(status) = &self.model.status {
+        // A name prompt shows the status (why the last name did not work) in full itself.
+        let status = self.model.status.as_ref().filter(|_| {
+            !matches!(
+                self.model.overlay,
+                Some(crate::app::Overlay::SaveAs(_) | crate::app::Overlay::Export(_))
+            )
+        });
+        let line = if let Some(status) = status {
             Line::from(Span::styled(format!(" {status}"), self.theme.active))
         } else if self.model.pinned.is_some() {
             let text = crate::ui::compare::summary(
@@ -258,8 +299,15 @@ impl Widget for &StatusLine<'_> {
             );
             Line::from(Span::styled(format!(" {text}"), self.theme.active))
         } else {
+            // As many hints as fit, in their order.
             let mut spans = Vec::new();
+            let mut used = 0;
             for (key, label) in hints(self.model) {
+                let width = 1 + text_width(&key) + 1 + text_width(label) + 1;
+                if used + width > usize::from(area.width) + 1 {
+                    break;
+                }
+                used += width;
                 spans.push(Span::raw(" "));
                 spans.push(Span::styled(key, self.theme.key));
                 spans.push(Span::styled(format!(" {label} "), self.theme.dim));

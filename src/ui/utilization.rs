@@ -63,7 +63,7 @@ pub struct UtilizationPane<'a> {
 }
 
 /// A channel's note: collapsed, constant, or how many of its values were clamped (the
-/// widths `RowLayout::new` reserves: 12, 9 and 11 plus the count's digits).
+/// widths [`note_width`] reserves).
 fn note(ch: &ChannelReport, theme: &Theme) -> Option<(String, Style)> {
     if ch.collapsed {
         Some((format!(" {} COLLAPSED", theme.glyphs.collapsed), theme.bad))
@@ -74,6 +74,36 @@ fn note(ch: &ChannelReport, theme: &Theme) -> Option<(String, Style)> {
     } else {
         None
     }
+}
+
+/// [`note`] in a few cells, when the channel's name would otherwise be cut: the collapsed
+/// mark alone (the pane's border says what it means), `=` for constant, `!N` for clamped.
+fn short_note(ch: &ChannelReport, theme: &Theme) -> Option<(String, Style)> {
+    if ch.collapsed {
+        Some((format!(" {}", theme.glyphs.collapsed), theme.bad))
+    } else if ch.constant {
+        Some((" =".to_string(), theme.dim))
+    } else if ch.clipped > 0 {
+        Some((format!(" !{}", ch.clipped), theme.bad))
+    } else {
+        None
+    }
+}
+
+/// The widest note of `channels`, long or short.
+fn note_width(channels: &[ChannelReport], short: bool) -> usize {
+    channels
+        .iter()
+        .map(|c| match (short, c.collapsed, c.constant, c.clipped) {
+            (false, true, _, _) => 12,
+            (false, false, true, _) => 9,
+            (false, false, false, n) if n > 0 => 12 + n.ilog10() as usize,
+            (true, true, _, _) | (true, false, true, _) => 2,
+            (true, false, false, n) if n > 0 => 3 + n.ilog10() as usize,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
 }
 /// Narrowest bar worth drawing.
 const MIN_BAR: usize = 4;
@@ -114,32 +144,31 @@ impl Widget for &UtilizationPane<'_> {
                 .left_aligned(),
             );
         }
-        let mut inner = block.inner(area);
+        let inner = block.inner(area);
         block.render(area, buf);
         if inner.is_empty() || n == 0 {
             return;
         }
-        let all: Vec<usize>;
-        let order: &[usize] = if self.order.is_empty() && !self.collapsed_only {
-            all = (0..n).collect();
-            &all
+        let order = self.order_of(report);
+        let (summary, list) = self.split(report, &order, inner);
+        let width = usize::from(inner.width);
+        let texts = if summary.height > 0 {
+            self.summary_lines(report, order.len(), width, inner.height)
         } else {
-            self.order
+            Vec::new()
         };
-        // With more channels than lines, or a non-default view, the first line summarises.
-        let show_summary = inner.height >= 3
-            && (n > usize::from(inner.height)
-                || self.sort != SortKey::Index
-                || self.collapsed_only);
-        if show_summary {
-            let width = usize::from(inner.width);
-            for text in self.summary_lines(report, order.len(), width, inner.height) {
-                Line::styled(fit(&text, width, theme.glyphs.ascii), theme.dim)
-                    .render(Rect { height: 1, ..inner }, buf);
-                inner.y += 1;
-                inner.height -= 1;
-            }
+        let inner = list;
+        for (y, text) in (summary.y..summary.bottom()).zip(texts) {
+            Line::styled(fit(&text, width, theme.glyphs.ascii), theme.dim).render(
+                Rect {
+                    y,
+                    height: 1,
+                    ..summary
+                },
+                buf,
+            );
         }
+        let order: &[usize] = &order;
         if order.is_empty() {
             Line::styled(
                 fit(
@@ -184,6 +213,71 @@ impl Widget for &UtilizationPane<'_> {
 }
 
 impl UtilizationPane<'_> {
+    /// The channels listed, in order.
+    fn order_of(&self, report: &Report) -> Vec<usize> {
+        if self.order.is_empty() && !self.collapsed_only {
+            (0..report.channels.len()).collect()
+        } else {
+            self.order.to_vec()
+        }
+    }
+
+    /// `inner` split into the summary's rows (with more channels than lines, or a
+    /// non-default view, the first lines summarise) and the list's.
+    fn split(&self, report: &Report, order: &[usize], inner: Rect) -> (Rect, Rect) {
+        let n = report.channels.len();
+        let show_summary = inner.height >= 3
+            && (n > usize::from(inner.height)
+                || self.sort != SortKey::Index
+                || self.collapsed_only);
+        let rows = if show_summary {
+            let lines =
+                self.summary_lines(report, order.len(), usize::from(inner.width), inner.height);
+            u16::try_from(lines.len()).unwrap_or(0)
+        } else {
+            0
+        };
+        let summary = Rect {
+            height: rows,
+            ..inner
+        };
+        let list = Rect {
+            y: inner.y + rows,
+            height: inner.height - rows,
+            ..inner
+        };
+        (summary, list)
+    }
+
+    /// The screen rows of the listed channels in `area` (the pane with its border), each
+    /// with its channel: where a click selects one.
+    #[must_use]
+    pub fn item_rows(&self, area: Rect) -> Vec<(u16, usize)> {
+        let Some(report) = self.report else {
+            return Vec::new();
+        };
+        let inner = self.theme.block("", false, false).inner(area);
+        if inner.is_empty() || report.channels.is_empty() {
+            return Vec::new();
+        }
+        let order = self.order_of(report);
+        let (_, list) = self.split(report, &order, inner);
+        if order.is_empty() {
+            return Vec::new();
+        }
+        let at = order.iter().position(|&c| c == self.selected).unwrap_or(
+            if self.selected >= report.channels.len() {
+                order.len() - 1
+            } else {
+                0
+            },
+        );
+        let rows = window(at, order.len(), usize::from(list.height));
+        (list.y..list.bottom())
+            .zip(order[rows].iter().copied())
+            .collect()
+    }
+
     /// The summary above the list: the order and the spread of utilization, on one line
     /// when it fits, on two when the list keeps three lines, else in a short form.
     fn summary_lines(
@@ -250,6 +344,8 @@ struct RowLayout {
     percent: bool,
     /// Room for the note column (0 when no channel has a note).
     note: usize,
+    /// The notes are drawn short ([`short_note`]) to leave the names whole.
+    short_notes: bool,
     /// The pinned configuration A's column is shown.
     pinned: bool,
 }
@@ -266,44 +362,40 @@ impl RowLayout {
             .max()
             .unwrap_or(0);
         let counts = 2 * available.to_string().len() + 1;
-        // Room for the widest note of any channel, so bars keep their width while
-        // scrolling.
-        let note_width = report
-            .channels
-            .iter()
-            .map(|c| {
-                if c.collapsed {
-                    12
-                } else if c.constant {
-                    9
-                } else if c.clipped > 0 {
-                    12 + c.clipped.ilog10() as usize
-                } else {
-                    0
-                }
-            })
-            .max()
-            .unwrap_or(0);
         let longest = visible
             .iter()
             .map(|c| text_width(&fit(&channel_name(c), usize::MAX, theme.glyphs.ascii)))
             .max()
             .unwrap_or(0);
-        // Pointer and space, then the label, the bar, the counts and the collapsed note.
-        let fixed = 2 + counts + 1 + note_width + if pinned { PINNED_WIDTH } else { 0 };
-        let rest = width.saturating_sub(fixed);
-        let label = longest.clamp(2, (rest / 2).max(4)).min(rest);
-        let bar_room = rest.saturating_sub(label + 1);
-        let percent = bar_room >= 5 + 16;
-        let bar = bar_room.saturating_sub(if percent { 5 } else { 0 });
-        Self {
-            label,
-            bar: if bar >= MIN_BAR { bar } else { 0 },
-            counts,
-            percent,
-            note: note_width,
-            pinned,
+        // Room for the widest note of any channel, so bars keep their width while
+        // scrolling; the notes shrink to their marks before a name is cut.
+        let layout = |short: bool| {
+            let note = note_width(&report.channels, short);
+            // Pointer and space, then the label, the bar, the counts and the note.
+            let fixed = 2 + counts + 1 + note + if pinned { PINNED_WIDTH } else { 0 };
+            let rest = width.saturating_sub(fixed);
+            let label = longest.clamp(2, (rest / 2).max(4)).min(rest);
+            let bar_room = rest.saturating_sub(label + 1);
+            let percent = bar_room >= 5 + 16;
+            let bar = bar_room.saturating_sub(if percent { 5 } else { 0 });
+            Self {
+                label,
+                bar: if bar >= MIN_BAR { bar } else { 0 },
+                counts,
+                percent,
+                note,
+                short_notes: short,
+                pinned,
+            }
+        };
+        let long = layout(false);
+        if long.label < longest {
+            let short = layout(true);
+            if short.label > long.label {
+                return short;
+            }
         }
+        long
     }
 
     fn line(
@@ -367,8 +459,13 @@ impl RowLayout {
             };
             spans.push(Span::styled(mark, theme.bad));
         }
+        let note = if self.short_notes {
+            short_note(ch, theme)
+        } else {
+            note(ch, theme)
+        };
         if self.note > 0
-            && let Some((text, style)) = note(ch, theme)
+            && let Some((text, style)) = note
         {
             spans.push(Span::styled(text, style));
         }

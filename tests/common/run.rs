@@ -17,6 +17,8 @@ pub fn quantscope(args: &[&str]) -> Output {
 pub fn quantscope_with_input(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_quantscope"))
         .args(args)
+        // No config file of the person running the tests.
+        .env("QUANTSCOPE_CONFIG", "/dev/null")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -58,6 +58,8 @@ impl Tmux {
             .args(["-x", &width.to_string(), "-y", &height.to_string()])
             .arg(command)
             .env("TERM", "xterm-256color")
+            // The app in the panes reads no config file of the person running the tests.
+            .env("QUANTSCOPE_CONFIG", "/dev/null")
             .status()
             .expect("tmux must be installed to run the end-to-end tests (.ci/run installs it)");
         assert!(status.success(), "tmux did not start");
@@ -108,6 +110,41 @@ impl Tmux {
             paste.arg("-p");
         }
         assert!(paste.status().unwrap().success());
+    }
+
+    /// A tmux format expanded for the pane, e.g. `#{mouse_any_flag}` (whether the program
+    /// in it asked for mouse reports).
+    #[allow(
+        dead_code,
+        reason = "not every test file that includes this module uses it"
+    )]
+    pub fn format(&self, format: &str) -> String {
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &self.socket,
+                "display-message",
+                "-p",
+                "-t",
+                "e2e",
+                format,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// The screen with its colours and attributes as escape sequences (`capture-pane -e`).
+    #[allow(
+        dead_code,
+        reason = "not every test file that includes this module uses it"
+    )]
+    pub fn screen_with_colours(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-e", "-t", "e2e"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     pub fn screen(&self) -> String {

@@ -34,7 +34,7 @@ pub(super) fn mark_pareto_output(entries: &mut [Entry]) {
     };
     let points: Vec<Option<(f64, f64)>> = entries
         .iter()
-        .map(|e| error_on(e, m).map(|err| (e.bits_per_weight, err)))
+        .map(|e| Some((e.bits_per_weight?, error_on(e, m)?)))
         .collect();
     for (i, e) in entries.iter_mut().enumerate() {
         let Some((b, r)) = points[i] else { continue };

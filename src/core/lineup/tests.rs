@@ -23,6 +23,7 @@ fn formats_take_their_layouts_bits() {
             .find(|e| e.name == n)
             .unwrap()
             .bits_per_weight
+            .unwrap()
     };
     assert_eq!(bpw("q2_k"), 2.625);
     assert_eq!(bpw("q3_k"), 3.4375);
@@ -53,7 +54,11 @@ fn formats_take_their_layouts_bits() {
     );
     for e in &l.entries {
         let sum: f64 = e.parts.iter().map(|p| p.bits_per_weight).sum();
-        assert!((sum - e.bits_per_weight).abs() < 1e-12, "{}", e.name);
+        assert!(
+            (sum - e.bits_per_weight.unwrap()).abs() < 1e-12,
+            "{}",
+            e.name
+        );
     }
     let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
     let parts: Vec<f64> = q4k.parts.iter().map(|p| p.bits_per_weight).collect();
@@ -70,7 +75,7 @@ fn rows_that_blocks_do_not_divide_fall_back_as_llama_quantize_does() {
         .find(|e| e.name.starts_with("q4_k"))
         .unwrap();
     assert_eq!(q4k.name, "q4_k -> q5_0 (rows of 96)");
-    assert_eq!(q4k.bits_per_weight, 5.5);
+    assert_eq!(q4k.bits_per_weight, Some(5.5));
     assert!(q4k.measured().is_some());
     assert_eq!(q4k.fallback.map(|f| f.to), Some("q5_0"));
     let q6k = l
@@ -79,7 +84,7 @@ fn rows_that_blocks_do_not_divide_fall_back_as_llama_quantize_does() {
         .find(|e| e.name.starts_with("q6_k"))
         .unwrap();
     assert_eq!(q6k.name, "q6_k -> q8_0 (rows of 96)");
-    assert_eq!(q6k.bits_per_weight, 8.5);
+    assert_eq!(q6k.bits_per_weight, Some(8.5));
     let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
     assert!(mx.measured().is_some());
     // Rows of 48: no fallback fits Q4_K's; MXFP4 has none.
@@ -87,25 +92,36 @@ fn rows_that_blocks_do_not_divide_fall_back_as_llama_quantize_does() {
     let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
     assert!(q4k.result.as_ref().unwrap_err().contains("fit neither"));
     assert!(!q4k.pareto);
+    assert_eq!(q4k.bits_per_weight, None);
     let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
     assert!(mx.result.as_ref().unwrap_err().contains("no fallback"));
+    assert_eq!(mx.bits_per_weight, None);
+    // After every measured entry.
+    let first_unmeasured = l
+        .entries
+        .iter()
+        .position(|e| e.measured().is_none())
+        .unwrap();
+    assert!(
+        l.entries[first_unmeasured..]
+            .iter()
+            .all(|e| e.measured().is_none())
+    );
 }
 
 #[test]
 fn the_front_has_no_entry_beaten_on_both_counts() {
     let l = lineup(&matrix(8, 256), &Selection::all(), None);
-    let measured: Vec<(&Entry, f64)> = l
+    let measured: Vec<(&Entry, f64, f64)> = l
         .entries
         .iter()
-        .filter_map(|e| e.measured().map(|m| (e, m.overall.rmse)))
+        .filter_map(|e| Some((e, e.bits_per_weight?, e.measured()?.overall.rmse)))
         .collect();
-    assert!(measured.iter().any(|(e, _)| e.pareto));
-    for (e, r) in &measured {
-        let beaten = measured.iter().any(|(o, or)| {
-            o.bits_per_weight <= e.bits_per_weight
-                && or <= r
-                && (o.bits_per_weight < e.bits_per_weight || or < r)
-        });
+    assert!(measured.iter().any(|(e, _, _)| e.pareto));
+    for (e, b, r) in &measured {
+        let beaten = measured
+            .iter()
+            .any(|(_, ob, or)| ob <= b && or <= r && (ob < b || or < r));
         assert_eq!(e.pareto, !beaten, "{}", e.name);
     }
 }

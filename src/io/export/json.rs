@@ -54,11 +54,12 @@
 //!   "output_mse", "output_sqnr_db" (with activations, else null) and "imatrix_mse" (with
 //!   importance, else null); the format entries "weighted" (quantized with the importance)
 //!   and "pareto_output" (on the front drawn on the output error).
-//!   "formats":  [ the format ladder (`report --formats`), by bits per weight; [] without:
+//!   "formats":  [ the format ladder (`report --formats`), by bits per weight, the entries
+//!               not measured last; [] without:
 //!               {"name", "integer": an integer preset (else a format), "about",
 //!                "bits_per_weight", "total_bytes", "parts": [{"name", "bits_per_weight"}],
-//!                "mae", "rmse", "max_error", "sqnr_db", "collapsed_channels" (all null
-//!                when not measured), "skipped": why it was not measured, or null,
+//!                "mae", "rmse", "max_error", "sqnr_db", "collapsed_channels" (all null,
+//!                and parts [], when not measured), "skipped": why it was not measured, or null,
 //!                "pareto": on the front, "active": the configuration reported above} ]
 //!   "ranking_changes": only with "importance" and the format ladder: [sentences such as
 //!               "q4_k beats nf4 on weight RMSE, loses on output error", largest first]
@@ -452,8 +453,8 @@ struct EntryView<'a> {
     name: &'a str,
     integer: bool,
     about: &'a str,
-    bits_per_weight: f64,
-    total_bytes: u64,
+    bits_per_weight: Option<f64>,
+    total_bytes: Option<u64>,
     parts: &'a [CostPart],
     mae: Option<Num>,
     rmse: Option<Num>,

@@ -10,9 +10,9 @@
 //! Ladder     the table, error per channel at each granularity (boxes when summarised),
 //!            bits per weight against RMSE (with the formats, given a lineup)
 //! Formats    (with a lineup) the table; the cost chart when there is no Ladder section
+//! Comparison (given one) as in the table format, with each channel's RMSE under A and B
+//!            (chart) before the per-channel table
 //! Values, Worked arithmetic   as in the table format
-//! Comparison (given one) what differs, A and B overall, RMSE per channel under both
-//!            (chart), each channel under both (table)
 //! ```
 //!
 //! A matrix of more than [`MAX_CHANNELS`] channels is summarised: the per-channel tables and
@@ -21,7 +21,6 @@
 //! not grow with the matrix (see `core::figures` for the other bounds).
 
 mod charts;
-mod compare;
 mod html;
 mod pdf;
 
@@ -131,7 +130,8 @@ pub struct Charts<'a> {
     /// The figures of the report ([`crate::core::figures::figures`]); without them the
     /// report has its tables but no charts.
     pub figures: Option<&'a Figures>,
-    /// A comparison: a "Comparison" section at the end.
+    /// A comparison: the "Comparison" section (the same as [`Extras::compare`]; either
+    /// gives the report one such section).
     pub versus: Option<Versus<'a>>,
     /// The PDF's page size.
     pub paper: Paper,
@@ -220,7 +220,13 @@ fn build(report: &Report, options: ExportOptions, extras: &Extras<'_>, charts: &
         },
         _ => Listing::every(&every),
     };
-    let mut doc = doc::build_listing(report, options, extras, &listing);
+    // One Comparison section, whichever of the two asks for it: the table format's, with
+    // its chart added below.
+    let extras = Extras {
+        compare: extras.compare.or(charts.versus),
+        ..*extras
+    };
+    let mut doc = doc::build_listing(report, options, &extras, &listing);
     if let Some(f) = charts.figures {
         let has_ladder = doc.sections.iter().any(|s| s.title == "Ladder");
         for section in &mut doc.sections {
@@ -237,6 +243,11 @@ fn build(report: &Report, options: ExportOptions, extras: &Extras<'_>, charts: &
                 "Formats" if !has_ladder => {
                     figures.extend(charts::cost_against_error(report, extras.lineup));
                 }
+                "Comparison" => {
+                    if let Some(v) = extras.compare {
+                        figures.extend(charts::rmse_a_b(v.comparison, listing.rows));
+                    }
+                }
                 _ => {}
             }
             let at = match section.title {
@@ -245,6 +256,12 @@ fn build(report: &Report, options: ExportOptions, extras: &Extras<'_>, charts: &
                     .parts
                     .iter()
                     .position(|p| matches!(p, Part::Grid(_)))
+                    .unwrap_or(section.parts.len()),
+                // Between A and B overall and the table of every channel under both.
+                "Comparison" => section
+                    .parts
+                    .iter()
+                    .rposition(|p| matches!(p, Part::Grid(_)))
                     .unwrap_or(section.parts.len()),
                 _ => section.parts.len(),
             };
@@ -256,9 +273,6 @@ fn build(report: &Report, options: ExportOptions, extras: &Extras<'_>, charts: &
     }
     for section in &mut doc.sections {
         shorten_formulas(&mut section.parts);
-    }
-    if let Some(v) = charts.versus {
-        doc.sections.push(compare::section(report, v, listing.rows));
     }
     doc
 }

@@ -92,7 +92,7 @@ fn doc(scan: &Scan) -> Doc {
     ];
     if let Some(b) = scan.budget {
         tensors.push(Part::Text(format!(
-            "best <= {}: the most accurate preset or format of the tensor's format ladder within {} bits per weight (RMSE; - when none fits)",
+            "best <= {}: the most accurate preset or format of the tensor's format ladder within {} bits per weight (RMSE; - when none fits); a format that cannot be measured on a tensor (its rows not a multiple of its blocks) has no cost there and is not a candidate",
             sig(b, 6),
             sig(b, 6)
         )));

@@ -44,36 +44,37 @@ pub(super) fn section(lineup: &Lineup, output: Option<&OutputErrors>) -> Section
             (false, true) => ">",
             (false, false) => "",
         };
-        let bpw = sig(e.bits_per_weight, VALUE_DIGITS);
+        // An entry that could not be measured has its reason, and no figure.
+        let (Ok(m), Some(bits), Some(bytes)) = (&e.result, e.bits_per_weight, e.total_bytes) else {
+            let why = e.result.as_ref().err().map_or("no cost", String::as_str);
+            skipped.push(format!("{}: {why}", e.name));
+            continue;
+        };
+        let bpw = sig(bits, VALUE_DIGITS);
         let parts: Vec<String> = e
             .parts
             .iter()
             .map(|p| format!("{} ({})", sig(p.bits_per_weight, VALUE_DIGITS), p.name))
             .collect();
         arithmetic.push(format!("{:width$}  {} = {bpw}", e.name, parts.join(" + ")));
-        match &e.result {
-            Ok(m) => {
-                let mut row = vec![
-                    mark.to_string(),
-                    e.name.clone(),
-                    bpw,
-                    e.total_bytes.to_string(),
-                    error(m.overall.mae),
-                    error(m.overall.rmse),
-                    sqnr(m.overall.sqnr_db),
-                    m.collapsed_channels.to_string(),
-                ];
-                if let Some(o) = output {
-                    row.extend(super::importance::cells(
-                        o,
-                        m.output.as_ref().map(|x| x.overall),
-                    ));
-                    row.push(if m.weighted { "yes" } else { "-" }.to_string());
-                }
-                grid.rows.push(row);
-            }
-            Err(why) => skipped.push(format!("{}: {why}", e.name)),
+        let mut row = vec![
+            mark.to_string(),
+            e.name.clone(),
+            bpw,
+            bytes.to_string(),
+            error(m.overall.mae),
+            error(m.overall.rmse),
+            sqnr(m.overall.sqnr_db),
+            m.collapsed_channels.to_string(),
+        ];
+        if let Some(o) = output {
+            row.extend(super::importance::cells(
+                o,
+                m.output.as_ref().map(|x| x.overall),
+            ));
+            row.push(if m.weighted { "yes" } else { "-" }.to_string());
         }
+        grid.rows.push(row);
     }
     let mut parts = vec![
         Part::Text(
@@ -88,7 +89,10 @@ pub(super) fn section(lineup: &Lineup, output: Option<&OutputErrors>) -> Section
         parts.extend(output_notes(lineup));
     }
     if !skipped.is_empty() {
-        parts.push(Part::Text(format!("Not measured: {}.", skipped.join("; "))));
+        parts.push(Part::Text(format!(
+            "Not measured, so without a cost: {}.",
+            skipped.join("; ")
+        )));
     }
     parts.push(Part::Text(
         "Bits per weight, payload first, then each level of metadata:".to_string(),

@@ -37,10 +37,10 @@ pub(in crate::io::export::rich) fn cost_against_error(
         .collect();
     if let Some(l) = lineup {
         points.extend(l.entries.iter().filter_map(|e| {
-            e.measured().map(|m| Point {
+            Some(Point {
                 name: e.name.clone(),
-                bpw: e.bits_per_weight,
-                rmse: m.overall.rmse,
+                bpw: e.bits_per_weight?,
+                rmse: e.measured()?.overall.rmse,
                 format: true,
                 active: e.active,
             })
