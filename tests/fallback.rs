@@ -14,15 +14,25 @@ use quantscope::io::export::Format;
 use quantscope::io::load_tensor;
 use quantscope::scan::{ScanOptions, scan, scan_with, write_scan};
 
+#[path = "common/explorer.rs"]
+mod explorer;
 #[path = "common/files.rs"]
 mod files;
 #[path = "common/models.rs"]
 mod models;
 #[path = "common/run.rs"]
 mod run;
+#[path = "common/screen.rs"]
+mod screen_text;
 
+use explorer::{act, key};
 use files::{TempFile, f32_bytes, safetensors_bytes, temp_file};
+use quantscope::app::Model;
+use quantscope::app::keymap::Action;
+use quantscope::runtime::settle;
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use run::{assert_refused, quantscope, text};
+use screen_text::screen;
 
 fn minilm() -> PathBuf {
     let Some(path) = std::env::var_os("QUANTSCOPE_MINILM")
@@ -169,9 +179,22 @@ fn a_row_length_no_fallback_fits_is_refused_with_the_reason() {
     assert!(!q4k.pareto);
     // No bits per weight, and after every measured entry.
     assert_eq!((q4k.bits_per_weight, q4k.total_bytes), (None, None));
-    let at = l.entries.iter().position(|e| e.name == "q4_k").unwrap();
-    assert!(l.entries[..at].iter().all(|e| e.measured().is_some()));
-    assert!(l.entries[at..].iter().all(|e| e.measured().is_none()));
+    let unmeasured = l
+        .entries
+        .iter()
+        .position(|e| e.measured().is_none())
+        .unwrap();
+    assert!(
+        l.entries[unmeasured..]
+            .iter()
+            .all(|e| e.measured().is_none())
+    );
+    assert!(
+        l.entries[..unmeasured]
+            .iter()
+            .any(|e| e.measured().is_some())
+    );
+    assert!(l.entries[unmeasured..].iter().any(|e| e.name == "q4_k"));
 
     // The command line: refused, with the reason.
     let rows: String = (0..2)
@@ -309,4 +332,58 @@ fn scan_budget_measures_the_k_quants_through_their_fallbacks() {
     // 5.5 bits or below could be measured as Q4_K here.
     assert!(best.metrics.rmse <= fb.measured().unwrap().overall.rmse);
     assert!(best.bits_per_weight <= 5.5);
+}
+
+/// Rows of 96 as the explorer's text, spreads over three decades.
+fn text_of_rows_of_96() -> String {
+    let m = matrix(4, 96);
+    let v = m.values();
+    (0..4)
+        .map(|r| {
+            (0..96)
+                .map(|c| format!("{}", v[[r, c]]))
+                .collect::<Vec<_>>()
+                .join(" ")
+                + "\n"
+        })
+        .collect()
+}
+
+/// The explorer's format ladder on rows of 96: Q4_K's entry is its fallback, selected at
+/// 80x24 and 120x40; Enter makes Q4_K the configuration, analysed as Q5_0 and titled so.
+#[test]
+fn the_explorers_ladder_lists_the_fallback_and_enter_applies_it() {
+    let mut m = Model::with_text(&text_of_rows_of_96(), None);
+    settle(&mut m);
+    m.size = (80, 24);
+    act(&mut m, Action::Formats);
+    let entries = m.analysis.lineup.clone().unwrap().entries.clone();
+    let at = entries
+        .iter()
+        .position(|e| e.name == "q4_k -> q5_0 (rows of 96)")
+        .unwrap();
+    assert_eq!(entries[at].bits_per_weight, Some(5.5));
+    for _ in 0..at {
+        key(&mut m, KeyCode::Down, KeyModifiers::NONE);
+    }
+    let s = screen(&m, 80, 24);
+    assert!(s.contains("q4_k -> q5_0 (rows of 96)"), "{s}");
+    assert!(s.contains("llama.cpp's fallback"), "{s}");
+    insta::assert_snapshot!("fallback_ladder_80x24", s);
+    m.size = (120, 40);
+    let wide = screen(&m, 120, 40);
+    assert!(wide.contains("q6_k -> q8_0 (rows of 96)"), "{wide}");
+    insta::assert_snapshot!("fallback_ladder_120x40", wide);
+
+    key(&mut m, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(m.overlay.is_none());
+    assert_eq!(m.config.format.map(|f| f.name), Some("q4_k"));
+    let report = m.analysis.report.clone().expect("the report arrives");
+    assert_eq!(
+        report.fallback.unwrap().label(),
+        "q4_k -> q5_0 (rows of 96)"
+    );
+    assert_eq!(report.memory.bits_per_weight, 5.5);
+    let s = screen(&m, 120, 40);
+    assert!(s.contains("q4_k -> q5_0 (rows of 96)"), "{s}");
 }
