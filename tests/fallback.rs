@@ -386,4 +386,7 @@ fn the_explorers_ladder_lists_the_fallback_and_enter_applies_it() {
     assert_eq!(report.memory.bits_per_weight, 5.5);
     let s = screen(&m, 120, 40);
     assert!(s.contains("q4_k -> q5_0 (rows of 96)"), "{s}");
+    // The Settings pane shows the bits applied, not Q4_K's.
+    assert!(s.contains("5  [0, 31] as q5_0"), "{s}");
+    assert!(s.contains("fixed by q5_0"), "{s}");
 }
