@@ -36,6 +36,7 @@ pub mod minifloat;
 pub mod mx;
 pub mod nf4;
 pub mod nvfp4_two;
+pub mod registry;
 mod row;
 
 pub use fp8::{Fp8Encoded, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme};
