@@ -23,6 +23,7 @@ pub mod compare;
 pub mod config;
 pub mod effect;
 pub mod explain;
+pub mod fallback;
 pub mod figures;
 pub mod format;
 pub mod importance;

@@ -216,7 +216,8 @@ fn scan_one(
         Some(Err(e)) => return Err(fail(e.to_string())),
         Some(Ok(i)) => Some(i),
     };
-    let at = |granularity| {
+    let mut fallback = None;
+    let mut at = |granularity| {
         analyse_with(
             &matrix,
             &Config {
@@ -225,7 +226,12 @@ fn scan_one(
             },
             Options::ONE_CONFIG,
         )
-        .map(|r| Side::of(&r))
+        .map(|r| {
+            // A format applied through llama.cpp's fallback (the same at every granularity:
+            // a format fixes its blocks).
+            fallback = fallback.or(r.fallback);
+            Side::of(&r)
+        })
         .map_err(|e| fail(format!("{granularity}: {e}")))
     };
     let tensor = at(Granularity::Tensor)?;
@@ -249,6 +255,7 @@ fn scan_one(
             .map(|i| weighted::weighted(&matrix, config, &i))
             .transpose()
             .map_err(fail)?,
+        fallback,
     })
 }
 

@@ -276,6 +276,7 @@ fn settings_pane<'a>(model: &'a Model, theme: &'a Theme) -> settings::SettingsPa
         overrides: model.overrides,
         modified: model.changed_from_preset(),
         group_size: model.group_size,
+        row_len: model.analysis.matrix.as_ref().map(|m| m.shape().1),
         selected: model.selected_setting,
         focused: model.focus == Focus::Settings,
         theme,

@@ -160,6 +160,22 @@ impl Setting {
     #[must_use]
     pub fn describe(self, now: &Current<'_>, changed_from_preset: bool) -> String {
         let c = now.config;
+        // A format on rows its blocks do not divide: llama.cpp's fallback type is applied.
+        let fallback = c
+            .format
+            .zip(now.row_len)
+            .and_then(|(f, cols)| crate::core::fallback::resolve(f, cols).ok().flatten());
+        if let Some((fb, _)) = &fallback
+            && !matches!(self, Self::Preset | Self::Bits)
+        {
+            return format!("fixed by {}", fb.to);
+        }
+        if let Some((fb, applied)) = &fallback
+            && matches!(self, Self::Bits)
+        {
+            let (qmin, qmax) = applied.code_range();
+            return format!("{}  [{qmin}, {qmax}] as {}", applied.bits, fb.to);
+        }
         if let Some(f) = c.format
             && !matches!(self, Self::Preset | Self::Bits)
         {

@@ -5,6 +5,7 @@ mod format;
 mod weighted;
 
 use crate::core::config::{Config, ConfigError, Granularity};
+use crate::core::fallback::{self, FallbackError};
 use crate::core::format::FormatError;
 use crate::core::importance::{Importance, ImportanceError};
 use crate::core::kernel::segment::Code;
@@ -80,6 +81,9 @@ pub enum AnalyseError {
     /// A format's encoder refused the matrix (rows that are not whole blocks).
     #[error(transparent)]
     Format(#[from] FormatError),
+    /// Neither the format nor its llama.cpp fallback fits the rows.
+    #[error(transparent)]
+    Fallback(#[from] FallbackError),
     /// The importance vector does not fit the matrix.
     #[error("importance: {0}")]
     Importance(#[from] ImportanceError),
@@ -177,6 +181,17 @@ fn staged(
         let (rows, cols) = matrix.shape();
         imp.check_shape(rows, cols)?;
     }
+    if let Some(info) = config.format
+        && let Some((fallback, applied)) = fallback::resolve(info, matrix.shape().1)?
+    {
+        // llama.cpp's fallback type, as llama-quantize applies it to such rows (with the
+        // importance, as llama-quantize --imatrix does).
+        let first = &mut |mut report: Report| {
+            report.fallback = Some(fallback);
+            first(report)
+        };
+        return staged(matrix, &applied, importance, options, first, progress);
+    }
     if let Some(info) = config.format {
         // A format fixes its blocks: its ladder is the one rung of its own blocks.
         let weights = importance.filter(|_| weighted::reads_importance(info.coded));
@@ -269,6 +284,7 @@ fn analyse_as<T: Code>(
             Some(wrap) => Codes::Stored(wrap(main.codes)),
             None => Codes::Derived(matrix.shared()),
         },
+        fallback: None,
         values: None,
     };
     let active = ladder.is_some().then(|| active_rung(&report));

@@ -1,7 +1,9 @@
 //! The formats models ship in, encoded and decoded exactly as their reference
-//! implementations do: llama.cpp's k-quants (Q2_K..Q6_K), MXFP4 and NVFP4 (ggml), NF4
+//! implementations do: llama.cpp's k-quants (Q2_K..Q6_K), MXFP4 and NVFP4 (ggml), the OCP
+//! Microscaling formats ([`mx`]: MXFP8, MXFP6, MXFP4 with the OCP rounding, MXINT8), NF4
 //! (bitsandbytes, with double quantization in [`nf4::DoubleQuant`]), FP8 E4M3/E5M2 ([`fp8`],
-//! per tensor, channel or 2-D tile), llama.cpp's i-quants ([`iquant`]) and ternary types
+//! per tensor, channel or 2-D tile), two-level NVFP4 with a tensor scale ([`nvfp4_two`],
+//! compressed-tensors' and ModelOpt's), llama.cpp's i-quants ([`iquant`]) and ternary types
 //! ([`ternary`]), and readers for ggml's legacy Q4_0..Q8_0 blocks.
 //!
 //! A row format ([`Format`]) works on one row at a time, so a caller can run rows in
@@ -32,7 +34,10 @@ pub mod kquant;
 mod layout;
 pub mod legacy;
 mod measure;
+pub mod minifloat;
+pub mod mx;
 pub mod nf4;
+pub mod nvfp4_two;
 pub mod registry;
 mod row;
 pub mod ternary;
@@ -43,6 +48,7 @@ pub use kquant::{KQuant, SuperBlock};
 pub use layout::{Grid, Layout, Part, Usage};
 pub use legacy::{Legacy, LegacyBlock};
 pub use measure::{RowError, Summary, run_rows, run_rows_weighted};
+pub use mx::MxKind;
 pub use ternary::Ternary;
 
 /// The importance of each value of a row, as llama.cpp's quantizers take it
@@ -61,6 +67,8 @@ pub enum Format {
     Mxfp4,
     /// ggml's NVFP4: 16 E2M1 values under one UE4M3 scale, 64 per block.
     Nvfp4,
+    /// An OCP Microscaling format: 32 elements under one E8M0 scale.
+    Mx(MxKind),
     /// bitsandbytes' NF4: 64 values under one f32 absmax (see [`nf4`] for double
     /// quantization of the absmax values).
     Nf4,
@@ -85,17 +93,24 @@ impl Format {
     /// Q6_K.
     pub const Q6K: Self = Self::K(KQuant::Q6K);
 
-    /// The k-quants, MXFP4, NVFP4 and NF4, by bits per weight (the i-quants and ternary
-    /// types, which also encode, are [`IQuant::ALL`] and [`Ternary::ALL`]).
-    pub const ENCODERS: [Self; 8] = [
+    /// The k-quants, MXFP4, NVFP4, NF4 and the OCP MX formats, by bits per weight (the
+    /// i-quants and ternary types, which also encode, are [`IQuant::ALL`] and
+    /// [`Ternary::ALL`]).
+    pub const ENCODERS: [Self; 14] = [
         Self::Q2K,
         Self::Q3K,
         Self::Mxfp4,
+        Self::Mx(MxKind::Fp4E2M1),
         Self::Q4K,
         Self::Nvfp4,
         Self::Nf4,
         Self::Q5K,
+        Self::Mx(MxKind::Fp6E2M3),
+        Self::Mx(MxKind::Fp6E3M2),
         Self::Q6K,
+        Self::Mx(MxKind::Fp8E4M3),
+        Self::Mx(MxKind::Fp8E5M2),
+        Self::Mx(MxKind::Int8),
     ];
 
     /// The format's usual name (`"Q4_K"`, `"MXFP4"`, `"NF4"`).
@@ -105,6 +120,7 @@ impl Format {
             Self::K(k) => k.name(),
             Self::Mxfp4 => "MXFP4",
             Self::Nvfp4 => "NVFP4",
+            Self::Mx(k) => k.name(),
             Self::Nf4 => "NF4",
             Self::Legacy(l) => l.name(),
             Self::I(q) => q.name(),
@@ -118,6 +134,7 @@ impl Format {
         match self {
             Self::K(_) => kquant::QK_K,
             Self::Mxfp4 | Self::Legacy(_) => 32,
+            Self::Mx(_) => mx::MX_BLOCK,
             Self::Nvfp4 | Self::Nf4 => 64,
             Self::I(q) => q.block_len(),
             Self::T(_) => ternary::BLOCK,
@@ -131,6 +148,7 @@ impl Format {
             Self::K(k) => k.block_bytes(),
             Self::Mxfp4 => fp4::MXFP4_BYTES,
             Self::Nvfp4 => fp4::NVFP4_BYTES,
+            Self::Mx(k) => k.block_bytes(),
             Self::Nf4 => 36,
             Self::Legacy(l) => l.block_bytes(),
             Self::I(q) => q.block_bytes(),
@@ -208,14 +226,14 @@ impl Format {
     }
 
     /// The reference quantizer reads an importance vector: the k-quants, the i-quants and
-    /// Q4_0, Q4_1, Q5_0, Q5_1 (ggml's `quant_weights`). MXFP4, NVFP4 (ggml ignores it), NF4,
-    /// Q8_0 and the ternary types do not.
+    /// Q4_0, Q4_1, Q5_0, Q5_1 (ggml's `quant_weights`). MXFP4, NVFP4 (ggml ignores it), the
+    /// OCP MX formats, NF4, Q8_0 and the ternary types do not.
     #[must_use]
     pub const fn reads_importance(self) -> bool {
         match self {
             Self::K(_) | Self::I(_) => true,
             Self::Legacy(l) => l.reads_importance(),
-            Self::Mxfp4 | Self::Nvfp4 | Self::Nf4 | Self::T(_) => false,
+            Self::Mxfp4 | Self::Nvfp4 | Self::Nf4 | Self::Mx(_) | Self::T(_) => false,
         }
     }
 
@@ -278,6 +296,8 @@ pub enum Meta {
     Mxfp4(Vec<u8>),
     /// NVFP4: four UE4M3 scale bytes per 64 values.
     Nvfp4(Vec<[u8; 4]>),
+    /// An MX format: one E8M0 scale byte per 32 values.
+    Mx(Vec<u8>),
     /// NF4: one f32 absmax per 64 values.
     Nf4(Vec<f32>),
     /// Legacy ggml blocks.
@@ -305,8 +325,8 @@ pub struct Encoded {
     pub format: Format,
     /// One stored code per value: k-quants and legacy types the unsigned stored code
     /// (subtract the type's code offset for the signed level; Q8_0 the int8's byte), E2M1
-    /// and NF4 the 4-bit index, an i-quant or ternary type the index of the value's signed
-    /// level in [`Format::grid`].
+    /// and NF4 the 4-bit index, an MX element its bit pattern (MXINT8 the int8's byte), an
+    /// i-quant or ternary type the index of the value's signed level in [`Format::grid`].
     pub codes: Vec<u8>,
     /// The blocks' metadata.
     pub meta: Meta,
@@ -361,8 +381,8 @@ pub struct SubBlock {
     pub start: usize,
     /// Number of values.
     pub len: usize,
-    /// What a grid value is multiplied by (k-quants: `d * scale`; E2M1: the decoded E8M0
-    /// or UE4M3 scale; NF4: the absmax).
+    /// What a grid value is multiplied by (k-quants: `d * scale`; E2M1 and MX elements: the
+    /// decoded E8M0 or UE4M3 scale; NF4: the absmax).
     pub step: f32,
     /// What is subtracted after (k-quants with mins: `dmin * min`; Q4_1/Q5_1: minus `m`).
     pub min: f32,
@@ -415,6 +435,9 @@ pub enum FormatError {
          this large); llama.cpp aborts here"
     )]
     OffGrid(&'static str),
+    /// The reference gives this tensor no finite reconstruction (two-level NVFP4).
+    #[error(transparent)]
+    Refused(#[from] nvfp4_two::Refused),
     /// An importance vector of another length than the row.
     #[error("importance holds {got} values, the row has {want}")]
     WeightsLength {

@@ -23,17 +23,20 @@
 //! assert!(q4k.measured().is_some());
 //! ```
 
+mod measure;
+
 use serde::Serialize;
 
 use crate::core::analyse::{Options, analyse_weighted};
 use crate::core::config::Config;
+use crate::core::fallback::{self, Fallback};
+use crate::core::format::registry::format_bits;
 use crate::core::importance::{Importance, OutputErrors, RankingChange};
 use crate::core::matrix::Matrix;
 use crate::core::output::OutputStage;
 use crate::core::presets::{PRESETS, PresetOptions, preset};
 use crate::core::report::{Metrics, Report};
 
-use crate::core::format::registry::format_bits;
 pub use crate::core::format::registry::{Coded, FORMATS, FormatInfo, format_info, grid_of};
 
 /// Which entries a ladder holds.
@@ -151,6 +154,10 @@ pub struct Entry {
     pub pareto_output: bool,
     /// The active configuration of the explorer or `report`.
     pub active: bool,
+    /// The format asked for, when the rows are not whole blocks of it and the entry is
+    /// llama.cpp's fallback type instead (its name is then `q4_k -> q5_0 (rows of 384)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
 }
 
 impl Entry {
@@ -360,6 +367,7 @@ fn integer_entry(
             pareto: false,
             pareto_output: false,
             active,
+            fallback: None,
         },
         Err(e) => unmeasured(name, true, config.summary(), e.to_string(), active),
     }
@@ -378,21 +386,61 @@ fn unmeasured(name: &str, integer: bool, about: String, why: String, active: boo
         pareto: false,
         pareto_output: false,
         active,
+        fallback: None,
     }
 }
 
 fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) -> Entry {
+    let cols = matrix.shape().1;
+    match fallback::resolve(info, cols) {
+        // llama-quantize's fallback type: measured as that type, named for both.
+        Ok(Some((fb, config))) => {
+            let mut e = integer_entry(matrix, &fb.label(), &config, false, inputs);
+            e.integer = false;
+            e.about = format!(
+                "llama.cpp's fallback: rows of {cols} are not whole blocks of {} ({} values), so llama-quantize quantizes the tensor as {}: {}",
+                info.name,
+                fallback::block_of(info),
+                fb.to,
+                e.about
+            );
+            e.fallback = Some(fb);
+            return e;
+        }
+        Err(why) => {
+            return format_entry_measured(matrix, info, Err(why.to_string()), inputs);
+        }
+        Ok(None) => {}
+    }
+    format_entry_measured(matrix, info, Ok(()), inputs)
+}
+
+/// A format's entry, measured as itself unless `refused` says why it cannot be.
+fn format_entry_measured(
+    matrix: &Matrix,
+    info: &'static FormatInfo,
+    refused: Result<(), String>,
+    inputs: Inputs<'_>,
+) -> Entry {
     let (rows, cols) = matrix.shape();
     let n = (rows * cols).max(1) as f64;
-    // The same analysis as the format as the active configuration.
-    let result = analyse_weighted(
-        matrix,
-        &crate::core::presets::format_config(info),
-        inputs.importance,
-        Options::ONE_CONFIG,
-    )
-    .map_err(|e| e.to_string())
-    .and_then(|r| measured_of(&r, inputs));
+    let result = if let Err(why) = refused {
+        Err(why)
+    } else if inputs.importance.is_none() && inputs.output.is_none() {
+        // The same figures as the format's analysis as the active configuration, without
+        // what the ladder does not show.
+        measure::measure(matrix, info.coded).map_err(|e| e.to_string())
+    } else {
+        // With importance or output errors: the whole analysis, whose report they read.
+        analyse_weighted(
+            matrix,
+            &crate::core::presets::format_config(info),
+            inputs.importance,
+            Options::ONE_CONFIG,
+        )
+        .map_err(|e| e.to_string())
+        .and_then(|r| measured_of(&r, inputs))
+    };
     let m = match result {
         Ok(m) => m,
         Err(why) => return unmeasured(info.name, false, info.about.to_string(), why, false),
@@ -416,6 +464,7 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) 
         pareto: false,
         pareto_output: false,
         active: false,
+        fallback: None,
     }
 }
 

@@ -398,6 +398,7 @@ pub fn format_config(info: &'static FormatInfo) -> Config {
             (bits, Granularity::Group(sub), mins, dtype)
         }
         Coded::Nf4Dq => (4, Granularity::Group(64), false, ScaleDtype::F32),
+        Coded::Nvfp4Two(_) => (4, Granularity::Group(16), false, ScaleDtype::F32),
         Coded::Fp8(s) => {
             let g = match s.layout {
                 Fp8Layout::Tensor => Granularity::Tensor,

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::core::config::{Axis, Config, Granularity};
+use crate::core::fallback::Fallback;
 use crate::core::importance::{Importance, ImportanceSource, OutputErrors};
 use crate::core::kernel::{Quantizer, Step};
 use crate::core::matrix::Shared;
@@ -407,6 +408,9 @@ pub struct Report {
     /// A format's reconstruction, as its decoder produced it (`None` for integer
     /// configurations, whose values follow from the codes and the blocks).
     pub(crate) values: Option<Vec<f32>>,
+    /// The format asked for, when its blocks do not divide the rows and llama.cpp's
+    /// fallback was applied instead ([`Report::config`] is then the fallback's).
+    pub fallback: Option<Fallback>,
 }
 
 /// How badly a channel is reconstructed, for [`Report::worst_of`]: collapsed first, then
@@ -421,6 +425,16 @@ fn badness(c: &ChannelReport) -> (bool, f64) {
 }
 
 impl Report {
+    /// What was applied, in one line: the configuration's summary, after
+    /// `q4_k -> q5_0 (rows of 384): ` when a llama.cpp fallback was.
+    #[must_use]
+    pub fn applied(&self) -> String {
+        match &self.fallback {
+            Some(f) => format!("{}: {}", f.label(), self.config.summary()),
+            None => self.config.summary(),
+        }
+    }
+
     /// The index of the block holding `(row, col)`.
     #[must_use]
     pub fn block_index(&self, row: usize, col: usize) -> usize {

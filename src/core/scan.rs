@@ -59,6 +59,10 @@ pub struct ScanRow {
     /// With an importance matrix that has an entry for the tensor: its importance-weighted
     /// errors.
     pub imatrix: Option<Weighted>,
+    /// The format asked for, when the tensor's rows are not whole blocks of it and
+    /// llama.cpp's fallback type was analysed instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<crate::core::fallback::Fallback>,
 }
 
 /// A tensor's importance-weighted errors (`imatrix_mse`, see

@@ -83,13 +83,15 @@ impl Widget for &FormatsOverlay<'_> {
         ])
         .areas(inner);
         let width = usize::from(inner.width);
+        // Names up to 16 characters, or longer (a llama.cpp fallback's `q4_k -> q5_0 (rows
+        // of 384)`) when every column still fits beside them.
         let name_width = lineup
             .entries
             .iter()
-            .map(|e| e.name.len())
+            .map(|e| e.name.chars().count())
             .max()
             .unwrap_or(6)
-            .min(16);
+            .min(16.max(width.saturating_sub(Columns::ALL)));
         let columns = Columns::fitting(width, name_width);
         Line::styled(
             fit(&columns.header(name_width), width, self.theme.glyphs.ascii),
@@ -163,6 +165,9 @@ struct Columns {
 const NUM: usize = 9;
 
 impl Columns {
+    /// Every column but the name: pointer and mark, four numbers, collapsed.
+    const ALL: usize = 3 + 4 * NUM + 10;
+
     fn fitting(width: usize, name: usize) -> Self {
         // pointer + mark + name, bits/w, RMSE, collapsed always; MAE, SQNR when they fit.
         let base = 1 + 2 + name + NUM + NUM + 10;

@@ -25,6 +25,9 @@ pub struct SettingsPane<'a> {
     pub modified: bool,
     /// The remembered group size.
     pub group_size: usize,
+    /// The length of the data's rows, when known (a format on rows its blocks do not
+    /// divide shows llama.cpp's fallback).
+    pub row_len: Option<usize>,
     /// The selected line.
     pub selected: usize,
     /// The pane has focus.
@@ -88,7 +91,7 @@ impl Widget for &SettingsPane<'_> {
                     preset: self.preset,
                     overrides: self.overrides,
                     group_size: self.group_size,
-                    row_len: None,
+                    row_len: self.row_len,
                 };
                 let label = setting.label();
                 let mut value = setting.describe(&now, self.modified);

@@ -59,7 +59,12 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
             0,
         ));
     }
-    parts.push((format!(" {sep} {}", m.config.summary()), theme.text, 0));
+    // A format applied through llama.cpp's fallback says so (`q4_k -> q5_0 (rows of 384)`).
+    let applied = match m.analysis.report.as_ref().and_then(|r| r.fallback) {
+        Some(f) if !m.stale() => f.label(),
+        _ => m.config.summary(),
+    };
+    parts.push((format!(" {sep} {applied}"), theme.text, 0));
     parts.push((format!(" {sep} preset {}", m.preset), theme.text, 2));
     if m.changed_from_preset() {
         parts.push((" (changed)".into(), theme.text, 4));

@@ -41,6 +41,12 @@ fn list_presets_prints_one_line_each() {
         formats.lines().count(),
         1 + quantscope::core::lineup::FORMATS.len()
     );
+    // Each OCP MX format names the specification's section it follows.
+    let mx: Vec<&str> = formats.lines().filter(|l| l.starts_with("mx")).collect();
+    assert_eq!(mx.len(), 7, "{formats}");
+    for l in mx.iter().filter(|l| !l.starts_with("mxfp4 ")) {
+        assert!(l.contains("OCP Microscaling v1.0 spec (section 6.3"), "{l}");
+    }
     let names: Vec<&str> = presets
         .lines()
         .map(|l| l.split_whitespace().next().unwrap_or(""))

@@ -116,10 +116,13 @@ fn a_bad_spec_is_one_clear_message_and_exit_2() {
             text(&o.stderr)
         );
     }
-    // A format whose blocks do not fit the rows is refused after the analysis, by name.
+    // A format whose blocks do not fit the rows, nor its llama.cpp fallback's, is refused
+    // after the analysis, by name.
     let o = quantscope(&["report", "--scenario", "quiet-loud", "--compare", "q4_k"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("--compare q4_k: Q4_K needs rows of a multiple of 256"));
+    assert!(text(&o.stderr).contains(
+        "--compare q4_k: q4_k needs rows of a multiple of 256 values and its llama.cpp fallback q5_0"
+    ));
 }
 
 #[test]

@@ -428,12 +428,12 @@ fn a_quantized_gguf_tensor_does_what_reports_flags_ask_on_its_dequantized_values
     assert!(String::from_utf8_lossy(&out.stdout).contains("as stored in"));
 }
 
-/// Two rows of 384 values, as wide as MiniLM's: Q2_K to Q6_K's super-blocks of 256 do not
-/// divide them, so those formats cannot be measured.
-fn rows_of_384() -> quantscope::core::Matrix {
+/// Two rows of 100 values: neither Q2_K to Q6_K's super-blocks of 256 nor their llama.cpp
+/// fallbacks' blocks of 32 divide them, so those formats cannot be measured.
+fn rows_of_100() -> quantscope::core::Matrix {
     let rows: Vec<Vec<f32>> = (1..=2)
         .map(|r| {
-            (0..384)
+            (0..100)
                 .map(|i| (i as f32 * 0.1 * r as f32).sin())
                 .collect()
         })
@@ -442,14 +442,14 @@ fn rows_of_384() -> quantscope::core::Matrix {
     quantscope::core::Matrix::from_rows(&refs).unwrap()
 }
 
-fn rows_of_384_text() -> String {
-    quantscope::io::text::format_text(&rows_of_384())
+fn rows_of_100_text() -> String {
+    quantscope::io::text::format_text(&rows_of_100())
 }
 
 #[test]
 fn an_unmeasured_format_has_no_bits_per_weight_and_sorts_after_every_measured_one() {
     use quantscope::core::lineup::{Selection, lineup};
-    let l = lineup(&rows_of_384(), &Selection::all(), None);
+    let l = lineup(&rows_of_100(), &Selection::all(), None);
     let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
     assert!(q4k.measured().is_none());
     let json = serde_json::to_value(q4k).unwrap();
@@ -475,7 +475,7 @@ fn an_unmeasured_format_has_no_bits_per_weight_and_sorts_after_every_measured_on
 fn report_formats_shows_no_figure_for_an_unmeasured_format_in_any_output() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("w.txt");
-    std::fs::write(&file, rows_of_384_text()).unwrap();
+    std::fs::write(&file, rows_of_100_text()).unwrap();
     let run = |format: &str| {
         let out = quantscope(&["report", file.to_str().unwrap(), "--formats", "-f", format]);
         assert!(
@@ -488,7 +488,7 @@ fn report_formats_shows_no_figure_for_an_unmeasured_format_in_any_output() {
     for format in ["table", "markdown", "html"] {
         // Markdown escapes the underscores of names.
         let text = run(format).replace("\\_", "_");
-        let reason = "Q4_K needs rows of a multiple of 256 values, got 384";
+        let reason = "q4_k needs rows of a multiple of 256 values and its llama.cpp fallback q5_0 a multiple of 32; rows of 100 fit neither";
         assert!(
             text.contains(reason),
             "{format}: the reason is given\n{text}"
@@ -516,7 +516,7 @@ fn report_formats_shows_no_figure_for_an_unmeasured_format_in_any_output() {
 #[test]
 fn the_format_ladder_pane_shows_no_figure_for_an_unmeasured_format() {
     use quantscope::app::keymap::Action;
-    let mut m = Model::with_text(&rows_of_384_text(), None);
+    let mut m = Model::with_text(&rows_of_100_text(), None);
     explorer::act(&mut m, Action::Formats);
     let lineup = m.analysis.lineup.clone().expect("the format ladder");
     let at = lineup

@@ -204,6 +204,7 @@ fn mxfp4_worked_arithmetic_shows_the_shared_exponent_and_what_collapses_under_it
             cols: (0, 32),
             amax: 3.0,
             floor_log2: 1,
+            emax: 2,
             exponent: 126,
             scale: 0.5,
         }

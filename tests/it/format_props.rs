@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use quantscope::core::format::{
-    Encoded, Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, KQuant, Legacy, nf4,
+    Encoded, Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, KQuant, Legacy, MxKind, nf4,
 };
 
 /// Rows of whole blocks (512 values) whose 32-value stretches each have their own scale
@@ -71,6 +71,7 @@ proptest! {
             let e = format.encode_row(&x).unwrap();
             let levels = match format {
                 Format::K(k) => 1usize << k.code_bits(),
+                Format::Mx(k) => 1usize << k.element_bits(),
                 _ => 16,
             };
             prop_assert!(e.codes.iter().all(|&c| usize::from(c) < levels), "{}", format.name());
@@ -92,10 +93,12 @@ proptest! {
         }
     }
 
-    /// E2M1 and NF4 re-encode their own reconstruction to the same codes and scales.
+    /// E2M1, NF4 and the MX formats re-encode their own reconstruction to the same codes
+    /// and scales.
     #[test]
-    fn fp4_and_nf4_are_idempotent(x in row()) {
-        for format in [Format::Mxfp4, Format::Nvfp4, Format::Nf4] {
+    fn fp4_nf4_and_mx_are_idempotent(x in row()) {
+        let mx = MxKind::ALL.map(Format::Mx);
+        for format in [Format::Mxfp4, Format::Nvfp4, Format::Nf4].iter().chain(&mx).copied() {
             let e = format.encode_row(&x).unwrap();
             let y = e.decode();
             let again = format.encode_row(&y).unwrap();
@@ -137,6 +140,12 @@ fn bits_per_weight_from_the_layout() {
         (Format::Legacy(Legacy::Q5_0), 5.5),
         (Format::Legacy(Legacy::Q5_1), 6.0),
         (Format::Legacy(Legacy::Q8_0), 8.5),
+        (Format::Mx(MxKind::Fp4E2M1), 4.25),
+        (Format::Mx(MxKind::Fp6E2M3), 6.25),
+        (Format::Mx(MxKind::Fp6E3M2), 6.25),
+        (Format::Mx(MxKind::Fp8E4M3), 8.25),
+        (Format::Mx(MxKind::Fp8E5M2), 8.25),
+        (Format::Mx(MxKind::Int8), 8.25),
     ];
     for (format, bpw) in want {
         let layout = format.layout();

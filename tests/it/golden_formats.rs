@@ -146,6 +146,7 @@ fn check_meta(e: &Encoded, blocks: &Value, what: &str) {
         }
         Meta::Nf4(_) => panic!("{what}: NF4 has its own fixture"),
         Meta::Packed { .. } => panic!("{what}: the i-quants have their own fixtures"),
+        Meta::Mx(_) => panic!("{what}: the MX formats have their own fixtures"),
     }
 }
 

@@ -296,18 +296,45 @@ fn types_llama_cpp_refuses_without_importance_are_refused_naming_imatrix() {
 }
 
 #[test]
-fn a_row_its_blocks_do_not_divide_is_refused_with_the_reason() {
-    let rows: Vec<Vec<f32>> = (0..2).map(|_| vec![0.5; 96]).collect();
-    let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
-    let m = Matrix::from_rows(&refs).unwrap();
-    let config = preset("iq4_xs", PresetOptions::default()).unwrap();
-    let err = analyse_weighted(&m, &config, None, Options::default())
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("IQ4_XS") && err.contains("256"), "{err}");
-    // IQ4_NL's blocks of 32 do divide it.
-    let config = preset("iq4_nl", PresetOptions::default()).unwrap();
-    assert!(analyse_weighted(&m, &config, None, Options::default()).is_ok());
+fn a_row_its_blocks_do_not_divide_falls_back_to_iq4_nl_or_is_refused() {
+    let matrix = |cols: usize| {
+        let rows: Vec<Vec<f32>> = (0..2)
+            .map(|r| {
+                (0..cols)
+                    .map(|c| ((r * 7 + c) as f32 * 0.37).sin())
+                    .collect()
+            })
+            .collect();
+        let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
+        Matrix::from_rows(&refs).unwrap()
+    };
+    // Rows of 96: IQ4_XS's 256 do not divide them, llama.cpp's fallback IQ4_NL's 32 do.
+    let m = matrix(96);
+    let xs = analyse_weighted(
+        &m,
+        &preset("iq4_xs", PresetOptions::default()).unwrap(),
+        None,
+        Options::default(),
+    )
+    .unwrap();
+    let nl = analyse_weighted(
+        &m,
+        &preset("iq4_nl", PresetOptions::default()).unwrap(),
+        None,
+        Options::default(),
+    )
+    .unwrap();
+    assert_eq!(xs.overall, nl.overall);
+    // Rows of 100: no fallback fits, and the reason says so.
+    let err = analyse_weighted(
+        &matrix(100),
+        &preset("iq4_xs", PresetOptions::default()).unwrap(),
+        None,
+        Options::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("256") && err.contains("100"), "{err}");
 }
 
 #[test]

@@ -99,6 +99,46 @@ fn the_overlay_fits_80x24_and_names_the_selected_entrys_arithmetic() {
     assert!(wide.contains("SQNR dB") && wide.contains("MAE"), "{wide}");
 }
 
+/// The MX family and two-level NVFP4 in the ladder, the selection moved down to MXFP8 E4M3:
+/// its bits per weight part by part, at 80x24 and 120x40.
+#[test]
+fn the_mx_and_two_level_nvfp4_entries_at_80x24_and_120x40() {
+    let mut m = scenario_model("formats");
+    m.size = (80, 24);
+    act(&mut m, Action::Formats);
+    let entries = m.analysis.lineup.clone().unwrap().entries.clone();
+    for name in [
+        "mxfp4-ocp",
+        "mxfp6-e2m3",
+        "mxfp6-e3m2",
+        "mxfp8-e4m3",
+        "mxfp8-e5m2",
+        "mxint8",
+        "nvfp4-ct",
+        "nvfp4-modelopt",
+    ] {
+        let e = entries.iter().find(|e| e.name == name).unwrap();
+        assert!(e.measured().is_some(), "{name}");
+    }
+    let at = entries.iter().position(|e| e.name == "mxfp8-e4m3").unwrap();
+    for _ in 0..at {
+        key(&mut m, KeyCode::Down, KeyModifiers::NONE);
+    }
+    let s = screen(&m, 80, 24);
+    assert!(
+        s.contains("8 (payload: E4M3 codes) + 0.25 (shared exponent: E8M0)"),
+        "{s}"
+    );
+    insta::assert_snapshot!("formats_mx_80x24", s);
+    m.size = (120, 40);
+    let wide = screen(&m, 120, 40);
+    assert!(
+        wide.contains("nvfp4-ct") && wide.contains("mxint8"),
+        "{wide}"
+    );
+    insta::assert_snapshot!("formats_mx_120x40", wide);
+}
+
 #[test]
 fn formats_whose_blocks_do_not_divide_the_rows_say_why() {
     // The built-in example has rows of four values.
@@ -111,7 +151,9 @@ fn formats_whose_blocks_do_not_divide_the_rows_say_why() {
         q4k.result
             .as_ref()
             .unwrap_err()
-            .contains("multiple of 256 values, got 4")
+            .contains("rows of 4 fit neither"),
+        "{:?}",
+        q4k.result
     );
     let fp8 = lineup
         .entries
@@ -401,4 +443,55 @@ fn a_format_pinned_against_an_integer_configuration_shows_both_rungs() {
     assert!(s.contains("A tensor"), "{s}");
     assert!(s.contains("4.016"), "{s}");
     assert!(s.contains("B 0, A 5 of 8 collapsed"), "{s}");
+}
+
+/// The ladder measures a format without keeping its codes or blocks: every figure must still
+/// be the format's whole analysis's, bit for bit, on rows of every kind (spreads over six
+/// decades, zero, constant, one-signed, a row too quiet for a per-tensor scale).
+#[test]
+fn the_ladders_figures_are_the_analysiss_for_every_format() {
+    use quantscope::core::lineup::{FORMATS, Selection, lineup};
+    use quantscope::core::presets::format_config;
+    use quantscope::core::{Matrix, Options, analyse_with};
+    let rows: Vec<Vec<f32>> = (0..12)
+        .map(|r| {
+            (0..512)
+                .map(|c| {
+                    let v = ((r * 131 + c * 17) as f32 * 0.0731).sin();
+                    match r {
+                        0 => 0.0,
+                        1 => 0.3,
+                        2 => v.abs() * 1e-3,
+                        3 => v * 1e-7,
+                        _ => v * 10f32.powi(r % 6 - 3),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
+    let m = Matrix::from_rows(&refs).unwrap();
+    let l = lineup(&m, &Selection::formats(), None);
+    for info in FORMATS {
+        let e = l.entries.iter().find(|e| e.name == info.name).unwrap();
+        // The i-quants llama.cpp refuses without an importance matrix are refused here too.
+        let Ok(r) = analyse_with(&m, &format_config(info), Options::ONE_CONFIG) else {
+            assert!(e.measured().is_none(), "{}", info.name);
+            continue;
+        };
+        let got = e.measured().unwrap();
+        assert_eq!(got.overall, r.overall, "{}", info.name);
+        assert_eq!(
+            got.collapsed_channels, r.collapsed_channels,
+            "{}",
+            info.name
+        );
+        let channels: Vec<_> = r.channels.iter().map(|c| c.metrics).collect();
+        assert_eq!(got.channels, channels, "{}", info.name);
+    }
+    assert!(
+        l.entries
+            .iter()
+            .any(|e| e.measured().unwrap().collapsed_channels > 0)
+    );
 }

@@ -19,6 +19,8 @@ mod common;
 mod core_clipping;
 mod golden;
 mod golden_formats;
+mod golden_mx;
+mod golden_nvfp4;
 mod golden_weighted;
 mod iquants;
 mod kernels;
@@ -51,6 +53,8 @@ mod edges_round2;
 mod explain;
 #[cfg(not(feature = "avx512"))]
 mod export;
+#[cfg(not(feature = "avx512"))]
+mod fallback;
 #[cfg(not(feature = "avx512"))]
 mod first_hour;
 #[cfg(not(feature = "avx512"))]

@@ -134,7 +134,11 @@ pub(super) fn choose_format(model: &mut Model, selected: usize) {
         .lineup
         .as_ref()
         .and_then(|l| l.entries.get(selected))
-        .map(|e| e.name.clone());
+        // A llama.cpp fallback's entry chooses the format asked for (it falls back again).
+        .map(|e| {
+            e.fallback
+                .map_or_else(|| e.name.clone(), |f| f.from.to_string())
+        });
     let known = name.as_deref().and_then(|n| {
         crate::core::PRESETS
             .iter()

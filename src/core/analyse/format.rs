@@ -26,8 +26,9 @@ use rayon::prelude::*;
 use super::AnalyseError;
 use crate::core::config::Config;
 use crate::core::format::nf4::{self, DoubleQuant};
+use crate::core::format::nvfp4_two::{self, Convention};
 use crate::core::format::registry::{Coded, coded_grid, format_bits};
-use crate::core::format::{Encoded, Format, Fp8Formula, Grid, Legacy, Meta, SubBlock};
+use crate::core::format::{Encoded, Format, FormatError, Fp8Formula, Grid, Legacy, Meta, SubBlock};
 use crate::core::importance::Importance;
 use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
@@ -141,6 +142,7 @@ pub(super) fn analyse_format(
         layout,
         codes: Codes::Stored(CodeBuf::U8(Pages::Heap(codes))),
         values: Some(values),
+        fallback: None,
     })
 }
 
@@ -169,6 +171,7 @@ fn encode(
     Ok(match coded {
         Coded::Row(f) => return row_format(f, x, cols, weights, codes, values),
         Coded::Nf4Dq => (nf4_dq(x, cols, codes, values)?, None),
+        Coded::Nvfp4Two(c) => (nvfp4_two_level(c, x, cols, codes, values)?, None),
         Coded::Fp8(s) => {
             let enc = s.encode(view, Some(values));
             codes.copy_from_slice(&enc.codes);
@@ -274,6 +277,35 @@ fn nf4_dq(
             start: b * nf4::BLOCK,
             len: nf4::BLOCK,
             step: dq.absmax(b),
+            min: 0.0,
+        })
+        .collect())
+}
+
+/// Two-level NVFP4 over the whole matrix (its tensor scale is the matrix's): codes and
+/// values written, one block of 16 per step.
+fn nvfp4_two_level(
+    c: Convention,
+    x: &[f32],
+    cols: usize,
+    codes: &mut [u8],
+    values: &mut [f32],
+) -> Result<Vec<SubBlock>, AnalyseError> {
+    if !cols.is_multiple_of(nvfp4_two::BLOCK) {
+        return Err(FormatError::RowLength {
+            format: "NVFP4",
+            len: cols,
+            block: nvfp4_two::BLOCK,
+        }
+        .into());
+    }
+    let enc = nvfp4_two::encode(c, x, values).map_err(FormatError::from)?;
+    codes.copy_from_slice(&enc.codes);
+    Ok((0..enc.scales.len())
+        .map(|b| SubBlock {
+            start: b * nvfp4_two::BLOCK,
+            len: nvfp4_two::BLOCK,
+            step: enc.step(b),
             min: 0.0,
         })
         .collect())

@@ -1,9 +1,9 @@
 //! Worked arithmetic for a format with its own block layout: how its scales were formed
 //! (a k-quant's integer sub-block scale and min under the super-block's f16 `d` and
-//! `dmin`, MXFP4's shared exponent from the block's largest magnitude, NVFP4's UE4M3 scale,
-//! NF4's absmax, FP8's scale, an i-quant's step), then every value's trip to the grid point
-//! chosen; for an i-quant lattice type, each group of 8 as stored: the codebook point, its
-//! signs and the scale.
+//! `dmin`, an MX format's shared exponent from the block's largest magnitude, NVFP4's UE4M3
+//! or E4M3 scale, NF4's absmax, FP8's scale, an i-quant's step), then every value's trip to
+//! the grid point chosen; for an i-quant lattice type, each group of 8 as stored: the
+//! codebook point, its signs and the scale.
 //!
 //! The row is encoded again by the same encoder for the integers a report's blocks do not
 //! keep (a k-quant's 6-bit scale, MXFP4's exponent byte); the codes and reconstructions
@@ -12,6 +12,7 @@
 use crate::core::format::iquant::Group;
 use crate::core::format::kquant::QK_K;
 use crate::core::format::nf4::{self, DoubleQuant};
+use crate::core::format::nvfp4_two::Convention;
 use crate::core::format::registry::Coded;
 use crate::core::format::{Encoded, Format, Fp8Layout, IQuant, KQuant, Meta};
 use crate::core::{Matrix, Report};
@@ -44,15 +45,20 @@ pub enum FormatBlock {
         /// `dmin × min_code`.
         min: f32,
     },
-    /// An MXFP4 block of 32: the shared exponent from the largest magnitude.
+    /// An MX block of 32 (ggml's MXFP4 or an OCP MX format): the shared exponent from the
+    /// largest magnitude.
     Mxfp4 {
         /// Columns `[start, end)`.
         cols: (usize, usize),
         /// The block's largest magnitude.
         amax: f32,
-        /// `floor(log2(amax))` (0 for an all-zero block).
+        /// `floor(log2(amax))` (0 for an all-zero block): ggml's through `log2f`, the OCP
+        /// formats' the exact exponent.
         floor_log2: i32,
-        /// The stored E8M0 byte: `floor(log2(amax)) − 2 + 127` (0 for an all-zero block).
+        /// The element type's largest exponent, `emax_elem` (2 for E2M1).
+        emax: i32,
+        /// The stored E8M0 byte: `floor(log2(amax)) − emax + 127` (0 for an all-zero
+        /// block; the OCP formats clamp it to 0..=254).
         exponent: u8,
         /// The scale it stands for, `2^(exponent − 127)`.
         scale: f32,
@@ -156,7 +162,7 @@ pub(super) fn work(
     // The importance the report was quantized with, this row's vector.
     let qw = report.importance().map(|i| i.row(row, rows));
     let meta = match coded {
-        Coded::Row(f @ (Format::K(_) | Format::Mxfp4 | Format::I(_))) => f
+        Coded::Row(f @ (Format::K(_) | Format::Mxfp4 | Format::Mx(_) | Format::I(_))) => f
             .encode_row_weighted(x, qw, &mut enc, &mut scratch)
             .ok()
             .map(|()| enc.meta.clone()),
@@ -199,21 +205,13 @@ pub(super) fn work(
                 .collect()
         }
         (Coded::Nf4Dq, _) => nf4_dq_blocks(matrix, row),
-        (Coded::Row(Format::Mxfp4), Some(Meta::Mxfp4(es))) => es
-            .iter()
-            .enumerate()
-            .map(|(b, &e)| {
-                let c = (b * 32, b * 32 + 32);
-                let a = amax(c);
-                FormatBlock::Mxfp4 {
-                    cols: c,
-                    amax: a,
-                    floor_log2: if a > 0.0 { a.log2().floor() as i32 } else { 0 },
-                    exponent: e,
-                    scale: report.blocks.at(report.block_index(row, c.0)).scale,
-                }
-            })
-            .collect(),
+        (Coded::Row(Format::Mxfp4), Some(Meta::Mxfp4(es))) => {
+            mx_blocks(&es, 2, |a| a.log2().floor() as i32, &amax, report, row)
+        }
+        // The OCP formats' floor(log2) is the exact exponent.
+        (Coded::Row(Format::Mx(kind)), Some(Meta::Mx(es))) => {
+            mx_blocks(&es, kind.emax(), exact_exponent, &amax, report, row)
+        }
         _ => {
             let what = scale_words(coded);
             let mut out = Vec::new();
@@ -248,6 +246,12 @@ fn scale_words(coded: Coded) -> &'static str {
             "d, from ggml's importance-weighted search (as llama-quantize --imatrix)"
         }
         Coded::Row(Format::Nvfp4) => "UE4M3 scale (amax / 6, rounded to UE4M3)",
+        Coded::Nvfp4Two(Convention::CompressedTensors) => {
+            "step: the E4M3 scale (amax / 6 × global_scale, rounded) / global_scale"
+        }
+        Coded::Nvfp4Two(Convention::ModelOpt) => {
+            "step: the E4M3 scale (amax / (6 × scale_2), rounded) × scale_2"
+        }
         Coded::Row(Format::Nf4) => "absmax",
         Coded::Row(Format::T(_)) => "d: the block's absmax, as f16",
         Coded::Row(Format::I(IQuant::Iq4Nl)) => {
@@ -290,6 +294,43 @@ fn search_weights(k: KQuant, x: &[f32], qw: Option<&[f32]>) -> SearchWeights {
         values,
         sigma2,
         weighted: qw.is_some(),
+    }
+}
+
+/// The blocks of 32 of an MX row: each exponent byte of `es` with the amax it came from,
+/// `floor_log2` of it (ggml's through `log2f`, the OCP formats' exact) and `emax_elem`.
+fn mx_blocks(
+    es: &[u8],
+    emax: i32,
+    floor_log2: fn(f32) -> i32,
+    amax: &dyn Fn((usize, usize)) -> f32,
+    report: &Report,
+    row: usize,
+) -> Vec<FormatBlock> {
+    es.iter()
+        .enumerate()
+        .map(|(b, &e)| {
+            let c = (b * 32, b * 32 + 32);
+            let a = amax(c);
+            FormatBlock::Mxfp4 {
+                cols: c,
+                amax: a,
+                floor_log2: if a > 0.0 { floor_log2(a) } else { 0 },
+                emax,
+                exponent: e,
+                scale: report.blocks.at(report.block_index(row, c.0)).scale,
+            }
+        })
+        .collect()
+}
+
+/// `floor(log2(a))` of a positive finite `a`, exactly (its binary exponent).
+fn exact_exponent(a: f32) -> i32 {
+    if a >= f32::MIN_POSITIVE {
+        ((a.to_bits() >> 23) & 0xFF) as i32 - 127
+    } else {
+        // A subnormal: 2^-149 times its bits.
+        (31 - a.to_bits().leading_zeros() as i32) - 149
     }
 }
 

@@ -5,8 +5,10 @@
 
 use serde::Serialize;
 
-use crate::core::format::nf4;
-use crate::core::format::{Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, IQuant, Ternary};
+use crate::core::format::nvfp4_two::{self, Convention};
+use crate::core::format::{
+    Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, IQuant, MxKind, Ternary, nf4,
+};
 
 /// A format of the ladder that is not an integer preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +19,8 @@ pub enum Coded {
     Nf4Dq,
     /// FP8 under one of its scale layouts and formulas.
     Fp8(Fp8Scheme),
+    /// Two-level NVFP4: E4M3 scales per 16 values under one f32 scale per tensor.
+    Nvfp4Two(Convention),
 }
 
 /// One format the ladder can hold, with its name and the reference it follows.
@@ -61,6 +65,11 @@ pub const FORMATS: &[FormatInfo] = &[
         coded: Coded::Row(Format::Mxfp4),
     },
     FormatInfo {
+        name: "mxfp4-ocp",
+        about: "OCP MXFP4 by the OCP Microscaling v1.0 spec (section 6.3): 32 E2M1 values under one E8M0 scale, ties to even (ggml's mxfp4 takes the smaller), as ml_dtypes casts",
+        coded: Coded::Row(Format::Mx(MxKind::Fp4E2M1)),
+    },
+    FormatInfo {
         name: "q4_k",
         about: "llama.cpp Q4_K (quantize_row_q4_K_ref): super-blocks of 256, 4-bit codes, 6-bit sub-block scales and mins, f16 d and dmin",
         coded: Coded::Row(Format::Q4K),
@@ -69,6 +78,16 @@ pub const FORMATS: &[FormatInfo] = &[
         name: "nvfp4",
         about: "NVFP4 as ggml's quantize_row_nvfp4_ref: 16 E2M1 values under one UE4M3 scale",
         coded: Coded::Row(Format::Nvfp4),
+    },
+    FormatInfo {
+        name: "nvfp4-ct",
+        about: "NVFP4 as compressed-tensors stores it: 16 E2M1 values under an E4M3 scale, one f32 global_scale per tensor (448 * 6 / amax, a divisor)",
+        coded: Coded::Nvfp4Two(Convention::CompressedTensors),
+    },
+    FormatInfo {
+        name: "nvfp4-modelopt",
+        about: "NVFP4 as NVIDIA ModelOpt stores it: 16 E2M1 values under an E4M3 scale, one f32 weight_scale_2 per tensor (amax / (6 * 448), a multiplier)",
+        coded: Coded::Nvfp4Two(Convention::ModelOpt),
     },
     FormatInfo {
         name: "nf4",
@@ -81,9 +100,34 @@ pub const FORMATS: &[FormatInfo] = &[
         coded: Coded::Row(Format::Q5K),
     },
     FormatInfo {
+        name: "mxfp6-e2m3",
+        about: "OCP MXFP6 E2M3 by the OCP Microscaling v1.0 spec (section 6.3): 32 E2M3 values under one E8M0 scale, as ml_dtypes casts",
+        coded: Coded::Row(Format::Mx(MxKind::Fp6E2M3)),
+    },
+    FormatInfo {
+        name: "mxfp6-e3m2",
+        about: "OCP MXFP6 E3M2 by the OCP Microscaling v1.0 spec (section 6.3): 32 E3M2 values under one E8M0 scale, as ml_dtypes casts",
+        coded: Coded::Row(Format::Mx(MxKind::Fp6E3M2)),
+    },
+    FormatInfo {
         name: "q6_k",
         about: "llama.cpp Q6_K (quantize_row_q6_K_ref): super-blocks of 256, 6-bit codes, 8-bit sub-block scales, f16 d",
         coded: Coded::Row(Format::Q6K),
+    },
+    FormatInfo {
+        name: "mxfp8-e4m3",
+        about: "OCP MXFP8 E4M3 by the OCP Microscaling v1.0 spec (section 6.3): 32 E4M3 values under one E8M0 scale, as ml_dtypes casts",
+        coded: Coded::Row(Format::Mx(MxKind::Fp8E4M3)),
+    },
+    FormatInfo {
+        name: "mxfp8-e5m2",
+        about: "OCP MXFP8 E5M2 by the OCP Microscaling v1.0 spec (section 6.3): 32 E5M2 values under one E8M0 scale, as ml_dtypes casts",
+        coded: Coded::Row(Format::Mx(MxKind::Fp8E5M2)),
+    },
+    FormatInfo {
+        name: "mxint8",
+        about: "OCP MXINT8 by the OCP Microscaling v1.0 spec (section 6.3, its INT8 element): 32 int8 values times 2^-6 under one E8M0 scale, half to even, saturating at 127",
+        coded: Coded::Row(Format::Mx(MxKind::Int8)),
     },
     FormatInfo {
         name: "fp8-e4m3-tensor",
@@ -194,6 +238,10 @@ pub(crate) fn coded_grid(coded: Coded) -> crate::core::format::Grid {
             values: s.kind.table().to_vec(),
             uniform: false,
         },
+        Coded::Nvfp4Two(c) => crate::core::format::Grid {
+            values: c.table().to_vec(),
+            uniform: false,
+        },
     }
 }
 
@@ -210,7 +258,6 @@ pub fn format_info(name: &str) -> Option<&'static FormatInfo> {
     FORMATS.iter().find(|f| f.name == name)
 }
 
-/// The bits of a `rows x cols` matrix in a format, part by part (their names, total bits).
 pub(crate) fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String, f64)> {
     let n = rows * cols;
     match coded {
@@ -243,6 +290,24 @@ pub(crate) fn format_bits(coded: Coded, rows: usize, cols: usize) -> Vec<(String
             vec![
                 ("payload: FP8 codes".to_string(), (8 * n) as f64),
                 (format!("scales: f32 x {regions}"), (32 * regions) as f64),
+            ]
+        }
+        Coded::Nvfp4Two(c) => {
+            let blocks = rows * cols.div_ceil(nvfp4_two::BLOCK);
+            vec![
+                ("payload: E2M1 codes".to_string(), (4 * n) as f64),
+                (
+                    format!("block scales: E4M3 x {blocks}"),
+                    (8 * blocks) as f64,
+                ),
+                (
+                    match c {
+                        Convention::CompressedTensors => "tensor scale: f32 global_scale",
+                        Convention::ModelOpt => "tensor scale: f32 weight_scale_2",
+                    }
+                    .to_string(),
+                    32.0,
+                ),
             ]
         }
     }

@@ -9,6 +9,7 @@
 use super::bits::{E2M1_DOUBLED, e8m0_half, ue4m3_half};
 use super::kquant::{KQuant, QK_K};
 use super::legacy::{self, Legacy};
+use super::mx::{self, MX_BLOCK, MxKind};
 use super::{Encoded, Format, FormatError, Grid, Layout, Meta, Part, SubBlock, fp4, nf4, ternary};
 
 /// The vector inside `meta` if it is the variant `$v`, else a fresh one put there.
@@ -137,6 +138,18 @@ fn encode_any(
                 blocks.push(s);
             }
         }
+        Format::Mx(kind) => {
+            let blocks = reuse!(&mut out.meta, Mx);
+            let table = mx_table(kind);
+            let (xs, _) = x.as_chunks::<MX_BLOCK>();
+            let (cs, _) = codes.as_chunks_mut::<MX_BLOCK>();
+            let (vs, _) = values.as_chunks_mut::<MX_BLOCK>();
+            for ((xb, cb), vb) in xs.iter().zip(cs).zip(vs) {
+                let e = mx::encode_block(kind, xb, cb);
+                mx::decode_block(table, e, cb, vb);
+                blocks.push(e);
+            }
+        }
         Format::Nf4 => {
             let blocks = reuse!(&mut out.meta, Nf4);
             for ((xb, cb), vb) in x
@@ -206,6 +219,15 @@ pub(super) fn decode(e: &Encoded, out: &mut [f32]) {
                 fp4::nvfp4_decode(b, cb, ob);
             }
         }
+        Meta::Mx(blocks) => {
+            let Format::Mx(kind) = e.format else { return };
+            let table = mx_table(kind);
+            let (cs, _) = codes.as_chunks::<MX_BLOCK>();
+            let (os, _) = out.as_chunks_mut::<MX_BLOCK>();
+            for ((&b, cb), ob) in blocks.iter().zip(cs).zip(os) {
+                mx::decode_block(table, b, cb, ob);
+            }
+        }
         Meta::Nf4(blocks) => {
             for ((&a, cb), ob) in blocks
                 .iter()
@@ -262,6 +284,16 @@ pub(super) fn pack(f: Format, e: &Encoded) -> Vec<u8> {
                 fp4::nvfp4_pack(b, cb, ob);
             }
         }
+        (Meta::Mx(blocks), Format::Mx(kind)) => {
+            let (cs, _) = e.codes.as_chunks::<MX_BLOCK>();
+            for ((&b, cb), ob) in blocks
+                .iter()
+                .zip(cs)
+                .zip(out.chunks_exact_mut(kind.block_bytes()))
+            {
+                mx::pack(kind, b, cb, ob);
+            }
+        }
         (Meta::Nf4(blocks), Format::Nf4) => {
             let (codes, scales) = out.split_at_mut(e.codes.len() / 2);
             for (b, pair) in codes.iter_mut().zip(e.codes.chunks_exact(2)) {
@@ -315,6 +347,15 @@ pub(super) fn unpack(f: Format, bytes: &[u8], n: usize) -> Encoded {
                 cs.iter_mut()
                     .zip(bs)
                     .map(|(cb, b)| fp4::nvfp4_unpack(b, cb))
+                    .collect(),
+            )
+        }
+        Format::Mx(kind) => {
+            let (cs, _) = codes.as_chunks_mut::<MX_BLOCK>();
+            Meta::Mx(
+                cs.iter_mut()
+                    .zip(bytes.chunks_exact(kind.block_bytes()))
+                    .map(|(cb, b)| mx::unpack(kind, b, cb))
                     .collect(),
             )
         }
@@ -402,6 +443,16 @@ pub(super) fn sub_blocks(e: &Encoded) -> Vec<SubBlock> {
                 }
             }
         }
+        (Meta::Mx(blocks), _) => {
+            for (b, &x) in blocks.iter().enumerate() {
+                out.push(SubBlock {
+                    start: b * MX_BLOCK,
+                    len: MX_BLOCK,
+                    step: mx::scale_of(x),
+                    min: 0.0,
+                });
+            }
+        }
         (Meta::Nf4(blocks), _) => {
             for (b, &a) in blocks.iter().enumerate() {
                 let start = b * nf4::BLOCK;
@@ -440,6 +491,14 @@ pub(super) fn sub_blocks(e: &Encoded) -> Vec<SubBlock> {
         _ => {}
     }
     out
+}
+
+/// The values of an MX element type's codes, computed once per type.
+fn mx_table(kind: MxKind) -> &'static [f32] {
+    use std::sync::OnceLock;
+    static TABLES: [OnceLock<Vec<f32>>; 6] = [const { OnceLock::new() }; 6];
+    let i = MxKind::ALL.iter().position(|&k| k == kind).unwrap_or(0);
+    TABLES[i].get_or_init(|| kind.table())
 }
 
 const fn part(name: &'static str, bits: u32) -> Part {
@@ -481,6 +540,20 @@ pub(super) fn layout(f: Format) -> Layout {
             part("payload: E2M1 codes", 4 * 64),
             part("scales: UE4M3 x 4", 32),
         ],
+        Format::Mx(kind) => vec![
+            part(
+                match kind {
+                    MxKind::Fp8E4M3 => "payload: E4M3 codes",
+                    MxKind::Fp8E5M2 => "payload: E5M2 codes",
+                    MxKind::Fp6E2M3 => "payload: E2M3 codes",
+                    MxKind::Fp6E3M2 => "payload: E3M2 codes",
+                    MxKind::Fp4E2M1 => "payload: E2M1 codes",
+                    MxKind::Int8 => "payload: INT8 codes",
+                },
+                kind.element_bits() * MX_BLOCK as u32,
+            ),
+            part("shared exponent: E8M0", 8),
+        ],
         Format::Nf4 => vec![part("payload: NF4 codes", 4 * 64), part("absmax: f32", 32)],
         Format::Legacy(l) => {
             let meta = if matches!(l, Legacy::Q4_1 | Legacy::Q5_1) {
@@ -517,6 +590,7 @@ pub(super) fn grid(f: Format) -> Grid {
             E2M1_DOUBLED.iter().map(|&v| f32::from(v) / 2.0).collect(),
             false,
         ),
+        Format::Mx(kind) => (mx_table(kind).to_vec(), kind == MxKind::Int8),
         Format::Nf4 => (nf4::NF4.to_vec(), false),
         Format::Legacy(Legacy::Q8_0) => ((0u8..=255).map(|c| f32::from(c as i8)).collect(), true),
         Format::Legacy(l) => (

@@ -37,6 +37,16 @@ fn formats_take_their_layouts_bits() {
     assert_eq!(bpw("nf4-dq"), (4.0 * 2048.0 + 8.0 * 32.0 + 64.0) / 2048.0);
     assert_eq!(bpw("fp8-e4m3"), 8.0 + 4.0 * 32.0 / 2048.0);
     assert_eq!(bpw("fp8-e4m3-tensor"), 8.0 + 32.0 / 2048.0);
+    assert_eq!(bpw("mxfp4-ocp"), 4.25);
+    assert_eq!(bpw("mxfp6-e2m3"), 6.25);
+    assert_eq!(bpw("mxfp6-e3m2"), 6.25);
+    assert_eq!(bpw("mxfp8-e4m3"), 8.25);
+    assert_eq!(bpw("mxfp8-e5m2"), 8.25);
+    assert_eq!(bpw("mxint8"), 8.25);
+    // E2M1 codes, an E4M3 scale per 16, one f32 per tensor.
+    for name in ["nvfp4-ct", "nvfp4-modelopt"] {
+        assert_eq!(bpw(name), (4.0 * 2048.0 + 8.0 * 128.0 + 32.0) / 2048.0);
+    }
     assert!(
         l.entries
             .windows(2)
@@ -56,14 +66,47 @@ fn formats_take_their_layouts_bits() {
 }
 
 #[test]
-fn rows_that_blocks_do_not_divide_are_listed_with_the_reason() {
+fn rows_that_blocks_do_not_divide_fall_back_as_llama_quantize_does() {
+    // Rows of 96: Q4_K's 256 do not divide them, Q5_0's 32 do.
     let l = lineup(&matrix(3, 96), &Selection::formats(), None);
+    let q4k = l
+        .entries
+        .iter()
+        .find(|e| e.name.starts_with("q4_k"))
+        .unwrap();
+    assert_eq!(q4k.name, "q4_k -> q5_0 (rows of 96)");
+    assert_eq!(q4k.bits_per_weight, Some(5.5));
+    assert!(q4k.measured().is_some());
+    assert_eq!(q4k.fallback.map(|f| f.to), Some("q5_0"));
+    let q6k = l
+        .entries
+        .iter()
+        .find(|e| e.name.starts_with("q6_k"))
+        .unwrap();
+    assert_eq!(q6k.name, "q6_k -> q8_0 (rows of 96)");
+    assert_eq!(q6k.bits_per_weight, Some(8.5));
+    let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
+    assert!(mx.measured().is_some());
+    // Rows of 48: no fallback fits Q4_K's; MXFP4 has none.
+    let l = lineup(&matrix(3, 48), &Selection::formats(), None);
     let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
-    assert!(q4k.result.as_ref().unwrap_err().contains("multiple of 256"));
+    assert!(q4k.result.as_ref().unwrap_err().contains("fit neither"));
     assert!(!q4k.pareto);
     assert_eq!(q4k.bits_per_weight, None);
     let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
-    assert!(mx.measured().is_some());
+    assert!(mx.result.as_ref().unwrap_err().contains("no fallback"));
+    assert_eq!(mx.bits_per_weight, None);
+    // After every measured entry.
+    let first_unmeasured = l
+        .entries
+        .iter()
+        .position(|e| e.measured().is_none())
+        .unwrap();
+    assert!(
+        l.entries[first_unmeasured..]
+            .iter()
+            .all(|e| e.measured().is_none())
+    );
 }
 
 #[test]

@@ -189,7 +189,7 @@ pub(super) fn build_listing(
     Doc {
         header: format!(
             "quantscope: {}{weighted}; matrix {rows} x {cols}",
-            report.config.summary()
+            report.applied()
         ),
         sections,
     }

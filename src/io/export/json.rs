@@ -86,7 +86,8 @@ pub(super) fn write(
 ) -> io::Result<()> {
     let config = ConfigView {
         config: &report.config,
-        summary: report.config.summary(),
+        summary: report.applied(),
+        fallback: report.fallback,
         qmin: report.qmin,
         qmax: report.qmax,
         clamp: [report.clamp_range.0, report.clamp_range.1],
@@ -254,6 +255,9 @@ struct ConfigView<'a> {
     #[serde(flatten)]
     config: &'a Config,
     summary: String,
+    /// llama.cpp's fallback, when it was applied: `{from, to, cols}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fallback: Option<crate::core::fallback::Fallback>,
     qmin: i32,
     qmax: i32,
     clamp: [i32; 2],

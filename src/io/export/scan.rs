@@ -114,6 +114,7 @@ fn doc(scan: &Scan) -> Doc {
             add_weighted(&mut g, &scan.rows);
         }
         tensors.push(Part::Grid(g));
+        tensors.extend(fallbacks(&scan.rows));
     }
     let mut sections = vec![Section {
         title: "Tensors",
@@ -143,6 +144,28 @@ fn doc(scan: &Scan) -> Doc {
         ),
         sections,
     }
+}
+
+/// One line per llama.cpp fallback applied: `q4_k -> q5_0 (rows of 384): 24 tensors`.
+fn fallbacks(rows: &[ScanRow]) -> Option<Part> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for f in rows.iter().filter_map(|r| r.fallback) {
+        let label = f.label();
+        match counts.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((label, 1)),
+        }
+    }
+    (!counts.is_empty()).then(|| {
+        let list: Vec<String> = counts
+            .iter()
+            .map(|(l, n)| format!("{l}: {n} tensor{}", if *n == 1 { "" } else { "s" }))
+            .collect();
+        Part::Text(format!(
+            "llama.cpp's fallback (rows that are not whole blocks of the format are quantized as llama-quantize does): {}",
+            list.join("; ")
+        ))
+    })
 }
 
 /// Columns: the first three are text, the rest numbers.
@@ -349,6 +372,9 @@ struct RowView<'a> {
     bits_per_weight: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     best: Option<&'a Best>,
+    /// llama.cpp's fallback, when the format's blocks do not divide the rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fallback: Option<crate::core::fallback::Fallback>,
     #[serde(skip_serializing_if = "Option::is_none")]
     imatrix: Option<WeightedView<'a>>,
 }
@@ -375,6 +401,7 @@ impl<'a> From<&'a ScanRow> for RowView<'a> {
             channel: SideView::from(&r.channel),
             bits_per_weight: r.bits_per_weight,
             best: r.best.as_ref(),
+            fallback: r.fallback,
             imatrix: r.imatrix.as_ref().map(|w| WeightedView {
                 entry: &w.entry,
                 imatrix_mse_tensor: w.tensor.map(Num),

@@ -197,20 +197,12 @@ fn format_block_lines(b: &FormatBlock, out: &mut Vec<String>) -> &'static str {
         FormatBlock::Mxfp4 {
             amax,
             floor_log2,
+            emax,
             exponent,
             scale,
             ..
         } => {
-            out.push(if amax > 0.0 {
-                format!(
-                    "block (cols {c0}..{c1}): amax = {} → floor(log2 amax) = {floor_log2} → e = {floor_log2} - 2 + 127 = {exponent} → scale 2^{} = {}",
-                    value(amax),
-                    i32::from(exponent) - 127,
-                    value(scale)
-                )
-            } else {
-                format!("block (cols {c0}..{c1}): all zero → e = 0")
-            });
+            out.push(mx_line((c0, c1), amax, floor_log2, emax, exponent, scale));
             "  "
         }
         FormatBlock::Nf4Dq {
@@ -252,6 +244,35 @@ fn format_block_lines(b: &FormatBlock, out: &mut Vec<String>) -> &'static str {
             "  "
         }
     }
+}
+
+/// An MX block's shared exponent: `amax → floor(log2 amax) → e → scale`, with the clamp
+/// (OCP) or the byte ggml stores where the formula leaves E8M0's range.
+fn mx_line(
+    (c0, c1): (usize, usize),
+    amax: f32,
+    floor_log2: i32,
+    emax: i32,
+    exponent: u8,
+    scale: f32,
+) -> String {
+    if amax <= 0.0 {
+        return format!("block (cols {c0}..{c1}): all zero → e = 0");
+    }
+    let raw = floor_log2 - emax + 127;
+    let clamped = if raw == i32::from(exponent) {
+        String::new()
+    } else if raw < 0 && exponent == 0 {
+        " → clamped to 0".to_string()
+    } else {
+        format!(" → stored as {exponent}")
+    };
+    format!(
+        "block (cols {c0}..{c1}): amax = {} → floor(log2 amax) = {floor_log2} → e = {floor_log2} - {emax} + 127 = {raw}{clamped} → scale 2^{} = {}",
+        value(amax),
+        i32::from(exponent) - 127,
+        value(scale)
+    )
 }
 
 /// One value of a format's block: its ratio to the step, the grid point, `x̂`.
