@@ -250,6 +250,8 @@ fn a_loud_column_keeps_its_outlier() {
     };
     let by_mse = analyse_weighted(&m, &mse, Some(&imp), Options::ONE_CONFIG).unwrap();
     let by_weight = analyse_weighted(&m, &weighted, Some(&imp), Options::ONE_CONFIG).unwrap();
+    // The report says which codes the importance chose.
+    assert!(by_weight.quantized_with.is_some() && by_mse.quantized_with.is_none());
     let (bm, bw) = (by_mse.blocks.at(0), by_weight.blocks.at(0));
     assert!(bm.range.1 < 4.0, "mse clips the outlier: {:?}", bm.range);
     assert_eq!(bw.range.1, 4.0, "weighted keeps it: {:?}", bw.range);

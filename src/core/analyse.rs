@@ -254,6 +254,7 @@ fn analyse_as<T: Code>(
         importance,
     };
     let layout = Layout::new(config.granularity, config.axis, cols);
+    let weighing = importance.filter(|_| config.clipping == Clipping::MseWeighted);
     let main_plan = plan(&ctx, layout, None).map_err(|f| fail(layout, (rows, cols), f))?;
     let main = main_pass::<T>(&ctx, &main_plan, keep.is_some())
         .map_err(|f| fail(layout, (rows, cols), f))?;
@@ -276,9 +277,10 @@ fn analyse_as<T: Code>(
         overall,
         collapsed_channels: collapsed,
         ladder: Vec::new(),
-        quantized_with: None,
+        // Importance-weighted MSE clipping chose each block's range with the importance.
+        quantized_with: weighing.map(|i| i.source().clone()),
         output: None,
-        importance: None,
+        importance: weighing.map(|i| std::sync::Arc::new(i.clone())),
         layout,
         codes: match keep {
             Some(wrap) => Codes::Stored(wrap(main.codes)),
