@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use quantscope::core::format::{Encoded, Format};
-use quantscope::core::importance::{Calibration, OutputStage};
+use quantscope::core::output::{Calibration, OutputStage};
 use quantscope::core::{Options, PresetOptions, analyse_with, preset};
 use quantscope::io::activations::open_activations;
 use quantscope::io::load_path;

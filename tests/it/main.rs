@@ -29,6 +29,8 @@ mod app_messages;
 #[cfg(not(feature = "avx512"))]
 mod cli;
 #[cfg(not(feature = "avx512"))]
+mod clip_weighted;
+#[cfg(not(feature = "avx512"))]
 mod compare;
 #[cfg(not(feature = "avx512"))]
 mod core_cases;

@@ -11,11 +11,7 @@ use quantscope::core::{
     AnalyseError, Config, Matrix, Options, PresetOptions, Report, analyse_weighted, preset,
 };
 
-#[path = "common/run.rs"]
-mod run;
-
-#[path = "common/files.rs"]
-mod files;
+use crate::common::{files, run};
 
 /// An importance vector from activations named `a`.
 fn importance(values: Vec<f32>, cols: usize) -> Importance {
