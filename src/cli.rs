@@ -292,7 +292,10 @@ pub struct ConfigArgs {
     /// Channel axis for per-channel: 0 (rows, output channels) or 1 (columns).
     #[arg(long, value_enum)]
     pub axis: Option<Axis>,
-    /// none, percentile:P (keep the central P percent) or mse.
+    /// none, percentile:P (keep the central P percent), mse (the range shrunk by 1, 0.98, ...
+    /// 0.2, the least squared error kept) or mse-weighted (mse with each column's squared
+    /// errors weighted by its importance; needs --imatrix or --activations). Both searches
+    /// are quantscope's own.
     #[arg(long, value_parser = parsed::<Clipping>)]
     pub clip: Option<Clipping>,
     /// Storage of scales.
@@ -584,7 +587,28 @@ fn compare_spec(text: &str) -> Result<CompareSpec, String> {
 /// Exit code for a scan that analysed some tensors while others failed.
 const EXIT_PARTIAL: u8 = 1;
 
-/// `report --list-presets`: the presets, then the formats of the format ladder.
+/// The clipping modes `--list-presets` names, with whose they are.
+const CLIPPINGS: [(&str, &str); 4] = [
+    (
+        "none",
+        "min-max: the block's own range (every library's default)",
+    ),
+    (
+        "percentile:P",
+        "the central P percent of each block's values (numpy's linear-interpolated quantile)",
+    ),
+    (
+        "mse",
+        "quantscope's own search: the range shrunk by 1, 0.98, ... 0.2, the first with the least squared error",
+    ),
+    (
+        "mse-weighted",
+        "quantscope's own: mse with each value's squared error weighted by its column's importance (needs --imatrix or --activations)",
+    ),
+];
+
+/// `report --list-presets`: the presets, then the formats of the format ladder, then the
+/// clipping modes.
 fn list_presets(ascii: bool) -> ExitCode {
     let width = PRESETS
         .iter()
@@ -603,6 +627,10 @@ fn list_presets(ascii: bool) -> ExitCode {
     );
     for f in FORMATS {
         let _ = writeln!(out, "{:width$}  {}", f.name, f.about);
+    }
+    let _ = writeln!(out, "\nClipping (--clip, with the integer presets):");
+    for (name, about) in CLIPPINGS {
+        let _ = writeln!(out, "{name:width$}  {about}");
     }
     write_stdout(out.as_bytes(), ascii)
 }

@@ -228,6 +228,7 @@ impl Setting {
                 Clipping::None => "none (min-max)".into(),
                 Clipping::Percentile(p) => format!("percentile {p}"),
                 Clipping::Mse => "MSE search".into(),
+                Clipping::MseWeighted => "MSE search, importance-weighted".into(),
             },
             Self::ScaleDtype => c.scale_dtype.name().into(),
         }

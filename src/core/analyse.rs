@@ -4,7 +4,7 @@
 mod format;
 mod weighted;
 
-use crate::core::config::{Config, ConfigError, Granularity};
+use crate::core::config::{Clipping, Config, ConfigError, Granularity};
 use crate::core::fallback::{self, FallbackError};
 use crate::core::format::FormatError;
 use crate::core::importance::{Importance, ImportanceError};
@@ -87,6 +87,11 @@ pub enum AnalyseError {
     /// The importance vector does not fit the matrix.
     #[error("importance: {0}")]
     Importance(#[from] ImportanceError),
+    /// Importance-weighted MSE clipping without an importance vector to weigh by.
+    #[error(
+        "clipping mse-weighted weighs each column's squared errors by its importance, and there is none: give an importance matrix or activations (or clip by mse)"
+    )]
+    ClipNeedsImportance,
     /// The caller of [`analyse_staged`] stopped it before the report was complete (never
     /// returned by [`analyse`] and [`analyse_with`]).
     #[error("the analysis was stopped")]
@@ -177,6 +182,9 @@ fn staged(
     progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
     config.validate()?;
+    if config.clipping == Clipping::MseWeighted && config.format.is_none() && importance.is_none() {
+        return Err(AnalyseError::ClipNeedsImportance);
+    }
     if let Some(imp) = importance {
         let (rows, cols) = matrix.shape();
         imp.check_shape(rows, cols)?;
@@ -210,13 +218,15 @@ fn staged(
     {
         return weighted::legacy(matrix, config, imp, l, options, first, progress);
     }
-    integer(matrix, config, options, first, progress)
+    integer(matrix, config, importance, options, first, progress)
 }
 
-/// An integer configuration: its pass, then its ladder.
+/// An integer configuration: its pass, then its ladder; `imp` weighs the squared errors of
+/// importance-weighted MSE clipping.
 fn integer(
     matrix: &Matrix,
     config: &Config,
+    imp: Option<&Importance>,
     options: Options,
     first: &mut dyn FnMut(Report) -> bool,
     progress: Progress<'_>,
@@ -225,9 +235,23 @@ fn integer(
     let wanted = options.ladder.then_some(progress);
     let keep = options.keep_codes;
     if hi - lo < 256 {
-        analyse_as::<u8>(matrix, config, wanted, keep.then_some(CodeBuf::U8), first)
+        analyse_as::<u8>(
+            matrix,
+            config,
+            imp,
+            wanted,
+            keep.then_some(CodeBuf::U8),
+            first,
+        )
     } else {
-        analyse_as::<u16>(matrix, config, wanted, keep.then_some(CodeBuf::U16), first)
+        analyse_as::<u16>(
+            matrix,
+            config,
+            imp,
+            wanted,
+            keep.then_some(CodeBuf::U16),
+            first,
+        )
     }
 }
 
@@ -237,6 +261,7 @@ fn integer(
 fn analyse_as<T: Code>(
     matrix: &Matrix,
     config: &Config,
+    importance: Option<&Importance>,
     ladder: Option<Progress<'_>>,
     keep: Option<fn(Pages<T>) -> CodeBuf>,
     first: &mut dyn FnMut(Report) -> bool,
@@ -252,8 +277,10 @@ fn analyse_as<T: Code>(
         qmax: clamp.1,
         range: (qmin, qmax),
         calc: ParamCalc::new(config, qmin, qmax),
+        importance,
     };
     let layout = Layout::new(config.granularity, config.axis, cols);
+    let weighing = importance.filter(|_| config.clipping == Clipping::MseWeighted);
     let main_plan = plan(&ctx, layout, None).map_err(|f| fail(layout, (rows, cols), f))?;
     let main = main_pass::<T>(&ctx, &main_plan, keep.is_some())
         .map_err(|f| fail(layout, (rows, cols), f))?;
@@ -276,9 +303,10 @@ fn analyse_as<T: Code>(
         overall,
         collapsed_channels: collapsed,
         ladder: Vec::new(),
-        quantized_with: None,
+        // Importance-weighted MSE clipping chose each block's range with the importance.
+        quantized_with: weighing.map(|i| i.source().clone()),
         output: None,
-        importance: None,
+        importance: weighing.map(|i| std::sync::Arc::new(i.clone())),
         layout,
         codes: match keep {
             Some(wrap) => Codes::Stored(wrap(main.codes)),

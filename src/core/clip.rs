@@ -24,8 +24,10 @@ use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealR
 use crate::core::simd::{Avx2, transpose8, vectorised};
 
 mod tops;
+mod weighted;
 
 pub(crate) use tops::Tops;
+pub(crate) use weighted::weighted_params;
 
 /// Buffers of the clipping searches, kept from block to block (one per worker).
 #[derive(Debug, Default)]
@@ -375,7 +377,9 @@ fn keep_largest(top: &mut Vec<i32>, k: usize) -> i32 {
 /// Min-max uses the statistics' range; percentile clipping takes numpy's linear-interpolated
 /// quantile of the values (magnitudes when symmetric), the same values a full sort gives; MSE
 /// clipping tries the range shrunk by 1, 0.98, … 0.2 and keeps the first with the least
-/// squared error. [`clipped_params_in`] is the same with buffers kept from call to call.
+/// squared error; the importance-weighted search, which takes its weights from the analysis
+/// ([`weighted_params`]), is the MSE search here (every weight 1). [`clipped_params_in`] is
+/// the same with buffers kept from call to call.
 pub fn clipped_params<I, F>(
     config: &Config,
     values: I,
@@ -422,7 +426,8 @@ where
             let ranks = Ranks::new(config.scheme, p, xs.len());
             form(percentile_range(scratch, config, xs, full, &ranks, None))
         }
-        Clipping::Mse => {
+        // Without importance, the weighted search is the MSE search (every weight 1).
+        Clipping::Mse | Clipping::MseWeighted => {
             let candidates: [BlockParams; CANDIDATES] =
                 std::array::from_fn(|k| form(full.shrunk(shrink(k))));
             candidates[mse_choice(scratch, config, xs, stats, &candidates, (qmin, qmax))]

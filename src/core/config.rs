@@ -123,6 +123,10 @@ pub enum Clipping {
     Percentile(f64),
     /// Search shrink factors of the min-max range for the one with the least squared error.
     Mse,
+    /// [`Clipping::Mse`]'s candidates and tie rule, each value's squared error weighted by
+    /// its column's importance (quantscope's own; no library clips this way). Needs an
+    /// importance vector: [`crate::core::analyse_weighted`] refuses it without one.
+    MseWeighted,
 }
 
 /// Rounding of a real ratio to an integer code.

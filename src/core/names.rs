@@ -53,7 +53,10 @@ pub const SETTINGS: [(&str, &str); 21] = [
     ("rounding", "half-even, half-away or half-up"),
     ("granularity", "tensor, channel or group:G"),
     ("axis", "0 (rows) or 1 (columns)"),
-    ("clip", "none, percentile:P (0 < P <= 100) or mse"),
+    (
+        "clip",
+        "none, percentile:P (0 < P <= 100), mse or mse-weighted",
+    ),
     ("scale-dtype", "f32, f16 or bf16"),
     ("zero-point-bits", "a whole number from 0 to 32"),
     ("reduce-range", "true or false"),
@@ -299,6 +302,7 @@ impl fmt::Display for Clipping {
             Self::None => f.write_str("none"),
             Self::Percentile(p) => write!(f, "percentile:{p}"),
             Self::Mse => f.write_str("mse"),
+            Self::MseWeighted => f.write_str("mse-weighted"),
         }
     }
 }
@@ -306,11 +310,13 @@ impl fmt::Display for Clipping {
 impl FromStr for Clipping {
     type Err = NameError;
 
-    /// `none` (also `minmax`, `min-max`), `mse` or `percentile:P` with 0 < P ≤ 100.
+    /// `none` (also `minmax`, `min-max`), `mse`, `mse-weighted` or `percentile:P` with
+    /// 0 < P ≤ 100.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match normal(s).as_str() {
             "none" | "minmax" | "min-max" => Ok(Self::None),
             "mse" => Ok(Self::Mse),
+            "mse-weighted" => Ok(Self::MseWeighted),
             t => t
                 .strip_prefix("percentile:")
                 .and_then(|p| p.trim().parse::<f64>().ok())
@@ -505,6 +511,7 @@ mod tests {
         round_trips(&[
             Clipping::None,
             Clipping::Mse,
+            Clipping::MseWeighted,
             Clipping::Percentile(99.9),
             Clipping::Percentile(100.0),
         ]);

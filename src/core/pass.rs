@@ -25,6 +25,7 @@ use rayon::prelude::*;
 
 use crate::core::clip;
 use crate::core::config::{Clipping, Config};
+use crate::core::importance::Importance;
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
     BlockSource, Code, Kind, LANES, Lanes, Prepared, run_row, scalar_value,
@@ -59,6 +60,57 @@ pub(crate) struct Ctx<'a> {
     pub range: (i32, i32),
     /// The block-parameter formulas of `config` (the same at every granularity).
     pub calc: ParamCalc,
+    /// The importance of each column, for [`Clipping::MseWeighted`] (which is the MSE search
+    /// without it).
+    pub importance: Option<&'a Importance>,
+}
+
+/// Where a block's values lie in the matrix, for the importance of each one's column.
+#[derive(Clone, Copy)]
+enum Place {
+    /// Consecutive values of row `row` from column `col`.
+    Run { row: usize, col: usize },
+    /// The whole matrix, row after row.
+    Tensor,
+    /// Column `col`, top to bottom.
+    Column(usize),
+}
+
+/// A block's parameters with the configuration's clipping: [`clip::params`], or with
+/// importance-weighted MSE clipping and an importance vector, the weighted search over the
+/// importance of the columns of `place`.
+#[inline(always)]
+fn block_params(
+    ctx: &Ctx<'_>,
+    scratch: &mut clip::Scratch,
+    xs: &[f32],
+    st: &BlockStats,
+    place: Place,
+) -> BlockParams {
+    let (Clipping::MseWeighted, Some(imp)) = (ctx.config.clipping, ctx.importance) else {
+        return clip::params(scratch, &ctx.calc, ctx.config, xs, st, ctx.qmin, ctx.qmax);
+    };
+    let (rows, cols) = ctx.view.dim();
+    let q = (ctx.qmin, ctx.qmax);
+    let form = |range| ctx.calc.params(range);
+    match place {
+        Place::Run { row, col } => {
+            let a = imp.row(row, rows).get(col..).unwrap_or_default();
+            let weight = |i: usize| a.get(i).copied().unwrap_or(0.0);
+            clip::weighted_params(ctx.config, xs, weight, st, q, form)
+        }
+        Place::Tensor => {
+            let weight = |i: usize| {
+                let (r, c) = (i / cols.max(1), i % cols.max(1));
+                imp.row(r, rows).get(c).copied().unwrap_or(0.0)
+            };
+            clip::weighted_params(ctx.config, xs, weight, st, q, form)
+        }
+        Place::Column(col) => {
+            let weight = |r: usize| imp.row(r, rows).get(col).copied().unwrap_or(0.0);
+            clip::weighted_params(ctx.config, xs, weight, st, q, form)
+        }
+    }
 }
 
 /// Where one granularity's blocks come from (see the module documentation).
@@ -126,15 +178,7 @@ pub(crate) fn plan(
                 }
             };
             let mut scratch = clip::Scratch::default();
-            let p = clip::params(
-                &mut scratch,
-                &ctx.calc,
-                ctx.config,
-                values,
-                &st,
-                ctx.qmin,
-                ctx.qmax,
-            );
+            let p = block_params(ctx, &mut scratch, values, &st, Place::Tensor);
             (vec![st], vec![p])
         }
         Layout::Columns => {
@@ -150,9 +194,7 @@ pub(crate) fn plan(
                         if clipping {
                             column.extend(ctx.view.column(c).iter().copied());
                         }
-                        clip::params(
-                            scratch, &ctx.calc, ctx.config, column, st, ctx.qmin, ctx.qmax,
-                        )
+                        block_params(ctx, scratch, column, st, Place::Column(c))
                     },
                 )
                 .collect();
@@ -363,9 +405,11 @@ impl<const COUNTS: bool> BlockSource for RowSource<'_, '_, COUNTS> {
         } else {
             block_stats(xs)
         };
-        let p = clip::params(
-            self.clip, &ctx.calc, ctx.config, xs, &st, ctx.qmin, ctx.qmax,
-        );
+        let place = Place::Run {
+            row: self.r,
+            col: i * self.size,
+        };
+        let p = block_params(ctx, self.clip, xs, &st, place);
         if let Some(problem) = p.problem {
             return Err((self.r * self.per_row + i, problem));
         }

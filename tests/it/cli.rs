@@ -34,9 +34,13 @@ fn list_presets_prints_one_line_each() {
     let o = quantscope(&["report", "--list-presets"], None);
     assert!(o.status.success());
     let out = stdout(&o);
-    // The presets, then a blank line and the formats of the format ladder.
+    // The presets, then a blank line and the formats of the format ladder, then the
+    // clipping modes.
     let (presets, formats) = out.split_once("\n\n").expect("two lists");
+    let (formats, clippings) = formats.split_once("\n\n").expect("three lists");
     assert!(formats.starts_with("Formats"), "{formats}");
+    assert!(clippings.starts_with("Clipping"), "{clippings}");
+    assert_eq!(clippings.lines().count(), 1 + 4);
     assert_eq!(
         formats.lines().count(),
         1 + quantscope::core::lineup::FORMATS.len()

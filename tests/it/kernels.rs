@@ -110,7 +110,8 @@ fn reference_clipping(
             };
             form(range)
         }
-        Clipping::Mse => {
+        // Without weights, the weighted search is the MSE search.
+        Clipping::Mse | Clipping::MseWeighted => {
             let sums = candidate_sse(c, xs, full, (lo, hi), &form);
             let mut best = form(full);
             let mut best_sse = f64::INFINITY;

@@ -32,6 +32,8 @@ mod app_messages;
 #[cfg(not(feature = "avx512"))]
 mod cli;
 #[cfg(not(feature = "avx512"))]
+mod clip_weighted;
+#[cfg(not(feature = "avx512"))]
 mod compare;
 #[cfg(not(feature = "avx512"))]
 mod core_cases;

@@ -40,7 +40,8 @@ pub(super) fn legacy(
         keep_codes: false,
         ..options
     };
-    let Some(mut rungs) = integer(matrix, config, options, &mut hand_over, progress)? else {
+    let Some(mut rungs) = integer(matrix, config, Some(imp), options, &mut hand_over, progress)?
+    else {
         return Ok(None);
     };
     for r in &mut rungs {

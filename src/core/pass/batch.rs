@@ -320,6 +320,8 @@ fn prepare<const COUNTS: bool>(
         #[inline(always)]
         || match clipping {
             Clipping::Mse if prep.source.size > clip::LANE_BLOCK => prep.each(consts, blocks),
+            // The weighted search goes block by block (see `clip::weighted_params`).
+            Clipping::MseWeighted => prep.each(consts, blocks),
             Clipping::Mse => prep.eights::<MSE>(kind, consts, blocks),
             Clipping::Percentile(_) => prep.eights::<PERCENTILE>(kind, consts, blocks),
             Clipping::None => prep.eights::<NONE>(kind, consts, blocks),

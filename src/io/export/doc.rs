@@ -181,10 +181,12 @@ pub(super) fn build_listing(
     if !extras.explain.is_empty() {
         sections.push(worked::section(extras.explain));
     }
-    let weighted = if report.quantized_with.is_some() {
-        ", quantized with the importance (as llama-quantize --imatrix)"
-    } else {
+    let weighted = if report.quantized_with.is_none() {
         ""
+    } else if report.config.clipping == crate::core::config::Clipping::MseWeighted {
+        ", clipped with the importance (mse-weighted)"
+    } else {
+        ", quantized with the importance (as llama-quantize --imatrix)"
     };
     Doc {
         header: format!(

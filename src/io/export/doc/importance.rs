@@ -11,6 +11,7 @@
 
 use super::{Align, Grid, Listing, Part, Section, channel_cells, channel_columns, has_labels};
 use crate::core::Report;
+use crate::core::config::Clipping;
 use crate::core::importance::{OutputErrors, OutputMetrics};
 use crate::io::export::num::{error, sig, sqnr};
 
@@ -26,7 +27,14 @@ pub(super) fn importance(report: &Report) -> Option<Section> {
     if let Some(src) = &o.importance_source {
         parts.push(Part::Text(format!("Importance from {src}.")));
     }
+    let clip_weighted = report.config.clipping == Clipping::MseWeighted;
     parts.push(Part::Text(match &report.quantized_with {
+        Some(_) if clip_weighted => {
+            "The codes above were quantized with it: each block's clipping \
+                                     search (--clip mse-weighted, quantscope's own) weighed the \
+                                     squared errors of each column by it."
+                .to_string()
+        }
         Some(_) => {
             "The codes above were quantized with it, as llama-quantize --imatrix does.".to_string()
         }
