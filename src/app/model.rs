@@ -139,6 +139,18 @@ pub enum Effect {
         /// Contents.
         text: String,
     },
+    /// Load an importance matrix or activations (`spec`), checked against `matrix` (the
+    /// data on screen, when analysed) whose tensor name is `tensor`.
+    LoadImportance {
+        /// A file, `FILE:TENSOR`, or `built-in`.
+        spec: String,
+        /// The data on screen.
+        matrix: Option<Arc<Matrix>>,
+        /// The tensor's name, to find its imatrix entry by.
+        tensor: Option<String>,
+        /// The request's number ([`ImportanceState::request`] when it was made).
+        request: u64,
+    },
     /// Write the matrix `report`'s configuration reconstructs to `path` (`.npy` or
     /// `.safetensors`, one tensor named `tensor`) atomically.
     WriteDequantized {
@@ -266,6 +278,32 @@ pub struct Model {
     pub detail_scroll: u16,
     /// How far each text that scrolls can be scrolled, as last drawn.
     pub viewport: Viewport,
+    /// Which weights matter: the importance matrix or activations loaded, whether they are
+    /// on, and the view of them ([`crate::app::calibration`]).
+    pub importance: ImportanceState,
+}
+
+/// The importance matrix or activations of the explorer, and how they are shown.
+#[derive(Debug, Clone, Default)]
+pub struct ImportanceState {
+    /// What is loaded, if anything.
+    pub loaded: Option<Arc<crate::app::calibration::Calibration>>,
+    /// What is loaded is used (the llama.cpp formats quantize with it, the output errors
+    /// are computed); switched off, the explorer is as without it.
+    pub on: bool,
+    /// The number of the newest load asked for; older loads that arrive later are dropped.
+    pub request: u64,
+    /// The format ladder draws its Pareto front on the output error instead of the
+    /// weights' RMSE.
+    pub front_on_output: bool,
+}
+
+impl ImportanceState {
+    /// What the analysis uses: the loaded calibration, when switched on.
+    #[must_use]
+    pub fn active(&self) -> Option<&Arc<crate::app::calibration::Calibration>> {
+        self.loaded.as_ref().filter(|_| self.on)
+    }
 }
 
 /// What a mouse event landed on, as the view laid the screen out (the view's `hit`).
@@ -392,6 +430,7 @@ impl Model {
             load_request: 0,
             detail_scroll: 0,
             viewport: Viewport::default(),
+            importance: ImportanceState::default(),
         };
         model.request_analysis();
         model
@@ -662,6 +701,7 @@ impl Model {
             config: self.config,
             pinned: self.pinned.map(|p| p.config),
             formats: matches!(self.overlay, Some(Overlay::Formats { .. })).then_some(self.preset),
+            calibration: self.importance.active().cloned(),
         }
     }
 }

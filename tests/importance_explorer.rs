@@ -1,0 +1,173 @@
+//! Which weights matter, in the explorer: loading an importance matrix or activations
+//! through the prompt and the command line's loader, switching them on and off, bad files,
+//! the output errors arriving after the weight report, and the panes that show them.
+
+#[path = "common/explorer.rs"]
+mod explorer;
+#[path = "common/files.rs"]
+mod files;
+
+use explorer::{act, builtin_model};
+use quantscope::app::keymap::Action;
+use quantscope::app::worker::{Job, Outcome, compute};
+use quantscope::app::{Message, Model, Overlay, update};
+use quantscope::runtime::settle;
+
+/// Types `text` into the open prompt (replacing what it proposes) and presses Enter.
+fn answer_prompt(m: &mut Model, text: &str) {
+    assert!(
+        matches!(m.overlay, Some(Overlay::Importance(_))),
+        "no prompt: {:?}",
+        m.overlay
+    );
+    update(m, Message::Paste(text.to_string()));
+    act(m, Action::Yes);
+}
+
+/// The explorer on a 4 x 64 matrix, with the built-in activations loaded.
+fn loud_model() -> Model {
+    let mut m = Model::with_text(&wide_text(), None);
+    settle(&mut m);
+    act(&mut m, Action::LoadImportance);
+    answer_prompt(&mut m, "built-in");
+    m
+}
+
+/// A `.npy` file of f32 `values` in `shape` (rows, columns).
+fn npy(shape: (usize, usize), values: &[f32]) -> files::TempFile {
+    let header = files::npy_header("<f4", false, &format!("({}, {})", shape.0, shape.1));
+    files::temp_file(
+        "acts.npy",
+        &files::npy_bytes((1, 0), &header, &files::f32_bytes(values)),
+    )
+}
+
+/// Four rows of 64 columns: a quiet row, and loud ones.
+fn wide_text() -> String {
+    let mut rows = Vec::new();
+    for r in 0..4 {
+        let scale = if r == 0 { 0.01 } else { 1.0 };
+        let row: Vec<String> = (0..64)
+            .map(|c| format!("{:.4}", scale * (((c * 7 + r * 3) % 13) as f64 - 6.0) / 6.0))
+            .collect();
+        rows.push(format!("r{r}: {}", row.join(", ")));
+    }
+    rows.join("\n") + "\n"
+}
+
+#[test]
+fn built_in_activations_load_from_the_prompt_and_the_output_errors_follow() {
+    let m = loud_model();
+    assert!(m.importance.on, "{:?}", m.status);
+    let c = m.importance.loaded.as_ref().expect("loaded");
+    assert_eq!(c.label, "activations built-in");
+    let report = m.analysis.report.as_ref().expect("a report");
+    let out = report.output.as_ref().expect("output errors");
+    assert_eq!(out.channels.len(), 4);
+    assert!(out.overall.output_mse.is_some_and(|v| v > 0.0));
+    assert!(out.overall.imatrix_mse.is_some());
+    assert_eq!(out.tokens, Some(256));
+    // Every rung of the ladder has its output errors too.
+    assert!(!report.ladder.is_empty());
+    assert!(report.ladder.iter().all(|r| r.output.is_some()));
+    // Built-in: 64 / 32 = 2 loud columns, at 16 and 48, hold most of the importance.
+    let s = out.importance.as_ref().expect("summary");
+    let top: Vec<usize> = s.top.iter().take(2).map(|&(c, _)| c).collect();
+    assert!(top.contains(&16) && top.contains(&48), "{top:?}");
+}
+
+#[test]
+fn switching_importance_off_drops_the_output_errors_and_on_brings_them_back() {
+    let mut m = loud_model();
+    act(&mut m, Action::ToggleImportance);
+    assert!(!m.importance.on);
+    assert!(m.analysis.report.as_ref().unwrap().output.is_none());
+    act(&mut m, Action::ToggleImportance);
+    assert!(m.analysis.report.as_ref().unwrap().output.is_some());
+}
+
+#[test]
+fn toggling_with_nothing_loaded_says_how_to_load() {
+    let mut m = builtin_model();
+    act(&mut m, Action::ToggleImportance);
+    assert!(!m.importance.on);
+    let status = m.status.clone().unwrap_or_default();
+    assert!(status.contains("Alt-I"), "{status}");
+}
+
+#[test]
+fn a_bad_file_is_one_message_and_keeps_what_was_loaded() {
+    let mut m = loud_model();
+    let before = m.analysis.report.clone();
+    act(&mut m, Action::LoadImportance);
+    answer_prompt(&mut m, "/nonexistent/acts.npy");
+    let status = m.status.clone().unwrap_or_default();
+    assert!(status.starts_with("not loaded: "), "{status}");
+    assert!(status.contains("acts.npy"), "{status}");
+    assert!(status.contains("loaded before stays"), "{status}");
+    assert_eq!(
+        m.importance.loaded.as_ref().unwrap().label,
+        "activations built-in"
+    );
+    assert_eq!(m.analysis.report, before);
+}
+
+#[test]
+fn activations_of_another_width_are_refused_with_both_widths() {
+    let path = npy((3, 5), &[1.0; 15]);
+    let mut m = builtin_model();
+    act(&mut m, Action::LoadImportance);
+    answer_prompt(&mut m, &path.display().to_string());
+    let status = m.status.clone().unwrap_or_default();
+    assert!(status.contains("5 columns per token"), "{status}");
+    assert!(status.contains("4 columns"), "{status}");
+    assert!(m.importance.loaded.is_none());
+    assert!(m.analysis.report.as_ref().unwrap().output.is_none());
+}
+
+#[test]
+fn text_edited_to_another_width_says_the_importance_does_not_fit() {
+    let path = npy((2, 4), &[1.0, 2.0, 3.0, 4.0, 0.5, 0.5, 0.5, 0.5]);
+    let mut m = builtin_model();
+    act(&mut m, Action::LoadImportance);
+    answer_prompt(&mut m, &path.display().to_string());
+    assert!(
+        m.analysis.report.as_ref().unwrap().output.is_some(),
+        "{:?}",
+        m.status
+    );
+    // A fifth column: the activations no longer fit; the weight report still comes.
+    m.editor = quantscope::app::model::new_editor("a: 1, 2, 3, 4, 5\n");
+    m.request_analysis();
+    settle(&mut m);
+    let why = m.analysis.calibration_unfit.clone().expect("a reason");
+    assert!(why.contains("4 columns per token"), "{why}");
+    let report = m.analysis.report.as_ref().unwrap();
+    assert_eq!(report.shape, (1, 5));
+    assert!(report.output.is_none());
+}
+
+#[test]
+fn the_weight_report_comes_before_the_output_errors() {
+    let m = loud_model();
+    let mut job: Job = m.job();
+    job.generation = 1;
+    let mut order = Vec::new();
+    compute(&job, |r| {
+        order.push(match r.outcome {
+            Outcome::Calibration(_) => "calibration",
+            Outcome::Report { .. } => "report",
+            Outcome::Ladder(_) => "ladder",
+            Outcome::OutputProgress(..) => "progress",
+            Outcome::Output(_) => "output",
+            Outcome::Done => "done",
+            _ => "other",
+        });
+        true
+    });
+    order.dedup();
+    let pos = |s| order.iter().position(|&o| o == s).unwrap_or(usize::MAX);
+    assert!(pos("report") < pos("ladder"), "{order:?}");
+    assert!(pos("ladder") < pos("output"), "{order:?}");
+    assert_eq!(order.last(), Some(&"done"), "{order:?}");
+}
