@@ -480,6 +480,7 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 lineup: model.analysis.lineup.as_deref(),
                 progress: model.analysis.lineup_progress,
                 selected: *selected,
+                front_on_output: model.importance.front_on_output,
                 theme,
             },
             area,

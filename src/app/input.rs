@@ -109,7 +109,15 @@ pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action),
         Mode::Picker => lookup(Mode::Picker, key)
-            .or(global.filter(|a| matches!(a, Action::Quit | Action::Formats)))
+            .or(global
+                .filter(|a| matches!(a, Action::Quit | Action::Formats | Action::ToggleFront)))
+            .or_else(|| {
+                // The format ladder's front: its plain key too.
+                lookup(Mode::Panes, key).filter(|a| {
+                    *a == Action::ToggleFront
+                        && matches!(model.overlay, Some(Overlay::Formats { .. }))
+                })
+            })
             .map(Message::Action),
         Mode::Stored => lookup(Mode::Stored, key)
             .or(global.filter(|a| matches!(a, Action::Quit | Action::Stored | Action::Help)))

@@ -152,7 +152,7 @@ impl Action {
                 "write the preset and settings into the text as #! lines (Ctrl-S then saves them with the data)"
             }
             Self::ToggleErrorMetric => {
-                "Errors pane: MAE or RMSE per channel (when it has room for one only)"
+                "Errors pane: MAE, RMSE or (with importance) the output error per channel"
             }
             Self::Quit => "quit (asks first when the text has unsaved changes)",
             Self::Save => "save the text to its file (asks for a name if it has none)",
@@ -535,7 +535,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, LoadImportance, [(Char('I'), ALT)]),
     bind!(Global, ToggleImportance, [(Char('W'), ALT)]),
     bind!(Global, ImportanceView, [(Char('B'), ALT)]),
-    bind!(Global, ToggleFront, [(Char('O'), ALT)]),
+    bind!(Global, ToggleFront, [(Char('T'), ALT)]),
     edit!(Undo, [(Char('z'), CTRL), (Char('u'), CTRL)]),
     edit!(Redo, [(Char('r'), CTRL)]),
     edit!(Left, [(Left, NONE), (Char('b'), CTRL)]),
@@ -595,7 +595,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, LoadImportance, [(Char('I'), NONE)]),
     bind!(Panes, ToggleImportance, [(Char('W'), NONE)]),
     bind!(Panes, ImportanceView, [(Char('B'), NONE)]),
-    bind!(Panes, ToggleFront, [(Char('O'), NONE)]),
+    bind!(Panes, ToggleFront, [(Char('T'), NONE)]),
     bind!(Panes, ToggleExplain, [(Char('i'), NONE)]),
     bind!(Panes, Palette, [(Char(':'), NONE)]),
     bind!(Panes, Practice, [(Char('m'), NONE)]),

@@ -54,6 +54,9 @@ pub enum ErrorMetric {
     Mae,
     /// Root mean squared error.
     Rmse,
+    /// The error of the layer's output (`output_mse`; `imatrix_mse` with an importance
+    /// vector alone), when importance or activations are in use.
+    Output,
 }
 
 impl ErrorMetric {
@@ -63,15 +66,25 @@ impl ErrorMetric {
         match self {
             Self::Mae => "MAE",
             Self::Rmse => "RMSE",
+            Self::Output => "output MSE",
         }
     }
 
-    /// The other one.
+    /// The other weight error (MAE after RMSE and the output error).
     #[must_use]
     pub fn other(self) -> Self {
         match self {
             Self::Mae => Self::Rmse,
-            Self::Rmse => Self::Mae,
+            Self::Rmse | Self::Output => Self::Mae,
+        }
+    }
+
+    /// The next one: MAE, RMSE, then the output error when `with_output`.
+    #[must_use]
+    pub fn next(self, with_output: bool) -> Self {
+        match self {
+            Self::Rmse if with_output => Self::Output,
+            other => other.other(),
         }
     }
 }

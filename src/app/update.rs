@@ -180,7 +180,8 @@ pub fn update(model: &mut Model, message: Message) {
 
 /// The Errors pane's one error: MAE or RMSE.
 fn toggle_error_metric(model: &mut Model) {
-    model.error_metric = model.error_metric.other();
+    let with_output = (model.analysis.report.as_ref()).is_some_and(|r| r.output.is_some());
+    model.error_metric = model.error_metric.next(with_output);
     model.status = Some(format!(
         "the Errors pane shows the {} per channel when it has room for one error only",
         model.error_metric.name()

@@ -114,7 +114,7 @@ fn view(model: &mut Model) {
     }
 }
 
-/// Alt-O: the format ladder's front on the weights' RMSE or the output error.
+/// Alt-T: the format ladder's front on the weights' RMSE or the output error.
 fn toggle_front(model: &mut Model) {
     let f = &mut model.importance.front_on_output;
     *f = !*f;
