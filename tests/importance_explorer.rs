@@ -171,3 +171,65 @@ fn the_weight_report_comes_before_the_output_errors() {
     assert!(pos("ladder") < pos("output"), "{order:?}");
     assert_eq!(order.last(), Some(&"done"), "{order:?}");
 }
+
+#[test]
+fn the_loud_input_scenario_turns_on_the_built_in_activations_and_shows_the_lesson() {
+    let s = quantscope::teach::assets::scenario("loud-input").expect("built in");
+    assert!(s.built_in_activations);
+    let mut m = builtin_model();
+    m.load_scenario(&s);
+    settle(&mut m);
+    assert!(m.importance.on);
+    let r = m.analysis.report.clone().expect("a report");
+    let out = r.output.as_ref().expect("output errors");
+    let quiet = 1;
+    // The weights say per tensor is fine for the quiet row: its MAE is no worse than the
+    // wide rows'.
+    for (i, ch) in r.channels.iter().enumerate().filter(|(i, _)| *i != quiet) {
+        assert!(r.channels[quiet].metrics.mae <= ch.metrics.mae, "row {i}");
+    }
+    // The output says it is not: its output error is the largest, by more than tenfold.
+    let mse = |i: usize| out.channels[i].output_mse.unwrap();
+    for i in [0, 2, 3] {
+        assert!(mse(quiet) > 10.0 * mse(i), "{} vs {}", mse(quiet), mse(i));
+    }
+    // Per channel gives the quiet row its own step: its output error falls a hundredfold.
+    let channel = r
+        .ladder
+        .iter()
+        .find(|g| g.granularity == quantscope::core::Granularity::Channel)
+        .and_then(|g| g.output.as_ref())
+        .expect("the channel rung's output errors");
+    assert!(channel.channels[quiet].output_mse.unwrap() * 100.0 < mse(quiet));
+    // Q4_K quantizes with the importance, and its weight error moves: the wide rows' MAE
+    // rises a little against the search without it.
+    let q4k = quantscope::core::preset("q4_k", quantscope::core::PresetOptions::default()).unwrap();
+    m.apply_settings("q4_k", quantscope::core::presets::Overrides::default()).unwrap();
+    settle(&mut m);
+    let weighted = m.analysis.report.clone().unwrap();
+    assert_eq!(weighted.config, q4k);
+    assert!(weighted.quantized_with.is_some());
+    update(&mut m, Message::Action(Action::ToggleImportance));
+    settle(&mut m);
+    let plain = m.analysis.report.clone().unwrap();
+    assert!(plain.quantized_with.is_none());
+    assert!(weighted.channels[0].metrics.mae > plain.channels[0].metrics.mae);
+}
+
+#[test]
+fn the_loud_input_demo_plays_to_its_end_with_the_importance_on() {
+    let script = quantscope::teach::script::demo_script("loud-input").expect("built in");
+    let steps = script.steps.len();
+    let mut m = Model::with_text("", None);
+    m.demo = Some(quantscope::app::demo::Demo::new(script));
+    quantscope::app::demo::go_to(&mut m, 1);
+    settle(&mut m);
+    for _ in 1..steps {
+        act(&mut m, Action::NextStep);
+    }
+    let demo = m.demo.as_ref().expect("still playing");
+    assert_eq!(demo.shown, steps);
+    assert!(m.importance.on);
+    assert_eq!(m.preset, "q4_k");
+    assert!(m.analysis.report.as_ref().unwrap().output.is_some());
+}

@@ -650,6 +650,9 @@ impl Model {
             scenario.look.join(" ")
         )));
         self.status = Some(format!("loaded scenario {}", scenario.name));
+        if scenario.built_in_activations {
+            self.use_built_in_activations();
+        }
         self.request_analysis();
     }
 
@@ -676,9 +679,20 @@ impl Model {
                     self.set_caption(Some(format!("{title}: {}", look.join(" "))));
                 }
                 self.status = Some(format!("{name}: settings from its #! lines"));
+                if h.built_in_activations {
+                    self.use_built_in_activations();
+                    self.request_analysis();
+                }
             }
             Err(e) => self.status = Some(format!("{e} (the settings stay as they were)")),
         }
+    }
+
+    /// Switches the built-in activations on (a scenario's `#! activations: built-in`).
+    pub fn use_built_in_activations(&mut self) {
+        self.importance.loaded = Some(Arc::new(crate::app::calibration::Calibration::built_in()));
+        self.importance.on = true;
+        self.analysis.calibration_unfit = None;
     }
 
     /// Shows `caption` (or none) from its first page, written for the text as it is now.
