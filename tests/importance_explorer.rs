@@ -6,6 +6,8 @@
 mod explorer;
 #[path = "common/files.rs"]
 mod files;
+#[path = "common/screen.rs"]
+mod screen_text;
 
 use explorer::{act, builtin_model};
 use quantscope::app::keymap::Action;
@@ -204,7 +206,8 @@ fn the_loud_input_scenario_turns_on_the_built_in_activations_and_shows_the_lesso
     // Q4_K quantizes with the importance, and its weight error moves: the wide rows' MAE
     // rises a little against the search without it.
     let q4k = quantscope::core::preset("q4_k", quantscope::core::PresetOptions::default()).unwrap();
-    m.apply_settings("q4_k", quantscope::core::presets::Overrides::default()).unwrap();
+    m.apply_settings("q4_k", quantscope::core::presets::Overrides::default())
+        .unwrap();
     settle(&mut m);
     let weighted = m.analysis.report.clone().unwrap();
     assert_eq!(weighted.config, q4k);
@@ -232,4 +235,80 @@ fn the_loud_input_demo_plays_to_its_end_with_the_importance_on() {
     assert!(m.importance.on);
     assert_eq!(m.preset, "q4_k");
     assert!(m.analysis.report.as_ref().unwrap().output.is_some());
+}
+
+/// The loud-input scenario analysed, on a screen of `width` x `height`.
+fn loud_input_at(width: u16, height: u16) -> Model {
+    let mut m = builtin_model();
+    update(&mut m, Message::Resized(width, height));
+    m.load_scenario(&quantscope::teach::assets::scenario("loud-input").unwrap());
+    settle(&mut m);
+    m
+}
+
+#[test]
+fn snapshots_of_the_importance_views_at_80x24_and_120x40() {
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let mut m = loud_input_at(w, h);
+        m.set_caption(None);
+        insta::assert_snapshot!(
+            format!("importance_panes_{w}x{h}"),
+            screen_text::screen(&m, w, h)
+        );
+        // The Errors pane on the output error (Alt-v twice: RMSE, then output MSE).
+        act(&mut m, Action::ToggleErrorMetric);
+        act(&mut m, Action::ToggleErrorMetric);
+        assert_eq!(m.error_metric, quantscope::app::ErrorMetric::Output);
+        let s = screen_text::screen(&m, w, h);
+        assert!(s.contains("Errors (output MSE)"), "{s}");
+        insta::assert_snapshot!(format!("importance_errors_output_{w}x{h}"), s);
+        act(&mut m, Action::ImportanceView);
+        let s = screen_text::screen(&m, w, h);
+        assert!(s.contains("The top 1 % of columns (3 of 256)"), "{s}");
+        insta::assert_snapshot!(format!("importance_view_{w}x{h}"), s);
+        act(&mut m, Action::Close);
+        act(&mut m, Action::Formats);
+        act(&mut m, Action::ToggleFront);
+        let s = screen_text::screen(&m, w, h);
+        assert!(s.contains("front on the output error"), "{s}");
+        insta::assert_snapshot!(format!("importance_formats_{w}x{h}"), s);
+    }
+}
+
+#[test]
+fn the_load_prompt_and_the_title_say_what_is_loaded() {
+    let mut m = builtin_model();
+    act(&mut m, Action::LoadImportance);
+    let s = screen_text::screen(&m, 80, 24);
+    assert!(s.contains("Which weights matter"), "{s}");
+    assert!(s.contains("built-in"), "{s}");
+    answer_prompt(&mut m, "built-in");
+    let s = screen_text::screen(&m, 80, 24);
+    assert!(
+        s.lines().next().unwrap().contains("activations built-in"),
+        "{s}"
+    );
+    assert!(s.contains("importance on: activations built-in"), "{s}");
+    act(&mut m, Action::ToggleImportance);
+    let s = screen_text::screen(&m, 80, 24);
+    assert!(s.contains("importance off"), "{s}");
+}
+
+#[test]
+fn a_pinned_comparison_says_when_the_output_error_reverses_the_ranking() {
+    let mut m = loud_input_at(80, 24);
+    // A: int8 per channel; B: int4 per tensor. Find a pair whose order flips, or check the
+    // line names both measures.
+    act(&mut m, Action::Pin);
+    m.apply_settings("q4_k", quantscope::core::presets::Overrides::default())
+        .unwrap();
+    settle(&mut m);
+    let c = m.analysis.comparison.clone().expect("a comparison");
+    let (oa, ob) = c.output.expect("output errors under A and B");
+    assert!(oa.output_mse.is_some() && ob.output_mse.is_some());
+    let line = quantscope::ui::compare::summary(Some(&c), "·", "->");
+    assert!(line.contains("out MSE"), "{line}");
+    if let Some(change) = &c.change {
+        assert!(line.starts_with(&change.sentence), "{line}");
+    }
 }
