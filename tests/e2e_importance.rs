@@ -27,9 +27,7 @@ fn the_loud_input_scenario_loads_toggles_resizes_and_quits() {
             && !title(s).contains("computing")
     });
     assert!(s.contains("importance on: activations built-in"), "{s}");
-    // Alt-v twice: RMSE, then the output error per row.
-    t.keys(&["M-v"]);
-    t.wait_for("RMSE", |s| s.contains("Errors (RMSE)"));
+    // Alt-v: the output error per row (after it, RMSE).
     t.keys(&["M-v"]);
     let s = t.wait_for("the output error per row", |s| {
         s.contains("Errors (output MSE)")
@@ -43,6 +41,8 @@ fn the_loud_input_scenario_loads_toggles_resizes_and_quits() {
     t.wait_for("the panes at 120x40", |s| {
         s.lines().count() >= 40 && title(s).contains("4x256") && s.contains("out MSE")
     });
+    t.keys(&["M-v"]);
+    t.wait_for("RMSE", |s| s.contains("RMSE"));
     t.keys(&["M-B"]);
     t.wait_for("the importance view", |s| {
         s.contains("The top 1 % of columns (3 of 256)")

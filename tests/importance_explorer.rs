@@ -255,8 +255,7 @@ fn snapshots_of_the_importance_views_at_80x24_and_120x40() {
             format!("importance_panes_{w}x{h}"),
             screen_text::screen(&m, w, h)
         );
-        // The Errors pane on the output error (Alt-v twice: RMSE, then output MSE).
-        act(&mut m, Action::ToggleErrorMetric);
+        // The Errors pane on the output error (Alt-v: right after MAE).
         act(&mut m, Action::ToggleErrorMetric);
         assert_eq!(m.error_metric, quantscope::app::ErrorMetric::Output);
         let s = screen_text::screen(&m, w, h);

@@ -79,11 +79,14 @@ impl ErrorMetric {
         }
     }
 
-    /// The next one: MAE, RMSE, then the output error when `with_output`.
+    /// The next one: MAE, the output error when `with_output`, RMSE, and round again (the
+    /// output error comes right after MAE, so that one key shows it where MAE and RMSE are
+    /// side by side).
     #[must_use]
     pub fn next(self, with_output: bool) -> Self {
         match self {
-            Self::Rmse if with_output => Self::Output,
+            Self::Mae if with_output => Self::Output,
+            Self::Output => Self::Rmse,
             other => other.other(),
         }
     }

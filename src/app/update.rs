@@ -182,10 +182,14 @@ pub fn update(model: &mut Model, message: Message) {
 fn toggle_error_metric(model: &mut Model) {
     let with_output = (model.analysis.report.as_ref()).is_some_and(|r| r.output.is_some());
     model.error_metric = model.error_metric.next(with_output);
-    model.status = Some(format!(
-        "the Errors pane shows the {} per channel when it has room for one error only",
-        model.error_metric.name()
-    ));
+    model.status = Some(if model.error_metric == crate::app::ErrorMetric::Output {
+        "the Errors pane shows the layer's output error per channel, at each granularity".into()
+    } else {
+        format!(
+            "the Errors pane shows the {} per channel when it has room for one error only",
+            model.error_metric.name()
+        )
+    });
 }
 
 /// A tensor load finished: the panes show it from now on.

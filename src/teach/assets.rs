@@ -71,14 +71,6 @@ const SCENARIOS: [(&str, &str); 9] = [
 /// Built-in exercises, in the order a menu lists them.
 const EXERCISES: [(&str, &str); 12] = [
     (
-        "importance-from-tokens",
-        include_str!("../../assets/exercises/importance-from-tokens.toml"),
-    ),
-    (
-        "weighted-subblock",
-        include_str!("../../assets/exercises/weighted-subblock.toml"),
-    ),
-    (
         "per-tensor-vs-per-channel",
         include_str!("../../assets/exercises/per-tensor-vs-per-channel.toml"),
     ),
@@ -117,6 +109,14 @@ const EXERCISES: [(&str, &str); 12] = [
     (
         "mxfp4-exponent",
         include_str!("../../assets/exercises/mxfp4-exponent.toml"),
+    ),
+    (
+        "importance-from-tokens",
+        include_str!("../../assets/exercises/importance-from-tokens.toml"),
+    ),
+    (
+        "weighted-subblock",
+        include_str!("../../assets/exercises/weighted-subblock.toml"),
     ),
 ];
 

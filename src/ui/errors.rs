@@ -181,6 +181,16 @@ impl ErrorsPane<'_> {
         }
     }
 
+    /// What the key that switches the error shows next: side by side, the output error or
+    /// MAE and RMSE again.
+    fn next_name(&self, report: &Report, wide: bool) -> &'static str {
+        match (wide, self.metric()) {
+            (true, ErrorMetric::Output) => "MAE / RMSE",
+            (true, _) => metric_name(ErrorMetric::Output, report),
+            (false, m) => metric_name(m.next(report.output.is_some()), report),
+        }
+    }
+
     /// What a cell of `source` shows for channel `i` (the whole matrix with `None`): its
     /// errors, or its output error in both fields when that is the error shown.
     fn cell(&self, source: Source<'_>, i: Option<usize>) -> Option<Metrics> {
@@ -318,10 +328,7 @@ impl Widget for &ErrorsPane<'_> {
             .unwrap_or_default();
             block = block.title_bottom(
                 Line::styled(
-                    format!(
-                        " {key}: {} ",
-                        metric_name(self.metric().next(report.output.is_some()), report)
-                    ),
+                    format!(" {key}: {} ", self.next_name(report, table.wide)),
                     theme.dim,
                 )
                 .left_aligned(),
