@@ -50,7 +50,9 @@ fn the_loud_input_scenario_loads_toggles_resizes_and_quits() {
     t.keys(&["Escape"]);
     t.wait_for("the view closed", |s| !s.contains("The top 1 % of columns"));
     t.keys(&["M-W"]);
-    let s = t.wait_for("importance off", |s| title(s).contains("importance off"));
+    let s = t.wait_for("importance off, analysed", |s| {
+        title(s).contains("importance off") && !title(s).contains("computing")
+    });
     assert!(
         !s.contains("out MSE"),
         "the output columns stay after switching off:\n{s}"
