@@ -124,8 +124,9 @@ fn draw_line(
     left: usize,
     style_at: impl Fn(usize) -> Style,
 ) {
+    // A line that ends left of the view draws nothing: it starts at its end, at column `left`.
     let (start_byte, start_col) = if line.is_ascii() {
-        (left.min(line.len()), left.min(line.len()))
+        (left.min(line.len()), left)
     } else {
         let mut col = 0;
         let mut start = line.len();
@@ -165,5 +166,26 @@ fn draw_line(
         };
         buf.set_string(cx, y, shown, style);
         col += cells;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drawn(line: &str, left: usize) -> String {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 6, 1));
+        draw_line(&mut buf, 0, 0, 6, line, left, |_| Style::default());
+        (0..6).map(|x| buf[(x, 0)].symbol().to_string()).collect()
+    }
+
+    #[test]
+    fn a_line_that_ends_left_of_the_view_draws_nothing() {
+        // A long line scrolls the view right; the short lines beside it end before `left`.
+        assert_eq!(drawn("ab", 10), "      ");
+        assert_eq!(drawn("é", 10), "      ");
+        assert_eq!(drawn("abcdefghij", 10), "      ");
+        assert_eq!(drawn("abcdefghijkl", 10), "kl    ");
+        assert_eq!(drawn("abcdefghijkl", 0), "abcdef");
     }
 }
