@@ -311,3 +311,24 @@ fn a_pinned_comparison_says_when_the_output_error_reverses_the_ranking() {
         assert!(line.starts_with(&change.sentence), "{line}");
     }
 }
+
+#[test]
+fn a_file_that_is_not_an_importance_matrix_is_refused_by_name() {
+    let mut m = loud_model();
+    for (name, bytes) in [
+        ("bad.gguf", b"GGUF\x03\x00".to_vec()),
+        ("bad.dat", b"not an imatrix".to_vec()),
+    ] {
+        let file = files::temp_file(name, &bytes);
+        act(&mut m, Action::LoadImportance);
+        answer_prompt(&mut m, &file.display().to_string());
+        let status = m.status.clone().unwrap_or_default();
+        assert!(status.starts_with("not loaded: "), "{status}");
+        assert!(status.contains(name), "{status}");
+        assert!(status.contains("loaded before stays"), "{status}");
+        assert_eq!(
+            m.importance.loaded.as_ref().unwrap().label,
+            "activations built-in"
+        );
+    }
+}
