@@ -332,3 +332,35 @@ fn a_file_that_is_not_an_importance_matrix_is_refused_by_name() {
         );
     }
 }
+
+#[test]
+fn a_ladder_too_narrow_for_the_output_columns_says_so() {
+    use ratatui::widgets::Widget as _;
+    let m = loud_input_at(80, 24);
+    let report = m.analysis.report.clone().unwrap();
+    let theme = quantscope::ui::Theme::new(false, false);
+    let text = |width: u16| {
+        let pane = quantscope::ui::ladder::LadderPane {
+            report: Some(&report),
+            selected: 0,
+            focused: false,
+            stale: false,
+            pending: false,
+            progress: None,
+            pinned: None,
+            theme: &theme,
+        };
+        let area = ratatui::layout::Rect::new(0, 0, width, 8);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        (&pane).render(area, &mut buf);
+        (0..8)
+            .map(|y| (0..width).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let wide = text(80);
+    assert!(wide.contains("out MSE") && !wide.contains("wider shows it"), "{wide}");
+    let narrow = text(44);
+    assert!(narrow.contains("wider shows it"), "{narrow}");
+    assert!(narrow.contains("imat MSE"), "{narrow}");
+}

@@ -281,12 +281,19 @@ impl Widget for &LadderPane<'_> {
                 extra = wrap(&segments[..4], w, below, ellipsis);
             }
         }
+        let (mut lines, dropped) = self.table_lines(ladder, rows, selected, w);
+        if !dropped.is_empty() {
+            // The output columns are the reason a user widens the terminal: say so.
+            block = block.title(Line::styled(
+                format!(" {} {}: wider shows it ", sep(theme), dropped.join(", ")),
+                theme.dim,
+            ));
+        }
         block.render(area, buf);
         if inner.is_empty() {
             return;
         }
 
-        let mut lines = self.table_lines(ladder, rows, selected, w);
         for text in extra {
             lines.push(Line::styled(
                 fit(&text, w, theme.glyphs.ascii),
@@ -346,7 +353,7 @@ impl<'a> LadderPane<'a> {
         rows: std::ops::Range<usize>,
         selected: usize,
         width: usize,
-    ) -> Vec<Line<'static>> {
+    ) -> (Vec<Line<'static>>, Vec<&'static str>) {
         let pinned = self.pinned_row();
         let shown: Vec<Row<'_>> = ladder[rows.clone()]
             .iter()
@@ -366,7 +373,7 @@ impl<'a> LadderPane<'a> {
         if let Some(row) = pinned {
             lines.push(table.row(row, false, max_mae, self));
         }
-        lines
+        (lines, table.dropped)
     }
 
     /// The rung the view is kept around and whose arithmetic is shown: the selected one,
@@ -441,6 +448,8 @@ fn wrap(segments: &[String], width: usize, max_lines: usize, ellipsis: &str) -> 
 /// The columns that fit and their widths.
 struct Table {
     columns: Vec<(Kind, usize)>,
+    /// The output columns that had something to show and did not fit.
+    dropped: Vec<&'static str>,
 }
 
 impl Table {
@@ -476,7 +485,12 @@ impl Table {
             .filter(|k| chosen.contains(k))
             .map(|k| (k, if k == Kind::Bar { bar } else { widths(k) }))
             .collect();
-        Self { columns }
+        let dropped = [Kind::Output, Kind::Imatrix]
+            .into_iter()
+            .filter(|k| k.offered(rows) && !chosen.contains(k))
+            .map(Kind::heading)
+            .collect();
+        Self { columns, dropped }
     }
 
     fn heading(&self, theme: &Theme) -> Line<'static> {
