@@ -18,14 +18,15 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::core::add_output_errors;
 use crate::core::config::{
     Arith, AsymZeroPoint, Axis, Clipping, CodeClamp, Config, ConfigError, Degenerate, Granularity,
     NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale,
     SymZeroPoint,
 };
-use crate::core::importance::{OutputStage, add_output_errors};
 use crate::core::lineup::{FORMATS, Selection};
 use crate::core::names::Named;
+use crate::core::output::OutputStage;
 use crate::core::presets::Overrides;
 use crate::core::{Matrix, Options, PRESETS, analyse_weighted};
 use crate::io::export::{

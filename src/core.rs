@@ -31,6 +31,7 @@ pub mod lineup;
 mod matrix;
 pub mod method;
 pub mod names;
+pub mod output;
 pub(crate) mod pages;
 pub mod params;
 mod pass;
@@ -39,16 +40,19 @@ pub mod quote;
 pub mod reconstruct;
 pub mod report;
 mod round;
+pub mod scan;
+pub(crate) mod simd;
 mod stats;
 pub mod stored;
 pub mod view;
 
 pub use analyse::{
-    AnalyseError, LADDER_GROUPS, Options, Progress, analyse, analyse_staged,
+    ANALYSIS_STACK, AnalyseError, LADDER_GROUPS, Options, Progress, analyse, analyse_staged,
     analyse_staged_weighted, analyse_weighted, analyse_with, ladder_granularities,
 };
 pub use config::{Config, ConfigError, Granularity, Scheme};
 pub(crate) use matrix::first_not_finite_in;
 pub use matrix::{Matrix, MatrixError};
+pub use output::{StageError, add_output_errors};
 pub use presets::{PRESETS, PresetOptions, preset};
 pub use report::{Block, Blocks, ChannelReport, Memory, Metrics, Report, Rung};

@@ -20,6 +20,9 @@ use std::thread;
 use crate::app::worker::{Job, JobResult, Outcome, Worker};
 use crate::app::{Effect, Message, Model, update};
 
+/// The stack each analysing thread gets.
+pub use crate::core::ANALYSIS_STACK;
+
 /// Runs effects in the background and collects their results on one channel.
 pub struct Runtime {
     /// Analysis requests, to the analysis thread.
@@ -30,17 +33,6 @@ pub struct Runtime {
     /// Loads and exports started whose message has not been read yet.
     loads: usize,
 }
-
-/// Stack of each thread that analyses (the analysis thread, and the thread pool's workers
-/// through [`init_threads`]). The analysis inlines its whole row loop into one function per
-/// task; without optimisations (a debug build) that function's frame is about 1.7 MiB, and
-/// the default 2 MiB stack of a pool worker overflowed on a 512 x 1024 matrix. Optimised
-/// builds need far less; the stack is only reserved address space until it is used.
-pub const ANALYSIS_STACK: usize = if cfg!(debug_assertions) {
-    64 << 20
-} else {
-    16 << 20
-};
 
 /// Sets up rayon's global pool with [`ANALYSIS_STACK`] per worker; call it before any
 /// analysis. Does nothing when the pool is already set up.

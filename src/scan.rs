@@ -27,157 +27,19 @@ mod weighted;
 use std::path::Path;
 
 use rayon::prelude::*;
-use serde::Serialize;
 
 use crate::core::config::{Config, ConfigError, Granularity};
 use crate::core::lineup::{Selection, lineup};
-use crate::core::{Metrics, Options, Report, analyse_with};
+use crate::core::scan::gain_db;
+pub use crate::core::scan::{
+    Best, Failed, Scan, ScanRow, Side, SkipReason, Skipped, StoredRow, Weighted,
+};
+use crate::core::{Options, analyse_with};
 use crate::io::checkpoint::{Checkpoint, CheckpointError, Entry, Kind};
 use crate::io::imatrix::{Imatrix, ImatrixError};
 
 /// Writes a scan in any format (kept here for callers of the scan).
 pub use crate::io::export::write_scan;
-pub use stored::StoredRow;
-
-/// The error and cost of one tensor at one granularity.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Side {
-    /// MAE, RMSE, max error and SQNR over the whole tensor.
-    #[serde(flatten)]
-    pub metrics: Metrics,
-    /// Channels that are not constant but all got one code (or reconstruct to one value).
-    pub collapsed_channels: usize,
-    /// Bits per weight at this granularity.
-    pub bits_per_weight: f64,
-}
-
-impl Side {
-    fn of(report: &Report) -> Self {
-        Self {
-            metrics: report.overall,
-            collapsed_channels: report.collapsed_channels,
-            bits_per_weight: report.memory.bits_per_weight,
-        }
-    }
-}
-
-/// One analysed tensor.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ScanRow {
-    /// The tensor's name.
-    pub name: String,
-    /// Its dtype in the file.
-    pub dtype: String,
-    /// Its shape in the file.
-    pub shape: Vec<usize>,
-    /// The matrix it was analysed as: `(rows, columns)`, trailing axes flattened.
-    pub matrix: (usize, usize),
-    /// How much per-channel gains over per-tensor, in dB:
-    /// `20·log10(RMSE per tensor / RMSE per channel)`; `+inf` when per-channel is exact and
-    /// per-tensor is not (written as `"inf"` in JSON), 0 when both are exact.
-    pub gain_db: f64,
-    /// Per-tensor granularity.
-    pub tensor: Side,
-    /// Per-channel granularity.
-    pub channel: Side,
-    /// Bits per weight of the configuration as given (its own granularity).
-    pub bits_per_weight: f64,
-    /// With a budget ([`ScanOptions::budget`]): the most accurate preset or format within
-    /// it, from the format ladder of the tensor (`None` when nothing fits).
-    pub best: Option<Best>,
-    /// With an importance matrix that has an entry for the tensor: its importance-weighted
-    /// errors.
-    pub imatrix: Option<Weighted>,
-}
-
-/// A tensor's importance-weighted errors (`imatrix_mse`, see
-/// [`crate::core::importance::output`]) under an importance matrix's entry for it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Weighted {
-    /// The entry used.
-    pub entry: String,
-    /// Per tensor.
-    pub tensor: Option<f64>,
-    /// Per channel.
-    pub channel: Option<f64>,
-    /// The configuration as given, quantized with the importance where its library reads
-    /// one (a llama.cpp format or preset).
-    pub configured: Option<f64>,
-    /// The configuration as given was quantized with the importance.
-    pub quantized_with: bool,
-}
-
-/// The most accurate entry of a tensor's format ladder within a bits-per-weight budget.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Best {
-    /// The preset's or format's name (`q4_k`, `ort-int8`).
-    pub name: String,
-    /// Its bits per weight on this tensor.
-    pub bits_per_weight: f64,
-    /// Its errors over the tensor.
-    #[serde(flatten)]
-    pub metrics: Metrics,
-    /// Its collapsed channels.
-    pub collapsed_channels: usize,
-}
-
-/// Why a tensor was not analysed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SkipReason {
-    /// Fewer than two axes (a bias, a norm's weight, a scalar).
-    OneDimensional,
-    /// Not F32, F16, BF16 or F64, nor a GGUF type quantscope decodes (integers, booleans,
-    /// 8-bit floats, GGUF's IQ types...).
-    NotFloating,
-    /// A shape with no elements.
-    Empty,
-}
-
-/// A tensor the scan left out on purpose.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Skipped {
-    /// The tensor's name.
-    pub name: String,
-    /// Its dtype in the file.
-    pub dtype: String,
-    /// Its shape in the file.
-    pub shape: Vec<usize>,
-    /// Why.
-    pub reason: SkipReason,
-}
-
-/// A tensor that should have been analysed but could not be.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Failed {
-    /// The tensor's name.
-    pub name: String,
-    /// What went wrong (a non-finite value, a block the configuration cannot represent...).
-    pub error: String,
-}
-
-/// The result of a scan.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scan {
-    /// The file, as given.
-    pub file: String,
-    /// The configuration (its granularity only matters for [`ScanRow::bits_per_weight`]).
-    pub config: Config,
-    /// Analysed tensors, largest gain first (ties by name).
-    pub rows: Vec<ScanRow>,
-    /// Quantized GGUF tensors inspected as stored, by name.
-    pub stored: Vec<StoredRow>,
-    /// Tensors left out, by name.
-    pub skipped: Vec<Skipped>,
-    /// Tensors that failed, by name.
-    pub failed: Vec<Failed>,
-    /// The bits-per-weight budget each tensor's best format was chosen within, if any.
-    pub budget: Option<f64>,
-    /// The importance matrix, as given, if any.
-    pub imatrix: Option<String>,
-    /// Analysed tensors without an entry in the importance matrix.
-    pub without_entry: usize,
-}
 
 /// Why a scan could not run at all.
 #[derive(Debug, thiserror::Error)]
@@ -278,7 +140,7 @@ pub fn scan_weighted(
     // Largest first, so that the last tasks to finish are short ones.
     candidates.sort_by_key(|t| std::cmp::Reverse(t.bytes));
     progress.start(candidates.len());
-    let mut builder = rayon::ThreadPoolBuilder::new().stack_size(crate::runtime::ANALYSIS_STACK);
+    let mut builder = rayon::ThreadPoolBuilder::new().stack_size(crate::core::ANALYSIS_STACK);
     if let Some(jobs) = options.jobs {
         builder = builder.num_threads(jobs.max(1));
     }
@@ -402,24 +264,4 @@ fn best_within(matrix: &crate::core::Matrix, budget: f64) -> Option<Best> {
         metrics: m.overall,
         collapsed_channels: m.collapsed_channels,
     })
-}
-
-/// `20·log10(rmse_tensor / rmse_channel)`, with exact reconstructions handled.
-fn gain_db(rmse_tensor: f64, rmse_channel: f64) -> f64 {
-    match (rmse_tensor > 0.0, rmse_channel > 0.0) {
-        (_, true) => 20.0 * (rmse_tensor / rmse_channel).log10(),
-        (true, false) => f64::INFINITY,
-        (false, false) => 0.0,
-    }
-}
-
-impl Scan {
-    /// How many tensors were skipped for one of `reasons`.
-    #[must_use]
-    pub fn skipped_count(&self, reasons: &[SkipReason]) -> usize {
-        self.skipped
-            .iter()
-            .filter(|s| reasons.contains(&s.reason))
-            .count()
-    }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::app::calibration::{Calibration, Resolved};
-use crate::core::importance::{self, OutputStage, add_output_errors};
+use crate::core::output::{self, OutputStage, add_output_errors};
 use crate::core::lineup::{Inputs, Lineup, Selection, lineup_inputs};
 use crate::core::{
     Config, Matrix, Options, Report, Rung, analyse_staged_weighted, analyse_weighted,
@@ -252,7 +252,7 @@ fn analyse_job(
     let stage = resolved.and_then(|r| {
         OutputStage::new(
             &matrix,
-            importance::Calibration {
+            output::Calibration {
                 importance: r.importance.as_ref(),
                 tokens: r.tokens.as_deref(),
             },

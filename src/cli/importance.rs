@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::core::Matrix;
-use crate::core::importance::{
-    Activations, BuiltIn, Calibration, Importance, Tokens, importance_of,
-};
+use crate::core::importance::{Activations, BuiltIn, Importance, Tokens, importance_of};
+use crate::core::output::Calibration;
 use crate::io::activations::open_activations;
 use crate::io::imatrix::Imatrix;
 

@@ -16,6 +16,17 @@ use crate::core::report::{
     Blocks, CodeBuf, Codes, ErrorSums, Layout, Memory, Metrics, Report, Rung,
 };
 
+/// Stack of each thread that analyses (the explorer's analysis thread, and the workers of
+/// the thread pools that analyse: rayon's global pool and a scan's). The analysis inlines
+/// its whole row loop into one function per task; without optimisations (a debug build) that function's frame is about 1.7 MiB, and
+/// the default 2 MiB stack of a pool worker overflowed on a 512 x 1024 matrix. Optimised
+/// builds need far less; the stack is only reserved address space until it is used.
+pub const ANALYSIS_STACK: usize = if cfg!(debug_assertions) {
+    64 << 20
+} else {
+    16 << 20
+};
+
 /// Group sizes of the ladder (those smaller than the row length are used).
 pub const LADDER_GROUPS: [usize; 6] = [256, 128, 64, 32, 16, 8];
 
@@ -25,7 +36,7 @@ pub struct Options {
     /// Compute the granularity ladder.
     pub ladder: bool,
     /// Keep every code the analysis computed, rather than recomputing one from the matrix
-    /// when [`Report::code`] is asked for it (the same codes either way; `tests/kernels.rs`
+    /// when [`Report::code`] is asked for it (the same codes either way; `tests/it/kernels.rs`
     /// checks the analysis's own against the reference with this set). Off by default: the
     /// codes of a large matrix are as many bytes as it has values, written to fresh memory.
     pub keep_codes: bool,
@@ -135,7 +146,7 @@ pub fn analyse_staged(
 
 /// [`analyse_staged`] with `importance` as [`analyse_weighted`] takes it. The output errors
 /// are a stage of their own after this one
-/// ([`OutputStage`](crate::core::importance::OutputStage)): the weight report comes first.
+/// ([`OutputStage`](crate::core::output::OutputStage)): the weight report comes first.
 pub fn analyse_staged_weighted(
     matrix: &Matrix,
     config: &Config,

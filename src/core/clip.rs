@@ -17,10 +17,11 @@ use rayon::prelude::*;
 use crate::core::config::{Clipping, Config, Scheme};
 use crate::core::kernel::Quantizer;
 use crate::core::kernel::segment::{
-    APPROX_REL, Avx2, Consts, Kind, LANES, Prepared, approx_squares, block_sums, block_sums_exact,
-    candidate_sums, consts8, consts8_lanes, transpose8,
+    APPROX_REL, Consts, Kind, LANES, Prepared, approx_squares, block_sums, block_sums_exact,
+    candidate_sums, consts8, consts8_lanes,
 };
 use crate::core::params::{BlockParams, BlockStats, PARAM_LANES, ParamCalc, RealRange, ScaleRule};
+use crate::core::simd::{Avx2, transpose8, vectorised};
 
 mod tops;
 
@@ -708,7 +709,7 @@ fn fast_choice(
     consts: &[Consts; CANDIDATES],
     xs: &[f32],
 ) -> usize {
-    crate::core::pass::vectorised(
+    vectorised(
         #[inline(always)]
         || search(kind, consts, xs, &mut scratch.active),
     )
@@ -1003,7 +1004,7 @@ fn side_by_side(
         let sums = values
             .par_chunks(PARALLEL)
             .map(|part| {
-                crate::core::pass::vectorised(
+                vectorised(
                     #[inline(always)]
                     || {
                         let mut sums = [0.0f64; CANDIDATES];
@@ -1168,7 +1169,7 @@ impl Tail {
             // A block as large as a tensor: its parts on the pool.
             xs.par_chunks(PARALLEL)
                 .map(|part| {
-                    crate::core::pass::vectorised(
+                    vectorised(
                         #[inline(always)]
                         || part.iter().fold(0, magnitude),
                     )
@@ -1497,7 +1498,7 @@ fn add_sums(
         let groups: Vec<[f64; LANES]> = which
             .par_chunks(LANES)
             .map(|group| {
-                crate::core::pass::vectorised(
+                vectorised(
                     #[inline(always)]
                     || group_sums(kind, consts, group, xs, &start),
                 )

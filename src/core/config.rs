@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::core::lineup::FormatInfo;
+use crate::core::format::registry::FormatInfo;
 
 /// Symmetric (zero maps to a fixed code) or asymmetric (affine, the range's ends map to the
 /// ends of the code range).
@@ -365,7 +365,7 @@ pub struct Config {
     /// Library conventions.
     pub conventions: Conventions,
     /// A format with a block layout of its own (a k-quant, MXFP4, NVFP4, NF4, FP8: see
-    /// [`crate::core::lineup::FORMATS`]), when the configuration is one. Its encoder then
+    /// [`crate::core::format::registry::FORMATS`]), when the configuration is one. Its encoder then
     /// decides everything; the fields above only describe its payload (`bits` per code,
     /// unsigned codes, its block as the granularity). Written as the format's name.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -450,13 +450,6 @@ pub enum ConfigError {
         /// The setting given.
         setting: &'static str,
     },
-}
-
-impl Default for Config {
-    /// The explorer's starting point: the seed lesson's symmetric narrow int4, per channel.
-    fn default() -> Self {
-        crate::core::presets::lesson()
-    }
 }
 
 impl Config {

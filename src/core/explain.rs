@@ -279,7 +279,7 @@ pub fn explain_channel(matrix: &Matrix, report: &Report, row: usize) -> ChannelE
             let l = crate::core::presets::legacy_type(config)?;
             Some((
                 l.name(),
-                crate::core::lineup::Coded::Row(crate::core::format::Format::Legacy(l)),
+                crate::core::format::registry::Coded::Row(crate::core::format::Format::Legacy(l)),
             ))
         });
     if let Some(coded) = coded {

@@ -31,6 +31,7 @@ mod layout;
 pub mod legacy;
 mod measure;
 pub mod nf4;
+pub mod registry;
 mod row;
 
 pub use fp8::{Fp8Encoded, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme};

@@ -1,5 +1,6 @@
 //! Which weights matter: the importance of each input column, the activations a layer
-//! sees, and the error the layer's output makes ([`output`]).
+//! sees, and the error the layer's output makes (as data, [`output`]; computed by
+//! [`crate::core::output`]).
 //!
 //! A weight `w_ij` multiplies input column `j`. llama.cpp's `llama-imatrix` runs a model on
 //! calibration text and records, per weight tensor, the mean of `x_j²` over every token
@@ -21,19 +22,14 @@
 //! `llama-quantize` does for a 3-D tensor.
 
 pub mod activations;
-mod ladder;
 pub mod output;
 pub mod rankings;
-mod reconstruct;
 mod summary;
 
 pub use activations::{
     Activations, ActivationsProblem, BuiltIn, Tokens, TokensError, importance_of,
 };
-pub use ladder::{StageError, add_output_errors};
-pub use output::{
-    Calibration, ColumnRisk, OutputErrors, OutputMetrics, OutputProblem, OutputStage, output_errors,
-};
+pub use output::{ColumnRisk, OutputErrors, OutputMetrics, RISK_COLUMNS};
 pub use rankings::{Measure, Ranked, RankingChange, ranking_changes};
 pub use summary::{ImportanceSummary, TOP_COLUMNS};
 

@@ -3,7 +3,7 @@
 //!
 //! [`Quantizer`] is the reference, one value at a time. The analysis runs whole rows through
 //! a specialised loop (the private `segment` module) that gives the same codes, clamp flags
-//! and reconstructions bit for bit; `tests/kernels.rs` checks the two against each other.
+//! and reconstructions bit for bit; `tests/it/kernels.rs` checks the two against each other.
 //!
 //! # Adding a convention
 //!
@@ -21,7 +21,7 @@
 //! 4. [`crate::core::explain`] names a new formula (`ScaleFormula`, `ZeroPointFormula`)
 //!    from the `ParamCalc`, and `io/export/doc/worked.rs` prints it.
 //! 5. Tests: the convention among the knobs of `params/formula/tests.rs` and
-//!    `tests/core_props.rs`, and a golden fixture from the library that uses it
+//!    `tests/it/core_props.rs`, and a golden fixture from the library that uses it
 //!    (`tests/golden/generate.py`).
 //!
 //! # Adding a format
@@ -32,7 +32,7 @@
 //! `pack`/`unpack` to the bytes its files store, a row of
 //! [`FORMATS`](crate::core::lineup::FORMATS) (the format ladder, `--list-presets` and
 //! `report --formats` read it), and golden fixtures from its reference implementation
-//! (`tests/golden/generate_formats.py`, `tests/golden_formats.rs`).
+//! (`tests/golden/generate_formats.py`, `tests/it/golden_formats.rs`).
 //!
 //! [`ScaleRule`]: crate::core::params::ScaleRule
 

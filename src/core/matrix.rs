@@ -230,7 +230,7 @@ fn first_not_finite(values: &ArrayView2<'_, f32>) -> Option<((usize, usize), f32
 /// first failing block.
 pub(crate) fn first_not_finite_in(flat: &[f32]) -> Option<usize> {
     const BLOCK: usize = 1024;
-    let block = crate::core::pass::vectorised(
+    let block = crate::core::simd::vectorised(
         #[inline(always)]
         || {
             flat.chunks(BLOCK)

@@ -31,6 +31,7 @@ use crate::core::kernel::segment::{
 };
 use crate::core::params::{BlockParams, BlockStats, ParamCalc, ParamProblem};
 use crate::core::report::{ErrorSums, Layout, Record, record};
+use crate::core::simd::vectorised;
 use crate::core::stats::{ChunkStats, block_stats, merge, merge_is_exact};
 
 mod active;
@@ -493,19 +494,6 @@ pub(super) fn rows_per_task(rows: usize, cols: usize) -> usize {
     rows.div_ceil(tasks)
         .max(SMALL.div_ceil(cols.max(1)))
         .clamp(1, rows.max(1))
-}
-
-/// Runs `f` compiled for the widest vector instructions this CPU has (AVX2 and FMA on most
-/// x86-64 machines, AVX-512 where present when built with the `avx512` feature), chosen once
-/// at run time by `pulp`, and the baseline instructions elsewhere. Only what `f` inlines is
-/// compiled that way: the code around the row loops and its callees are `#[inline(always)]`
-/// for this, and each instance of a row loop is compiled the same way as a function of its
-/// own (`kernel::segment::outlined`). The results are the same on every path: Rust never
-/// fuses a multiplication and an addition on its own, and every operation is IEEE-exact
-/// whatever the vector width.
-#[inline(always)]
-pub(crate) fn vectorised<R>(f: impl FnOnce() -> R) -> R {
-    pulp::Arch::new().dispatch(f)
 }
 
 /// Runs `f` on every task, in parallel unless there is only one.

@@ -12,8 +12,8 @@ use crate::core::config::{
     Granularity, NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
     SymScale, SymZeroPoint, type_range,
 };
+use crate::core::format::registry::{Coded, FormatInfo, format_info};
 use crate::core::format::{Format, Fp8Layout};
-use crate::core::lineup::{Coded, FormatInfo, format_info};
 
 /// Parameters a preset takes before its fields can be overridden.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -121,6 +121,13 @@ pub fn lesson() -> Config {
             degenerate: Degenerate::Flat,
         },
         format: None,
+    }
+}
+
+impl Default for Config {
+    /// The explorer's starting point: the seed lesson's symmetric narrow int4, per channel.
+    fn default() -> Self {
+        lesson()
     }
 }
 
@@ -428,7 +435,7 @@ pub fn legacy_type(config: &Config) -> Option<crate::core::format::Legacy> {
 }
 
 /// Builds the named preset: an integer preset of [`PRESETS`], or a format of
-/// [`FORMATS`](crate::core::lineup::FORMATS) (which takes no options).
+/// [`FORMATS`](crate::core::format::registry::FORMATS) (which takes no options).
 pub fn preset(name: &str, opts: PresetOptions) -> Result<Config, ConfigError> {
     if let Some(info) = format_info(name) {
         let setting = if opts.scheme.is_some() {
@@ -497,7 +504,7 @@ mod tests {
             preset("q3", PresetOptions::default()),
             Err(ConfigError::UnknownPreset(_))
         ));
-        for info in crate::core::lineup::FORMATS {
+        for info in crate::core::format::registry::FORMATS {
             let c = preset(info.name, PresetOptions::default()).unwrap();
             assert!(c.validate().is_ok(), "{}: {:?}", info.name, c.validate());
             assert_eq!(c.format.map(|f| f.name), Some(info.name));

@@ -285,7 +285,7 @@ pub struct Rung {
 /// written to memory the process has never touched, and most readers of a report (its
 /// panes, `report`'s summary) never look at a code. [`Report::code`] recomputes a code from
 /// the matrix and its block's parameters on request, with the reference [`Quantizer`] that
-/// `tests/kernels.rs` checks the analysis's own loops against, bit for bit.
+/// `tests/it/kernels.rs` checks the analysis's own loops against, bit for bit.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Codes {
     /// The codes as computed (a format's encoder, or [`crate::core::Options::keep_codes`]).
@@ -396,7 +396,7 @@ pub struct Report {
     /// vector, as `llama-quantize --imatrix`); `None` for the reference quantization.
     pub quantized_with: Option<ImportanceSource>,
     /// The error of the layer's output and the importance-weighted error, once computed (a
-    /// stage after the report, [`crate::core::importance::OutputStage`]); `None` before, or
+    /// stage after the report, [`crate::core::output::OutputStage`]); `None` before, or
     /// without importance and activations.
     pub output: Option<OutputErrors>,
     /// The importance the codes were quantized with (for the worked arithmetic, which
@@ -494,7 +494,7 @@ impl Report {
         if let Some(f) = self.config.format {
             // A format's grid under the block's step and offset, code by code.
             let offset = b.offset.unwrap_or(0.0);
-            return crate::core::lineup::grid_of(f)
+            return crate::core::format::registry::grid_of(f)
                 .values
                 .iter()
                 .map(|&g| g * b.scale + offset)

@@ -12,8 +12,8 @@
     reason = "called per value in the statistics loops; must inline to vectorise"
 )]
 
-use crate::core::kernel::segment::{Avx2, LANES, chunk_ends8, ends8};
 use crate::core::params::BlockStats;
+use crate::core::simd::{Avx2, LANES, chunk_ends8, ends8};
 
 /// The statistics of `xs`, exactly as [`BlockStats::extend`] gives them.
 #[must_use]

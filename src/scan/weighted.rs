@@ -2,7 +2,8 @@
 
 use super::Weighted;
 use crate::core::config::{Config, Granularity};
-use crate::core::importance::{Calibration, Importance, ImportanceSource, OutputStage};
+use crate::core::importance::{Importance, ImportanceSource};
+use crate::core::output::{Calibration, OutputStage};
 use crate::core::{Options, Report, analyse_weighted, analyse_with};
 
 /// The importance-weighted errors of `matrix` per tensor, per channel and under `config`.

@@ -430,7 +430,7 @@ pub fn scenario(name: &str) -> Result<Scenario, AssetError> {
 /// Every built-in scenario, in picker order.
 ///
 /// # Panics
-/// If a built-in scenario does not parse (`tests/practice.rs` checks that they all do).
+/// If a built-in scenario does not parse (`tests/it/practice.rs` checks that they all do).
 #[must_use]
 pub fn scenarios() -> Vec<Scenario> {
     built_in()
@@ -467,7 +467,7 @@ pub fn exercise(name: &str) -> Result<Exercise, AssetError> {
 /// Every built-in exercise, in menu order.
 ///
 /// # Panics
-/// If a built-in exercise does not parse (`tests/practice.rs` checks that they all do).
+/// If a built-in exercise does not parse (`tests/it/practice.rs` checks that they all do).
 #[must_use]
 pub fn exercises() -> Vec<Exercise> {
     EXERCISES
@@ -500,7 +500,7 @@ pub fn start_exercise(exercise: Exercise) -> Result<Session, AssetError> {
 /// The built-in recall cards.
 ///
 /// # Panics
-/// If the built-in card file does not parse (`tests/practice.rs` checks that it does).
+/// If the built-in card file does not parse (`tests/it/practice.rs` checks that it does).
 #[must_use]
 pub fn cards() -> Vec<Card> {
     parse_cards(CARDS).unwrap_or_else(|e| panic!("built-in cards.toml: {e}"))

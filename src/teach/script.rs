@@ -298,7 +298,7 @@ pub fn demo_script(name: &str) -> Result<DemoScript, AssetError> {
 /// Every built-in demo script.
 ///
 /// # Panics
-/// If a built-in script does not parse (`tests/practice.rs` checks that they all do).
+/// If a built-in script does not parse (`tests/it/practice.rs` checks that they all do).
 #[must_use]
 pub fn demo_scripts() -> Vec<DemoScript> {
     DEMOS

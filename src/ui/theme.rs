@@ -2,7 +2,7 @@
 //! the 16 ANSI colours, for the dark backgrounds most terminals have), `light` (black on
 //! white, painted, for light terminals) and `high-contrast` (white on black, painted, every
 //! pair at 7:1 or more). Every meaning a colour carries is also carried by text or a symbol,
-//! so `NO_COLOR` and monochrome terminals lose nothing; `tests/terminal.rs` computes the
+//! so `NO_COLOR` and monochrome terminals lose nothing; `tests/it/terminal.rs` computes the
 //! WCAG contrast ratio of every colour pair of every theme.
 
 use ratatui::style::{Color, Modifier, Style};

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden fixtures for the edges of the references: made by the REAL libraries on this machine.
 
-Writes tests/golden/edges/*.json, read by tests/edges_round2.rs (schema in README.md beside this
+Writes tests/golden/edges/*.json, read by tests/it/edges_round2.rs (schema in README.md beside this
 file, section "Edge fixtures"):
 
   torch_mean.json     torch.Tensor.mean() of float32 vectors of 1 .. 1 000 000 values (the NF4

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Importance-matrix fixtures for quantscope's imatrix reader (tests/imatrix.rs).
+"""Importance-matrix fixtures for quantscope's imatrix reader (tests/it/imatrix.rs).
 
 Writes tests/golden/imatrix/:
 

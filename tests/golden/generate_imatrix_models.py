@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Importance matrices for the real models the tests use (tests/importance.rs).
+"""Importance matrices for the real models the tests use (tests/it/importance.rs).
 
 Writes tests/golden/imatrix/:
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Opens an HTML report in headless Chromium as tests/render.rs does: a screenshot to PNG,
+# Opens an HTML report in headless Chromium as tests/it/render.rs does: a screenshot to PNG,
 # and the page's console messages (a blocked load or a script error shows up there).
 # Exits 1 when there is a console message.
 #

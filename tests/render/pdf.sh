@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reads a PDF report with poppler as tests/render.rs does: its page count and size
+# Reads a PDF report with poppler as tests/it/render.rs does: its page count and size
 # (pdfinfo), its text (pdftotext, to OUTDIR/report.txt) and one PNG per page (pdftoppm,
 # OUTDIR/page-N.png).
 #

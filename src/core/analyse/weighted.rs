@@ -3,9 +3,9 @@
 
 use super::{AnalyseError, Options, Progress, active_rung, format, integer};
 use crate::core::config::Config;
+use crate::core::format::registry::Coded;
 use crate::core::format::{Format, Legacy};
 use crate::core::importance::Importance;
-use crate::core::lineup::Coded;
 use crate::core::matrix::Matrix;
 use crate::core::report::{Report, Rung};
 

@@ -82,7 +82,7 @@ fn approximate_sums_settle_most_searches_with_the_exact_choice() {
             let Some(consts) = candidates(&c, &xs) else {
                 continue;
             };
-            let exact = crate::core::pass::vectorised(|| {
+            let exact = crate::core::simd::vectorised(|| {
                 exact_search(
                     kind,
                     &consts,
@@ -91,7 +91,7 @@ fn approximate_sums_settle_most_searches_with_the_exact_choice() {
                     &mut active,
                 )
             });
-            let got = crate::core::pass::vectorised(|| {
+            let got = crate::core::simd::vectorised(|| {
                 approx_search(kind, &consts, &Start::of(kind, &consts, &xs), &xs)
             });
             searches += 1;
@@ -101,7 +101,7 @@ fn approximate_sums_settle_most_searches_with_the_exact_choice() {
             }
             // The whole search takes the same choice either way.
             assert_eq!(
-                crate::core::pass::vectorised(|| search(kind, &consts, &xs, &mut active)),
+                crate::core::simd::vectorised(|| search(kind, &consts, &xs, &mut active)),
                 exact
             );
         }

@@ -9,8 +9,8 @@
 
 use crate::core::format::kquant::QK_K;
 use crate::core::format::nf4::{self, DoubleQuant};
+use crate::core::format::registry::Coded;
 use crate::core::format::{Encoded, Format, Fp8Layout, KQuant, Meta};
-use crate::core::lineup::Coded;
 use crate::core::{Matrix, Report};
 
 use super::ValueExplanation;
@@ -240,7 +240,7 @@ pub(super) fn work(
     };
     FormatWork {
         name,
-        grid: crate::core::lineup::coded_grid(coded).values,
+        grid: crate::core::format::registry::coded_grid(coded).values,
         blocks,
         weights,
     }

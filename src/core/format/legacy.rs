@@ -1,7 +1,7 @@
 //! ggml's 32-value block types Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, read from their byte layout
 //! and reconstructed as `dequantize_row_q*` does (the core's presets encode them; this is
 //! what a GGUF reader needs to look at stored tensors). With an importance vector, Q4_0 to
-//! Q5_1 encode here ([`weighted`]): ggml's weighted search is not a preset's formula.
+//! Q5_1 encode here (`weighted`): ggml's weighted search is not a preset's formula.
 //!
 //! | type | layout (bytes) | value |
 //! |---|---|---|

@@ -7,17 +7,16 @@
     reason = "the row loop must inline into the vectorised task body (see super::vectorised)"
 )]
 
-use super::{
-    Ctx, Failure, Flat, LANES, Plan, RowQuant, RowSource, Scratch, needs_chunks, vectorised,
-};
+use super::{Ctx, Failure, Flat, LANES, Plan, RowQuant, RowSource, Scratch, needs_chunks};
 use crate::core::clip;
 use crate::core::config::Clipping;
 use crate::core::kernel::segment::{
-    Avx2, BlockSource, Clamp, Code, ConstLanes, Consts, ConstsBuf, Kind, Lanes, consts8_lanes,
-    halves8, one_code, prepare8, run_prepared,
+    BlockSource, Clamp, Code, ConstLanes, Consts, ConstsBuf, Kind, Lanes, consts8_lanes, one_code,
+    prepare8, run_prepared,
 };
 use crate::core::params::{BlockStats, PARAM_LANES, RealRange};
 use crate::core::report::{Record, record, set_clipped};
+use crate::core::simd::{Avx2, halves8, vectorised};
 use crate::core::stats::ChunkStats;
 
 /// The buffers of [`batch`], reused from row to row.

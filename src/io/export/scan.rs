@@ -28,10 +28,10 @@ use super::doc::{Align, Doc, Grid, Part, Section};
 use super::json::Num;
 use super::num::{count, error, sig};
 use crate::core::config::{Axis, Config};
+use crate::core::scan::{Best, Failed, Scan, ScanRow, Side, SkipReason, Skipped, StoredRow};
 use crate::core::{Granularity, Metrics};
 use crate::io::printable;
 use crate::io::safetensors::format_shape;
-use crate::scan::{Best, Failed, Scan, ScanRow, Side, SkipReason, Skipped, StoredRow};
 
 /// What the rows are sorted by, for the header of every format.
 const SORT_KEY: &str = "gain = SQNR per channel - SQNR per tensor, in dB (= 20 log10 of RMSE per tensor / RMSE per channel), largest first";

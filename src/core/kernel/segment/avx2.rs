@@ -1,40 +1,39 @@
-//! The MSE search's squared-error sums ([`super::candidate_sums`] and
-//! [`super::block_sums`]) written with AVX2 operations, eight lanes of `f32` to a register.
+//! The loop's steps written with AVX2 operations, eight lanes of `f32` to a register, where
+//! plain loops vectorise badly. Each gives what the portable loop gives, bit for bit: the
+//! same operations in the same order and precision (no fused multiply-add).
 //!
-//! Written as plain loops, the compiler pairs each four `f64` lanes of the sums with four
-//! `f32` lanes of the reconstruction, so every `f32` step runs twice at half width (two
-//! divisions where one would do). Here each reconstruction is one eight-lane register and
-//! its two halves are widened to `f64` for the sums. The operations are those of
-//! [`super::simd`], in the same order and precision (no fused multiply-add), so every
-//! reconstruction, and so every sum, is the same bit for bit; the tests compare both
-//! against the reference quantizer.
-//!
-//! Also here: eight blocks' loop constants ([`consts8_lanes`], [`blocks`]), formed in eight-lane registers
-//! and transposed to one [`Consts`] per block, where plain loops build them lane by lane.
+//! Here: one value's arithmetic for eight lanes in registers ([`Regs`]), the clamp tests of
+//! eight blocks ([`within_bits`], [`regs_within`]), and eight blocks' loop constants
+//! ([`consts8_lanes`], [`blocks`]), formed in eight-lane registers and transposed to one
+//! [`Consts`] per block, where plain loops build them lane by lane. `errors` holds the
+//! loop's errors, `sums` the MSE search's sums of squared errors.
 
 #![expect(
     clippy::inline_always,
     reason = "inlined into pulp's AVX2 context, or every intrinsic would be a call"
 )]
 
+mod errors;
+mod sums;
+
+pub(super) use errors::{
+    Quotient, Top, chunk_magnitudes, pack_offsets, pass_errors, pass_errors_wide, pass_magnitudes,
+};
+pub(crate) use sums::{approx_squares, block_sums, block_sums_exact, candidate_sums};
+
 use std::arch::x86_64::{__m256, __m256d, __m256i};
 
 use pulp::x86::V3;
 
-use super::simd::{ADD, DIV};
-use super::{APPROX_TERMS, ConstLanes, Consts, Kind, LANES, Lanes};
+use super::constants::{NEAR, near_codes};
+use super::kind::{ADD, DIV};
+use super::{ConstLanes, Consts, Kind, LANES};
 use crate::core::config::{QuantExpr, Rounding};
 use crate::core::params::{ParamCalc, ParamRegs, Params8};
 use crate::core::round::{EVEN, UP};
-
-/// `_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC`: ties to even.
-const NEAREST: i32 = 0x08;
-/// `_MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC`.
-const TRUNCATE: i32 = 0x0B;
-/// `_CMP_GE_OQ`.
-const GE: i32 = 0x1D;
-/// `_CMP_LE_OQ`.
-const LE: i32 = 0x12;
+use crate::core::simd::avx2::{
+    EQ, GE, GT, LE, LT, NE, NEAREST, TRUNCATE, abs, ends_regs, flags, max, transpose,
+};
 
 /// The constants of eight lanes, one register each.
 #[derive(Clone, Copy)]
@@ -109,7 +108,7 @@ fn round<const R: u8>(simd: V3, t: __m256) -> __m256 {
 }
 
 /// The reconstructions of `x` under the eight lanes' constants: the arithmetic of
-/// `ConstLanes::x_hat` ([`super::simd`]'s `unclamped`, `clamp` and `dequantize`).
+/// `ConstLanes::x_hat` (`portable`'s `unclamped`, `clamp` and `dequantize`).
 #[inline(always)]
 fn x_hat<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256) -> __m256 {
     let avx = simd.avx;
@@ -125,7 +124,7 @@ fn x_hat<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256)
 }
 
 /// The unclamped codes of `x` under the eight lanes' constants: the arithmetic of
-/// `ConstLanes::unclamped` ([`super::simd`]'s `unclamped`).
+/// `ConstLanes::unclamped` (`portable`'s `unclamped`).
 #[inline(always)]
 fn unclamped<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m256) -> __m256 {
     let avx = simd.avx;
@@ -150,7 +149,7 @@ fn unclamped<const E: u8, const R: u8, const O: bool>(simd: V3, k: &Regs, x: __m
     }
 }
 
-/// [`super::simd`]'s `lanes_within` as a mask: bit `j` set where lane `j`'s block, with its
+/// `portable`'s `lanes_within` as a mask: bit `j` set where lane `j`'s block, with its
 /// values in `lo[j]..=hi[j]`, has no code a clamp moves (a positive scale, and the unclamped
 /// codes of both ends in `qmin..=qmax`; NaN fails a comparison). One comparison per step
 /// and one `movmskps`, where the lanes' `bool`s took a few instructions each to gather.
@@ -219,569 +218,15 @@ pub(super) fn eight(
     (fast & 0xff == 0xff).then_some((k, p.float_min))
 }
 
-/// The offsets of four chunks' codes, each code plus its bias (`2^23 + offset`, see
-/// `Consts::bias`) as in `biased`, packed into 32 bytes in chunk order: the low byte of each
-/// lane (the offset, below 256), narrowed with unsigned saturating packs (which keep every
-/// value below 256) and the 32-bit groups put back in order.
-#[inline(always)]
-pub(super) fn pack_offsets(simd: V3, biased: &[[f32; LANES]; 4], out: &mut [u8; 4 * LANES]) {
-    let avx2 = simd.avx2;
-    let low = simd.avx._mm256_set1_epi32(0xff);
-    let byte = |i: usize| avx2._mm256_and_si256(pulp::cast(biased[i]), low);
-    // Each 128-bit half: chunks 0 and 1's (then 2 and 3's) lanes 0-3, then lanes 4-7.
-    let a = avx2._mm256_packus_epi32(byte(0), byte(1));
-    let b = avx2._mm256_packus_epi32(byte(2), byte(3));
-    // 32-bit groups: lanes 0-3 of chunks 0, 1, 2, 3, then lanes 4-7 of each.
-    let bytes = avx2._mm256_packus_epi16(a, b);
-    let order: std::arch::x86_64::__m256i = pulp::cast([0u32, 4, 1, 5, 2, 6, 3, 7]);
-    *out = pulp::cast(avx2._mm256_permutevar8x32_epi32(bytes, order));
-}
-
-/// Adds the squares of `x_hat − x` (eight lanes, `x` widened in `xd` as two halves) to the
-/// sums `lo` (lanes 0–3) and `hi` (lanes 4–7), each in `f64`.
-#[inline(always)]
-fn add_squares(
-    simd: V3,
-    x_hat: __m256,
-    (xd_lo, xd_hi): (__m256d, __m256d),
-    lo: &mut __m256d,
-    hi: &mut __m256d,
-) {
-    let avx = simd.avx;
-    let h_lo = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(x_hat));
-    let h_hi = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(x_hat));
-    let e_lo = avx._mm256_sub_pd(h_lo, xd_lo);
-    let e_hi = avx._mm256_sub_pd(h_hi, xd_hi);
-    *lo = avx._mm256_add_pd(*lo, avx._mm256_mul_pd(e_lo, e_lo));
-    *hi = avx._mm256_add_pd(*hi, avx._mm256_mul_pd(e_hi, e_hi));
-}
-
-/// [`super::simd`]'s `chunk_errors` for each chunk of `xs` and its reconstructions `x_hat`,
-/// with AVX2: each error `x̂ − x` in `f64`, its magnitude added to `acc.abs`, its square to
-/// `acc.sq`, the larger of the magnitude and `acc.max` kept (`maxpd` keeps its second
-/// operand unless the first is greater, as the plain loop does), and (`SIG`) `x²` added to
-/// `acc.sig`: the same operations lane by lane (no fused multiply-add), so every sum is the
-/// same bit for bit. Written out because the compiler's own vectorisation of the plain loop
-/// changes with the code around it (it has shuffled lanes and kept the sums on the stack).
-#[inline(always)]
-pub(super) fn pass_errors<const SIG: bool>(
-    simd: V3,
-    xs: &[[f32; LANES]],
-    x_hat: &[[f32; LANES]],
-    acc: &mut Lanes,
-) {
-    errors::<SIG, _>(
-        simd,
-        xs,
-        x_hat,
-        acc,
-        #[inline(always)]
-        |x| widen(simd, x),
-    );
-}
-
-/// A chunk's values in `f64`, as two halves.
-#[inline(always)]
-fn widen(simd: V3, x: &[f32; LANES]) -> (__m256d, __m256d) {
-    let avx = simd.avx;
-    let x: __m256 = pulp::cast(*x);
-    (
-        avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(x)),
-        avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(x)),
-    )
-}
-
-/// [`pass_errors`] without the signal, each chunk's values read already widened to `f64`
-/// from `xw` rather than widened here: the same operations in the same order on the same
-/// values (widening an `f32` is exact), so the same sums.
-#[inline(always)]
-pub(super) fn pass_errors_wide(
-    simd: V3,
-    xw: &[[f64; LANES]],
-    x_hat: &[[f32; LANES]],
-    acc: &mut Lanes,
-) {
-    errors::<false, _>(simd, xw, x_hat, acc, load);
-}
-
-/// The loop of [`pass_errors`] and [`pass_errors_wide`]: `wide` gives a chunk's values of
-/// `xs` in `f64`, as two halves.
-#[inline(always)]
-fn errors<const SIG: bool, X>(
-    simd: V3,
-    xs: &[X],
-    x_hat: &[[f32; LANES]],
-    acc: &mut Lanes,
-    wide: impl Fn(&X) -> (__m256d, __m256d),
-) {
-    let avx = simd.avx;
-    let (mut a0, mut a1) = load(&acc.abs);
-    let (mut s0, mut s1) = load(&acc.sq);
-    let (mut m0, mut m1) = load(&acc.max);
-    let (mut g0, mut g1) = load(&acc.sig);
-    let sign = avx._mm256_set1_pd(-0.0);
-    for (x, h) in xs.iter().zip(x_hat) {
-        let (x0, x1) = wide(x);
-        let (h0, h1) = widen(simd, h);
-        if SIG {
-            g0 = avx._mm256_add_pd(g0, avx._mm256_mul_pd(x0, x0));
-            g1 = avx._mm256_add_pd(g1, avx._mm256_mul_pd(x1, x1));
-        }
-        let e0 = avx._mm256_sub_pd(h0, x0);
-        let e1 = avx._mm256_sub_pd(h1, x1);
-        let b0 = avx._mm256_andnot_pd(sign, e0);
-        let b1 = avx._mm256_andnot_pd(sign, e1);
-        a0 = avx._mm256_add_pd(a0, b0);
-        a1 = avx._mm256_add_pd(a1, b1);
-        s0 = avx._mm256_add_pd(s0, avx._mm256_mul_pd(e0, e0));
-        s1 = avx._mm256_add_pd(s1, avx._mm256_mul_pd(e1, e1));
-        m0 = avx._mm256_max_pd(b0, m0);
-        m1 = avx._mm256_max_pd(b1, m1);
-    }
-    store(&mut acc.abs, a0, a1);
-    store(&mut acc.sq, s0, s1);
-    store(&mut acc.max, m0, m1);
-    if SIG {
-        store(&mut acc.sig, g0, g1);
-    }
-}
-
-/// A block's divisor and stored scale (the same value, see `simd::blocks_exact`), and the
-/// bounds of its rounded quotients, `qmin − z` and `qmax − z` (exact integers): one
-/// block's in every lane ([`Quotient::of`]) or each lane's own ([`Quotient::lanes`]).
-#[derive(Clone, Copy)]
-pub(super) struct Quotient {
-    code_scale: __m256,
-    scale: __m256,
-    bottom: __m256,
-    top: __m256,
-}
-
-impl Quotient {
-    /// One block's, in every lane.
-    #[inline(always)]
-    pub(super) fn of(simd: V3, k: &Consts) -> Self {
-        let avx = simd.avx;
-        Self {
-            code_scale: avx._mm256_set1_ps(k.code_scale),
-            scale: avx._mm256_set1_ps(k.scale),
-            bottom: avx._mm256_set1_ps(k.qmin - k.zero_f),
-            top: avx._mm256_set1_ps(k.qmax - k.zero_f),
-        }
-    }
-
-    /// Lane `j`'s block's in lane `j`.
-    #[inline(always)]
-    fn lanes(simd: V3, k: &Regs) -> Self {
-        let avx = simd.avx;
-        Self {
-            code_scale: k.code_scale,
-            scale: k.scale,
-            bottom: avx._mm256_sub_ps(k.qmin, k.zero_f),
-            top: avx._mm256_sub_ps(k.qmax, k.zero_f),
-        }
-    }
-
-    /// The errors `r·s − x` of a chunk `x`, `r` its quotients rounded by rule `R` (and with
-    /// `CLAMP` clamped into the bounds), formed in `f32` (see [`chunk_magnitudes`]).
-    #[inline(always)]
-    fn errors<const R: u8, const CLAMP: bool>(&self, simd: V3, x: __m256) -> __m256 {
-        let avx = simd.avx;
-        let mut r = round::<R>(simd, avx._mm256_div_ps(x, self.code_scale));
-        if CLAMP {
-            // `r` is never NaN (a finite value over a positive scale).
-            r = avx._mm256_min_ps(avx._mm256_max_ps(r, self.bottom), self.top);
-        }
-        avx._mm256_sub_ps(avx._mm256_mul_ps(r, self.scale), x)
-    }
-}
-
-/// Each lane's largest error magnitude so far (see [`chunk_magnitudes`]).
-pub(super) struct Top(__m256);
-
-impl Top {
-    #[inline(always)]
-    pub(super) fn new(simd: V3) -> Self {
-        Self(simd.avx._mm256_setzero_ps())
-    }
-
-    /// Each lane's largest, widened, into `max` where it is larger (`maxpd`'s rule, as the
-    /// error loop keeps it: none is NaN, so the order does not matter).
-    #[inline(always)]
-    pub(super) fn merge_into(&self, max: &mut [f64; LANES]) {
-        let top: [f32; LANES] = pulp::cast(self.0);
-        for (m, &t) in max.iter_mut().zip(&top) {
-            let t = f64::from(t);
-            *m = if t > *m { t } else { *m };
-        }
-    }
-}
-
-/// The error magnitudes `|r·s − x|` of one chunk `x` of a block whose quotients divide by
-/// `k`'s scale `s`, `r` the quotient rounded by rule `R`, into `mag`, the largest of each
-/// lane kept in `top`. With the scale also the stored one, no float offset and no clamp,
-/// `r·s` is the reconstruction the other loops form (`simd::rounded`), and the difference
-/// is exact in `f32`: where `r` is 0 it is `−x`; where `|r| ≥ 1` the quotient, correctly
-/// rounded, is at least ½ in magnitude, so `|x| ≥ s/2` (it rounds so only from
-/// `½·(1 − 2^-25)` up, and between `s/2·(1 − 2^-25)` and `s/2` lies no float: `s − 2|x|`
-/// is a positive multiple of the spacing of floats at `2|x|`, more than `s·2^-25`), and
-/// `x` and `r·s` lie within a factor of two of each other (Sterbenz's lemma).
-///
-/// With `CLAMP`, `r` is first clamped into `k`'s bounds, `qmin − z ..= qmax − z`: the other
-/// loops clamp `u = r + z` (rounded in `f32`) into `qmin..=qmax` and reconstruct
-/// `(c − z)·s`, and `c − z` is `r` clamped. Where the integer `r + z` lies within
-/// `qmin..=qmax` it is exact, `c − z = r`, and `r` is within the bounds; where it lies
-/// beyond `qmax`, `u` is not below `qmax` (rounding is monotone and `qmax` a float), so
-/// `c − z` is `qmax − z`, and so is `r` clamped; below `qmin` likewise. The difference is
-/// then exact where the block passes `simd::exact`.
-#[inline(always)]
-pub(super) fn chunk_magnitudes<const R: u8, const CLAMP: bool>(
-    simd: V3,
-    k: &Quotient,
-    x: &[f32; LANES],
-    mag: &mut [f32; LANES],
-    top: &mut Top,
-) {
-    let avx = simd.avx;
-    let e = k.errors::<R, CLAMP>(simd, pulp::cast(*x));
-    let m = avx._mm256_andnot_ps(avx._mm256_set1_ps(-0.0), e);
-    // `maxps` keeps its second operand unless the first is greater.
-    top.0 = avx._mm256_max_ps(m, top.0);
-    *mag = pulp::cast(m);
-}
-
-/// Adds each of `mags`' error magnitudes (see [`chunk_magnitudes`]), widened to `f64`, to
-/// `acc.abs` and its square to `acc.sq`, lane by lane in chunk order: the operations of the
-/// error loop ([`pass_errors`]) on the same values, so the same sums.
-#[inline(always)]
-pub(super) fn pass_magnitudes(simd: V3, mags: &[[f32; LANES]], acc: &mut Lanes) {
-    let avx = simd.avx;
-    let (mut a0, mut a1) = load(&acc.abs);
-    let (mut s0, mut s1) = load(&acc.sq);
-    for m in mags {
-        let [lo, hi]: [[f32; 4]; 2] = pulp::cast(*m);
-        let b0 = avx._mm256_cvtps_pd(pulp::cast(lo));
-        let b1 = avx._mm256_cvtps_pd(pulp::cast(hi));
-        a0 = avx._mm256_add_pd(a0, b0);
-        a1 = avx._mm256_add_pd(a1, b1);
-        s0 = avx._mm256_add_pd(s0, avx._mm256_mul_pd(b0, b0));
-        s1 = avx._mm256_add_pd(s1, avx._mm256_mul_pd(b1, b1));
-    }
-    store(&mut acc.abs, a0, a1);
-    store(&mut acc.sq, s0, s1);
-}
-
-/// The sums as two registers.
-#[inline(always)]
-fn load(sums: &[f64; LANES]) -> (__m256d, __m256d) {
-    let (halves, _) = sums.as_chunks::<4>();
-    (pulp::cast(halves[0]), pulp::cast(halves[1]))
-}
-
-/// The two registers back into `sums`.
-#[inline(always)]
-fn store(sums: &mut [f64; LANES], lo: __m256d, hi: __m256d) {
-    let lo: [f64; 4] = pulp::cast(lo);
-    let hi: [f64; 4] = pulp::cast(hi);
-    sums[..4].copy_from_slice(&lo);
-    sums[4..].copy_from_slice(&hi);
-}
-
-/// [`super::candidate_sums`] for one instance: every lane's constants applied to the same
-/// value, one value at a time.
-#[inline(always)]
-pub(super) fn candidate_sums<const E: u8, const R: u8, const O: bool>(
-    simd: V3,
-    k: &[Consts; LANES],
-    xs: &[f32],
-    sums: &mut [f64; LANES],
-) {
-    // One instance per closure, inlined into pulp's AVX2 context (a closure over every
-    // instance is not, and every intrinsic becomes a call).
-    simd.vectorize(
-        #[inline(always)]
-        || candidate_sums_in::<E, R, O>(simd, k, xs, sums),
-    );
-}
-
-/// [`candidate_sums`] in the AVX2 context.
-#[inline(always)]
-fn candidate_sums_in<const E: u8, const R: u8, const O: bool>(
-    simd: V3,
-    k: &[Consts; LANES],
-    xs: &[f32],
-    sums: &mut [f64; LANES],
-) {
-    let avx = simd.avx;
-    let regs = Regs::of(simd, &ConstLanes::of(k));
-    let (mut lo, mut hi) = load(sums);
-    for &x in xs {
-        let h = x_hat::<E, R, O>(simd, &regs, avx._mm256_set1_ps(x));
-        let xd = avx._mm256_set1_pd(f64::from(x));
-        add_squares(simd, h, (xd, xd), &mut lo, &mut hi);
-    }
-    store(sums, lo, hi);
-}
-
-/// [`super::approx_squares`] for one instance: the block's constants in every lane, eight
-/// values to a register.
-#[inline(always)]
-pub(super) fn approx_squares<const E: u8, const R: u8, const O: bool>(
-    simd: V3,
-    k: &Consts,
-    xs: &[f32],
-) -> f64 {
-    simd.vectorize(
-        #[inline(always)]
-        || approx_squares_in::<E, R, O>(simd, k, xs),
-    )
-}
-
-/// [`approx_squares`] in the AVX2 context: four `f32` sums of eight lanes (four chunks per
-/// step, so that four chains of additions overlap), each widened to `f64` after at most
-/// [`APPROX_TERMS`] terms per lane.
-#[inline(always)]
-fn approx_squares_in<const E: u8, const R: u8, const O: bool>(
-    simd: V3,
-    k: &Consts,
-    xs: &[f32],
-) -> f64 {
-    let avx = simd.avx;
-    let regs = Regs::of(simd, &ConstLanes::of(&[*k; LANES]));
-    let square = |x: __m256| {
-        let e = avx._mm256_sub_ps(x_hat::<E, R, O>(simd, &regs, x), x);
-        avx._mm256_mul_ps(e, e)
-    };
-    let widen = |a: __m256, lo: &mut __m256d, hi: &mut __m256d| {
-        *lo = avx._mm256_add_pd(*lo, avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(a)));
-        *hi = avx._mm256_add_pd(*hi, avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(a)));
-    };
-    let zero = avx._mm256_setzero_ps();
-    let (mut lo, mut hi) = (avx._mm256_setzero_pd(), avx._mm256_setzero_pd());
-    let (chunks, rest) = xs.as_chunks::<LANES>();
-    let (quads, singles) = chunks.as_chunks::<4>();
-    for run in quads.chunks(APPROX_TERMS) {
-        let mut a = [zero; 4];
-        for quad in run {
-            for (a, x) in a.iter_mut().zip(quad) {
-                *a = avx._mm256_add_ps(*a, square(pulp::cast(*x)));
-            }
-        }
-        for a in a {
-            widen(a, &mut lo, &mut hi);
-        }
-    }
-    let mut a = zero;
-    for x in singles {
-        a = avx._mm256_add_ps(a, square(pulp::cast(*x)));
-    }
-    if !rest.is_empty() {
-        // The last values, the unused lanes masked out.
-        let mut x = [0.0f32; LANES];
-        x[..rest.len()].copy_from_slice(rest);
-        let mask: [i32; LANES] = std::array::from_fn(|j| if j < rest.len() { -1 } else { 0 });
-        let t = avx._mm256_and_ps(square(pulp::cast(x)), pulp::cast(mask));
-        a = avx._mm256_add_ps(a, t);
-    }
-    widen(a, &mut lo, &mut hi);
-    let lanes: [f64; 4] = pulp::cast(avx._mm256_add_pd(lo, hi));
-    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
-}
-
-/// [`super::block_sums`] for one instance: lane `j`'s constants applied to lane `j`'s
-/// value, one row of lanes at a time.
-#[inline(always)]
-pub(super) fn block_sums<const E: u8, const R: u8, const O: bool>(
-    simd: V3,
-    soa: &ConstLanes<LANES>,
-    xs: &[[f32; LANES]],
-    sums: &mut [f64; LANES],
-) {
-    simd.vectorize(
-        #[inline(always)]
-        || block_sums_in::<E, R, O>(simd, soa, xs, sums),
-    );
-}
-
-/// [`block_sums`] in the AVX2 context.
-#[inline(always)]
-fn block_sums_in<const E: u8, const R: u8, const O: bool>(
-    simd: V3,
-    soa: &ConstLanes<LANES>,
-    xs: &[[f32; LANES]],
-    sums: &mut [f64; LANES],
-) {
-    let avx = simd.avx;
-    let regs = Regs::of(simd, soa);
-    let (mut lo, mut hi) = load(sums);
-    for row in xs {
-        let x: __m256 = pulp::cast(*row);
-        let h = x_hat::<E, R, O>(simd, &regs, x);
-        let xd = (
-            avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(x)),
-            avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(x)),
-        );
-        add_squares(simd, h, xd, &mut lo, &mut hi);
-    }
-    store(sums, lo, hi);
-}
-
-/// [`super::block_sums_exact`] for one instance: where it divides without a float offset,
-/// each lane's error `clamp(r)·s − x` formed in `f32` (as [`chunk_magnitudes`] forms it
-/// with the clamp), widened, squared and added in `f64`; otherwise [`block_sums`].
-#[inline(always)]
-pub(super) fn block_sums_exact<const E: u8, const R: u8, const O: bool>(
-    simd: V3,
-    soa: &ConstLanes<LANES>,
-    xs: &[[f32; LANES]],
-    sums: &mut [f64; LANES],
-) {
-    if E != DIV || O {
-        block_sums::<E, R, O>(simd, soa, xs, sums);
-        return;
-    }
-    simd.vectorize(
-        #[inline(always)]
-        || block_sums_exact_in::<R>(simd, soa, xs, sums),
-    );
-}
-
-/// [`block_sums_exact`] in the AVX2 context, for division without a float offset.
-#[inline(always)]
-fn block_sums_exact_in<const R: u8>(
-    simd: V3,
-    soa: &ConstLanes<LANES>,
-    xs: &[[f32; LANES]],
-    sums: &mut [f64; LANES],
-) {
-    let avx = simd.avx;
-    let k = Quotient::lanes(simd, &Regs::of(simd, soa));
-    let (mut lo, mut hi) = load(sums);
-    for row in xs {
-        let e = k.errors::<R, true>(simd, pulp::cast(*row));
-        let e_lo = avx._mm256_cvtps_pd(avx._mm256_castps256_ps128(e));
-        let e_hi = avx._mm256_cvtps_pd(avx._mm256_extractf128_ps::<1>(e));
-        lo = avx._mm256_add_pd(lo, avx._mm256_mul_pd(e_lo, e_lo));
-        hi = avx._mm256_add_pd(hi, avx._mm256_mul_pd(e_hi, e_hi));
-    }
-    store(sums, lo, hi);
-}
-
-/// `_CMP_NGE_UQ`: not greater than or equal, true where either is NaN.
-const NGE_UQ: i32 = 0x19;
-/// `_CMP_EQ_OQ`.
-pub(crate) const EQ: i32 = 0x00;
-/// `_CMP_LT_OQ`.
-pub(crate) const LT: i32 = 0x11;
-/// `_CMP_GT_OQ`.
-pub(crate) const GT: i32 = 0x1E;
-/// `_CMP_NEQ_UQ`.
-const NE: i32 = 0x04;
-/// `_CMP_UNORD_Q`.
-const UNORD: i32 = 0x03;
-
-/// `|v|`, lane by lane.
-#[inline(always)]
-pub(crate) fn abs(simd: V3, v: __m256) -> __m256 {
-    let avx = simd.avx;
-    avx._mm256_and_ps(v, avx._mm256_castsi256_ps(avx._mm256_set1_epi32(i32::MAX)))
-}
-
-/// `f32::max` lane by lane: the other operand where one is NaN (`maxps` returns its second).
-#[inline(always)]
-pub(crate) fn max(simd: V3, x: __m256, y: __m256) -> __m256 {
-    let avx = simd.avx;
-    avx._mm256_blendv_ps(avx._mm256_max_ps(x, y), x, avx._mm256_cmp_ps::<UNORD>(y, y))
-}
-
-/// Lane `j` of the result is bit `j` of `mask`: the low byte copied into every byte, bit `j`
-/// kept in byte `j`, and byte `j` moved to 0 or 1 by adding `0x80 − 2^j` (so bit 7 is set
-/// exactly when bit `j` was, and no byte carries into the next). One 8-byte word, where
-/// lane by lane the compiler builds the bytes in vector registers.
-#[inline(always)]
-pub(crate) fn flags(mask: u32) -> [bool; LANES] {
-    const BYTES: u64 = 0x0101_0101_0101_0101;
-    let bit_j = (u64::from(mask & 0xff) * BYTES) & 0x8040_2010_0804_0201;
-    let ones = ((bit_j + 0x0040_6070_787c_7e7f) >> 7) & BYTES;
-    ones.to_le_bytes().map(|b| b != 0)
-}
-
-/// [`super::ends8`] with AVX2.
-#[inline(always)]
-pub(super) fn ends8(simd: V3, lo: &[f32; LANES], hi: &[f32; LANES]) -> (bool, [f32; LANES]) {
-    let (any, extreme) = ends_regs(simd, pulp::cast(*lo), pulp::cast(*hi));
-    (any, pulp::cast(extreme))
-}
-
-/// [`ends8`] of ends in registers.
-#[inline(always)]
-fn ends_regs(simd: V3, l: __m256, h: __m256) -> (bool, __m256) {
-    let avx = simd.avx;
-    let zero = avx._mm256_setzero_ps();
-    let neg = avx._mm256_xor_ps(l, avx._mm256_set1_ps(-0.0));
-    let zero_end = avx._mm256_or_ps(
-        avx._mm256_cmp_ps::<EQ>(l, zero),
-        avx._mm256_cmp_ps::<EQ>(h, zero),
-    );
-    let ends = avx._mm256_or_ps(zero_end, avx._mm256_cmp_ps::<EQ>(neg, h));
-    let extreme = avx._mm256_blendv_ps(h, l, avx._mm256_cmp_ps::<GT>(neg, h));
-    (avx._mm256_movemask_ps(ends) != 0, extreme)
-}
-
-/// [`super::halves8`] with AVX2.
-#[inline(always)]
-pub(super) fn halves8(
-    simd: V3,
-    lo: &[f32; 2 * LANES],
-    hi: &[f32; 2 * LANES],
-    group_lo: &[f32; LANES],
-    group_hi: &[f32; LANES],
-) -> Option<u32> {
-    let (avx, avx2) = (simd.avx, simd.avx2);
-    let zero = avx._mm256_setzero_ps();
-    let sign = avx._mm256_set1_ps(-0.0);
-    let (gl, gh): (__m256, __m256) = (pulp::cast(*group_lo), pulp::cast(*group_hi));
-    let zero_end = avx._mm256_or_ps(
-        avx._mm256_cmp_ps::<EQ>(gl, zero),
-        avx._mm256_cmp_ps::<EQ>(gh, zero),
-    );
-    let tie = avx._mm256_cmp_ps::<EQ>(avx._mm256_xor_ps(gl, sign), gh);
-    let nan = avx._mm256_cmp_ps::<UNORD>(gl, gh);
-    let undecided = avx._mm256_or_ps(avx._mm256_or_ps(zero_end, tie), nan);
-    if avx._mm256_movemask_ps(undecided) != 0 {
-        return None;
-    }
-    // Each half's larger magnitude, `max(-lo, hi)` (the second operand where one is NaN, as
-    // `maxps` returns it).
-    let [l0, l1]: [[f32; LANES]; 2] = pulp::cast(*lo);
-    let [h0, h1]: [[f32; LANES]; 2] = pulp::cast(*hi);
-    let magnitude = |l: [f32; LANES], h: [f32; LANES]| {
-        let (l, h): (__m256, __m256) = (pulp::cast(l), pulp::cast(h));
-        avx._mm256_max_ps(avx._mm256_xor_ps(l, sign), h)
-    };
-    let (m0, m1) = (magnitude(l0, h0), magnitude(l1, h1));
-    // The first halves (even lanes) and the second (odd), each in group order: within each
-    // 128-bit half the shuffle takes m0's two then m1's two, and the 64-bit pieces are then
-    // put in order.
-    let first = avx._mm256_shuffle_ps::<0b10_00_10_00>(m0, m1);
-    let second = avx._mm256_shuffle_ps::<0b11_01_11_01>(m0, m1);
-    let order = |v: __m256| -> __m256 {
-        avx._mm256_castpd_ps(avx2._mm256_permute4x64_pd::<0b11_01_10_00>(avx._mm256_castps_pd(v)))
-    };
-    // `!(first >= second)`: the second half where the first is not at least as large.
-    let pick = avx._mm256_cmp_ps::<NGE_UQ>(order(first), order(second));
-    Some(avx._mm256_movemask_ps(pick).cast_unsigned())
-}
-
 /// [`super::near`] for eight zero points in one register.
 #[inline(always)]
 pub(super) fn near8(simd: V3, zero_points: __m256i, qmin: i32, qmax: i32) -> bool {
     let (avx, avx2) = (simd.avx, simd.avx2);
     let magnitude = avx2._mm256_abs_epi32(zero_points);
     // `|i32::MIN|` is 2^31 read unsigned, as `unsigned_abs` gives it.
-    let limit = avx._mm256_set1_epi32(super::NEAR.cast_signed());
+    let limit = avx._mm256_set1_epi32(NEAR.cast_signed());
     let within = avx2._mm256_cmpeq_epi32(avx2._mm256_max_epu32(magnitude, limit), limit);
-    avx2._mm256_movemask_epi8(within) == -1 && super::near_codes(qmin, qmax)
+    avx2._mm256_movemask_epi8(within) == -1 && near_codes(qmin, qmax)
 }
 
 /// [`super::consts_lanes`] for eight blocks when every lane's zero point leaves its codes'
@@ -917,118 +362,18 @@ fn block(c: [f32; LANES], qmax: f32, bias: f32) -> Consts {
     }
 }
 
-/// `rows[i][j]` for `i` in `0..8`, read as eight rows of eight values, transposed: row `j`
-/// of the result holds value `j` of each of `rows`.
+/// The sums as two registers.
 #[inline(always)]
-pub(crate) fn transpose8(simd: V3, rows: [[f32; LANES]; LANES]) -> [[f32; LANES]; LANES] {
-    transpose(simd, rows.map(pulp::cast)).map(pulp::cast)
+pub(super) fn load(sums: &[f64; LANES]) -> (__m256d, __m256d) {
+    let (halves, _) = sums.as_chunks::<4>();
+    (pulp::cast(halves[0]), pulp::cast(halves[1]))
 }
 
-/// The 8 x 8 transposition: register `j` of the result holds lane `j` of each of `r`.
+/// The two registers back into `sums`.
 #[inline(always)]
-fn transpose(simd: V3, r: [__m256; LANES]) -> [__m256; LANES] {
-    let avx = simd.avx;
-    let t = [
-        avx._mm256_unpacklo_ps(r[0], r[1]),
-        avx._mm256_unpackhi_ps(r[0], r[1]),
-        avx._mm256_unpacklo_ps(r[2], r[3]),
-        avx._mm256_unpackhi_ps(r[2], r[3]),
-        avx._mm256_unpacklo_ps(r[4], r[5]),
-        avx._mm256_unpackhi_ps(r[4], r[5]),
-        avx._mm256_unpacklo_ps(r[6], r[7]),
-        avx._mm256_unpackhi_ps(r[6], r[7]),
-    ];
-    // Lanes 0 and 4 (then 1 and 5, 2 and 6, 3 and 7) of rows 0-3, then of rows 4-7.
-    let u = [
-        avx._mm256_shuffle_ps::<0x44>(t[0], t[2]),
-        avx._mm256_shuffle_ps::<0xEE>(t[0], t[2]),
-        avx._mm256_shuffle_ps::<0x44>(t[1], t[3]),
-        avx._mm256_shuffle_ps::<0xEE>(t[1], t[3]),
-        avx._mm256_shuffle_ps::<0x44>(t[4], t[6]),
-        avx._mm256_shuffle_ps::<0xEE>(t[4], t[6]),
-        avx._mm256_shuffle_ps::<0x44>(t[5], t[7]),
-        avx._mm256_shuffle_ps::<0xEE>(t[5], t[7]),
-    ];
-    [
-        avx._mm256_permute2f128_ps::<0x20>(u[0], u[4]),
-        avx._mm256_permute2f128_ps::<0x20>(u[1], u[5]),
-        avx._mm256_permute2f128_ps::<0x20>(u[2], u[6]),
-        avx._mm256_permute2f128_ps::<0x20>(u[3], u[7]),
-        avx._mm256_permute2f128_ps::<0x31>(u[0], u[4]),
-        avx._mm256_permute2f128_ps::<0x31>(u[1], u[5]),
-        avx._mm256_permute2f128_ps::<0x31>(u[2], u[6]),
-        avx._mm256_permute2f128_ps::<0x31>(u[3], u[7]),
-    ]
-}
-
-/// [`super::chunk_ends8`] with AVX2: the eight chunks as eight registers, each step of the
-/// tree taken for all eight at once. The 128-bit halves of two chunks are paired first (lane
-/// `j` against lane `j + 4`), then pairs of lanes within each half (`j` against `j + 2`),
-/// then the last two, and the results put in chunk order: the same operands in the same
-/// order as [`crate::core::stats::chunk_ends`], so the same minima and maxima, zeros' signs
-/// included.
-#[inline(always)]
-pub(super) fn chunk_ends8(
-    simd: V3,
-    chunks: &[[f32; LANES]; LANES],
-) -> ([f32; LANES], [f32; LANES]) {
-    let avx = simd.avx;
-    // Each chunk cast on its own (an array `map` here was compiled as a call).
-    let c: [__m256; LANES] = [
-        pulp::cast(chunks[0]),
-        pulp::cast(chunks[1]),
-        pulp::cast(chunks[2]),
-        pulp::cast(chunks[3]),
-        pulp::cast(chunks[4]),
-        pulp::cast(chunks[5]),
-        pulp::cast(chunks[6]),
-        pulp::cast(chunks[7]),
-    ];
-    // Chunks `2i` and `2i + 1`: their low halves in one register, their high halves in the
-    // other.
-    let halves = |i: usize| {
-        (
-            avx._mm256_permute2f128_ps::<0x20>(c[2 * i], c[2 * i + 1]),
-            avx._mm256_permute2f128_ps::<0x31>(c[2 * i], c[2 * i + 1]),
-        )
-    };
-    let h = [halves(0), halves(1), halves(2), halves(3)];
-    let lo = ends_tree(simd, &h, |x, y| avx._mm256_min_ps(x, y));
-    let hi = ends_tree(simd, &h, |x, y| avx._mm256_max_ps(x, y));
-    (lo, hi)
-}
-
-/// [`chunk_ends8`]'s tree under `f` (`minps` or `maxps`), from the four pairs of chunks'
-/// halves `h`.
-#[inline(always)]
-fn ends_tree(
-    simd: V3,
-    h: &[(__m256, __m256); 4],
-    f: impl Fn(__m256, __m256) -> __m256,
-) -> [f32; LANES] {
-    let (avx, avx2) = (simd.avx, simd.avx2);
-    // Lane `j` against `j + 4`: chunk `2i` in the low half, `2i + 1` in the high.
-    let m = [
-        f(h[0].0, h[0].1),
-        f(h[1].0, h[1].1),
-        f(h[2].0, h[2].1),
-        f(h[3].0, h[3].1),
-    ];
-    // Lanes 0, 1 against 2, 3 within each half: chunks 0, 2 (and 1, 3) in the first
-    // register, 4, 6 (and 5, 7) in the second.
-    let pair = |a: __m256, b: __m256| {
-        f(
-            avx._mm256_shuffle_ps::<0b01_00_01_00>(a, b),
-            avx._mm256_shuffle_ps::<0b11_10_11_10>(a, b),
-        )
-    };
-    let (n0, n1) = (pair(m[0], m[1]), pair(m[2], m[3]));
-    // Lane 0 against 1: chunks 0, 2, 4, 6 in the low half, 1, 3, 5, 7 in the high; then put
-    // in chunk order.
-    let last = f(
-        avx._mm256_shuffle_ps::<0b10_00_10_00>(n0, n1),
-        avx._mm256_shuffle_ps::<0b11_01_11_01>(n0, n1),
-    );
-    let order = avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    pulp::cast(avx2._mm256_permutevar8x32_ps(last, order))
+pub(super) fn store(sums: &mut [f64; LANES], lo: __m256d, hi: __m256d) {
+    let lo: [f64; 4] = pulp::cast(lo);
+    let hi: [f64; 4] = pulp::cast(hi);
+    sums[..4].copy_from_slice(&lo);
+    sums[4..].copy_from_slice(&hi);
 }

@@ -21,7 +21,7 @@ use pulp::x86::V3;
 
 use super::{ParamCalc, Params8, ScaleRule};
 use crate::core::config::{Arith, Degenerate};
-use crate::core::kernel::segment::avx2::{EQ, GT, LT, abs, flags, max};
+use crate::core::simd::avx2::{EQ, GT, LT, abs, flags, max};
 
 /// Eight lanes as two halves in `f64` (lanes 0–3, then 4–7).
 #[derive(Clone, Copy)]

@@ -17,9 +17,9 @@ use std::array::from_fn;
 
 use super::{ParamCalc, asymmetric_zero_f64};
 use crate::core::config::{Arith, AsymZeroPoint, Degenerate, ScaleDtype, Scheme};
-use crate::core::kernel::segment::Avx2;
 use crate::core::params::{BlockParams, ParamProblem, RealRange};
 use crate::core::round::Round;
+use crate::core::simd::Avx2;
 
 /// Blocks per call of the row preparation.
 pub(crate) const BLOCKS: usize = 8;

@@ -3,7 +3,7 @@
 //! policies do what they say, and scaling or negating a range scales or negates its scale
 //! exactly. The formulas over eight lanes (compiled for the vector instructions the analysis
 //! uses) are checked against one block at a time. The libraries' own outputs are the golden
-//! fixtures (`tests/golden.rs`), run through the whole analysis.
+//! fixtures (`tests/it/golden.rs`), run through the whole analysis.
 
 use proptest::prelude::*;
 
@@ -118,7 +118,7 @@ proptest! {
             if point && j % 2 == 0 { lo[j] } else { ends[j].0.max(ends[j].1) }
         });
         let ex = ends.map(|(_, _, e)| e);
-        let simd = crate::core::kernel::segment::Avx2::detect();
+        let simd = crate::core::simd::Avx2::detect();
         let (got, want) = pulp::Arch::new().dispatch(
             #[inline(always)]
             || (calc.lanes8::<false>(simd, &lo, &hi, &ex), calc.lanes_with::<8, false>(&lo, &hi, &ex)),
