@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use crate::app::calibration::{Calibration, Resolved};
-use crate::core::output::{self, OutputStage, add_output_errors};
 use crate::core::lineup::{Inputs, Lineup, Selection, lineup_inputs};
+use crate::core::output::{self, OutputStage, add_output_errors};
 use crate::core::{
     Config, Matrix, Options, Report, Rung, analyse_staged_weighted, analyse_weighted,
 };
