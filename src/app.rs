@@ -5,6 +5,7 @@
 //! [`crate::runtime`] performs, and its results come back as [`Message`]s.
 
 pub mod analysis;
+pub mod calibration;
 pub mod demo;
 pub mod editor;
 pub mod input;

@@ -60,6 +60,9 @@ pub struct Cli {
     /// List the built-in scenarios with their titles, and exit.
     #[arg(long)]
     pub list_scenarios: bool,
+    /// Which weights matter, in the explorer (Alt-I loads them from inside it too).
+    #[command(flatten)]
+    pub importance: importance::ImportanceArgs,
     /// The command to run instead of the explorer.
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -11,6 +11,7 @@
 //! - [`settle`]: everything inline, until nothing is left to do. Tests and headless use.
 
 pub mod files;
+pub mod importance;
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
@@ -91,6 +92,29 @@ impl Runtime {
                 }
                 Ok(())
             }
+            Effect::LoadImportance { .. } => {
+                // Reading activations and checking them against the data takes a moment.
+                self.loads += 1;
+                let tx = self.tx.clone();
+                let request = match &effect {
+                    Effect::LoadImportance { request, .. } => *request,
+                    _ => 0,
+                };
+                let started = thread::Builder::new()
+                    .name("importance".into())
+                    .spawn(move || {
+                        if let Some(message) = perform_now(effect) {
+                            let _ = tx.send(message);
+                        }
+                    });
+                if let Err(e) = started {
+                    let _ = self.tx.send(Message::ImportanceLoaded {
+                        request,
+                        result: Err(format!("could not start loading: {e}")),
+                    });
+                }
+                Ok(())
+            }
             Effect::Export { ref path, .. } | Effect::WriteDequantized { ref path, .. } => {
                 // A PDF of a large matrix takes a moment: the panes stay live meanwhile.
                 let path = path.clone();
@@ -120,7 +144,12 @@ impl Runtime {
     pub fn arrived(&mut self) -> Option<Message> {
         match self.rx.try_recv() {
             Ok(message) => {
-                if matches!(message, Message::TensorLoaded { .. } | Message::Exported(_)) {
+                if matches!(
+                    message,
+                    Message::TensorLoaded { .. }
+                        | Message::Exported(_)
+                        | Message::ImportanceLoaded { .. }
+                ) {
                     self.loads = self.loads.saturating_sub(1);
                 }
                 Some(message)
@@ -162,6 +191,16 @@ pub fn perform_now(effect: Effect) -> Option<Message> {
                 Err(e) => Err((path, e)),
             }))
         }
+        Effect::LoadImportance {
+            spec,
+            matrix,
+            tensor,
+            request,
+        } => Some(Message::ImportanceLoaded {
+            request,
+            result: importance::load_spec(&spec, matrix.as_deref(), tensor.as_deref())
+                .map(std::sync::Arc::new),
+        }),
         Effect::ListTensors { path } => {
             let result = files::list_tensors(&path);
             Some(Message::TensorsListed { path, result })

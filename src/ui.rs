@@ -30,6 +30,7 @@ pub mod errors;
 pub mod explain;
 pub mod formats;
 pub mod help;
+pub mod importance;
 pub mod ladder;
 pub mod palette;
 pub mod practice;
@@ -279,6 +280,14 @@ fn settings_pane<'a>(model: &'a Model, theme: &'a Theme) -> settings::SettingsPa
         row_len: model.analysis.matrix.as_ref().map(|m| m.shape().1),
         selected: model.selected_setting,
         focused: model.focus == Focus::Settings,
+        importance: model.importance.loaded.as_ref().map(|c| {
+            let state = match (model.importance.on, &model.analysis.calibration_unfit) {
+                (false, _) => "off",
+                (true, Some(_)) => "does not fit",
+                (true, None) => "on",
+            };
+            format!("importance {state}: {}", c.label)
+        }),
         theme,
     }
 }
@@ -472,11 +481,23 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
                 lineup: model.analysis.lineup.as_deref(),
                 progress: model.analysis.lineup_progress,
                 selected: *selected,
+                front_on_output: model.importance.front_on_output,
                 theme,
             },
             area,
         ),
         Some(Overlay::Stored(view)) => draw_stored(frame, model, view, theme),
+        Some(Overlay::Importance(prompt)) => frame.render_widget(
+            &help::Question {
+                title: "Which weights matter",
+                text: "An importance matrix (llama-imatrix's .gguf or .dat) or activations [tokens, input features] (.npy, FILE:TENSOR of a checkpoint, channel text, or built-in: synthetic tokens with a few loud columns). Enter loads, Esc cancels.",
+                prompt: Some(prompt),
+                note: model.status.as_deref(),
+                theme,
+            },
+            area,
+        ),
+        Some(Overlay::ImportanceView) => draw_importance(frame, model, theme),
         Some(Overlay::ConfirmDemo) => frame.render_widget(
             &help::Question {
                 title: "Unsaved changes",
@@ -499,6 +520,25 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
         ),
         None => {}
     }
+}
+
+/// The importance view, with its keys from the keymap.
+fn draw_importance(frame: &mut Frame, model: &Model, theme: &Theme) {
+    use crate::app::keymap::{Action, Mode, first_key};
+    let load = first_key(Mode::Global, Action::LoadImportance).unwrap_or_default();
+    let toggle = first_key(Mode::Global, Action::ToggleImportance).unwrap_or_default();
+    let state = &model.importance;
+    frame.render_widget(
+        &importance::ImportanceOverlay {
+            report: model.analysis.report.as_deref(),
+            loaded: state.loaded.as_ref().map(|c| (c.label.as_str(), state.on)),
+            unfit: model.analysis.calibration_unfit.as_deref(),
+            progress: model.analysis.output_progress,
+            keys: (&load, &toggle),
+            theme,
+        },
+        frame.area(),
+    );
 }
 
 /// The stored view of the quantized tensor shown, with its keys from the keymap.

@@ -38,6 +38,11 @@ pub struct Analysis {
     pub lineup_progress: Option<(usize, usize)>,
     /// Rows of the granularity ladder computed so far, of all, while it is coming.
     pub ladder_progress: Option<(usize, usize)>,
+    /// Rows of the output errors computed so far, of all, while they are coming.
+    pub output_progress: Option<(usize, usize)>,
+    /// Why the importance or activations loaded do not fit the data (the report then has
+    /// no output errors), from the newest job that had them.
+    pub calibration_unfit: Option<String>,
 }
 
 impl Analysis {
@@ -47,6 +52,7 @@ impl Analysis {
         self.pending = true;
         self.busy = true;
         self.ladder_progress = None;
+        self.output_progress = None;
     }
 
     /// Takes in a job's result; returns whether it was the newest request's report (the
@@ -60,7 +66,21 @@ impl Analysis {
                 self.busy = false;
                 self.pending = false;
                 self.ladder_progress = None;
+                self.output_progress = None;
                 false
+            }
+            Outcome::Calibration(note) => {
+                self.calibration_unfit = note;
+                false
+            }
+            Outcome::OutputProgress(done, total) => {
+                self.output_progress = Some((done.min(total), total));
+                false
+            }
+            Outcome::Output(report) => {
+                self.output_progress = None;
+                self.report = Some(report);
+                true
             }
             Outcome::Invalid(e) => {
                 self.parse_error = Some(e);
@@ -73,6 +93,7 @@ impl Analysis {
                 self.pending = false;
                 self.busy = false;
                 self.ladder_progress = None;
+                self.output_progress = None;
                 false
             }
             Outcome::LineupProgress(done, total) => {

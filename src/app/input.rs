@@ -16,7 +16,8 @@ pub fn mode(model: &Model) -> Mode {
         Some(Overlay::ConfirmQuit | Overlay::ConfirmScenario(_) | Overlay::ConfirmDemo) => {
             Mode::Confirm
         }
-        Some(Overlay::SaveAs(_) | Overlay::Export(_)) => Mode::Prompt,
+        Some(Overlay::SaveAs(_) | Overlay::Export(_) | Overlay::Importance(_)) => Mode::Prompt,
+        Some(Overlay::ImportanceView) => Mode::Importance,
         Some(Overlay::Scenarios { .. } | Overlay::Formats { .. }) => Mode::Picker,
         Some(Overlay::Tensors(_)) => Mode::TensorPicker,
         Some(Overlay::Palette(_)) => Mode::Palette,
@@ -108,7 +109,15 @@ pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action),
         Mode::Picker => lookup(Mode::Picker, key)
-            .or(global.filter(|a| matches!(a, Action::Quit | Action::Formats)))
+            .or(global
+                .filter(|a| matches!(a, Action::Quit | Action::Formats | Action::ToggleFront)))
+            .or_else(|| {
+                // The format ladder's front: its plain key too.
+                lookup(Mode::Panes, key).filter(|a| {
+                    *a == Action::ToggleFront
+                        && matches!(model.overlay, Some(Overlay::Formats { .. }))
+                })
+            })
             .map(Message::Action),
         Mode::Stored => lookup(Mode::Stored, key)
             .or(global.filter(|a| matches!(a, Action::Quit | Action::Stored | Action::Help)))
@@ -117,6 +126,10 @@ pub fn translate(model: &Model, key: &KeyEvent) -> Option<Message> {
             .or(global.filter(|a| *a == Action::Quit))
             .map(Message::Action)
             .or_else(|| Some(Message::Edit(Input::from(*key)))),
+        Mode::Importance => lookup(Mode::Importance, key)
+            .or(global)
+            .or_else(|| lookup(Mode::Panes, key).filter(|_| model.focus != Focus::Editor))
+            .map(Message::Action),
         Mode::Global | Mode::Editor => global.map(Message::Action).or_else(|| match model.source {
             Source::Text { .. } => editor_message(key),
             Source::Tensor { .. } => None,

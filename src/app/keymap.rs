@@ -106,6 +106,14 @@ pub enum Action {
     Yes,
     /// Answer no to a question.
     No,
+    /// Ask for an importance matrix or activations to load.
+    LoadImportance,
+    /// Use the importance and activations loaded, or not.
+    ToggleImportance,
+    /// Show the importance per input column (or close it).
+    ImportanceView,
+    /// Draw the format ladder's Pareto front on the weights' RMSE or the output error.
+    ToggleFront,
 }
 
 impl Action {
@@ -115,6 +123,18 @@ impl Action {
         match self {
             Self::Help => "show or hide this help",
             Self::CaptionMore => "the caption's next page, when it has more than fit",
+            Self::LoadImportance => {
+                "load which weights matter: a llama-imatrix file (.gguf, .dat) or activations (.npy, FILE:TENSOR, text, built-in)"
+            }
+            Self::ToggleImportance => {
+                "importance on or off: llama.cpp formats quantize with it, output errors follow the report"
+            }
+            Self::ImportanceView => {
+                "the importance per input column: sorted bars, the top 1 % share, columns with clamped or collapsed values"
+            }
+            Self::ToggleFront => {
+                "format ladder: the Pareto front on the weights' RMSE or on the output error"
+            }
             Self::Formats => {
                 "the format ladder: every preset and format (k-quants, MXFP4, NVFP4, NF4, FP8) on the data, by bits per weight"
             }
@@ -132,7 +152,7 @@ impl Action {
                 "write the preset and settings into the text as #! lines (Ctrl-S then saves them with the data)"
             }
             Self::ToggleErrorMetric => {
-                "Errors pane: MAE or RMSE per channel (when it has room for one only)"
+                "Errors pane: MAE, RMSE or (with importance) the output error per channel"
             }
             Self::Quit => "quit (asks first when the text has unsaved changes)",
             Self::Save => "save the text to its file (asks for a name if it has none)",
@@ -268,6 +288,10 @@ impl Action {
             Self::Tensors => "tensors",
             Self::Yes => "yes",
             Self::No => "no",
+            Self::LoadImportance => "load importance",
+            Self::ToggleImportance => "importance on/off",
+            Self::ImportanceView => "importance",
+            Self::ToggleFront => "front",
         }
     }
 }
@@ -301,11 +325,13 @@ pub enum Mode {
     Stored,
     /// The command palette is open (other keys type the name to find).
     Palette,
+    /// The importance view is open.
+    Importance,
 }
 
 impl Mode {
     /// Every mode, in the order the help lists them.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 14] = [
         Self::Global,
         Self::Editor,
         Self::Panes,
@@ -319,6 +345,7 @@ impl Mode {
         Self::TensorPicker,
         Self::Stored,
         Self::Palette,
+        Self::Importance,
     ];
 
     /// The heading the help overlay gives this mode's table.
@@ -338,6 +365,7 @@ impl Mode {
             Self::TensorPicker => "In the tensor picker (other keys type the filter)",
             Self::Stored => "In the stored view of a quantized tensor",
             Self::Palette => "In the command palette (other keys type the name to find)",
+            Self::Importance => "In the importance view (other keys work as usual)",
         }
     }
 }
@@ -504,6 +532,10 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Global, Tensors, [(Char('j'), ALT)]),
     bind!(Global, Stored, [(Char('S'), ALT)]),
     bind!(Global, Export, [(Char('E'), ALT)]),
+    bind!(Global, LoadImportance, [(Char('I'), ALT)]),
+    bind!(Global, ToggleImportance, [(Char('W'), ALT)]),
+    bind!(Global, ImportanceView, [(Char('B'), ALT)]),
+    bind!(Global, ToggleFront, [(Char('T'), ALT)]),
     edit!(Undo, [(Char('z'), CTRL), (Char('u'), CTRL)]),
     edit!(Redo, [(Char('r'), CTRL)]),
     edit!(Left, [(Left, NONE), (Char('b'), CTRL)]),
@@ -560,6 +592,10 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Panes, Formats, [(Char('F'), NONE)]),
     bind!(Panes, Stored, [(Char('S'), NONE)]),
     bind!(Panes, Export, [(Char('E'), NONE)]),
+    bind!(Panes, LoadImportance, [(Char('I'), NONE)]),
+    bind!(Panes, ToggleImportance, [(Char('W'), NONE)]),
+    bind!(Panes, ImportanceView, [(Char('B'), NONE)]),
+    bind!(Panes, ToggleFront, [(Char('T'), NONE)]),
     bind!(Panes, ToggleExplain, [(Char('i'), NONE)]),
     bind!(Panes, Palette, [(Char(':'), NONE)]),
     bind!(Panes, Practice, [(Char('m'), NONE)]),
@@ -638,6 +674,7 @@ pub const BINDINGS: &[Binding] = &[
     bind!(Palette, Down, [(Down, NONE)]),
     bind!(Palette, PageUp, [(PageUp, NONE)]),
     bind!(Palette, PageDown, [(PageDown, NONE)]),
+    bind!(Importance, Close, [(Esc, NONE), (Char('q'), NONE)]),
 ];
 
 /// The action bound to `key` in `mode`, if any.
@@ -665,138 +702,4 @@ pub fn first_key(mode: Mode, action: Action) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::HashMap;
-
-    use super::*;
-
-    #[test]
-    fn no_key_is_bound_twice_in_one_mode() {
-        let mut seen: HashMap<(Mode, Combo), Action> = HashMap::new();
-        for b in BINDINGS {
-            for k in b.keys {
-                if let Some(prev) = seen.insert((b.mode, *k), b.action) {
-                    panic!(
-                        "{} bound to both {prev:?} and {:?} in {:?}",
-                        k.label(),
-                        b.action,
-                        b.mode
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn pane_keys_do_not_shadow_global_keys() {
-        // A pane key equal to a global key would make the global binding unreachable there.
-        for p in bindings(Mode::Panes) {
-            for k in p.keys {
-                let g = bindings(Mode::Global).find(|g| g.keys.contains(k));
-                assert!(
-                    g.is_none(),
-                    "{} is bound in both Global and Panes",
-                    k.label()
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn editor_keys_do_not_shadow_global_keys() {
-        for e in bindings(Mode::Editor) {
-            for k in e.keys {
-                let g = bindings(Mode::Global).find(|g| g.keys.contains(k));
-                assert!(
-                    g.is_none(),
-                    "{} is bound in both Global and Editor",
-                    k.label()
-                );
-                assert!(
-                    !(matches!(k.code, Char(_)) && k.modifiers.is_empty()),
-                    "{} would take a typed character",
-                    k.label()
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn every_mode_with_bindings_is_listed() {
-        for b in BINDINGS {
-            assert!(
-                Mode::ALL.contains(&b.mode),
-                "{:?} is missing from Mode::ALL",
-                b.mode
-            );
-        }
-    }
-
-    #[test]
-    fn every_action_is_described_and_every_binding_has_a_key() {
-        for b in BINDINGS {
-            assert!(!b.keys.is_empty());
-            assert!(b.action.describe().len() > 2);
-            assert!(!b.action.short().is_empty());
-        }
-    }
-
-    #[test]
-    fn help_says_what_its_keys_do_there() {
-        // The help overlay scrolls; a picker opens what is selected; neither "selects".
-        for b in bindings(Mode::Help) {
-            assert!(
-                !b.action.describe_in(Mode::Help).contains("select"),
-                "{b:?}"
-            );
-        }
-        for mode in [Mode::Picker, Mode::TensorPicker] {
-            assert_eq!(Action::Yes.short_in(mode), "open");
-        }
-        assert_eq!(Action::Yes.short_in(Mode::Confirm), "yes");
-        assert_eq!(Action::Up.describe_in(Mode::Stored), Action::Up.describe());
-    }
-
-    #[test]
-    fn every_global_toggle_is_reachable_without_ctrl_shift_chords() {
-        for b in bindings(Mode::Global) {
-            for k in b.keys {
-                let chord = k.modifiers.contains(KeyModifiers::CONTROL)
-                    && k.modifiers.contains(KeyModifiers::SHIFT);
-                assert!(!chord, "{} uses a Ctrl+Shift chord", k.label());
-            }
-            // Plain characters in Global would be typed into the editor instead.
-            let plain_char = b
-                .keys
-                .iter()
-                .any(|k| matches!(k.code, Char(_)) && k.modifiers.is_empty());
-            assert!(
-                !plain_char,
-                "{:?} has a plain character in Global",
-                b.action
-            );
-        }
-    }
-
-    #[test]
-    fn lookup_normalises_shift_and_case() {
-        let ctrl_s = KeyEvent::new(Char('S'), KeyModifiers::CONTROL | KeyModifiers::SHIFT);
-        assert_eq!(lookup(Mode::Global, &ctrl_s), Some(Action::Save));
-        let backtab = KeyEvent::new(BackTab, KeyModifiers::SHIFT);
-        assert_eq!(lookup(Mode::Global, &backtab), Some(Action::FocusPrev));
-        let question = KeyEvent::new(Char('?'), KeyModifiers::SHIFT);
-        assert_eq!(lookup(Mode::Panes, &question), Some(Action::Help));
-        assert_eq!(
-            lookup(Mode::Global, &KeyEvent::new(Char('g'), ALT)),
-            Some(Action::Change(Setting::Granularity, Direction::Forward))
-        );
-        assert_eq!(
-            first_key(
-                Mode::Global,
-                Action::Change(Setting::Granularity, Direction::Forward)
-            )
-            .as_deref(),
-            Some("F7")
-        );
-    }
-}
+mod tests;

@@ -54,6 +54,9 @@ pub enum ErrorMetric {
     Mae,
     /// Root mean squared error.
     Rmse,
+    /// The error of the layer's output (`output_mse`; `imatrix_mse` with an importance
+    /// vector alone), when importance or activations are in use.
+    Output,
 }
 
 impl ErrorMetric {
@@ -63,15 +66,28 @@ impl ErrorMetric {
         match self {
             Self::Mae => "MAE",
             Self::Rmse => "RMSE",
+            Self::Output => "output MSE",
         }
     }
 
-    /// The other one.
+    /// The other weight error (MAE after RMSE and the output error).
     #[must_use]
     pub fn other(self) -> Self {
         match self {
             Self::Mae => Self::Rmse,
-            Self::Rmse => Self::Mae,
+            Self::Rmse | Self::Output => Self::Mae,
+        }
+    }
+
+    /// The next one: MAE, the output error when `with_output`, RMSE, and round again (the
+    /// output error comes right after MAE, so that one key shows it where MAE and RMSE are
+    /// side by side).
+    #[must_use]
+    pub fn next(self, with_output: bool) -> Self {
+        match self {
+            Self::Mae if with_output => Self::Output,
+            Self::Output => Self::Rmse,
+            other => other.other(),
         }
     }
 }
@@ -138,6 +154,18 @@ pub enum Effect {
         path: PathBuf,
         /// Contents.
         text: String,
+    },
+    /// Load an importance matrix or activations (`spec`), checked against `matrix` (the
+    /// data on screen, when analysed) whose tensor name is `tensor`.
+    LoadImportance {
+        /// A file, `FILE:TENSOR`, or `built-in`.
+        spec: String,
+        /// The data on screen.
+        matrix: Option<Arc<Matrix>>,
+        /// The tensor's name, to find its imatrix entry by.
+        tensor: Option<String>,
+        /// The request's number ([`ImportanceState::request`] when it was made).
+        request: u64,
     },
     /// Write the matrix `report`'s configuration reconstructs to `path` (`.npy` or
     /// `.safetensors`, one tensor named `tensor`) atomically.
@@ -266,6 +294,32 @@ pub struct Model {
     pub detail_scroll: u16,
     /// How far each text that scrolls can be scrolled, as last drawn.
     pub viewport: Viewport,
+    /// Which weights matter: the importance matrix or activations loaded, whether they are
+    /// on, and the view of them ([`crate::app::calibration`]).
+    pub importance: ImportanceState,
+}
+
+/// The importance matrix or activations of the explorer, and how they are shown.
+#[derive(Debug, Clone, Default)]
+pub struct ImportanceState {
+    /// What is loaded, if anything.
+    pub loaded: Option<Arc<crate::app::calibration::Calibration>>,
+    /// What is loaded is used (the llama.cpp formats quantize with it, the output errors
+    /// are computed); switched off, the explorer is as without it.
+    pub on: bool,
+    /// The number of the newest load asked for; older loads that arrive later are dropped.
+    pub request: u64,
+    /// The format ladder draws its Pareto front on the output error instead of the
+    /// weights' RMSE.
+    pub front_on_output: bool,
+}
+
+impl ImportanceState {
+    /// What the analysis uses: the loaded calibration, when switched on.
+    #[must_use]
+    pub fn active(&self) -> Option<&Arc<crate::app::calibration::Calibration>> {
+        self.loaded.as_ref().filter(|_| self.on)
+    }
 }
 
 /// What a mouse event landed on, as the view laid the screen out (the view's `hit`).
@@ -392,6 +446,7 @@ impl Model {
             load_request: 0,
             detail_scroll: 0,
             viewport: Viewport::default(),
+            importance: ImportanceState::default(),
         };
         model.request_analysis();
         model
@@ -598,6 +653,9 @@ impl Model {
             scenario.look.join(" ")
         )));
         self.status = Some(format!("loaded scenario {}", scenario.name));
+        if scenario.built_in_activations {
+            self.use_built_in_activations();
+        }
         self.request_analysis();
     }
 
@@ -624,9 +682,20 @@ impl Model {
                     self.set_caption(Some(format!("{title}: {}", look.join(" "))));
                 }
                 self.status = Some(format!("{name}: settings from its #! lines"));
+                if h.built_in_activations {
+                    self.use_built_in_activations();
+                    self.request_analysis();
+                }
             }
             Err(e) => self.status = Some(format!("{e} (the settings stay as they were)")),
         }
+    }
+
+    /// Switches the built-in activations on (a scenario's `#! activations: built-in`).
+    pub fn use_built_in_activations(&mut self) {
+        self.importance.loaded = Some(Arc::new(crate::app::calibration::Calibration::built_in()));
+        self.importance.on = true;
+        self.analysis.calibration_unfit = None;
     }
 
     /// Shows `caption` (or none) from its first page, written for the text as it is now.
@@ -662,6 +731,7 @@ impl Model {
             config: self.config,
             pinned: self.pinned.map(|p| p.config),
             formats: matches!(self.overlay, Some(Overlay::Formats { .. })).then_some(self.preset),
+            calibration: self.importance.active().cloned(),
         }
     }
 }

@@ -37,6 +37,10 @@ pub enum Overlay {
     Stored(Box<StoredView>),
     /// The command palette.
     Palette(Box<crate::app::palette::Palette>),
+    /// "Importance or activations:" with the file name typed so far.
+    Importance(Box<TextArea<'static>>),
+    /// The importance per input column of the data on screen.
+    ImportanceView,
 }
 
 /// The stored view's state: which rows are listed, in what order, and the selected one.

@@ -2,6 +2,7 @@
 //! keymap are carried out in the submodules, by what they are about.
 
 mod files;
+mod importance;
 mod mouse;
 mod navigate;
 mod overlays;
@@ -75,6 +76,14 @@ pub enum Message {
         /// The tensor, or why it could not be loaded.
         result: Result<crate::app::LoadedTensor, String>,
     },
+    /// An importance matrix or activations were loaded, or why not; `request` is the
+    /// number of the load asked for (only the newest counts).
+    ImportanceLoaded {
+        /// The load's number.
+        request: u64,
+        /// What was loaded, or why it could not be.
+        result: Result<std::sync::Arc<crate::app::calibration::Calibration>, String>,
+    },
     /// A file's tensors were listed (for the picker), or why not.
     TensorsListed {
         /// The file.
@@ -141,33 +150,12 @@ pub fn update(model: &mut Model, message: Message) {
         Message::TensorLoaded { request, .. } if request != model.load_request => {}
         Message::TensorLoaded {
             result: Ok(tensor), ..
-        } => {
-            let (rows, cols) = tensor.matrix.shape();
-            let name = tensor.name.clone();
-            model.source = Source::Tensor {
-                name: tensor.name,
-                dtype: tensor.dtype,
-                matrix: std::sync::Arc::new(tensor.matrix),
-                stored: tensor.stored,
-            };
-            model.selected_channel = 0;
-            if model.focus == Focus::Editor {
-                model.focus = Focus::Utilization;
-            }
-            model.status = Some(match model.source.stored() {
-                Some(s) => format!(
-                    "{} as stored; Esc: the panes analyse its dequantized values",
-                    s.ggml_type
-                ),
-                None => format!("loaded {name}: {rows} x {cols}"),
-            });
-            // A quantized tensor opens in its stored view; the panes behind it analyse its
-            // dequantized values.
-            model.open_stored_view();
-            model.request_analysis();
-        }
+        } => tensor_loaded(model, tensor),
         Message::TensorLoaded { result: Err(e), .. } => {
             model.status = Some(format!("not loaded: {e}"));
+        }
+        Message::ImportanceLoaded { request, result } => {
+            importance::loaded(model, request, result);
         }
         Message::TensorsListed { path, result } => match result {
             Ok(tensors) => model.overlay = Some(Overlay::tensor_picker(path, tensors)),
@@ -190,8 +178,52 @@ pub fn update(model: &mut Model, message: Message) {
     }
 }
 
+/// The Errors pane's one error: MAE or RMSE.
+fn toggle_error_metric(model: &mut Model) {
+    let with_output = (model.analysis.report.as_ref()).is_some_and(|r| r.output.is_some());
+    model.error_metric = model.error_metric.next(with_output);
+    model.status = Some(if model.error_metric == crate::app::ErrorMetric::Output {
+        "the Errors pane shows the layer's output error per channel, at each granularity".into()
+    } else {
+        format!(
+            "the Errors pane shows the {} per channel when it has room for one error only",
+            model.error_metric.name()
+        )
+    });
+}
+
+/// A tensor load finished: the panes show it from now on.
+fn tensor_loaded(model: &mut Model, tensor: crate::app::LoadedTensor) {
+    let (rows, cols) = tensor.matrix.shape();
+    let name = tensor.name.clone();
+    model.source = Source::Tensor {
+        name: tensor.name,
+        dtype: tensor.dtype,
+        matrix: std::sync::Arc::new(tensor.matrix),
+        stored: tensor.stored,
+    };
+    model.selected_channel = 0;
+    if model.focus == Focus::Editor {
+        model.focus = Focus::Utilization;
+    }
+    model.status = Some(match model.source.stored() {
+        Some(s) => format!(
+            "{} as stored; Esc: the panes analyse its dequantized values",
+            s.ggml_type
+        ),
+        None => format!("loaded {name}: {rows} x {cols}"),
+    });
+    importance::follow_tensor(model, &name);
+    // A quantized tensor opens in its stored view; the panes behind it analyse its
+    // dequantized values.
+    model.open_stored_view();
+    model.request_analysis();
+}
+
 fn edit(model: &mut Model, input: Input) {
-    if let Some(Overlay::SaveAs(prompt) | Overlay::Export(prompt)) = &mut model.overlay {
+    if let Some(Overlay::SaveAs(prompt) | Overlay::Export(prompt) | Overlay::Importance(prompt)) =
+        &mut model.overlay
+    {
         // One line only: Enter is handled by the keymap.
         prompt.input(input);
         return;
@@ -223,7 +255,9 @@ fn paste(model: &mut Model, text: &str) {
         return;
     }
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    if let Some(Overlay::SaveAs(prompt) | Overlay::Export(prompt)) = &mut model.overlay {
+    if let Some(Overlay::SaveAs(prompt) | Overlay::Export(prompt) | Overlay::Importance(prompt)) =
+        &mut model.overlay
+    {
         prompt.insert_str(text.lines().next().unwrap_or(""));
         return;
     }
@@ -265,13 +299,7 @@ fn act(model: &mut Model, action: Action) {
         Action::CaptionMore => model.caption_page = model.caption_page.wrapping_add(1),
         Action::KeepSettings => keep_settings(model),
         Action::Pin => toggle_pin(model),
-        Action::ToggleErrorMetric => {
-            model.error_metric = model.error_metric.other();
-            model.status = Some(format!(
-                "the Errors pane shows the {} per channel when it has room for one error only",
-                model.error_metric.name()
-            ));
-        }
+        Action::ToggleErrorMetric => toggle_error_metric(model),
         Action::Help => {
             model.overlay = if matches!(model.overlay, Some(Overlay::Help)) {
                 None
@@ -360,5 +388,9 @@ fn act(model: &mut Model, action: Action) {
             model.keep_focus_visible();
         }
         Action::WorstChannel => worst_channel(model),
+        Action::LoadImportance
+        | Action::ToggleImportance
+        | Action::ImportanceView
+        | Action::ToggleFront => importance::act(model, action),
     }
 }

@@ -4,8 +4,12 @@
 
 use std::sync::Arc;
 
-use crate::core::lineup::{Lineup, Selection, lineup_with_progress};
-use crate::core::{Config, Matrix, Options, Report, Rung, analyse_staged, analyse_with};
+use crate::app::calibration::{Calibration, Resolved};
+use crate::core::lineup::{Inputs, Lineup, Selection, lineup_inputs};
+use crate::core::output::{self, OutputStage, add_output_errors};
+use crate::core::{
+    Config, Matrix, Options, Report, Rung, analyse_staged_weighted, analyse_weighted,
+};
 use crate::io::text::{LineCache, Notes, ParseError};
 
 /// The most numbers the editor's text may hold; larger data belongs in a `.npy` file.
@@ -34,6 +38,9 @@ pub struct Job {
     /// The formats overlay is open: run the format ladder last, marking the active
     /// configuration (from this preset).
     pub formats: Option<&'static str>,
+    /// The importance matrix or activations, when loaded and switched on: the llama.cpp
+    /// formats quantize with the importance, and the output errors follow the report.
+    pub calibration: Option<Arc<Calibration>>,
 }
 
 /// What a job produced.
@@ -53,6 +60,13 @@ pub enum Outcome {
     Lineup(Arc<Lineup>),
     /// The job has sent everything it will send.
     Done,
+    /// Whether the loaded importance or activations fit the data: `None` when they do,
+    /// else why not (the report then comes without them). Sent first by a job with them.
+    Calibration(Option<String>),
+    /// Rows of the output errors done so far, of all (every rung of the ladder counted).
+    OutputProgress(usize, usize),
+    /// The report again with its output errors, and each rung's, after its ladder.
+    Output(Arc<Report>),
     /// The ladder of the report just sent (which came without one).
     Ladder(Vec<Rung>),
     /// A report: `complete` is false for the first one, which has no ladder yet.
@@ -88,6 +102,8 @@ pub struct Worker {
     /// not parse replaces it), its address could be given to the next parse, whose new rows
     /// would then be taken for the old ones.
     matrix: Option<(Arc<crate::io::text::Parsed>, Data)>,
+    /// The importance and activations last resolved, for which calibration and shape.
+    resolved: Option<(Arc<Calibration>, (usize, usize), Resolved)>,
 }
 
 /// A job's data: the matrix and the notes on its text.
@@ -102,12 +118,43 @@ impl Worker {
             Input::Text(lines) => self.parse(lines),
         };
         let mut emit = emit;
-        if analyse_job(job, parsed, &mut emit) {
+        let resolved = match (&parsed, &job.calibration) {
+            (Ok((matrix, _)), Some(c)) => {
+                let r = self.resolve(c, matrix);
+                let note = r.as_ref().err().cloned();
+                if !emit(JobResult {
+                    generation: job.generation,
+                    outcome: Outcome::Calibration(note),
+                }) {
+                    return;
+                }
+                r.ok()
+            }
+            _ => None,
+        };
+        if analyse_job(job, parsed, resolved.as_ref(), &mut emit) {
             emit(JobResult {
                 generation: job.generation,
                 outcome: Outcome::Done,
             });
         }
+    }
+
+    /// `calibration` resolved for `matrix`, kept while neither changes shape or source.
+    fn resolve(
+        &mut self,
+        calibration: &Arc<Calibration>,
+        matrix: &Matrix,
+    ) -> Result<Resolved, String> {
+        if let Some((c, shape, r)) = &self.resolved
+            && Arc::ptr_eq(c, calibration)
+            && *shape == matrix.shape()
+        {
+            return Ok(r.clone());
+        }
+        let r = calibration.resolve(matrix)?;
+        self.resolved = Some((Arc::clone(calibration), matrix.shape(), r.clone()));
+        Ok(r)
     }
 
     fn parse(&mut self, lines: &[Arc<String>]) -> Result<Data, ParseError> {
@@ -135,8 +182,12 @@ pub fn compute(job: &Job, emit: impl FnMut(JobResult) -> bool) {
 fn analyse_job(
     job: &Job,
     parsed: Result<Data, ParseError>,
+    resolved: Option<&Resolved>,
     emit: &mut impl FnMut(JobResult) -> bool,
 ) -> bool {
+    let importance = resolved.and_then(|r| r.importance.as_ref());
+    // The report is kept to add its output errors to, once its ladder is done.
+    let mut kept: Option<Report> = None;
     let generation = job.generation;
     let (matrix, notes) = match parsed {
         Ok(p) => p,
@@ -159,7 +210,10 @@ fn analyse_job(
                 outcome,
             })
         };
-        let mut first = |report| {
+        let mut first = |report: Report| {
+            if resolved.is_some() {
+                kept = Some(report.clone());
+            }
             stopped = !send(Outcome::Report {
                 matrix: Arc::clone(&matrix),
                 notes: Arc::clone(&notes),
@@ -171,10 +225,15 @@ fn analyse_job(
         // The last slice's progress would only be replaced by the ladder itself.
         let mut progress =
             |done, total| done >= total || send(Outcome::LadderProgress(done, total));
-        analyse_staged(&matrix, &job.config, &mut first, &mut progress)
+        analyse_staged_weighted(&matrix, &job.config, importance, &mut first, &mut progress)
     };
     let outcome = match ladder {
-        Ok(Some(rungs)) => Outcome::Ladder(rungs),
+        Ok(Some(rungs)) => {
+            if let Some(k) = &mut kept {
+                k.ladder.clone_from(&rungs);
+            }
+            Outcome::Ladder(rungs)
+        }
         Ok(None) => return false,
         Err(e) => Outcome::Failed(e.to_string()),
     };
@@ -190,9 +249,69 @@ fn analyse_job(
     if failed {
         return true;
     }
+    let stage = resolved.and_then(|r| {
+        OutputStage::new(
+            &matrix,
+            output::Calibration {
+                importance: r.importance.as_ref(),
+                tokens: r.tokens.as_deref(),
+            },
+        )
+        .ok()
+    });
+    if let (Some(stage), Some(report)) = (&stage, kept)
+        && !output_errors(stage, report, generation, emit)
+    {
+        return false;
+    }
+    pinned_and_formats(job, &matrix, importance, stage.as_ref(), emit)
+}
+
+/// Adds the output errors to `report` (and its rungs) and sends it; returns false when
+/// `emit` asked to stop.
+fn output_errors(
+    stage: &OutputStage<'_>,
+    mut report: Report,
+    generation: u64,
+    emit: &mut impl FnMut(JobResult) -> bool,
+) -> bool {
+    let mut progress = |done, total| {
+        done >= total
+            || emit(JobResult {
+                generation,
+                outcome: Outcome::OutputProgress(done, total),
+            })
+    };
+    let outcome = match add_output_errors(stage, &mut report, &mut progress) {
+        Ok(true) => Outcome::Output(Arc::new(report)),
+        Ok(false) => return false,
+        Err(e) => Outcome::Calibration(Some(e.to_string())),
+    };
+    emit(JobResult {
+        generation,
+        outcome,
+    })
+}
+
+/// The pinned configuration's report and the format ladder, when the job asks for them;
+/// returns false when `emit` asked to stop.
+fn pinned_and_formats(
+    job: &Job,
+    matrix: &Matrix,
+    importance: Option<&crate::core::importance::Importance>,
+    stage: Option<&OutputStage<'_>>,
+    emit: &mut impl FnMut(JobResult) -> bool,
+) -> bool {
+    let generation = job.generation;
     if let Some(pinned) = &job.pinned {
-        let outcome = match analyse_with(&matrix, pinned, Options::default()) {
-            Ok(report) => Outcome::Pinned(Arc::new(report)),
+        let analysed = analyse_weighted(matrix, pinned, importance, Options::default());
+        let outcome = match analysed {
+            Ok(mut report) => {
+                if let Some(stage) = stage {
+                    report.output = stage.errors(&report, &mut |_, _| true).ok().flatten();
+                }
+                Outcome::Pinned(Arc::new(report))
+            }
             Err(e) => Outcome::Failed(format!("the pinned configuration A: {e}")),
         };
         if !emit(JobResult {
@@ -203,10 +322,15 @@ fn analyse_job(
         }
     }
     if let Some(preset) = job.formats {
-        let lineup = lineup_with_progress(
-            &matrix,
+        let inputs = Inputs {
+            importance,
+            output: stage,
+        };
+        let lineup = lineup_inputs(
+            matrix,
             &Selection::all(),
             Some((preset, &job.config)),
+            inputs,
             &mut |done, total| {
                 emit(JobResult {
                     generation,

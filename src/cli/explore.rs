@@ -182,7 +182,41 @@ pub fn explore(cli: &Cli, config: &Config) -> ExitCode {
     } else {
         builtin()
     };
+    let mut model = model;
+    if let Err(e) = load_importance(&mut model, &cli.importance) {
+        return fail(&e);
+    }
     run(model, cli, &cli.look, config)
+}
+
+/// `--imatrix`, `--imatrix-tensor`, `--activations`: loaded before the terminal is touched
+/// and checked against a loaded tensor (text is checked once it parses, in the explorer).
+fn load_importance(
+    model: &mut Model,
+    args: &crate::cli::importance::ImportanceArgs,
+) -> Result<(), String> {
+    if args.is_empty() {
+        return Ok(());
+    }
+    let imatrix = args.imatrix.as_ref().map(|p| p.display().to_string());
+    let (tensor, matrix) = match &model.source {
+        crate::app::Source::Tensor { name, matrix, .. } => (
+            Some(name.rsplit(" / ").next().unwrap_or(name).to_string()),
+            Some(std::sync::Arc::clone(matrix)),
+        ),
+        crate::app::Source::Text { .. } => (None, None),
+    };
+    let request = crate::runtime::importance::Request {
+        imatrix: imatrix.as_deref(),
+        pick: args.imatrix_tensor.as_deref(),
+        activations: args.activations.as_deref(),
+        tensor: tensor.as_deref(),
+    };
+    let loaded = crate::runtime::importance::load(&request, matrix.as_deref())?;
+    model.importance.loaded = Some(std::sync::Arc::new(loaded));
+    model.importance.on = true;
+    model.request_analysis();
+    Ok(())
 }
 
 /// `quantscope demo [SCRIPT]`.

@@ -29,7 +29,7 @@ use crate::teach::exercise::{
 };
 
 /// Built-in scenarios, in the order a picker lists them.
-const SCENARIOS: [(&str, &str); 8] = [
+const SCENARIOS: [(&str, &str); 9] = [
     (
         "quiet-loud",
         include_str!("../../assets/scenarios/quiet-loud.txt"),
@@ -62,10 +62,14 @@ const SCENARIOS: [(&str, &str); 8] = [
         "formats",
         include_str!("../../assets/scenarios/formats.txt"),
     ),
+    (
+        "loud-input",
+        include_str!("../../assets/scenarios/loud-input.txt"),
+    ),
 ];
 
 /// Built-in exercises, in the order a menu lists them.
-const EXERCISES: [(&str, &str); 10] = [
+const EXERCISES: [(&str, &str); 12] = [
     (
         "per-tensor-vs-per-channel",
         include_str!("../../assets/exercises/per-tensor-vs-per-channel.toml"),
@@ -105,6 +109,14 @@ const EXERCISES: [(&str, &str); 10] = [
     (
         "mxfp4-exponent",
         include_str!("../../assets/exercises/mxfp4-exponent.toml"),
+    ),
+    (
+        "importance-from-tokens",
+        include_str!("../../assets/exercises/importance-from-tokens.toml"),
+    ),
+    (
+        "weighted-subblock",
+        include_str!("../../assets/exercises/weighted-subblock.toml"),
     ),
 ];
 
@@ -199,6 +211,8 @@ pub struct Scenario {
     pub preset: &'static str,
     /// The suggested settings on top of the preset.
     pub overrides: Overrides,
+    /// `#! activations: built-in`: it is shown with the built-in activations.
+    pub built_in_activations: bool,
 }
 
 impl Scenario {
@@ -224,6 +238,8 @@ pub struct Header {
     pub preset: &'static str,
     /// The settings on top of the preset.
     pub overrides: Overrides,
+    /// `#! activations: built-in`: the text is shown with the built-in activations.
+    pub built_in_activations: bool,
 }
 
 impl Header {
@@ -255,6 +271,7 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
     let mut look = Vec::new();
     let mut overrides = Overrides::default();
     let mut seen: Vec<(&'static str, usize)> = Vec::new();
+    let mut activations: Option<usize> = None;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let Some(rest) = line.trim_start().strip_prefix("#!") else {
@@ -274,6 +291,18 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
         match key.as_str() {
             "look" => look.push(value.to_string()),
             _ if value.is_empty() => return Err(header(n, format!("{key} has no value"))),
+            "activations" => {
+                once(activations)?;
+                if value != "built-in" {
+                    return Err(header(
+                        n,
+                        format!(
+                            "activations {value:?}: a scenario names built-in only (Alt-I loads a file)"
+                        ),
+                    ));
+                }
+                activations = Some(n);
+            }
             "title" => {
                 once(title.as_ref().map(|t| t.0))?;
                 title = Some((n, value.to_string()));
@@ -303,6 +332,7 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
         look,
         preset: preset.map_or("lesson", |p| p.1),
         overrides,
+        built_in_activations: activations.is_some(),
     };
     parsed
         .overrides
@@ -326,6 +356,7 @@ pub fn parse_scenario(name: &str, text: &str) -> Result<Scenario, AssetError> {
         text: text.to_string(),
         preset: header.preset,
         overrides: header.overrides,
+        built_in_activations: header.built_in_activations,
     };
     let matrix = scenario.matrix().map_err(|source| AssetError::Data {
         name: name.to_string(),

@@ -34,10 +34,16 @@ use crate::teach::assets::{AssetError, Scenario, scenario};
 use crate::teach::exercise::{preset_name, setting_text};
 
 /// Built-in demo scripts.
-const DEMOS: [(&str, &str); 1] = [(
-    "quiet-row",
-    include_str!("../../assets/demo/quiet-row.toml"),
-)];
+const DEMOS: [(&str, &str); 2] = [
+    (
+        "quiet-row",
+        include_str!("../../assets/demo/quiet-row.toml"),
+    ),
+    (
+        "loud-input",
+        include_str!("../../assets/demo/loud-input.toml"),
+    ),
+];
 
 /// The pane a step points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

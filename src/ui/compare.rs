@@ -29,11 +29,25 @@ pub fn summary(comparison: Option<&Comparison>, sep: &str, arrow: &str) -> Strin
         sig(ma.bits_per_weight, 3),
         sig(mb.bits_per_weight, 3),
     );
+    if let Some((oa, ob)) = &c.output {
+        let pick = |o: &crate::core::importance::OutputMetrics| {
+            o.output_mse
+                .map(|v| ("out MSE", v))
+                .or_else(|| o.imatrix_mse.map(|v| ("imat MSE", v)))
+        };
+        if let (Some((name, va)), Some((_, vb))) = (pick(oa), pick(ob)) {
+            let _ = write!(line, " {sep} {name} {}{arrow}{}", sig(va, 3), sig(vb, 3));
+        }
+    }
     if c.differences.is_empty() {
         let _ = write!(line, " {sep} the same configuration");
     }
     for d in &c.differences {
         let _ = write!(line, " {sep} {} {}{arrow}{}", d.key, d.a, d.b);
+    }
+    // A ranking the output error reverses comes first: it is the news.
+    if let Some(change) = &c.change {
+        line = format!("{} {sep} {line}", change.sentence);
     }
     line
 }

@@ -111,6 +111,25 @@ impl Source<'_> {
         }
     }
 
+    /// Channel `i`'s output error (the whole matrix's with `None`): `output_mse`, else
+    /// `imatrix_mse`, if the source has it.
+    fn output(self, i: Option<usize>) -> Option<f64> {
+        let of = |o: &crate::core::importance::OutputMetrics| o.output_mse.or(o.imatrix_mse);
+        match (self, i) {
+            (Self::Rung(_, rung), Some(i)) => rung
+                .and_then(|r| r.output.as_ref())
+                .and_then(|o| o.channels.get(i))
+                .and_then(of),
+            (Self::Rung(_, rung), None) => rung
+                .and_then(|r| r.output.as_ref())
+                .and_then(|o| of(&o.overall)),
+            (Self::A(c), None) => c.output.as_ref().and_then(|o| of(&o.0)),
+            (Self::B(c), None) => c.output.as_ref().and_then(|o| of(&o.1)),
+            (Self::Change(c), None) => c.output.as_ref().and_then(|o| Some(of(&o.1)? - of(&o.0)?)),
+            (Self::A(_) | Self::B(_) | Self::Change(_), Some(_)) => None,
+        }
+    }
+
     /// The whole matrix's errors, if the source has them.
     fn overall(self) -> Option<Metrics> {
         match self {
@@ -123,6 +142,19 @@ impl Source<'_> {
                 ..Metrics::default()
             }),
         }
+    }
+}
+
+/// How `metric` is named over `report`: the output error is `imatrix MSE` without
+/// activations.
+fn metric_name(metric: ErrorMetric, report: &Report) -> &'static str {
+    let imatrix_only = report
+        .output
+        .as_ref()
+        .is_some_and(|o| o.overall.output_mse.is_none());
+    match metric {
+        ErrorMetric::Output if imatrix_only => "imatrix MSE",
+        m => m.name(),
     }
 }
 
@@ -139,6 +171,42 @@ struct Column<'r> {
 }
 
 impl ErrorsPane<'_> {
+    /// The error shown when there is room for one: the output error only once the report
+    /// has it.
+    fn metric(&self) -> ErrorMetric {
+        match (self.metric, self.report) {
+            (ErrorMetric::Output, Some(r)) if r.output.is_some() => ErrorMetric::Output,
+            (ErrorMetric::Output, _) => ErrorMetric::Mae,
+            (m, _) => m,
+        }
+    }
+
+    /// What the key that switches the error shows next: side by side, the output error or
+    /// MAE and RMSE again.
+    fn next_name(&self, report: &Report, wide: bool) -> &'static str {
+        match (wide, self.metric()) {
+            (true, ErrorMetric::Output) => "MAE / RMSE",
+            (true, _) => metric_name(ErrorMetric::Output, report),
+            (false, m) => metric_name(m.next(report.output.is_some()), report),
+        }
+    }
+
+    /// What a cell of `source` shows for channel `i` (the whole matrix with `None`): its
+    /// errors, or its output error in both fields when that is the error shown.
+    fn cell(&self, source: Source<'_>, i: Option<usize>) -> Option<Metrics> {
+        if self.metric() == ErrorMetric::Output {
+            return source.output(i).map(|v| Metrics {
+                mae: v,
+                rmse: v,
+                ..Metrics::default()
+            });
+        }
+        match i {
+            Some(i) => source.channel(i),
+            None => source.overall(),
+        }
+    }
+
     /// Tensor, channel and the compared granularity, without repeats.
     fn granularities(&self) -> Vec<Granularity> {
         if let Some(r) = self.report
@@ -173,8 +241,8 @@ impl ErrorsPane<'_> {
 
     /// The one error a narrow pane shows.
     fn narrow_text(&self, m: Option<Metrics>, signed: bool) -> String {
-        match self.metric {
-            ErrorMetric::Mae => self.mae_text(m, signed),
+        match self.metric() {
+            ErrorMetric::Mae | ErrorMetric::Output => self.mae_text(m, signed),
             ErrorMetric::Rmse => self.rmse_text(m, signed),
         }
     }
@@ -239,7 +307,7 @@ impl Widget for &ErrorsPane<'_> {
         let mut title = if table.wide {
             "Errors (MAE / RMSE)".to_string()
         } else {
-            format!("Errors ({})", self.metric.name())
+            format!("Errors ({})", metric_name(self.metric(), report))
         };
         if self.comparison.is_some() {
             title.push(' ');
@@ -252,7 +320,7 @@ impl Widget for &ErrorsPane<'_> {
             title.push_str(" ! clamped");
         }
         let mut block = theme.block(&title, self.focused, self.stale);
-        if !table.wide {
+        if !table.wide || report.output.is_some() {
             let key = crate::app::keymap::first_key(
                 crate::app::keymap::Mode::Global,
                 crate::app::keymap::Action::ToggleErrorMetric,
@@ -260,7 +328,7 @@ impl Widget for &ErrorsPane<'_> {
             .unwrap_or_default();
             block = block.title_bottom(
                 Line::styled(
-                    format!(" {key}: {} ", self.metric.other().name()),
+                    format!(" {key}: {} ", self.next_name(report, table.wide)),
                     theme.dim,
                 )
                 .left_aligned(),
@@ -285,7 +353,11 @@ impl Widget for &ErrorsPane<'_> {
         }
         for &i in &table.rows {
             let ch = &report.channels[i];
-            let cells: Vec<_> = table.columns.iter().map(|c| c.source.channel(i)).collect();
+            let cells: Vec<_> = table
+                .columns
+                .iter()
+                .map(|c| self.cell(c.source, Some(i)))
+                .collect();
             let mut line = table.row(&channel_name(ch), &cells, i == selected, theme.text);
             if table.clamp_mark {
                 // At the end of the line: the active configuration clamped values of this
@@ -296,7 +368,11 @@ impl Widget for &ErrorsPane<'_> {
             lines.push(line);
         }
         if table.overall {
-            let cells: Vec<_> = table.columns.iter().map(|c| c.source.overall()).collect();
+            let cells: Vec<_> = table
+                .columns
+                .iter()
+                .map(|c| self.cell(c.source, None))
+                .collect();
             lines.push(table.row(OVERALL, &cells, false, theme.heading));
         }
         for (y, line) in (inner.y..inner.bottom()).zip(lines) {
@@ -345,14 +421,14 @@ impl ErrorsPane<'_> {
                 let mae = width(
                     &mut rows
                         .iter()
-                        .map(|&i| self.mae_text(source.channel(i), signed))
-                        .chain([self.mae_text(source.overall(), signed)]),
+                        .map(|&i| self.mae_text(self.cell(source, Some(i)), signed))
+                        .chain([self.mae_text(self.cell(source, None), signed)]),
                 );
                 let rmse = width(
                     &mut rows
                         .iter()
-                        .map(|&i| self.rmse_text(source.channel(i), signed))
-                        .chain([self.rmse_text(source.overall(), signed)]),
+                        .map(|&i| self.rmse_text(self.cell(source, Some(i)), signed))
+                        .chain([self.rmse_text(self.cell(source, None), signed)]),
                 );
                 Column {
                     source,
@@ -390,7 +466,9 @@ impl ErrorsPane<'_> {
             .iter()
             .map(|c| 1 + text_width(&c.heading).max(c.mae + 1 + c.rmse))
             .sum();
-        let wide = h >= 4 && 2 + OVERALL.len() + wide_width <= w;
+        // The output error is one number per column: never side by side.
+        let wide =
+            h >= 4 && 2 + OVERALL.len() + wide_width <= w && self.metric() != ErrorMetric::Output;
         let body = h.saturating_sub(if wide { 2 } else { 1 });
         // The overall line when every channel fits beside it, or when the list scrolls anyway
         // and has room to spare.
@@ -400,9 +478,9 @@ impl ErrorsPane<'_> {
             columns = self.columns(report, &rows);
         }
         for c in &mut columns {
-            let numbers = match (wide, self.metric) {
+            let numbers = match (wide, self.metric()) {
                 (true, _) => c.mae + 1 + c.rmse,
-                (false, ErrorMetric::Mae) => c.mae,
+                (false, ErrorMetric::Mae | ErrorMetric::Output) => c.mae,
                 (false, ErrorMetric::Rmse) => c.rmse,
             };
             c.width = text_width(&c.heading).max(numbers);

@@ -32,6 +32,8 @@ pub struct FormatsOverlay<'a> {
     pub progress: Option<(usize, usize)>,
     /// The selected entry.
     pub selected: usize,
+    /// The Pareto front is drawn on the output error (else on the weights' RMSE).
+    pub front_on_output: bool,
     /// Styles.
     pub theme: &'a Theme,
 }
@@ -56,6 +58,9 @@ impl Widget for &FormatsOverlay<'_> {
                 "Formats on this data: computing {done} of {total}{}",
                 self.theme.glyphs.ellipsis
             ),
+            None if self.front_on_output => {
+                "Formats: * front on the output error, > active (Enter uses it, Esc closes)".into()
+            }
             None => "Formats: * Pareto front, > active (Enter uses it, Esc closes)".into(),
         };
         let block = self.theme.block(&title, true, false);
@@ -75,7 +80,12 @@ impl Widget for &FormatsOverlay<'_> {
             .render(inner, buf);
             return;
         };
-        let detail_rows = if inner.height >= 10 { DETAIL_ROWS } else { 1 };
+        let changes = lineup.changes.len().min(2);
+        let detail_rows = if inner.height >= 10 {
+            DETAIL_ROWS + u16::try_from(changes).unwrap_or(0)
+        } else {
+            1
+        };
         let [header, list, detail] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Fill(1),
@@ -83,6 +93,7 @@ impl Widget for &FormatsOverlay<'_> {
         ])
         .areas(inner);
         let width = usize::from(inner.width);
+        let output = Output::of(lineup);
         // Names up to 16 characters, or longer (a llama.cpp fallback's `q4_k -> q5_0 (rows
         // of 384)`) when every column still fits beside them.
         let name_width = lineup
@@ -91,8 +102,8 @@ impl Widget for &FormatsOverlay<'_> {
             .map(|e| e.name.chars().count())
             .max()
             .unwrap_or(6)
-            .min(16.max(width.saturating_sub(Columns::ALL)));
-        let columns = Columns::fitting(width, name_width);
+            .min(16.max(width.saturating_sub(Columns::all(output))));
+        let columns = Columns::fitting(width, name_width, output, self.front_on_output);
         Line::styled(
             fit(&columns.header(name_width), width, self.theme.glyphs.ascii),
             self.theme.heading,
@@ -119,17 +130,49 @@ impl Widget for &FormatsOverlay<'_> {
                     (true, false) => self.theme.selected,
                     (false, true) => self.theme.dim,
                     (false, false) if e.active => self.theme.active,
-                    (false, false) if e.pareto => self.theme.good,
+                    (false, false) if columns.front(e) => self.theme.good,
                     (false, false) => self.theme.text,
                 };
                 Line::styled(fit(&text, width, self.theme.glyphs.ascii), style)
             })
             .collect();
         Paragraph::new(lines).render(list, buf);
-        let e = &lineup.entries[selected];
-        Paragraph::new(detail_lines(e, self.theme))
+        let lines = self.below(lineup, selected, columns, changes, detail_rows);
+        Paragraph::new(lines)
             .wrap(Wrap { trim: true })
             .render(detail, buf);
+    }
+}
+
+impl FormatsOverlay<'_> {
+    /// The lines below the list: the rankings that change, the columns that did not fit,
+    /// then the selected entry's reference and cost.
+    fn below<'l>(
+        &self,
+        lineup: &'l Lineup,
+        selected: usize,
+        columns: Columns,
+        changes: usize,
+        detail_rows: u16,
+    ) -> Vec<Line<'l>> {
+        let mut lines = detail_lines(&lineup.entries[selected], self.theme);
+        if let Some(hidden) = columns.hidden() {
+            lines.insert(0, Line::styled(hidden, self.theme.dim));
+        }
+        if changes > 0 && detail_rows > 1 {
+            let said: Vec<&str> = lineup.changes[..changes]
+                .iter()
+                .map(|c| c.sentence.as_str())
+                .collect();
+            lines.insert(
+                0,
+                Line::styled(
+                    format!("Rankings that change: {}.", said.join("; ")),
+                    self.theme.active,
+                ),
+            );
+        }
+        lines
     }
 }
 
@@ -155,26 +198,98 @@ fn detail_lines<'a>(e: &Entry, theme: &Theme) -> Vec<Line<'a>> {
     lines
 }
 
-/// Which columns fit: MAE and SQNR go first on a narrow screen.
+/// Which output error the entries have: `output_mse` with activations, else
+/// `imatrix_mse`, else none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    None,
+    Activations,
+    Imatrix,
+}
+
+impl Output {
+    fn of(lineup: &Lineup) -> Self {
+        let overall = lineup
+            .entries
+            .iter()
+            .find_map(|e| e.measured()?.output.as_ref().map(|o| o.overall));
+        match overall {
+            Some(o) if o.output_mse.is_some() => Self::Activations,
+            Some(o) if o.imatrix_mse.is_some() => Self::Imatrix,
+            _ => Self::None,
+        }
+    }
+
+    fn heading(self) -> &'static str {
+        match self {
+            Self::Activations => "out MSE",
+            Self::Imatrix | Self::None => "imat MSE",
+        }
+    }
+}
+
+/// Which columns fit: MAE and SQNR go first on a narrow screen, then the output error.
 #[derive(Debug, Clone, Copy)]
 struct Columns {
     mae: bool,
     sqnr: bool,
+    output: Output,
+    /// The output column fits (when there is one).
+    out: bool,
+    front_on_output: bool,
 }
 
 const NUM: usize = 9;
 
 impl Columns {
-    /// Every column but the name: pointer and mark, four numbers, collapsed.
-    const ALL: usize = 3 + 4 * NUM + 10;
+    /// Every column but the name: pointer and mark, four numbers, collapsed, and the output
+    /// error when there is one.
+    fn all(output: Output) -> usize {
+        3 + (4 + usize::from(output != Output::None)) * NUM + 10
+    }
 
-    fn fitting(width: usize, name: usize) -> Self {
-        // pointer + mark + name, bits/w, RMSE, collapsed always; MAE, SQNR when they fit.
+    fn fitting(width: usize, name: usize, output: Output, front_on_output: bool) -> Self {
+        // pointer + mark + name, bits/w, RMSE, collapsed always; the output error, SQNR and
+        // MAE when they fit.
         let base = 1 + 2 + name + NUM + NUM + 10;
+        let out = output != Output::None && width >= base + NUM;
+        let extra = usize::from(out);
         Self {
-            sqnr: width >= base + NUM,
-            mae: width >= base + 2 * NUM,
+            sqnr: width >= base + (1 + extra) * NUM,
+            mae: width >= base + (2 + extra) * NUM,
+            output,
+            out,
+            front_on_output: front_on_output && output != Output::None,
         }
+    }
+
+    /// The entry is on the front drawn.
+    fn front(self, e: &Entry) -> bool {
+        if self.front_on_output {
+            e.pareto_output
+        } else {
+            e.pareto
+        }
+    }
+
+    /// Which columns did not fit, in words, if any did not.
+    fn hidden(self) -> Option<String> {
+        let mut gone = Vec::new();
+        if !self.mae {
+            gone.push("MAE");
+        }
+        if !self.sqnr {
+            gone.push("SQNR");
+        }
+        if self.output != Output::None && !self.out {
+            gone.push(self.output.heading());
+        }
+        (!gone.is_empty()).then(|| {
+            format!(
+                "Not shown at this width: {} (a wider terminal shows them).",
+                gone.join(", ")
+            )
+        })
     }
 
     fn header(self, name: usize) -> String {
@@ -184,6 +299,9 @@ impl Columns {
             s.push_str(&pad("MAE", NUM, Alignment::Right));
         }
         s.push_str(&pad("RMSE", NUM, Alignment::Right));
+        if self.out {
+            s.push_str(&pad(self.output.heading(), NUM, Alignment::Right));
+        }
         if self.sqnr {
             s.push_str(&pad("SQNR dB", NUM, Alignment::Right));
         }
@@ -192,7 +310,7 @@ impl Columns {
     }
 
     fn row(self, e: &Entry, name: usize) -> String {
-        let mark = match (e.pareto, e.active) {
+        let mark = match (self.front(e), e.active) {
             (true, true) => "*>",
             (true, false) => "* ",
             (false, true) => " >",
@@ -212,6 +330,15 @@ impl Columns {
             s.push_str(&pad(&sig(m.overall.mae, 4), NUM, Alignment::Right));
         }
         s.push_str(&pad(&sig(m.overall.rmse, 4), NUM, Alignment::Right));
+        if self.out {
+            let o = m.output.as_ref().map(|o| o.overall);
+            let v = o.and_then(|o| match self.output {
+                Output::Activations => o.output_mse,
+                Output::Imatrix | Output::None => o.imatrix_mse,
+            });
+            let text = v.map_or_else(|| "-".into(), |v| sig(v, 4));
+            s.push_str(&pad(&text, NUM, Alignment::Right));
+        }
         if self.sqnr {
             let q = m.overall.sqnr_db.map_or_else(|| "-".into(), |q| sig(q, 4));
             s.push_str(&pad(&q, NUM, Alignment::Right));

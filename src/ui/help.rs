@@ -11,7 +11,7 @@ use crate::app::keymap::{Mode, bindings};
 use crate::ui::Theme;
 
 /// The modes in the order the help lists them.
-pub const HELP_MODES: [Mode; 13] = Mode::ALL;
+pub const HELP_MODES: [Mode; 14] = Mode::ALL;
 
 /// The words the panes use, defined where the help is read first.
 pub const GLOSSARY: [(&str, &str); 6] = [

@@ -79,32 +79,57 @@ enum Kind {
     Bits,
     Mae,
     Rmse,
+    /// The layer's output error (`output_mse`), with activations.
+    Output,
+    /// The importance-weighted error (`imatrix_mse`), with importance.
+    Imatrix,
     Collapsed,
     Bar,
 }
 
 impl Kind {
-    const DISPLAY: [Self; 8] = [
+    const DISPLAY: [Self; 10] = [
         Self::Granularity,
         Self::Scales,
         Self::Metadata,
         Self::Bits,
         Self::Mae,
         Self::Rmse,
+        Self::Output,
+        Self::Imatrix,
         Self::Collapsed,
         Self::Bar,
     ];
     /// Most useful first: the order in which columns are given room.
-    const PRIORITY: [Self; 8] = [
+    const PRIORITY: [Self; 10] = [
         Self::Granularity,
         Self::Mae,
         Self::Bits,
+        Self::Output,
         Self::Collapsed,
+        Self::Imatrix,
         Self::Bar,
         Self::Rmse,
         Self::Scales,
         Self::Metadata,
     ];
+
+    /// An output column with no value in any row is not offered.
+    fn offered(self, rows: &[Row<'_>]) -> bool {
+        let has = |f: fn(&crate::core::importance::OutputMetrics) -> Option<f64>| {
+            rows.iter().any(|r| {
+                r.rung
+                    .output
+                    .as_ref()
+                    .is_some_and(|o| f(&o.overall).is_some())
+            })
+        };
+        match self {
+            Self::Output => has(|o| o.output_mse),
+            Self::Imatrix => has(|o| o.imatrix_mse),
+            _ => true,
+        }
+    }
 
     fn heading(self) -> &'static str {
         match self {
@@ -114,6 +139,8 @@ impl Kind {
             Self::Bits => "bits/w",
             Self::Mae => "MAE",
             Self::Rmse => "RMSE",
+            Self::Output => "out MSE",
+            Self::Imatrix => "imat MSE",
             Self::Collapsed => "collapsed",
             Self::Bar => "",
         }
@@ -132,6 +159,17 @@ impl Kind {
             Self::Bits => format!("{:.3}", rung.memory.bits_per_weight),
             Self::Mae => sig(rung.overall.mae, DIGITS),
             Self::Rmse => sig(rung.overall.rmse, DIGITS),
+            Self::Output | Self::Imatrix => {
+                let o = rung.output.as_ref().map(|o| o.overall);
+                let v = o.and_then(|o| {
+                    if self == Self::Output {
+                        o.output_mse
+                    } else {
+                        o.imatrix_mse
+                    }
+                });
+                v.map_or_else(|| "-".to_string(), |v| sig(v, DIGITS))
+            }
             Self::Collapsed if rung.collapsed_channels > 0 => {
                 format!("{} {}", theme.glyphs.collapsed, rung.collapsed_channels)
             }
@@ -243,12 +281,19 @@ impl Widget for &LadderPane<'_> {
                 extra = wrap(&segments[..4], w, below, ellipsis);
             }
         }
+        let (mut lines, dropped) = self.table_lines(ladder, rows, selected, w);
+        if !dropped.is_empty() {
+            // The output columns are the reason a user widens the terminal: say so.
+            block = block.title(Line::styled(
+                format!(" {} {}: wider shows it ", sep(theme), dropped.join(", ")),
+                theme.dim,
+            ));
+        }
         block.render(area, buf);
         if inner.is_empty() {
             return;
         }
 
-        let mut lines = self.table_lines(ladder, rows, selected, w);
         for text in extra {
             lines.push(Line::styled(
                 fit(&text, w, theme.glyphs.ascii),
@@ -308,7 +353,7 @@ impl<'a> LadderPane<'a> {
         rows: std::ops::Range<usize>,
         selected: usize,
         width: usize,
-    ) -> Vec<Line<'static>> {
+    ) -> (Vec<Line<'static>>, Vec<&'static str>) {
         let pinned = self.pinned_row();
         let shown: Vec<Row<'_>> = ladder[rows.clone()]
             .iter()
@@ -328,7 +373,7 @@ impl<'a> LadderPane<'a> {
         if let Some(row) = pinned {
             lines.push(table.row(row, false, max_mae, self));
         }
-        lines
+        (lines, table.dropped)
     }
 
     /// The rung the view is kept around and whose arithmetic is shown: the selected one,
@@ -403,6 +448,8 @@ fn wrap(segments: &[String], width: usize, max_lines: usize, ellipsis: &str) -> 
 /// The columns that fit and their widths.
 struct Table {
     columns: Vec<(Kind, usize)>,
+    /// The output columns that had something to show and did not fit.
+    dropped: Vec<&'static str>,
 }
 
 impl Table {
@@ -417,7 +464,7 @@ impl Table {
         // Marker cells: pointer and active glyph.
         let mut used = 2;
         let mut chosen = Vec::new();
-        for kind in Kind::PRIORITY {
+        for kind in Kind::PRIORITY.into_iter().filter(|k| k.offered(rows)) {
             let w = if kind == Kind::Bar {
                 MIN_BAR
             } else {
@@ -438,7 +485,12 @@ impl Table {
             .filter(|k| chosen.contains(k))
             .map(|k| (k, if k == Kind::Bar { bar } else { widths(k) }))
             .collect();
-        Self { columns }
+        let dropped = [Kind::Output, Kind::Imatrix]
+            .into_iter()
+            .filter(|k| k.offered(rows) && !chosen.contains(k))
+            .map(Kind::heading)
+            .collect();
+        Self { columns, dropped }
     }
 
     fn heading(&self, theme: &Theme) -> Line<'static> {

@@ -32,6 +32,9 @@ pub struct SettingsPane<'a> {
     pub selected: usize,
     /// The pane has focus.
     pub focused: bool,
+    /// Which weights matter, in words (what is loaded and whether it is on), when
+    /// something is loaded: the pane's lower border says it.
+    pub importance: Option<String>,
     /// Styles.
     pub theme: &'a Theme,
 }
@@ -70,7 +73,10 @@ impl SettingsPane<'_> {
 
 impl Widget for &SettingsPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let block = self.theme.block("Settings", self.focused, false);
+        let mut block = self.theme.block("Settings", self.focused, false);
+        if let Some(text) = &self.importance {
+            block = block.title_bottom(Line::styled(format!(" {text} "), self.theme.active));
+        }
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.is_empty() {

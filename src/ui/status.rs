@@ -72,6 +72,14 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
     if let Some(r) = &m.analysis.report {
         parts.push((format!(" {sep} {}x{}", r.shape.0, r.shape.1), theme.text, 0));
     }
+    if let Some(c) = &m.importance.loaded {
+        let (text, style) = match (m.importance.on, &m.analysis.calibration_unfit) {
+            (false, _) => (format!(" {sep} importance off"), theme.dim),
+            (true, Some(_)) => (format!(" {sep} {}: does not fit", c.label), theme.bad),
+            (true, None) => (format!(" {sep} {}", c.label), theme.active),
+        };
+        parts.push((text, style, 1));
+    }
     if let Some(c) = m
         .analysis
         .comparison
@@ -89,6 +97,16 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
             format!(
                 " {sep} computing{}{}",
                 crate::ui::ladder::percent(m.analysis.ladder_progress),
+                theme.glyphs.ellipsis
+            ),
+            theme.dim,
+            1,
+        ));
+    } else if m.analysis.output_progress.is_some() && !m.stale() {
+        parts.push((
+            format!(
+                " {sep} output errors{}{}",
+                crate::ui::ladder::percent(m.analysis.output_progress),
                 theme.glyphs.ellipsis
             ),
             theme.dim,
@@ -184,6 +202,15 @@ fn hint_actions(mode: Mode, focus: Focus) -> (Mode, &'static [Action]) {
             ],
         ),
         Mode::Palette => (Mode::Palette, &[Action::Down, Action::Yes, Action::Close]),
+        Mode::Importance => (
+            Mode::Importance,
+            &[
+                Action::Close,
+                Action::LoadImportance,
+                Action::ToggleImportance,
+                Action::Help,
+            ],
+        ),
         Mode::Panes if focus == Focus::Settings => (
             Mode::Panes,
             &[
@@ -286,7 +313,11 @@ impl Widget for &StatusLine<'_> {
         let status = self.model.status.as_ref().filter(|_| {
             !matches!(
                 self.model.overlay,
-                Some(crate::app::Overlay::SaveAs(_) | crate::app::Overlay::Export(_))
+                Some(
+                    crate::app::Overlay::SaveAs(_)
+                        | crate::app::Overlay::Export(_)
+                        | crate::app::Overlay::Importance(_)
+                )
             )
         });
         let line = if let Some(status) = status {

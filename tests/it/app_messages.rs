@@ -256,7 +256,8 @@ fn saving_without_a_name_asks_for_one_then_requests_the_write() {
         | Effect::LoadTensor { .. }
         | Effect::ListTensors { .. }
         | Effect::Export { .. }
-        | Effect::WriteDequantized { .. } => None,
+        | Effect::WriteDequantized { .. }
+        | Effect::LoadImportance { .. } => None,
     });
     let (path, text) = save.expect("a save effect");
     assert_eq!(path.to_string_lossy(), "u");

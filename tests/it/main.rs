@@ -46,6 +46,8 @@ mod documents;
 #[cfg(not(feature = "avx512"))]
 mod e2e_first_hour;
 #[cfg(not(feature = "avx512"))]
+mod e2e_importance;
+#[cfg(not(feature = "avx512"))]
 mod e2e_tmux;
 #[cfg(not(feature = "avx512"))]
 mod edges;
@@ -73,6 +75,8 @@ mod gguf_bad;
 mod imatrix;
 #[cfg(not(feature = "avx512"))]
 mod importance;
+#[cfg(not(feature = "avx512"))]
+mod importance_explorer;
 #[cfg(not(feature = "avx512"))]
 mod imports;
 #[cfg(not(feature = "avx512"))]

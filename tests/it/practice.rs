@@ -544,7 +544,8 @@ fn every_scenario_parses_and_analyses_under_its_suggested_configuration() {
             "one-signed",
             "degenerate",
             "gaussian-16",
-            "formats"
+            "formats",
+            "loud-input"
         ]
     );
     for s in &all {

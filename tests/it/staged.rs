@@ -173,6 +173,7 @@ fn the_worker_sends_the_report_then_its_ladder_then_done() {
         config,
         pinned: None,
         formats: None,
+        calibration: None,
     };
     let mut kinds = Vec::new();
     compute(&job, |r| {
@@ -206,6 +207,7 @@ fn the_worker_sends_the_ladders_progress_before_the_ladder() {
         config,
         pinned: None,
         formats: None,
+        calibration: None,
     };
     let mut seen = Vec::new();
     compute(&job, |r| {
@@ -239,6 +241,7 @@ fn the_explorer_shows_the_ladders_progress_until_the_ladder_arrives() {
         config,
         pinned: None,
         formats: None,
+        calibration: None,
     };
     let mut shown = Vec::new();
     compute(&job, |r| {

@@ -145,8 +145,8 @@ pub(super) fn export_to(model: &mut Model, name: &str) {
 }
 
 /// Writes the preset and the settings changed from it into the text's first lines, as the
-/// `#!` directives scenario files use (replacing such lines already there, keeping a title
-/// and `look` lines); the data lines are not touched. Opening the saved file applies them.
+/// `#!` directives scenario files use (replacing such lines already there, keeping a title,
+/// `look` lines and `activations`); the data lines are not touched. Opening the saved file applies them.
 pub(super) fn keep_settings(model: &mut Model) {
     if !matches!(model.source, Source::Text { .. }) {
         model.status = Some("a loaded tensor has no text to keep settings in".into());
@@ -161,7 +161,9 @@ pub(super) fn keep_settings(model: &mut Model) {
         .iter()
         .filter(|l| {
             let key = l.trim_start()[2..].split(':').next().unwrap_or("").trim();
-            key.eq_ignore_ascii_case("title") || key.eq_ignore_ascii_case("look")
+            key.eq_ignore_ascii_case("title")
+                || key.eq_ignore_ascii_case("look")
+                || key.eq_ignore_ascii_case("activations")
         })
         .map(|l| l.as_str().to_owned())
         .collect();

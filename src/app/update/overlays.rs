@@ -68,6 +68,7 @@ pub(super) fn yes(model: &mut Model) {
             }
         }
         Some(Overlay::Export(prompt)) => export_to(model, &typed_name(&prompt)),
+        Some(Overlay::Importance(prompt)) => super::importance::load(model, &typed_name(&prompt)),
         other => model.overlay = other,
     }
 }
