@@ -93,29 +93,7 @@ fn encode_any(
     out.codes.resize(x.len(), 0);
     let codes = &mut out.codes;
     match f {
-        Format::K(k) => {
-            let blocks = reuse!(&mut out.meta, K);
-            let (xs, _) = x.as_chunks::<QK_K>();
-            let (cs, _) = codes.as_chunks_mut::<QK_K>();
-            let (vs, _) = values.as_chunks_mut::<QK_K>();
-            match weights {
-                None => {
-                    for ((xb, cb), vb) in xs.iter().zip(cs).zip(vs) {
-                        let sb = k.encode_block(xb, cb);
-                        k.decode_block(&sb, cb, vb);
-                        blocks.push(sb);
-                    }
-                }
-                Some(w) => {
-                    let (ws, _) = w.as_chunks::<QK_K>();
-                    for (((xb, wb), cb), vb) in xs.iter().zip(ws).zip(cs).zip(vs) {
-                        let sb = k.encode_block_weighted(xb, wb, cb);
-                        k.decode_block(&sb, cb, vb);
-                        blocks.push(sb);
-                    }
-                }
-            }
-        }
+        Format::K(k) => encode_k(k, x, weights, &mut out.meta, codes, values),
         Format::Mxfp4 => {
             let blocks = reuse!(&mut out.meta, Mxfp4);
             let (xs, _) = x.as_chunks::<{ fp4::MXFP4_BLOCK }>();
@@ -192,6 +170,39 @@ fn encode_any(
         }
     }
     Ok(())
+}
+
+/// A k-quant row, super-block by super-block, with the importance when given.
+#[inline(always)]
+fn encode_k(
+    k: KQuant,
+    x: &[f32],
+    weights: Option<&[f32]>,
+    meta: &mut Meta,
+    codes: &mut [u8],
+    values: &mut [f32],
+) {
+    let blocks = reuse!(meta, K);
+    let (xs, _) = x.as_chunks::<QK_K>();
+    let (cs, _) = codes.as_chunks_mut::<QK_K>();
+    let (vs, _) = values.as_chunks_mut::<QK_K>();
+    match weights {
+        None => {
+            for ((xb, cb), vb) in xs.iter().zip(cs).zip(vs) {
+                let sb = k.encode_block(xb, cb);
+                k.decode_block(&sb, cb, vb);
+                blocks.push(sb);
+            }
+        }
+        Some(w) => {
+            let (ws, _) = w.as_chunks::<QK_K>();
+            for (((xb, wb), cb), vb) in xs.iter().zip(ws).zip(cs).zip(vs) {
+                let sb = k.encode_block_weighted(xb, wb, cb);
+                k.decode_block(&sb, cb, vb);
+                blocks.push(sb);
+            }
+        }
+    }
 }
 
 pub(super) fn decode(e: &Encoded, out: &mut [f32]) {
