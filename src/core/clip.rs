@@ -1498,7 +1498,9 @@ fn add_sums(
     sums: &mut [f64; CANDIDATES],
 ) {
     if which.len() > LANES && xs.len() >= PARALLEL {
-        // A block as large as a whole tensor: its groups on the pool, each sum as before.
+        // A block as large as a whole tensor: its groups on the pool. Each group's sums are
+        // its own, added in value order as on one thread, so the result does not depend on
+        // the number of threads.
         let start = *sums;
         let groups: Vec<[f64; LANES]> = which
             .par_chunks(LANES)

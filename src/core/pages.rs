@@ -13,7 +13,7 @@
 //! a free 2 MiB page when it has none, and the wait grows with the buffer: on a machine whose
 //! memory was mostly page cache, loading a 671 MiB tensor into memory advised for huge pages
 //! took anywhere from 0.18 to 1.3 s, where a zero-filled `Vec` of 4 KiB pages took 0.5 s
-//! every time (README, Performance).
+//! every time.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};

@@ -146,10 +146,10 @@ impl ChunkStats {
         self.hi.resize(n, 0.0);
         let simd = Avx2::detect();
         let mut done = 0;
-        let (eights, _) = chunks.as_chunks::<LANES>();
+        let (runs, _) = chunks.as_chunks::<LANES>();
         let (lo8, _) = self.lo.as_chunks_mut::<LANES>();
         let (hi8, _) = self.hi.as_chunks_mut::<LANES>();
-        for ((c, lo), hi) in eights.iter().zip(lo8).zip(hi8) {
+        for ((c, lo), hi) in runs.iter().zip(lo8).zip(hi8) {
             let Some(ends) = chunk_ends8(simd, c) else {
                 break;
             };

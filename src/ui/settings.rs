@@ -101,7 +101,7 @@ impl Widget for &SettingsPane<'_> {
                 };
                 let label = setting.label();
                 let mut value = setting.describe(&now, self.modified);
-                if crate::core::effect::ineffective(self.config)
+                if crate::core::no_effect::ineffective(self.config)
                     .iter()
                     .any(|n| n.key == setting.key())
                 {

@@ -175,9 +175,9 @@ pub(super) fn change_setting(model: &mut Model, setting: Setting, dir: Direction
     let (preset, o) = (changed.preset, changed.overrides);
     if let Err(e) = model.apply_settings(preset, o) {
         model.status = Some(format!("not changed: {e}"));
-    } else if let Some(n) = crate::core::effect::ineffective(&model.config)
+    } else if let Some(n) = crate::core::no_effect::ineffective(&model.config)
         .into_iter()
-        .chain(crate::core::effect::ineffective(&c))
+        .chain(crate::core::no_effect::ineffective(&c))
         .find(|n| n.key == setting.key())
     {
         // Pointless before or after the change: either way the change did nothing.

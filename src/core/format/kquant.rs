@@ -26,9 +26,9 @@
 
 mod encode;
 pub(in crate::core::format) mod fit;
-#[cfg(target_arch = "x86_64")]
-mod fit_v3;
 mod pack;
+#[cfg(target_arch = "x86_64")]
+mod q3_speculative;
 mod qp;
 mod weighted;
 

@@ -234,10 +234,10 @@ fn halves(
 ) -> Option<(bool, Flat)> {
     let (lc, hc) = chunks.merged(per)?;
     let (lp, hp) = chunks.merged(2 * per)?;
-    let eights = per_row / PARAM_LANES;
+    let lane_groups = per_row / PARAM_LANES;
     if !per_row.is_multiple_of(PARAM_LANES)
         || child.len() != 2 * per_row
-        || child_sym.len() != 2 * eights
+        || child_sym.len() != 2 * lane_groups
         || lp.len() < per_row
         || lc.len() < 2 * per_row
     {
@@ -255,7 +255,7 @@ fn halves(
     let from = child
         .chunks_exact(2 * PARAM_LANES)
         .zip(child_sym.chunks_exact(2));
-    for (((l2, h2), (l, h)), (k16, s2)) in halves.zip(groups).zip(from).take(eights) {
+    for (((l2, h2), (l, h)), (k16, s2)) in halves.zip(groups).zip(from).take(lane_groups) {
         let (l2, h2) = (l2.try_into().ok()?, h2.try_into().ok()?);
         let second = halves8(simd, l2, h2, l.try_into().ok()?, h.try_into().ok()?)?;
         let k16: &[Consts; 2 * PARAM_LANES] = k16.try_into().ok()?;
@@ -302,7 +302,7 @@ fn compress_even(x: u32) -> u32 {
     (x | (x >> 4)) & 0x00ff
 }
 
-/// Every block of the row in `prep` ([`RowPrep::eights`], or [`RowPrep::each`] under MSE
+/// Every block of the row in `prep` ([`RowPrep::eight_at_a_time`], or [`RowPrep::each`] under MSE
 /// clipping of blocks longer than [`clip::LANE_BLOCK`]), compiled on its own rather than
 /// inlined into the row loop's body: one call per row, and the loop's registers are not
 /// shared with the per-block arithmetic.
@@ -322,22 +322,22 @@ fn prepare<const COUNTS: bool>(
             Clipping::Mse if prep.source.size > clip::LANE_BLOCK => prep.each(consts, blocks),
             // The weighted search goes block by block (see `clip::weighted_params`).
             Clipping::MseWeighted => prep.each(consts, blocks),
-            Clipping::Mse => prep.eights::<MSE>(kind, consts, blocks),
-            Clipping::Percentile(_) => prep.eights::<PERCENTILE>(kind, consts, blocks),
-            Clipping::None => prep.eights::<NONE>(kind, consts, blocks),
+            Clipping::Mse => prep.eight_at_a_time::<MSE>(kind, consts, blocks),
+            Clipping::Percentile(_) => prep.eight_at_a_time::<PERCENTILE>(kind, consts, blocks),
+            Clipping::None => prep.eight_at_a_time::<NONE>(kind, consts, blocks),
         },
     )
 }
 
-/// [`RowPrep::eights`]'s instance for blocks without clipping.
+/// [`RowPrep::eight_at_a_time`]'s instance for blocks without clipping.
 const NONE: u8 = 0;
-/// [`RowPrep::eights`]'s instance for percentile clipping.
+/// [`RowPrep::eight_at_a_time`]'s instance for percentile clipping.
 const PERCENTILE: u8 = 1;
-/// [`RowPrep::eights`]'s instance for MSE clipping.
+/// [`RowPrep::eight_at_a_time`]'s instance for MSE clipping.
 const MSE: u8 = 2;
 
-/// Blocks that [`RowPrep::quad`] prepares at once: four groups of eight.
-const QUAD: usize = 4 * PARAM_LANES;
+/// Blocks that [`RowPrep::four_groups_interleaved`] prepares at once: four groups of eight.
+const FOUR_GROUPS: usize = 4 * PARAM_LANES;
 
 /// `[f(0), f(1), f(2), f(3)]`, each call inlined (`std::array::from_fn` may not be, and
 /// outside the vectorised caller the calls would lose its instructions).
@@ -447,10 +447,10 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
 
     /// Blocks `i0 .. i0 + 8` without clipping and without records, whose ends are those in
     /// `lo` and `hi` (a level of the row's chunk statistics, one entry per block), as
-    /// [`RowPrep::eights`] prepares them, in registers ([`prepare8`]) when it takes them
+    /// [`RowPrep::eight_at_a_time`] prepares them, in registers ([`prepare8`]) when it takes them
     /// all; false, with nothing changed, otherwise (blocks with a zero end or ends of one
     /// magnitude, configurations whose parameters it does not form). Where it takes them,
-    /// a ladder row's groups of 8 cost about a third of the instructions of [`RowPrep::quad`]
+    /// a ladder row's groups of 8 cost about a third of the instructions of [`RowPrep::four_groups_interleaved`]
     /// (whose arrays of flags and per-step branches the compiler kept).
     #[inline(always)]
     fn regs8(
@@ -486,15 +486,21 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         true
     }
 
-    /// Blocks `i0 .. i0 + QUAD` without clipping and without records, as
-    /// [`RowPrep::eights`] prepares them eight at a time, when every one of them is for the
+    /// Blocks `i0 .. i0 + FOUR_GROUPS` without clipping and without records, as
+    /// [`RowPrep::eight_at_a_time`] prepares them eight at a time, when every one of them is for the
     /// specialised loop; false, with nothing changed, otherwise. Each step is taken for the
     /// four groups of eight before the next step: the steps of one group wait for each other
     /// (statistics, parameters, constants), and four independent chains side by side keep
     /// the processor busy while each waits (on 4096x4096 the unclipped ladder took 2-9 %
     /// less time than with eight blocks at a time, in interleaved runs).
     #[inline(always)]
-    fn quad(&mut self, simd: Avx2, kind: Kind, i0: usize, consts: &mut ConstsBuf) -> bool {
+    fn four_groups_interleaved(
+        &mut self,
+        simd: Avx2,
+        kind: Kind,
+        i0: usize,
+        consts: &mut ConstsBuf,
+    ) -> bool {
         let (ctx, chunks) = (self.source.ctx, self.source.chunks);
         let per = self.source.size / chunks.width();
         let mut lo = [[-1.0; PARAM_LANES]; 4];
@@ -542,7 +548,7 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
         reason = "the three clipping modes' ranges side by side, one instance compiled per mode"
     )]
     #[inline(always)]
-    fn eights<const CLIP: u8>(
+    fn eight_at_a_time<const CLIP: u8>(
         &mut self,
         kind: Kind,
         consts: &mut ConstsBuf,
@@ -571,9 +577,12 @@ impl<'a, const COUNTS: bool> RowPrep<'a, '_, COUNTS> {
                 i0 += PARAM_LANES;
                 continue;
             }
-            if CLIP == NONE && !COUNTS && per_row - i0 >= QUAD && self.quad(simd, kind, i0, consts)
+            if CLIP == NONE
+                && !COUNTS
+                && per_row - i0 >= FOUR_GROUPS
+                && self.four_groups_interleaved(simd, kind, i0, consts)
             {
-                i0 += QUAD;
+                i0 += FOUR_GROUPS;
                 continue;
             }
             let m = (per_row - i0).min(PARAM_LANES);

@@ -164,14 +164,14 @@ pub(super) fn q3_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
     sb
 }
 
-/// Q3_K's sub-block search: on AVX2 by speculation (`fit_v3`), else the portable lanes.
+/// Q3_K's sub-block search: on AVX2 by speculation (`q3_speculative`), else the portable lanes.
 #[inline(always)]
 fn q3_search(t: &[[f32; 16]; 16], l: &mut [[u8; 16]; 16], scales: &mut [f32; 16]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(simd) = pulp::x86::V3::try_new() {
         simd.vectorize(
             #[inline(always)]
-            || super::fit_v3::q3_rmse(simd, 4, t, l, scales),
+            || super::q3_speculative::q3_rmse(simd, 4, t, l, scales),
         );
         return;
     }
