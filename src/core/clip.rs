@@ -378,7 +378,7 @@ fn keep_largest(top: &mut Vec<i32>, k: usize) -> i32 {
 /// quantile of the values (magnitudes when symmetric), the same values a full sort gives; MSE
 /// clipping tries the range shrunk by 1, 0.98, … 0.2 and keeps the first with the least
 /// squared error; the importance-weighted search, which takes its weights from the analysis
-/// ([`weighted_params`]), is the MSE search here (every weight 1). [`clipped_params_in`] is
+/// (`weighted_params`), is the MSE search here (every weight 1). [`clipped_params_in`] is
 /// the same with buffers kept from call to call.
 pub fn clipped_params<I, F>(
     config: &Config,
