@@ -47,12 +47,18 @@ fn formats_take_their_layouts_bits() {
     for name in ["nvfp4-ct", "nvfp4-modelopt"] {
         assert_eq!(bpw(name), (4.0 * 2048.0 + 8.0 * 128.0 + 32.0) / 2048.0);
     }
-    assert!(
-        l.entries
-            .windows(2)
-            .all(|w| w[0].bits_per_weight <= w[1].bits_per_weight)
-    );
-    for e in &l.entries {
+    // Measured entries by bits per weight; the i-quants llama.cpp refuses without an
+    // importance matrix have no cost and come last.
+    let costs: Vec<Option<f64>> = l.entries.iter().map(|e| e.bits_per_weight).collect();
+    let measured = costs.iter().take_while(|b| b.is_some()).count();
+    assert!(costs[measured..].iter().all(Option::is_none), "{costs:?}");
+    let unmeasured: Vec<&str> = l.entries[measured..]
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(unmeasured, ["iq1_s", "iq2_xxs", "iq2_xs"]);
+    assert!(costs[..measured].windows(2).all(|w| w[0] <= w[1]));
+    for e in &l.entries[..measured] {
         let sum: f64 = e.parts.iter().map(|p| p.bits_per_weight).sum();
         assert!(
             (sum - e.bits_per_weight.unwrap()).abs() < 1e-12,
