@@ -29,7 +29,7 @@ pub(in crate::core::format) mod fit;
 mod pack;
 #[cfg(target_arch = "x86_64")]
 mod q3_speculative;
-mod qp;
+pub(in crate::core::format) mod qp;
 mod weighted;
 
 use crate::core::format::bits::f16_to_f32;

@@ -1,95 +1,13 @@
-//! ggml's `make_qp_quants` (IQ2_XXS's first scale) and the sign handling the 7-bit sign
-//! types share.
+//! The sign handling the 7-bit sign types share, and ggml's `make_qp_quants` (IQ2_XXS's
+//! first scale), the k-quants' own.
 
 #![expect(
     clippy::inline_always,
     reason = "the encoders inline into pulp's vector dispatch (`IQuant::encode_row`), which is what vectorises them"
 )]
 
-use super::iq4::GROUP_MAX_EPS;
-use crate::core::format::bits::nearest_int;
-
-/// `make_qp_quants(n, nmax, x, L, quant_weights)`: levels `0..=nmax` of non-negative `x`
-/// into `l` and the weighted least-squares scale, after trying 8 scales around `max / nmax`
-/// and up to 5 rounds of moving single levels.
-#[expect(
-    clippy::similar_names,
-    reason = "the reference's names (sumlx, suml2, slx, sl2) are kept"
-)]
-#[inline(always)]
-pub(super) fn make_qp_quants(nmax: i32, x: &[f32], l: &mut [u8], w: &[f32]) -> f32 {
-    let n = x.len();
-    let mut max = 0.0f32;
-    for &v in x {
-        max = if max > v { max } else { v };
-    }
-    if max < GROUP_MAX_EPS {
-        l[..n].fill(0);
-        return 0.0;
-    }
-    let nmaxf = nmax as f32;
-    let mut iscale = nmaxf / max;
-    for i in 0..n {
-        l[i] = nearest_int(iscale * x[i]) as u8;
-    }
-    let scale = 1.0 / iscale;
-    let mut best_mse = 0.0f32;
-    for i in 0..n {
-        let diff = x[i] - scale * f32::from(l[i]);
-        best_mse += w[i] * diff * diff;
-    }
-    for is in -4..=4 {
-        if is == 0 {
-            continue;
-        }
-        let iscale_is = (0.1 * is as f32 + nmaxf) / max;
-        let scale_is = 1.0 / iscale_is;
-        let mut mse = 0.0f32;
-        for i in 0..n {
-            let q = nearest_int(iscale_is * x[i]).min(nmax);
-            let diff = x[i] - scale_is * q as f32;
-            mse += w[i] * diff * diff;
-        }
-        if mse < best_mse {
-            best_mse = mse;
-            iscale = iscale_is;
-        }
-    }
-    let (mut sumlx, mut suml2) = (0.0f32, 0.0f32);
-    for i in 0..n {
-        let q = nearest_int(iscale * x[i]).min(nmax);
-        l[i] = q as u8;
-        let qf = q as f32;
-        sumlx += w[i] * x[i] * qf;
-        suml2 += w[i] * qf * qf;
-    }
-    for _ in 0..5 {
-        let mut changed = 0;
-        for i in 0..n {
-            let li = f32::from(l[i]);
-            let mut slx = sumlx - w[i] * x[i] * li;
-            let mut sl2 = suml2 - w[i] * li * li;
-            if slx > 0.0 && sl2 > 0.0 {
-                let new_l = nearest_int(x[i] * sl2 / slx).min(nmax);
-                if new_l != i32::from(l[i]) {
-                    let nl = new_l as f32;
-                    slx += w[i] * x[i] * nl;
-                    sl2 += w[i] * nl * nl;
-                    if slx * slx * suml2 > sumlx * sumlx * sl2 {
-                        l[i] = new_l as u8;
-                        sumlx = slx;
-                        suml2 = sl2;
-                        changed += 1;
-                    }
-                }
-            }
-        }
-        if changed == 0 {
-            break;
-        }
-    }
-    if suml2 > 0.0 { sumlx / suml2 } else { 0.0 }
-}
+/// ggml's `make_qp_quants`, shared with the k-quants' scale-of-scales search.
+pub(super) use crate::core::format::kquant::qp::qp as make_qp_quants;
 
 /// The magnitudes of a group of 8 into `xval` and its sign bits (bit `i`: value `i` is
 /// negative), with an even count of negatives: when the count is odd, the value with the

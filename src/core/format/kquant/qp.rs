@@ -1,45 +1,57 @@
 //! ggml's `make_qp_quants`: the search for a super-block's scale of its sub-block scales
 //! (or mins) when an importance vector is given (`quantize_row_q2_K_impl`, `_q4_K_impl`,
-//! `_q5_K_impl`), weighted by each sub-block's total weight. One scalar call per
-//! super-block, every operation in `f32` and in ggml's order; the codes are stored in `u8`
+//! `_q5_K_impl`), weighted by each sub-block's total weight, and IQ2_XXS's first scale of a
+//! sub-block (`quantize_row_iq2_xxs_impl`). One scalar call per super-block or sub-block,
+//! every operation in `f32` and in ggml's order; the codes are stored in `u8`
 //! as ggml stores them (a negative code wraps).
 
 use super::fit::GROUP_MAX_EPS;
 use crate::core::format::bits::nearest_int;
 
-/// `make_qp_quants(n, nmax, x, L, quant_weights)`: codes into `l`, the scale returned.
-pub(super) fn qp<const N: usize>(nmax: i32, x: &[f32; N], l: &mut [u8; N], qw: &[f32; N]) -> f32 {
+/// `make_qp_quants(n, nmax, x, L, quant_weights)`: levels `0..=nmax` of non-negative `x`
+/// into `l` and the weighted least-squares scale, after trying 8 scales around `max / nmax`
+/// and up to 5 rounds of moving single levels.
+#[expect(
+    clippy::similar_names,
+    reason = "the reference's names (sumlx, suml2, slx, sl2) are kept"
+)]
+#[expect(
+    clippy::inline_always,
+    reason = "IQ2_XXS's encoder inlines it into pulp's vector dispatch (`IQuant::encode_row`)"
+)]
+#[inline(always)]
+pub(in crate::core::format) fn qp(nmax: i32, x: &[f32], l: &mut [u8], w: &[f32]) -> f32 {
+    let n = x.len();
     let mut max = 0.0f32;
     for &v in x {
-        // MAX(max, x[i]): `max > x ? max : x`.
         max = if max > v { max } else { v };
     }
     if max < GROUP_MAX_EPS {
-        l.fill(0);
+        l[..n].fill(0);
         return 0.0;
     }
     let nmaxf = nmax as f32;
     let mut iscale = nmaxf / max;
-    for i in 0..N {
+    for i in 0..n {
         l[i] = nearest_int(iscale * x[i]) as u8;
     }
     let scale = 1.0 / iscale;
     let mut best_mse = 0.0f32;
-    for i in 0..N {
+    for i in 0..n {
         let diff = x[i] - scale * f32::from(l[i]);
-        best_mse += qw[i] * diff * diff;
+        best_mse += w[i] * diff * diff;
     }
-    for is in -4i32..=4 {
+    for is in -4..=4 {
         if is == 0 {
             continue;
         }
         let iscale_is = (0.1 * is as f32 + nmaxf) / max;
         let scale_is = 1.0 / iscale_is;
         let mut mse = 0.0f32;
-        for i in 0..N {
+        for i in 0..n {
             let q = nearest_int(iscale_is * x[i]).min(nmax);
             let diff = x[i] - scale_is * q as f32;
-            mse += qw[i] * diff * diff;
+            mse += w[i] * diff * diff;
         }
         if mse < best_mse {
             best_mse = mse;
@@ -47,36 +59,35 @@ pub(super) fn qp<const N: usize>(nmax: i32, x: &[f32; N], l: &mut [u8; N], qw: &
         }
     }
     let (mut sumlx, mut suml2) = (0.0f32, 0.0f32);
-    for i in 0..N {
+    for i in 0..n {
         let q = nearest_int(iscale * x[i]).min(nmax);
         l[i] = q as u8;
         let qf = q as f32;
-        sumlx += qw[i] * x[i] * qf;
-        suml2 += qw[i] * qf * qf;
+        sumlx += w[i] * x[i] * qf;
+        suml2 += w[i] * qf * qf;
     }
     for _ in 0..5 {
-        let mut changed = false;
-        for i in 0..N {
-            let w = qw[i];
+        let mut changed = 0;
+        for i in 0..n {
             let li = f32::from(l[i]);
-            let mut slx = sumlx - w * x[i] * li;
-            let mut sl2 = suml2 - w * li * li;
+            let mut slx = sumlx - w[i] * x[i] * li;
+            let mut sl2 = suml2 - w[i] * li * li;
             if slx > 0.0 && sl2 > 0.0 {
                 let new_l = nearest_int(x[i] * sl2 / slx).min(nmax);
                 if new_l != i32::from(l[i]) {
-                    let nf = new_l as f32;
-                    slx += w * x[i] * nf;
-                    sl2 += w * nf * nf;
+                    let nl = new_l as f32;
+                    slx += w[i] * x[i] * nl;
+                    sl2 += w[i] * nl * nl;
                     if slx * slx * suml2 > sumlx * sumlx * sl2 {
                         l[i] = new_l as u8;
                         sumlx = slx;
                         suml2 = sl2;
-                        changed = true;
+                        changed += 1;
                     }
                 }
             }
         }
-        if !changed {
+        if changed == 0 {
             break;
         }
     }
