@@ -1,6 +1,6 @@
 //! Times the format ladder entry by entry on a matrix from a file, to see where the ladder's
 //! time goes: for each preset and format (or those named after the file), one warm-up run and
-//! then `REPS` timed runs of that entry alone (`core::lineup` with a one-name selection),
+//! then `REPS` timed runs of that entry alone (`core::format_ladder` with a one-name selection),
 //! rows in parallel; prints `NAME MEDIAN_MS` per line, then the sum and one whole-ladder run.
 //!
 //! Usage: `cargo run --release --example ladder_timing -- FILE.npy [REPS] [NAME...]`
@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use quantscope::core::lineup::{self, Selection};
+use quantscope::core::format_ladder::{self, Selection};
 use quantscope::io::load_path;
 
 fn main() -> ExitCode {
@@ -47,7 +47,7 @@ fn main() -> ExitCode {
         let mut times = Vec::new();
         for i in 0..=reps {
             let t = Instant::now();
-            let l = lineup::lineup(&matrix, &sel, None);
+            let l = format_ladder::format_ladder(&matrix, &sel, None);
             std::hint::black_box(&l);
             if i > 0 {
                 times.push(t.elapsed().as_secs_f64() * 1e3);
@@ -61,7 +61,7 @@ fn main() -> ExitCode {
     println!("sum {total:.1}");
     let sel = Selection { names };
     let t = Instant::now();
-    std::hint::black_box(lineup::lineup(&matrix, &sel, None));
+    std::hint::black_box(format_ladder::format_ladder(&matrix, &sel, None));
     println!("whole {:.1}", t.elapsed().as_secs_f64() * 1e3);
     ExitCode::SUCCESS
 }

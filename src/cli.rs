@@ -24,7 +24,7 @@ use crate::core::config::{
     NonFinite, QuantExpr, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme, SymScale,
     SymZeroPoint,
 };
-use crate::core::lineup::{FORMATS, Selection};
+use crate::core::format_ladder::{FORMATS, Selection};
 use crate::core::names::Named;
 use crate::core::output::OutputStage;
 use crate::core::presets::Overrides;
@@ -706,10 +706,11 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     };
     let loaded = started.elapsed();
     let t = Instant::now();
-    let (report, a, lineup) = match analysed(args, &matrix, &config, &calibration, stage.as_ref()) {
-        Ok(r) => r,
-        Err(e) => return fail(&e),
-    };
+    let (report, a, format_ladder) =
+        match analysed(args, &matrix, &config, &calibration, stage.as_ref()) {
+            Ok(r) => r,
+            Err(e) => return fail(&e),
+        };
     let versus = a.as_ref().map(|(a, comparison)| Versus { a, comparison });
     if let Err(e) = write_dequantized(args, &report) {
         return fail(&format!("--write-dequantized: {e}"));
@@ -717,7 +718,7 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     let analysed = t.elapsed();
     let t = Instant::now();
     // The report is written into a buffer first, so a failure leaves nothing on stdout.
-    let buf = match format_report(args, &matrix, &report, lineup.as_ref(), versus) {
+    let buf = match format_report(args, &matrix, &report, format_ladder.as_ref(), versus) {
         Ok(buf) => buf,
         Err(e) => return fail(&format!("could not format the report: {e}")),
     };
@@ -759,7 +760,7 @@ fn write_dequantized(args: &ReportArgs, report: &crate::core::Report) -> Result<
 type Analysed = (
     crate::core::Report,
     Option<(crate::core::Report, crate::core::compare::Comparison)>,
-    Option<crate::core::lineup::Lineup>,
+    Option<crate::core::format_ladder::FormatLadder>,
 );
 
 fn analysed(
@@ -780,13 +781,13 @@ fn analysed(
         add_output_errors(stage, &mut report, &mut |_, _| true).map_err(|e| e.to_string())?;
     }
     let a = compared(args, matrix, &report, calibration, stage)?;
-    let lineup = args.formats.as_ref().and_then(|selection| {
+    let format_ladder = args.formats.as_ref().and_then(|selection| {
         let preset = args.config.preset.as_deref().unwrap_or("lesson");
-        let inputs = crate::core::lineup::Inputs {
+        let inputs = crate::core::format_ladder::Inputs {
             importance: calibration.importance.as_ref(),
             output: stage,
         };
-        crate::core::lineup::lineup_inputs(
+        crate::core::format_ladder::format_ladder_inputs(
             matrix,
             selection,
             Some((preset, config)),
@@ -794,7 +795,7 @@ fn analysed(
             &mut |_, _| true,
         )
     });
-    Ok((report, a, lineup))
+    Ok((report, a, format_ladder))
 }
 
 /// Why an HTML or PDF document cannot be written as asked (a listing has no analysis to
@@ -852,7 +853,7 @@ fn format_report(
     args: &ReportArgs,
     matrix: &Matrix,
     report: &crate::core::Report,
-    lineup: Option<&crate::core::lineup::Lineup>,
+    format_ladder: Option<&crate::core::format_ladder::FormatLadder>,
     versus: Option<Versus<'_>>,
 ) -> Result<Vec<u8>, String> {
     let options = ExportOptions {
@@ -868,7 +869,7 @@ fn format_report(
     };
     let extras = Extras {
         explain: &explanations,
-        lineup,
+        format_ladder,
         compare: versus,
     };
     if let Ok(d) = args.format.parse::<Document>() {

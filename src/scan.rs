@@ -29,7 +29,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::core::config::{Config, ConfigError, Granularity};
-use crate::core::lineup::{Selection, lineup};
+use crate::core::format_ladder::{Selection, format_ladder};
 use crate::core::scan::gain_db;
 pub use crate::core::scan::{
     Best, Failed, Scan, ScanRow, Side, SkipReason, Skipped, StoredRow, Weighted,
@@ -262,7 +262,7 @@ fn scan_one(
 /// The most accurate preset or format of the matrix's format ladder within `budget` bits
 /// per weight.
 fn best_within(matrix: &crate::core::Matrix, budget: f64) -> Option<Best> {
-    let ladder = lineup(matrix, &Selection::all(), None);
+    let ladder = format_ladder(matrix, &Selection::all(), None);
     let e = ladder.best_within(budget)?;
     let m = e.measured()?;
     Some(Best {

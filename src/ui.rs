@@ -478,8 +478,8 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
         ),
         Some(Overlay::Formats { selected }) => frame.render_widget(
             &formats::FormatsOverlay {
-                lineup: model.analysis.lineup.as_deref(),
-                progress: model.analysis.lineup_progress,
+                format_ladder: model.analysis.format_ladder.as_deref(),
+                progress: model.analysis.format_ladder_progress,
                 selected: *selected,
                 front_on_output: model.importance.front_on_output,
                 theme,

@@ -33,9 +33,9 @@ pub struct Analysis {
     /// A (pinned) and B (the active configuration) side by side, once both have arrived.
     pub comparison: Option<Arc<crate::core::compare::Comparison>>,
     /// The format ladder of the last request that asked for one (the formats overlay).
-    pub lineup: Option<Arc<crate::core::lineup::Lineup>>,
+    pub format_ladder: Option<Arc<crate::core::format_ladder::FormatLadder>>,
     /// Entries of the format ladder computed so far, of all, while it is coming.
-    pub lineup_progress: Option<(usize, usize)>,
+    pub format_ladder_progress: Option<(usize, usize)>,
     /// Rows of the granularity ladder computed so far, of all, while it is coming.
     pub ladder_progress: Option<(usize, usize)>,
     /// Rows of the output errors computed so far, of all, while they are coming.
@@ -96,8 +96,8 @@ impl Analysis {
                 self.output_progress = None;
                 false
             }
-            Outcome::LineupProgress(done, total) => {
-                self.lineup_progress = (done < total).then_some((done, total));
+            Outcome::FormatLadderProgress(done, total) => {
+                self.format_ladder_progress = (done < total).then_some((done, total));
                 false
             }
             Outcome::LadderProgress(done, total) => {
@@ -114,9 +114,9 @@ impl Analysis {
                 self.pending = false;
                 true
             }
-            Outcome::Lineup(lineup) => {
-                self.lineup = Some(lineup);
-                self.lineup_progress = None;
+            Outcome::FormatLadder(format_ladder) => {
+                self.format_ladder = Some(format_ladder);
+                self.format_ladder_progress = None;
                 false
             }
             Outcome::Pinned(report) => {

@@ -199,7 +199,7 @@ pub struct ExportJob {
     /// The pinned configuration A's report and A against B.
     pub versus: Option<(Arc<Report>, Arc<crate::core::compare::Comparison>)>,
     /// The format ladder, when one was computed for this data.
-    pub lineup: Option<Arc<crate::core::lineup::Lineup>>,
+    pub format_ladder: Option<Arc<crate::core::format_ladder::FormatLadder>>,
 }
 
 /// A configuration pinned as A: how it was made, to say what differs.
@@ -710,7 +710,7 @@ impl Model {
         self.analysis.request();
         if matches!(self.overlay, Some(Overlay::Formats { .. })) {
             // The overlay says the ladder is coming until its first entry is done.
-            self.analysis.lineup_progress = Some((0, 0));
+            self.analysis.format_ladder_progress = Some((0, 0));
         }
         if !self.effects.iter().any(|e| matches!(e, Effect::Analyse)) {
             self.effects.push(Effect::Analyse);

@@ -10,7 +10,7 @@
 use crate::core::config::{
     Axis, Clipping, Config, Granularity, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
 };
-use crate::core::lineup::FORMATS;
+use crate::core::format_ladder::FORMATS;
 use crate::core::presets::{Overrides, PRESETS};
 
 /// The group sizes the group-size key steps through, largest first: the ladder's, then the

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::app::calibration::{Calibration, Resolved};
-use crate::core::lineup::{Inputs, Lineup, Selection, lineup_inputs};
+use crate::core::format_ladder::{FormatLadder, Inputs, Selection, format_ladder_inputs};
 use crate::core::output::{self, OutputStage, add_output_errors};
 use crate::core::{
     Config, Matrix, Options, Report, Rung, analyse_staged_weighted, analyse_weighted,
@@ -53,11 +53,11 @@ pub enum Outcome {
     /// The pinned configuration's report (with its ladder), after the active one's.
     Pinned(Arc<Report>),
     /// Entries of the format ladder done so far, of all.
-    LineupProgress(usize, usize),
+    FormatLadderProgress(usize, usize),
     /// Rows of the ladder done so far, of all, while it is computed.
     LadderProgress(usize, usize),
     /// The format ladder, last.
-    Lineup(Arc<Lineup>),
+    FormatLadder(Arc<FormatLadder>),
     /// The job has sent everything it will send.
     Done,
     /// Whether the loaded importance or activations fit the data: `None` when they do,
@@ -326,7 +326,7 @@ fn pinned_and_formats(
             importance,
             output: stage,
         };
-        let lineup = lineup_inputs(
+        let format_ladder = format_ladder_inputs(
             matrix,
             &Selection::all(),
             Some((preset, &job.config)),
@@ -334,16 +334,16 @@ fn pinned_and_formats(
             &mut |done, total| {
                 emit(JobResult {
                     generation,
-                    outcome: Outcome::LineupProgress(done, total),
+                    outcome: Outcome::FormatLadderProgress(done, total),
                 })
             },
         );
-        let Some(lineup) = lineup else {
+        let Some(format_ladder) = format_ladder else {
             return false;
         };
         return emit(JobResult {
             generation,
-            outcome: Outcome::Lineup(Arc::new(lineup)),
+            outcome: Outcome::FormatLadder(Arc::new(format_ladder)),
         });
     }
     true

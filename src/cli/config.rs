@@ -149,7 +149,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, String> {
         config.preset = crate::core::PRESETS
             .iter()
             .map(|p| p.name)
-            .chain(crate::core::lineup::FORMATS.iter().map(|f| f.name))
+            .chain(crate::core::format_ladder::FORMATS.iter().map(|f| f.name))
             .find(|n| *n == preset.trim())
             .ok_or_else(|| {
                 at(

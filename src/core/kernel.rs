@@ -30,7 +30,7 @@
 //! a variant of [`Format`](crate::core::format::Format) with its encoder and decoder in a
 //! module of [`crate::core::format`], its [`Layout`](crate::core::format::Layout), its
 //! `pack`/`unpack` to the bytes its files store, a row of
-//! [`FORMATS`](crate::core::lineup::FORMATS) (the format ladder, `--list-presets` and
+//! [`FORMATS`](crate::core::format_ladder::FORMATS) (the format ladder, `--list-presets` and
 //! `report --formats` read it), and golden fixtures from its reference implementation
 //! (`tests/golden/generate_formats.py`, `tests/it/golden_formats.rs`).
 //!

@@ -40,7 +40,7 @@ use std::str::FromStr;
 
 use crate::core::Report;
 use crate::core::explain::ChannelExplanation;
-use crate::core::lineup::Lineup;
+use crate::core::format_ladder::FormatLadder;
 
 pub use doc::worked::lines as worked_arithmetic;
 pub use rich::{Charts, Document, Paper, Versus, write_document};
@@ -131,7 +131,7 @@ pub struct Extras<'a> {
     pub explain: &'a [ChannelExplanation],
     /// The format ladder of the same matrix: a "Formats" section (table, Markdown), the
     /// `formats` key (JSON), `mae_<format>` and `rmse_<format>` columns (CSV).
-    pub lineup: Option<&'a Lineup>,
+    pub format_ladder: Option<&'a FormatLadder>,
     /// Another configuration of the same matrix (A) to compare the report (B) with: a
     /// "Comparison" section (table, Markdown, HTML, PDF), `{"a", "b", "comparison"}` (JSON),
     /// `a_mae`, `a_rmse`, `a_collapsed`, `rmse_change` columns (CSV).
@@ -193,12 +193,12 @@ pub fn write_report_with(
                 out.write_all(b"{\n\"a\": ")?;
                 json::write(&mut out, v.a, *options, None)?;
                 out.write_all(b",\n\"b\": ")?;
-                json::write(&mut out, report, *options, extras.lineup)?;
+                json::write(&mut out, report, *options, extras.format_ladder)?;
                 out.write_all(b",\n\"comparison\": ")?;
                 serde_json::to_writer_pretty(&mut out, v.comparison)?;
                 out.write_all(b"\n}\n")?;
             }
-            None => json::write(&mut out, report, *options, extras.lineup)?,
+            None => json::write(&mut out, report, *options, extras.format_ladder)?,
         },
         Format::Csv => csv::write(&mut out, report, *options, extras)?,
     }

@@ -82,7 +82,7 @@ pub fn export(
         .map(|(a, comparison)| crate::io::export::rich::Versus { a, comparison });
     let extras = crate::io::export::Extras {
         explain: &[],
-        lineup: job.lineup.as_deref(),
+        format_ladder: job.format_ladder.as_deref(),
         compare: versus,
     };
     let options = crate::io::export::ExportOptions {

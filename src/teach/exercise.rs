@@ -197,7 +197,7 @@ pub fn preset_name(name: &str) -> Option<&'static str> {
     PRESETS
         .iter()
         .map(|p| p.name)
-        .chain(crate::core::lineup::FORMATS.iter().map(|f| f.name))
+        .chain(crate::core::format_ladder::FORMATS.iter().map(|f| f.name))
         .find(|p| *p == name)
 }
 

@@ -1,4 +1,4 @@
-//! The formats overlay: the format ladder ([`crate::core::lineup`]), every preset and
+//! The formats overlay: the format ladder ([`crate::core::format_ladder`]), every preset and
 //! format on the data by bits per weight, with the selected entry's reference and the
 //! arithmetic of its bits per weight below.
 //!
@@ -18,7 +18,7 @@ use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
-use crate::core::lineup::{Entry, Lineup};
+use crate::core::format_ladder::{Entry, FormatLadder};
 use crate::ui::Theme;
 use crate::ui::help::centered;
 use crate::ui::utilization::{fit, pad, sig};
@@ -27,7 +27,7 @@ use crate::ui::utilization::{fit, pad, sig};
 #[derive(Debug)]
 pub struct FormatsOverlay<'a> {
     /// The format ladder, if one has arrived.
-    pub lineup: Option<&'a Lineup>,
+    pub format_ladder: Option<&'a FormatLadder>,
     /// Entries done of all while a newer ladder is being computed.
     pub progress: Option<(usize, usize)>,
     /// The selected entry.
@@ -69,7 +69,7 @@ impl Widget for &FormatsOverlay<'_> {
         if inner.is_empty() {
             return;
         }
-        let Some(lineup) = self.lineup.filter(|l| !l.entries.is_empty()) else {
+        let Some(format_ladder) = self.format_ladder.filter(|l| !l.entries.is_empty()) else {
             Paragraph::new(Line::styled(
                 format!(
                     "Running every preset and format on the data{}",
@@ -80,7 +80,7 @@ impl Widget for &FormatsOverlay<'_> {
             .render(inner, buf);
             return;
         };
-        let changes = lineup.changes.len().min(2);
+        let changes = format_ladder.changes.len().min(2);
         let detail_rows = if inner.height >= 10 {
             DETAIL_ROWS + u16::try_from(changes).unwrap_or(0)
         } else {
@@ -93,10 +93,10 @@ impl Widget for &FormatsOverlay<'_> {
         ])
         .areas(inner);
         let width = usize::from(inner.width);
-        let output = Output::of(lineup);
+        let output = Output::of(format_ladder);
         // Names up to 16 characters, or longer (a llama.cpp fallback's `q4_k -> q5_0 (rows
         // of 384)`) when every column still fits beside them.
-        let name_width = lineup
+        let name_width = format_ladder
             .entries
             .iter()
             .map(|e| e.name.chars().count())
@@ -109,10 +109,10 @@ impl Widget for &FormatsOverlay<'_> {
             self.theme.heading,
         )
         .render(header, buf);
-        let selected = self.selected.min(lineup.entries.len() - 1);
+        let selected = self.selected.min(format_ladder.entries.len() - 1);
         let rows = usize::from(list.height).max(1);
         let first = selected.saturating_sub(rows - 1);
-        let lines: Vec<Line> = lineup
+        let lines: Vec<Line> = format_ladder
             .entries
             .iter()
             .enumerate()
@@ -137,7 +137,7 @@ impl Widget for &FormatsOverlay<'_> {
             })
             .collect();
         Paragraph::new(lines).render(list, buf);
-        let lines = self.below(lineup, selected, columns, changes, detail_rows);
+        let lines = self.below(format_ladder, selected, columns, changes, detail_rows);
         Paragraph::new(lines)
             .wrap(Wrap { trim: true })
             .render(detail, buf);
@@ -149,18 +149,18 @@ impl FormatsOverlay<'_> {
     /// then the selected entry's reference and cost.
     fn below<'l>(
         &self,
-        lineup: &'l Lineup,
+        format_ladder: &'l FormatLadder,
         selected: usize,
         columns: Columns,
         changes: usize,
         detail_rows: u16,
     ) -> Vec<Line<'l>> {
-        let mut lines = detail_lines(&lineup.entries[selected], self.theme);
+        let mut lines = detail_lines(&format_ladder.entries[selected], self.theme);
         if let Some(hidden) = columns.hidden() {
             lines.insert(0, Line::styled(hidden, self.theme.dim));
         }
         if changes > 0 && detail_rows > 1 {
-            let said: Vec<&str> = lineup.changes[..changes]
+            let said: Vec<&str> = format_ladder.changes[..changes]
                 .iter()
                 .map(|c| c.sentence.as_str())
                 .collect();
@@ -208,8 +208,8 @@ enum Output {
 }
 
 impl Output {
-    fn of(lineup: &Lineup) -> Self {
-        let overall = lineup
+    fn of(format_ladder: &FormatLadder) -> Self {
+        let overall = format_ladder
             .entries
             .iter()
             .find_map(|e| e.measured()?.output.as_ref().map(|o| o.overall));

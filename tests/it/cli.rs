@@ -43,7 +43,7 @@ fn list_presets_prints_one_line_each() {
     assert_eq!(clippings.lines().count(), 1 + 4);
     assert_eq!(
         formats.lines().count(),
-        1 + quantscope::core::lineup::FORMATS.len()
+        1 + quantscope::core::format_ladder::FORMATS.len()
     );
     // Each OCP MX format names the specification's section it follows.
     let mx: Vec<&str> = formats.lines().filter(|l| l.starts_with("mx")).collect();

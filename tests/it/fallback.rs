@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use quantscope::core::fallback::{FallbackError, resolve};
-use quantscope::core::lineup::{Selection, format_info, lineup};
+use quantscope::core::format_ladder::{Selection, format_info, format_ladder};
 use quantscope::core::{
     AnalyseError, Config, Matrix, Options, PresetOptions, Report, analyse_with, preset,
 };
@@ -103,7 +103,7 @@ fn minilm_rows_of_384_under_q4_k_are_q5_0s_exactly() {
     assert!(q4k.applied().starts_with("q4_k -> q5_0 (rows of 384): "));
 
     // The format ladder: the entry is Q5_0's, with its bits per weight and figures.
-    let l = lineup(&query, &Selection::parse("q5_0,q4_k,q6_k").unwrap(), None);
+    let l = format_ladder(&query, &Selection::parse("q5_0,q4_k,q6_k").unwrap(), None);
     let get = |n: &str| l.entries.iter().find(|e| e.name == n).unwrap();
     let fb = get("q4_k -> q5_0 (rows of 384)");
     let preset = get("q5_0");
@@ -127,7 +127,7 @@ fn minilm_rows_of_384_under_q4_k_are_q5_0s_exactly() {
     // Rows of 1536 are whole super-blocks: Q4_K as itself.
     let out = load_tensor(&path, "encoder.layer.0.output.dense.weight").unwrap();
     assert_eq!(out.shape(), (384, 1536));
-    let l = lineup(&out, &Selection::parse("q4_k").unwrap(), None);
+    let l = format_ladder(&out, &Selection::parse("q4_k").unwrap(), None);
     assert_eq!(l.entries[0].name, "q4_k");
     assert_eq!(l.entries[0].fallback, None);
     assert_eq!(l.entries[0].bits_per_weight, Some(4.5));
@@ -168,7 +168,7 @@ fn a_row_length_no_fallback_fits_is_refused_with_the_reason() {
     let mx = resolve(format_info("mxfp4").unwrap(), 48).unwrap_err();
     assert!(mx.to_string().contains("defines no fallback"), "{mx}");
 
-    let l = lineup(&m, &Selection::formats(), None);
+    let l = format_ladder(&m, &Selection::formats(), None);
     let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
     assert_eq!(q4k.result.as_ref().unwrap_err(), want);
     assert!(!q4k.pareto);
@@ -306,7 +306,7 @@ fn scan_budget_measures_the_k_quants_through_their_fallbacks() {
     let r96 = s.rows.iter().find(|r| r.name == "rows_of_96").unwrap();
     let best = r96.best.clone().expect("something fits 5.5 bits");
     // The budget's ladder is the one with the fallbacks measured: Q4_K's entry is Q5_0's.
-    let ladder = lineup(&m96, &Selection::all(), None);
+    let ladder = format_ladder(&m96, &Selection::all(), None);
     let fb = ladder
         .entries
         .iter()
@@ -352,7 +352,7 @@ fn the_explorers_ladder_lists_the_fallback_and_enter_applies_it() {
     settle(&mut m);
     m.size = (80, 24);
     act(&mut m, Action::Formats);
-    let entries = m.analysis.lineup.clone().unwrap().entries.clone();
+    let entries = m.analysis.format_ladder.clone().unwrap().entries.clone();
     let at = entries
         .iter()
         .position(|e| e.name == "q4_k -> q5_0 (rows of 96)")

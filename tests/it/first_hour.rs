@@ -448,8 +448,8 @@ fn rows_of_100_text() -> String {
 
 #[test]
 fn an_unmeasured_format_has_no_bits_per_weight_and_sorts_after_every_measured_one() {
-    use quantscope::core::lineup::{Selection, lineup};
-    let l = lineup(&rows_of_100(), &Selection::all(), None);
+    use quantscope::core::format_ladder::{Selection, format_ladder};
+    let l = format_ladder(&rows_of_100(), &Selection::all(), None);
     let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
     assert!(q4k.measured().is_none());
     let json = serde_json::to_value(q4k).unwrap();
@@ -518,19 +518,19 @@ fn the_format_ladder_pane_shows_no_figure_for_an_unmeasured_format() {
     use quantscope::app::keymap::Action;
     let mut m = Model::with_text(&rows_of_100_text(), None);
     explorer::act(&mut m, Action::Formats);
-    let lineup = m.analysis.lineup.clone().expect("the format ladder");
-    let at = lineup
+    let format_ladder = m.analysis.format_ladder.clone().expect("the format ladder");
+    let at = format_ladder
         .entries
         .iter()
         .position(|e| e.name == "q4_k")
         .unwrap();
-    let first = lineup
+    let first = format_ladder
         .entries
         .iter()
         .position(|e| e.measured().is_none())
         .unwrap();
     assert!(
-        lineup.entries[first..]
+        format_ladder.entries[first..]
             .iter()
             .all(|e| e.measured().is_none())
     );

@@ -9,7 +9,7 @@ use quantscope::core::compare::differences;
 use quantscope::core::config::ConfigError;
 use quantscope::core::explain::{FormatBlock, explain_channel};
 use quantscope::core::format::Encoded;
-use quantscope::core::lineup::{Coded, FORMATS, Selection, grid_of, lineup};
+use quantscope::core::format_ladder::{Coded, FORMATS, Selection, format_ladder, grid_of};
 use quantscope::core::presets::Overrides;
 use quantscope::core::{Matrix, PresetOptions, analyse, preset};
 
@@ -38,7 +38,7 @@ fn needs_importance(coded: Coded) -> bool {
 #[test]
 fn every_format_is_a_preset_that_matches_the_format_ladder() {
     let m = matrix();
-    let ladder = lineup(&m, &Selection::formats(), None);
+    let ladder = format_ladder(&m, &Selection::formats(), None);
     // Those llama.cpp refuses without an importance matrix are measured with one in
     // tests/it/iquant_formats.rs.
     for info in FORMATS.iter().filter(|i| !needs_importance(i.coded)) {

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use quantscope::core::explain::explain_channel;
 use quantscope::core::format::iquant::Group;
 use quantscope::core::format::{Encoded, Format, FormatError, IQuant, Meta, Ternary};
+use quantscope::core::format_ladder::{self, Selection, format_info};
 use quantscope::core::importance::{Importance, ImportanceSource};
-use quantscope::core::lineup::{self, Selection, format_info};
 use quantscope::core::{AnalyseError, Options, analyse_weighted};
 use quantscope::core::{Matrix, PresetOptions, preset};
 use quantscope::io::export::worked_arithmetic as lines;
@@ -62,7 +62,7 @@ fn f32s_of(hex: &str) -> Vec<f32> {
 
 fn format_of(name: &str) -> Format {
     match format_info(name).map(|i| i.coded) {
-        Some(lineup::Coded::Row(f)) => f,
+        Some(format_ladder::Coded::Row(f)) => f,
         other => panic!("{name}: {other:?}"),
     }
 }
@@ -95,11 +95,11 @@ fn every_type_is_a_format_with_its_structs_bits_per_weight() {
     let names: Vec<&str> = TYPES.iter().map(|&(n, _)| n).collect();
     let sel = Selection::parse(&names.join(",")).unwrap();
     let imp = importance(vec![1.0; 512], 512);
-    let inputs = lineup::Inputs {
+    let inputs = format_ladder::Inputs {
         importance: Some(&imp),
         output: None,
     };
-    let l = lineup::lineup_inputs(&m, &sel, None, inputs, &mut |_, _| true).unwrap();
+    let l = format_ladder::format_ladder_inputs(&m, &sel, None, inputs, &mut |_, _| true).unwrap();
     assert_eq!(l.entries.len(), TYPES.len());
     for (name, bpw) in TYPES {
         let e = l.entries.iter().find(|e| e.name == name).unwrap();
@@ -279,7 +279,7 @@ fn types_llama_cpp_refuses_without_importance_are_refused_naming_imatrix() {
         assert!(err.contains(q.name()), "{err}");
         assert!(err.contains("--imatrix"), "{err}");
         // The ladder lists it, unmeasured (so with no cost), with the reason.
-        let l = lineup::lineup(&m, &Selection::parse(&name).unwrap(), None);
+        let l = format_ladder::format_ladder(&m, &Selection::parse(&name).unwrap(), None);
         let e = &l.entries[0];
         let reason = e.result.as_ref().unwrap_err();
         assert!(reason.contains("--imatrix"), "{reason}");

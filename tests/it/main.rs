@@ -62,6 +62,8 @@ mod fallback;
 #[cfg(not(feature = "avx512"))]
 mod first_hour;
 #[cfg(not(feature = "avx512"))]
+mod format_ladder;
+#[cfg(not(feature = "avx512"))]
 mod format_presets;
 #[cfg(not(feature = "avx512"))]
 mod format_props;
@@ -81,8 +83,6 @@ mod importance_explorer;
 mod imports;
 #[cfg(not(feature = "avx512"))]
 mod iquant_formats;
-#[cfg(not(feature = "avx512"))]
-mod lineup;
 #[cfg(not(feature = "avx512"))]
 mod load;
 #[cfg(not(feature = "avx512"))]

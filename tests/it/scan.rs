@@ -402,7 +402,7 @@ fn wide_checkpoint() -> (TempFile, Vec<f32>) {
 #[test]
 fn a_budget_picks_each_tensors_most_accurate_preset_or_format_within_it() {
     use quantscope::core::Matrix;
-    use quantscope::core::lineup::{Selection, lineup};
+    use quantscope::core::format_ladder::{Selection, format_ladder};
     let (path, values) = wide_checkpoint();
     let budget = |b: f64| {
         scan_with(
@@ -419,7 +419,7 @@ fn a_budget_picks_each_tensors_most_accurate_preset_or_format_within_it() {
     let s = budget(4.5);
     let best = s.rows[0].best.clone().expect("something fits 4.5 bits");
     let rows: Vec<&[f32]> = values.chunks(256).collect();
-    let ladder = lineup(&Matrix::from_rows(&rows).unwrap(), &Selection::all(), None);
+    let ladder = format_ladder(&Matrix::from_rows(&rows).unwrap(), &Selection::all(), None);
     let want = ladder.best_within(4.5).unwrap();
     assert_eq!(best.name, want.name);
     assert!(best.bits_per_weight <= 4.5);

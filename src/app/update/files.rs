@@ -133,7 +133,7 @@ pub(super) fn export_to(model: &mut Model, name: &str) {
             matrix: Arc::clone(matrix),
             report: Arc::clone(report),
             versus,
-            lineup: model.analysis.lineup.clone(),
+            format_ladder: model.analysis.format_ladder.clone(),
         }),
     });
     let of = if model.stale() {

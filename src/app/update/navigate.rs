@@ -20,7 +20,7 @@ pub(super) fn step_selection(model: &mut Model, delta: isize) {
     if let Some(Overlay::Formats { selected }) = &mut model.overlay {
         let n = model
             .analysis
-            .lineup
+            .format_ladder
             .as_ref()
             .map_or(0, |l| l.entries.len());
         *selected = moved(*selected, n);

@@ -132,7 +132,7 @@ pub(super) fn reorder_stored(model: &mut Model, action: Action) {
 pub(super) fn choose_format(model: &mut Model, selected: usize) {
     let name = model
         .analysis
-        .lineup
+        .format_ladder
         .as_ref()
         .and_then(|l| l.entries.get(selected))
         // A llama.cpp fallback's entry chooses the format asked for (it falls back again).
@@ -144,7 +144,7 @@ pub(super) fn choose_format(model: &mut Model, selected: usize) {
         crate::core::PRESETS
             .iter()
             .map(|p| p.name)
-            .chain(crate::core::lineup::FORMATS.iter().map(|f| f.name))
+            .chain(crate::core::format_ladder::FORMATS.iter().map(|f| f.name))
             .find(|p| *p == n)
     });
     match (name, known) {

@@ -17,7 +17,7 @@
 //!   lattice types) levels are its points, and utilization the points used over those it
 //!   has;
 //! - the granularity ladder is one rung, the format's own blocks: the format fixes them (the
-//!   format ladder, [`crate::core::lineup`], compares it with everything else).
+//!   format ladder, [`crate::core::format_ladder`], compares it with everything else).
 
 use std::borrow::Cow;
 

@@ -65,9 +65,9 @@ pub(super) fn write(
     options: ExportOptions,
     extras: &Extras<'_>,
 ) -> io::Result<()> {
-    let lineup = extras.lineup;
+    let format_ladder = extras.format_ladder;
     let versus = extras.compare.map(|v| v.comparison);
-    let entries: Vec<Measured<'_>> = lineup
+    let entries: Vec<Measured<'_>> = format_ladder
         .iter()
         .flat_map(|l| &l.entries)
         .filter_map(|e| {

@@ -9,7 +9,7 @@
 //! Importance, Output error  (with importance or activations) see `importance`
 //! Memory    bytes, bits per weight and its arithmetic, ratios to f32 and f16
 //! Ladder    (with options.ladder) one row per granularity, then MAE per channel per rung
-//! Formats   (with a lineup) every preset and format by bits per weight, Pareto front marked
+//! Formats   (with a format ladder) every preset and format by bits per weight, Pareto front marked
 //! Values    (with options.values) codes and dequantized values per channel
 //! Worked arithmetic  (with explanations) scale, zero point and every value's arithmetic
 //! ```
@@ -19,8 +19,8 @@
 
 mod compare;
 mod detail;
+mod format_ladder;
 mod importance;
-mod lineup;
 mod totals;
 pub(super) mod worked;
 
@@ -169,8 +169,8 @@ pub(super) fn build_listing(
     if options.ladder && !report.ladder.is_empty() {
         sections.push(totals::ladder(report, listing));
     }
-    if let Some(l) = extras.lineup {
-        sections.push(lineup::section(l, report.output.as_ref()));
+    if let Some(l) = extras.format_ladder {
+        sections.push(format_ladder::section(l, report.output.as_ref()));
     }
     if let Some(v) = extras.compare {
         sections.push(compare::section(v.a, report, v.comparison, listing.rows));

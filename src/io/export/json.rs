@@ -72,8 +72,8 @@ use std::io::{self, Write};
 
 use serde::{Serialize, Serializer};
 
+use crate::core::format_ladder::{CostPart, Entry, FormatLadder};
 use crate::core::importance::{ColumnRisk, OutputErrors, OutputMetrics};
-use crate::core::lineup::{CostPart, Entry, Lineup};
 use crate::core::{Block, ChannelReport, Config, Memory, Metrics, Report, Rung};
 use crate::io::export::ExportOptions;
 
@@ -82,7 +82,7 @@ pub(super) fn write(
     out: &mut impl Write,
     report: &Report,
     options: ExportOptions,
-    lineup: Option<&Lineup>,
+    format_ladder: Option<&FormatLadder>,
 ) -> io::Result<()> {
     let config = ConfigView {
         config: &report.config,
@@ -138,12 +138,12 @@ pub(super) fn write(
     let calibrated = report.output.is_some();
     array(
         out,
-        lineup
+        format_ladder
             .iter()
             .flat_map(|l| &l.entries)
             .map(|e| EntryView::new(e, calibrated)),
     )?;
-    if let Some(l) = lineup.filter(|_| calibrated) {
+    if let Some(l) = format_ladder.filter(|_| calibrated) {
         out.write_all(b",\n  \"ranking_changes\": ")?;
         array(out, l.changes.iter().map(|c| &c.sentence))?;
     }

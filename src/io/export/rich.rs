@@ -8,8 +8,8 @@
 //!            when summarised), then the table
 //! Overall, Memory
 //! Ladder     the table, error per channel at each granularity (boxes when summarised),
-//!            bits per weight against RMSE (with the formats, given a lineup)
-//! Formats    (with a lineup) the table; the cost chart when there is no Ladder section
+//!            bits per weight against RMSE (with the formats, given a format ladder)
+//! Formats    (with a format ladder) the table; the cost chart when there is no Ladder section
 //! Comparison (given one) as in the table format, with each channel's RMSE under A and B
 //!            (chart) before the per-channel table
 //! Values, Worked arithmetic   as in the table format
@@ -238,10 +238,10 @@ fn build(report: &Report, options: ExportOptions, extras: &Extras<'_>, charts: &
                 }
                 "Ladder" => {
                     figures.extend(charts::ladder_errors(report, f));
-                    figures.extend(charts::cost_against_error(report, extras.lineup));
+                    figures.extend(charts::cost_against_error(report, extras.format_ladder));
                 }
                 "Formats" if !has_ladder => {
-                    figures.extend(charts::cost_against_error(report, extras.lineup));
+                    figures.extend(charts::cost_against_error(report, extras.format_ladder));
                 }
                 "Comparison" => {
                     if let Some(v) = extras.compare {

@@ -2,12 +2,12 @@
 
 use super::{SMALL, Scale, WIDTH, frame_with_ticks};
 use crate::core::Report;
-use crate::core::lineup::Lineup;
+use crate::core::format_ladder::FormatLadder;
 use crate::io::export::doc::Figure;
 use crate::io::export::num::{VALUE_DIGITS, error, sig};
 use crate::io::export::svg::{Anchor, Svg, ink};
 
-/// Bits per weight against RMSE: the granularity ladder's rungs and, with a lineup, every
+/// Bits per weight against RMSE: the granularity ladder's rungs and, with a format ladder, every
 /// measured format. `None` when there is neither.
 #[expect(
     clippy::too_many_lines,
@@ -15,7 +15,7 @@ use crate::io::export::svg::{Anchor, Svg, ink};
 )]
 pub(in crate::io::export::rich) fn cost_against_error(
     report: &Report,
-    lineup: Option<&Lineup>,
+    format_ladder: Option<&FormatLadder>,
 ) -> Option<Figure> {
     struct Point {
         name: String,
@@ -35,7 +35,7 @@ pub(in crate::io::export::rich) fn cost_against_error(
             active: r.active,
         })
         .collect();
-    if let Some(l) = lineup {
+    if let Some(l) = format_ladder {
         points.extend(l.entries.iter().filter_map(|e| {
             Some(Point {
                 name: e.name.clone(),
@@ -85,7 +85,7 @@ pub(in crate::io::export::rich) fn cost_against_error(
         "bits per weight",
     );
     let scale = if y.log { "RMSE, log scale" } else { "RMSE" };
-    let key = if lineup.is_some() {
+    let key = if format_ladder.is_some() {
         "; dots granularities, squares formats"
     } else {
         ""

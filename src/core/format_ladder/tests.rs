@@ -16,7 +16,7 @@ fn matrix(rows: usize, cols: usize) -> Matrix {
 
 #[test]
 fn formats_take_their_layouts_bits() {
-    let l = lineup(&matrix(4, 512), &Selection::formats(), None);
+    let l = format_ladder(&matrix(4, 512), &Selection::formats(), None);
     let bpw = |n: &str| {
         l.entries
             .iter()
@@ -74,7 +74,7 @@ fn formats_take_their_layouts_bits() {
 #[test]
 fn rows_that_blocks_do_not_divide_fall_back_as_llama_quantize_does() {
     // Rows of 96: Q4_K's 256 do not divide them, Q5_0's 32 do.
-    let l = lineup(&matrix(3, 96), &Selection::formats(), None);
+    let l = format_ladder(&matrix(3, 96), &Selection::formats(), None);
     let q4k = l
         .entries
         .iter()
@@ -94,7 +94,7 @@ fn rows_that_blocks_do_not_divide_fall_back_as_llama_quantize_does() {
     let mx = l.entries.iter().find(|e| e.name == "mxfp4").unwrap();
     assert!(mx.measured().is_some());
     // Rows of 48: no fallback fits Q4_K's; MXFP4 has none.
-    let l = lineup(&matrix(3, 48), &Selection::formats(), None);
+    let l = format_ladder(&matrix(3, 48), &Selection::formats(), None);
     let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
     assert!(q4k.result.as_ref().unwrap_err().contains("fit neither"));
     assert!(!q4k.pareto);
@@ -117,7 +117,7 @@ fn rows_that_blocks_do_not_divide_fall_back_as_llama_quantize_does() {
 
 #[test]
 fn the_front_has_no_entry_beaten_on_both_counts() {
-    let l = lineup(&matrix(8, 256), &Selection::all(), None);
+    let l = format_ladder(&matrix(8, 256), &Selection::all(), None);
     let measured: Vec<(&Entry, f64, f64)> = l
         .entries
         .iter()
@@ -137,7 +137,7 @@ fn a_quiet_row_collapses_under_a_per_tensor_scale_only() {
     let loud: Vec<f32> = (0..256).map(|i| (i as f32 * 0.37).sin() * 1000.0).collect();
     let quiet: Vec<f32> = (0..256).map(|i| (i as f32 * 0.53).cos() * 1e-3).collect();
     let m = Matrix::from_rows(&[&loud, &quiet]).unwrap();
-    let l = lineup(&m, &Selection::parse("lesson,q4_k,fp8-e4m3").unwrap(), None);
+    let l = format_ladder(&m, &Selection::parse("lesson,q4_k,fp8-e4m3").unwrap(), None);
     let get = |n: &str| l.entries.iter().find(|e| e.name == n).unwrap();
     assert_eq!(get("lesson").measured().unwrap().collapsed_channels, 1);
     assert_eq!(get("q4_k").measured().unwrap().collapsed_channels, 0);
@@ -149,12 +149,12 @@ fn the_active_configuration_marks_its_preset_or_joins_the_ladder() {
     let m = matrix(2, 64);
     let sel = Selection::parse("ort-int8,mxfp4").unwrap();
     let ort = preset("ort-int8", PresetOptions::default()).unwrap();
-    let l = lineup(&m, &sel, Some(("ort-int8", &ort)));
+    let l = format_ladder(&m, &sel, Some(("ort-int8", &ort)));
     assert_eq!(l.entries.len(), 2);
     assert!(l.entries.iter().any(|e| e.name == "ort-int8" && e.active));
     let mut other = ort;
     other.bits = 6;
-    let l = lineup(&m, &sel, Some(("ort-int8", &other)));
+    let l = format_ladder(&m, &sel, Some(("ort-int8", &other)));
     assert_eq!(l.entries.len(), 3);
     let a = l.entries.iter().find(|e| e.name == "active").unwrap();
     assert!(a.active && a.about.contains("int6"));

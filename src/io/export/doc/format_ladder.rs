@@ -1,8 +1,8 @@
 //! The Formats section: every preset and format on the matrix, by bits per weight, with
 //! the Pareto front marked and each one's bits per weight broken into its parts.
 
+use crate::core::format_ladder::FormatLadder;
 use crate::core::importance::OutputErrors;
-use crate::core::lineup::Lineup;
 use crate::io::export::doc::Align::{Left, Right};
 use crate::io::export::doc::{Grid, Part, Section};
 use crate::io::export::num::{VALUE_DIGITS, error, sig, sqnr};
@@ -10,9 +10,9 @@ use crate::io::export::num::{VALUE_DIGITS, error, sig, sqnr};
 /// Ranking changes a section names before counting the rest.
 const CHANGES_SHOWN: usize = 5;
 
-/// The format ladder of `lineup`, with output-error columns when the report has them
+/// The format ladder of `format_ladder`, with output-error columns when the report has them
 /// (`output`).
-pub(super) fn section(lineup: &Lineup, output: Option<&OutputErrors>) -> Section {
+pub(super) fn section(format_ladder: &FormatLadder, output: Option<&OutputErrors>) -> Section {
     let mut grid = Grid::new(&[
         ("", Left),
         ("format", Left),
@@ -31,13 +31,13 @@ pub(super) fn section(lineup: &Lineup, output: Option<&OutputErrors>) -> Section
     }
     let mut skipped = Vec::new();
     let mut arithmetic = Vec::new();
-    let width = lineup
+    let width = format_ladder
         .entries
         .iter()
         .map(|e| e.name.len())
         .max()
         .unwrap_or(0);
-    for e in &lineup.entries {
+    for e in &format_ladder.entries {
         let mark = match (e.pareto, e.active) {
             (true, true) => "*>",
             (true, false) => "*",
@@ -86,7 +86,7 @@ pub(super) fn section(lineup: &Lineup, output: Option<&OutputErrors>) -> Section
         Part::Grid(grid),
     ];
     if output.is_some() {
-        parts.extend(output_notes(lineup));
+        parts.extend(output_notes(format_ladder));
     }
     if !skipped.is_empty() {
         parts.push(Part::Text(format!(
@@ -106,25 +106,25 @@ pub(super) fn section(lineup: &Lineup, output: Option<&OutputErrors>) -> Section
 
 /// The lines under the grid with output errors: what "weighted" means, the front on the
 /// output error, and the rankings that change.
-fn output_notes(lineup: &Lineup) -> Vec<Part> {
+fn output_notes(format_ladder: &FormatLadder) -> Vec<Part> {
     let mut notes = Vec::new();
     notes.push(Part::Text(
         "weighted: quantized with the importance (llama.cpp's formats and presets, as \
              llama-quantize --imatrix). Front on the output error: "
             .to_string()
-            + &front(lineup),
+            + &front(format_ladder),
     ));
-    if !lineup.changes.is_empty() {
-        let mut lines: Vec<String> = lineup
+    if !format_ladder.changes.is_empty() {
+        let mut lines: Vec<String> = format_ladder
             .changes
             .iter()
             .take(CHANGES_SHOWN)
             .map(|c| format!("{}.", c.sentence))
             .collect();
-        if lineup.changes.len() > CHANGES_SHOWN {
+        if format_ladder.changes.len() > CHANGES_SHOWN {
             lines.push(format!(
                 "... and {} more reversals.",
-                lineup.changes.len() - CHANGES_SHOWN
+                format_ladder.changes.len() - CHANGES_SHOWN
             ));
         }
         notes.push(Part::Text("Rankings that change:".to_string()));
@@ -134,8 +134,8 @@ fn output_notes(lineup: &Lineup) -> Vec<Part> {
 }
 
 /// The entries on the front drawn on the output error, by name.
-fn front(lineup: &Lineup) -> String {
-    let names: Vec<&str> = lineup
+fn front(format_ladder: &FormatLadder) -> String {
+    let names: Vec<&str> = format_ladder
         .entries
         .iter()
         .filter(|e| e.pareto_output)

@@ -28,20 +28,40 @@ fn alt_shift_f_opens_the_format_ladder_with_the_active_preset_marked() {
     assert_eq!(m.preset, "lesson");
     key(&mut m, KeyCode::Char('F'), KeyModifiers::ALT);
     assert!(matches!(m.overlay, Some(Overlay::Formats { selected: 0 })));
-    let lineup = m.analysis.lineup.clone().expect("the ladder arrives");
-    assert!(m.analysis.lineup_progress.is_none());
-    let lesson = lineup.entries.iter().find(|e| e.name == "lesson").unwrap();
+    let format_ladder = m
+        .analysis
+        .format_ladder
+        .clone()
+        .expect("the ladder arrives");
+    assert!(m.analysis.format_ladder_progress.is_none());
+    let lesson = format_ladder
+        .entries
+        .iter()
+        .find(|e| e.name == "lesson")
+        .unwrap();
     assert!(lesson.active);
     assert_eq!(lesson.measured().unwrap().collapsed_channels, 5);
-    let q4k = lineup.entries.iter().find(|e| e.name == "q4_k").unwrap();
+    let q4k = format_ladder
+        .entries
+        .iter()
+        .find(|e| e.name == "q4_k")
+        .unwrap();
     assert_eq!(q4k.bits_per_weight, Some(4.5));
     assert_eq!(q4k.measured().unwrap().collapsed_channels, 0);
     // IQ4_XS is smaller and more accurate here, so it takes Q4_K's place on the front.
-    let iq4xs = lineup.entries.iter().find(|e| e.name == "iq4_xs").unwrap();
+    let iq4xs = format_ladder
+        .entries
+        .iter()
+        .find(|e| e.name == "iq4_xs")
+        .unwrap();
     assert!(iq4xs.bits_per_weight < q4k.bits_per_weight);
     assert!(iq4xs.measured().unwrap().overall.rmse < q4k.measured().unwrap().overall.rmse);
     assert!(iq4xs.pareto && !q4k.pareto);
-    let nvfp4 = lineup.entries.iter().find(|e| e.name == "nvfp4").unwrap();
+    let nvfp4 = format_ladder
+        .entries
+        .iter()
+        .find(|e| e.name == "nvfp4")
+        .unwrap();
     assert_eq!(nvfp4.measured().unwrap().collapsed_channels, 1);
     // The same key closes it.
     key(&mut m, KeyCode::Char('F'), KeyModifiers::ALT);
@@ -52,7 +72,7 @@ fn alt_shift_f_opens_the_format_ladder_with_the_active_preset_marked() {
 fn enter_on_a_format_or_a_preset_makes_it_the_active_configuration() {
     let mut m = scenario_model("formats");
     act(&mut m, Action::Formats);
-    let entries = m.analysis.lineup.clone().unwrap().entries.clone();
+    let entries = m.analysis.format_ladder.clone().unwrap().entries.clone();
     let q4k = entries.iter().position(|e| e.name == "q4_k").unwrap();
     for _ in 0..q4k {
         key(&mut m, KeyCode::Down, KeyModifiers::NONE);
@@ -70,7 +90,7 @@ fn enter_on_a_format_or_a_preset_makes_it_the_active_configuration() {
     assert_eq!(report.collapsed_channels, 0);
     // Back to an integer preset from the same ladder.
     act(&mut m, Action::Formats);
-    let entries = m.analysis.lineup.clone().unwrap().entries.clone();
+    let entries = m.analysis.format_ladder.clone().unwrap().entries.clone();
     assert!(entries.iter().any(|e| e.name == "q4_k" && e.active));
     let q4_0 = entries.iter().position(|e| e.name == "q4_0").unwrap();
     for _ in 0..q4_0 {
@@ -106,7 +126,7 @@ fn the_mx_and_two_level_nvfp4_entries_at_80x24_and_120x40() {
     let mut m = scenario_model("formats");
     m.size = (80, 24);
     act(&mut m, Action::Formats);
-    let entries = m.analysis.lineup.clone().unwrap().entries.clone();
+    let entries = m.analysis.format_ladder.clone().unwrap().entries.clone();
     for name in [
         "mxfp4-ocp",
         "mxfp6-e2m3",
@@ -145,8 +165,12 @@ fn formats_whose_blocks_do_not_divide_the_rows_say_why() {
     let mut m = Model::with_text(quantscope::cli::BUILTIN_EXAMPLE, None);
     settle(&mut m);
     act(&mut m, Action::Formats);
-    let lineup = m.analysis.lineup.clone().unwrap();
-    let q4k = lineup.entries.iter().find(|e| e.name == "q4_k").unwrap();
+    let format_ladder = m.analysis.format_ladder.clone().unwrap();
+    let q4k = format_ladder
+        .entries
+        .iter()
+        .find(|e| e.name == "q4_k")
+        .unwrap();
     assert!(
         q4k.result
             .as_ref()
@@ -155,7 +179,7 @@ fn formats_whose_blocks_do_not_divide_the_rows_say_why() {
         "{:?}",
         q4k.result
     );
-    let fp8 = lineup
+    let fp8 = format_ladder
         .entries
         .iter()
         .find(|e| e.name == "fp8-e4m3")
@@ -167,14 +191,14 @@ fn formats_whose_blocks_do_not_divide_the_rows_say_why() {
 fn a_settings_change_while_open_recomputes_the_ladder() {
     let mut m = scenario_model("formats");
     act(&mut m, Action::Formats);
-    let before = m.analysis.lineup.clone().unwrap();
+    let before = m.analysis.format_ladder.clone().unwrap();
     update(&mut m, Message::Action(Action::Close));
     act(
         &mut m,
         Action::Change(Setting::Granularity, Direction::Forward),
     );
     act(&mut m, Action::Formats);
-    let after = m.analysis.lineup.clone().unwrap();
+    let after = m.analysis.format_ladder.clone().unwrap();
     // lesson per channel is no preset: it joins the ladder as "active".
     assert!(!before.entries.iter().any(|e| e.name == "active"));
     let active = after.entries.iter().find(|e| e.name == "active").unwrap();
@@ -272,7 +296,7 @@ fn a_job_says_when_it_is_done_so_the_explorer_waits_for_the_ladder_and_no_longer
     m.overlay = Some(Overlay::Formats { selected: 0 });
     m.request_analysis();
     assert!(m.analysis.busy);
-    assert_eq!(m.analysis.lineup_progress, Some((0, 0)));
+    assert_eq!(m.analysis.format_ladder_progress, Some((0, 0)));
     let job = m.job();
     let mut results = Vec::new();
     compute(&job, |r| {
@@ -284,22 +308,22 @@ fn a_job_says_when_it_is_done_so_the_explorer_waits_for_the_ladder_and_no_longer
         .map(|r| match r.outcome {
             Outcome::Report { .. } => "report",
             Outcome::Ladder(_) => "ladder",
-            Outcome::Lineup(_) => "lineup",
-            Outcome::LineupProgress(..) => "progress",
+            Outcome::FormatLadder(_) => "format_ladder",
+            Outcome::FormatLadderProgress(..) => "progress",
             Outcome::Done => "done",
             _ => "other",
         })
         .filter(|k| *k != "progress")
         .collect();
-    assert_eq!(kinds, ["report", "ladder", "lineup", "done"]);
+    assert_eq!(kinds, ["report", "ladder", "format_ladder", "done"]);
     // The model keeps waiting after the report and its ladder, until the job is done.
     for r in results {
         let done = matches!(r.outcome, Outcome::Done);
         update(&mut m, Message::Analysed(r));
         assert_eq!(m.analysis.busy, !done);
     }
-    assert!(m.analysis.lineup.is_some());
-    assert!(m.analysis.lineup_progress.is_none());
+    assert!(m.analysis.format_ladder.is_some());
+    assert!(m.analysis.format_ladder_progress.is_none());
 }
 
 #[test]
@@ -450,7 +474,7 @@ fn a_format_pinned_against_an_integer_configuration_shows_both_rungs() {
 /// decades, zero, constant, one-signed, a row too quiet for a per-tensor scale).
 #[test]
 fn the_ladders_figures_are_the_analysiss_for_every_format() {
-    use quantscope::core::lineup::{FORMATS, Selection, lineup};
+    use quantscope::core::format_ladder::{FORMATS, Selection, format_ladder};
     use quantscope::core::presets::format_config;
     use quantscope::core::{Matrix, Options, analyse_with};
     let rows: Vec<Vec<f32>> = (0..12)
@@ -471,7 +495,7 @@ fn the_ladders_figures_are_the_analysiss_for_every_format() {
         .collect();
     let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
     let m = Matrix::from_rows(&refs).unwrap();
-    let l = lineup(&m, &Selection::formats(), None);
+    let l = format_ladder(&m, &Selection::formats(), None);
     for info in FORMATS {
         let e = l.entries.iter().find(|e| e.name == info.name).unwrap();
         // The i-quants llama.cpp refuses without an importance matrix are refused here too.

@@ -10,14 +10,14 @@
 //! one), and it comes after every measured entry.
 //!
 //! ```
-//! use quantscope::core::{Matrix, lineup};
+//! use quantscope::core::{Matrix, format_ladder};
 //!
 //! let rows: Vec<Vec<f32>> = (0..4)
 //!     .map(|r| (0..256).map(|i| ((i * (r + 3)) as f32 * 0.1).sin()).collect())
 //!     .collect();
 //! let refs: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
 //! let m = Matrix::from_rows(&refs).unwrap();
-//! let l = lineup::lineup(&m, &lineup::Selection::all(), None);
+//! let l = format_ladder::format_ladder(&m, &format_ladder::Selection::all(), None);
 //! let q4k = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
 //! assert_eq!(q4k.bits_per_weight, Some(4.5));
 //! assert!(q4k.measured().is_some());
@@ -180,7 +180,7 @@ pub struct CostPart {
 /// Every selected entry on one matrix: the measured ones by bits per weight (then RMSE),
 /// then those that could not be measured, in the order they were selected.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Lineup {
+pub struct FormatLadder {
     /// The matrix's shape.
     pub shape: (usize, usize),
     /// The entries.
@@ -200,7 +200,7 @@ pub struct Inputs<'a> {
     pub output: Option<&'a OutputStage<'a>>,
 }
 
-impl Lineup {
+impl FormatLadder {
     /// The most accurate measured entry (lowest RMSE, then fewest bits) within `budget`
     /// bits per weight, if any.
     #[must_use]
@@ -217,36 +217,40 @@ impl Lineup {
 /// Runs every entry of `selection` on `matrix`; `active` (a preset name and the active
 /// configuration) marks the preset it equals, or adds an `active` entry when it equals none.
 #[must_use]
-pub fn lineup(matrix: &Matrix, selection: &Selection, active: Option<(&str, &Config)>) -> Lineup {
-    let done = lineup_with_progress(matrix, selection, active, &mut |_, _| true);
-    done.unwrap_or_else(|| Lineup {
+pub fn format_ladder(
+    matrix: &Matrix,
+    selection: &Selection,
+    active: Option<(&str, &Config)>,
+) -> FormatLadder {
+    let done = format_ladder_with_progress(matrix, selection, active, &mut |_, _| true);
+    done.unwrap_or_else(|| FormatLadder {
         shape: matrix.shape(),
         entries: Vec::new(),
         changes: Vec::new(),
     })
 }
 
-/// [`lineup`], calling `progress(done, total)` after each entry; it returns false to stop
+/// [`format_ladder`], calling `progress(done, total)` after each entry; it returns false to stop
 /// (the result is then `None`).
-pub fn lineup_with_progress(
+pub fn format_ladder_with_progress(
     matrix: &Matrix,
     selection: &Selection,
     active: Option<(&str, &Config)>,
     progress: &mut dyn FnMut(usize, usize) -> bool,
-) -> Option<Lineup> {
-    lineup_inputs(matrix, selection, active, Inputs::default(), progress)
+) -> Option<FormatLadder> {
+    format_ladder_inputs(matrix, selection, active, Inputs::default(), progress)
 }
 
-/// [`lineup_with_progress`] with [`Inputs`]: the llama.cpp formats and presets quantize
-/// with the importance, each entry gains its output errors, and [`Lineup::changes`] names
+/// [`format_ladder_with_progress`] with [`Inputs`]: the llama.cpp formats and presets quantize
+/// with the importance, each entry gains its output errors, and [`FormatLadder::changes`] names
 /// the pairs whose order the output error reverses.
-pub fn lineup_inputs(
+pub fn format_ladder_inputs(
     matrix: &Matrix,
     selection: &Selection,
     active: Option<(&str, &Config)>,
     inputs: Inputs<'_>,
     progress: &mut dyn FnMut(usize, usize) -> bool,
-) -> Option<Lineup> {
+) -> Option<FormatLadder> {
     let (rows, cols) = matrix.shape();
     let presets: Vec<(&'static str, Config)> = selection
         .names
@@ -304,7 +308,7 @@ pub fn lineup_inputs(
             (None, None) => std::cmp::Ordering::Equal,
         }
     });
-    Some(Lineup {
+    Some(FormatLadder {
         shape: (rows, cols),
         entries,
         changes,

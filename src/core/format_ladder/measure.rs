@@ -6,7 +6,7 @@
 //! Each row is encoded into buffers of one row, reused by the thread that runs it, and
 //! measured at once while it is in cache: `ErrorSums::push` value by value in column order,
 //! as the analysis does, and the rows' sums merged in row order, so every figure is the
-//! analysis's bit for bit (`tests/it/lineup.rs` compares them).
+//! analysis's bit for bit (`tests/it/format_ladder.rs` compares them).
 
 use std::borrow::Cow;
 
