@@ -9,7 +9,8 @@
 //! - [`awq`]: AWQ's search for the per-column scales that protect loud columns before
 //!   rounding (`llm-awq`'s `_search_module_scale`);
 //! - [`gptq`]: GPTQ's column-by-column rounding that pushes each column's error onto the
-//!   columns not rounded yet (Frantar et al. 2022, `gptq.py`'s `fasterquant`).
+//!   columns not rounded yet (Frantar et al. 2022, `gptq.py`'s `fasterquant`);
+//! - [`run`]: the ones a user asks for on one layer, gathered for `report` and the explorer.
 //!
 //! Each takes plain `ndarray` views, checks its inputs ([`check_inputs`]), reports progress
 //! and stops when told to ([`Progress`]), and gives the output error per output channel and
@@ -20,6 +21,7 @@ pub mod act_quant;
 pub mod awq;
 pub mod gptq;
 pub mod linalg;
+pub mod run;
 pub mod smoothquant;
 pub mod torch_ops;
 

@@ -322,6 +322,13 @@ pub fn gptq(
     ))
 }
 
+/// Round to nearest with GPTQ's `Quantizer` (`config`'s bits, symmetry and groups; bits
+/// must be 1 to 8): per channel, or per group of the original columns.
+#[must_use]
+pub fn round_to_nearest(w: &ArrayView2<'_, f32>, config: GptqConfig) -> Array2<f32> {
+    rtn(w, config, ((1u32 << config.bits.clamp(1, 8)) - 1) as f32)
+}
+
 /// Round to nearest with GPTQ's quantizer: per channel, or per group of the original columns.
 fn rtn(w: &ArrayView2<'_, f32>, config: GptqConfig, maxq: f32) -> Array2<f32> {
     let cols = w.ncols();
