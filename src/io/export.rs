@@ -136,6 +136,9 @@ pub struct Extras<'a> {
     /// "Comparison" section (table, Markdown, HTML, PDF), `{"a", "b", "comparison"}` (JSON),
     /// `a_mae`, `a_rmse`, `a_collapsed`, `rmse_change` columns (CSV).
     pub compare: Option<Versus<'a>>,
+    /// Methods beyond rounding on the same layer: a "Methods" section (table, Markdown,
+    /// HTML, PDF), the `methods` key (JSON), `<method>_output_mse` columns (CSV).
+    pub methods: Option<&'a crate::core::method::run::Methods>,
 }
 
 /// Writes `report` in `format` to `out`.
@@ -191,14 +194,26 @@ pub fn write_report_with(
             // Both reports and what differs: {"a": ..., "b": ..., "comparison": ...}.
             Some(v) => {
                 out.write_all(b"{\n\"a\": ")?;
-                json::write(&mut out, v.a, *options, None)?;
+                json::write(&mut out, v.a, *options, None, None)?;
                 out.write_all(b",\n\"b\": ")?;
-                json::write(&mut out, report, *options, extras.format_ladder)?;
+                json::write(
+                    &mut out,
+                    report,
+                    *options,
+                    extras.format_ladder,
+                    extras.methods,
+                )?;
                 out.write_all(b",\n\"comparison\": ")?;
                 serde_json::to_writer_pretty(&mut out, v.comparison)?;
                 out.write_all(b"\n}\n")?;
             }
-            None => json::write(&mut out, report, *options, extras.format_ladder)?,
+            None => json::write(
+                &mut out,
+                report,
+                *options,
+                extras.format_ladder,
+                extras.methods,
+            )?,
         },
         Format::Csv => csv::write(&mut out, report, *options, extras)?,
     }

@@ -84,6 +84,7 @@ pub fn export(
         explain: &[],
         format_ladder: job.format_ladder.as_deref(),
         compare: versus,
+        methods: None,
     };
     let options = crate::io::export::ExportOptions {
         values: false,

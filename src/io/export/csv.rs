@@ -11,6 +11,13 @@
 //!   then, with the format ladder, mae_<name>,rmse_<name> for each measured entry
 //!   (mae_q4_k,rmse_q4_k,mae_mxfp4,...), and output_mse_<name>, imatrix_mse_<name> as for
 //!   the rungs
+//!   then, with methods (--method, --act-quant, --smoothquant), per weight method
+//!   <m>_output_mse,<m>_output_sqnr_db and, for awq and gptq, <m>_rtn_output_mse,
+//!   <m>_rtn_output_sqnr_db (round to nearest with the same quantizer), awq_ratio (the
+//!   chosen ratio, the same on every row); per W8A8 granularity w8a8_<g>_output_mse,
+//!   w8a8_<g>_output_sqnr_db and, with SmoothQuant, w8a8_<g>_smoothquant_alpha (the same on
+//!   every row), w8a8_<g>_smoothquant_output_mse, w8a8_<g>_smoothquant_output_sqnr_db
+//!   (<m>: rtn, awq, gptq; <g>: tensor, token)
 //!   then, with values, codes (the row's codes separated by spaces, in one quoted cell)
 //! ```
 //!
@@ -22,6 +29,8 @@ use std::io::{self, Write};
 
 use crate::core::Report;
 use crate::core::importance::{OutputErrors, OutputMetrics};
+use crate::core::method::OutputError;
+use crate::core::method::run::{Method, Methods};
 use crate::io::export::{ExportOptions, Extras};
 
 /// The output columns a report has: `output_mse` (with activations), `imatrix_mse` (with
@@ -81,14 +90,16 @@ pub(super) fn write(
     } else {
         &[]
     };
-    let header = header(
-        report,
-        rungs,
-        &entries,
-        cols,
-        versus.is_some(),
-        options.values,
-    );
+    let mut header = header(report, rungs, &entries, cols);
+    if let Some(m) = extras.methods {
+        header.extend(method_header(m));
+    }
+    if versus.is_some() {
+        header.extend(["a_mae", "a_rmse", "a_collapsed", "rmse_change"].map(String::from));
+    }
+    if options.values {
+        header.push("codes".to_string());
+    }
     line(out, header.iter().map(|h| field(h)))?;
     for c in &report.channels {
         let m = &c.metrics;
@@ -125,6 +136,9 @@ pub(super) fn write(
             row.push(m.map(|m| float(m.rmse)).unwrap_or_default());
             push_output(&mut row, *output, c.index, cols);
         }
+        if let Some(m) = extras.methods {
+            row.extend(method_cells(m, c.index));
+        }
         if let Some(pair) = versus.and_then(|v| v.channels.get(c.index)) {
             row.extend([
                 float(pair.a.mae),
@@ -152,8 +166,6 @@ fn header(
     rungs: &[crate::core::Rung],
     entries: &[Measured<'_>],
     cols: (bool, bool),
-    versus: bool,
-    values: bool,
 ) -> Vec<String> {
     let mut header: Vec<String> = [
         "index",
@@ -189,13 +201,67 @@ fn header(
     for (name, _, _) in entries {
         named(&mut header, name);
     }
-    if versus {
-        header.extend(["a_mae", "a_rmse", "a_collapsed", "rmse_change"].map(String::from));
-    }
-    if values {
-        header.push("codes".to_string());
-    }
     header
+}
+
+/// The methods' columns.
+fn method_header(methods: &Methods) -> Vec<String> {
+    let mut h = Vec::new();
+    for r in &methods.weights {
+        let m = r.method.name();
+        h.extend([format!("{m}_output_mse"), format!("{m}_output_sqnr_db")]);
+        if r.method != Method::Rtn {
+            h.extend([
+                format!("{m}_rtn_output_mse"),
+                format!("{m}_rtn_output_sqnr_db"),
+            ]);
+        }
+        if r.method == Method::Awq {
+            h.push("awq_ratio".to_string());
+        }
+    }
+    for r in &methods.w8a8 {
+        let g = format!("w8a8_{}", r.granularity.name());
+        h.extend([format!("{g}_output_mse"), format!("{g}_output_sqnr_db")]);
+        if r.smoothquant.is_some() {
+            h.extend([
+                format!("{g}_smoothquant_alpha"),
+                format!("{g}_smoothquant_output_mse"),
+                format!("{g}_smoothquant_output_sqnr_db"),
+            ]);
+        }
+    }
+    h
+}
+
+/// The methods' cells of channel `i`, under [`method_header`].
+fn method_cells(methods: &Methods, i: usize) -> Vec<String> {
+    let pair = |e: Option<&OutputError>| {
+        [
+            e.map(|e| float(e.output_mse)).unwrap_or_default(),
+            e.and_then(|e| e.output_sqnr_db)
+                .map(float)
+                .unwrap_or_default(),
+        ]
+    };
+    let mut row = Vec::new();
+    for r in &methods.weights {
+        row.extend(pair(r.error.channels.get(i)));
+        if r.method != Method::Rtn {
+            row.extend(pair(r.rtn.channels.get(i)));
+        }
+        if r.method == Method::Awq {
+            row.push(r.awq_ratio.map(float).unwrap_or_default());
+        }
+    }
+    for r in &methods.w8a8 {
+        row.extend(pair(r.error.channels.get(i)));
+        if let Some(s) = &r.smoothquant {
+            row.push(float(s.alpha));
+            row.extend(pair(s.error.channels.get(i)));
+        }
+    }
+    row
 }
 
 fn line(out: &mut impl Write, fields: impl Iterator<Item = String>) -> io::Result<()> {

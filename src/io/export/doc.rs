@@ -10,6 +10,7 @@
 //! Memory    bytes, bits per weight and its arithmetic, ratios to f32 and f16
 //! Ladder    (with options.ladder) one row per granularity, then MAE per channel per rung
 //! Formats   (with a format ladder) every preset and format by bits per weight, Pareto front marked
+//! Methods   (with methods) each method's output error beside round to nearest; see `methods`
 //! Values    (with options.values) codes and dequantized values per channel
 //! Worked arithmetic  (with explanations) scale, zero point and every value's arithmetic
 //! ```
@@ -21,8 +22,11 @@ mod compare;
 mod detail;
 mod format_ladder;
 mod importance;
+mod methods;
 mod totals;
 pub(super) mod worked;
+
+pub(crate) use methods::quantizer;
 
 use crate::core::{ChannelReport, Report};
 use crate::io::export::{ExportOptions, Extras};
@@ -171,6 +175,9 @@ pub(super) fn build_listing(
     }
     if let Some(l) = extras.format_ladder {
         sections.push(format_ladder::section(l, report.output.as_ref()));
+    }
+    if let Some(m) = extras.methods {
+        sections.push(methods::section(m, report, listing));
     }
     if let Some(v) = extras.compare {
         sections.push(compare::section(v.a, report, v.comparison, listing.rows));

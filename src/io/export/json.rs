@@ -66,7 +66,12 @@
 //! }
 //! ```
 //!
+//! With `--method`, `--act-quant` or `--smoothquant`, a last key `methods` (see the
+//! `methods` module for its shape).
+//!
 //! Per-channel metrics of the ladder's rungs are not in the JSON (the CSV has them).
+
+mod methods;
 
 use std::io::{self, Write};
 
@@ -83,6 +88,7 @@ pub(super) fn write(
     report: &Report,
     options: ExportOptions,
     format_ladder: Option<&FormatLadder>,
+    methods: Option<&crate::core::method::run::Methods>,
 ) -> io::Result<()> {
     let config = ConfigView {
         config: &report.config,
@@ -146,6 +152,10 @@ pub(super) fn write(
     if let Some(l) = format_ladder.filter(|_| calibrated) {
         out.write_all(b",\n  \"ranking_changes\": ")?;
         array(out, l.changes.iter().map(|c| &c.sentence))?;
+    }
+    if let Some(m) = methods {
+        out.write_all(b",\n  \"methods\": ")?;
+        serde_json::to_writer(&mut *out, &methods::MethodsView::new(m))?;
     }
     out.write_all(b"\n}\n")
 }
