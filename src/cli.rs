@@ -5,6 +5,7 @@ pub mod config;
 mod explore;
 mod files;
 pub mod importance;
+pub mod method;
 mod scan_command;
 
 pub use explore::{DemoArgs, PracticeArgs, demo, explore, practice};
@@ -253,6 +254,9 @@ pub struct ReportArgs {
     /// Which weights matter: an importance matrix, activations.
     #[command(flatten)]
     pub importance: importance::ImportanceArgs,
+    /// Methods beyond rounding, compared by the output error.
+    #[command(flatten)]
+    pub method: method::MethodArgs,
 }
 
 /// Flags that build a [`Config`]: a preset, then overrides of its fields. Each flag's
@@ -706,7 +710,7 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     };
     let loaded = started.elapsed();
     let t = Instant::now();
-    let (report, a, format_ladder) =
+    let (report, a, format_ladder, methods) =
         match analysed(args, &matrix, &config, &calibration, stage.as_ref()) {
             Ok(r) => r,
             Err(e) => return fail(&e),
@@ -718,7 +722,8 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
     let analysed = t.elapsed();
     let t = Instant::now();
     // The report is written into a buffer first, so a failure leaves nothing on stdout.
-    let buf = match format_report(args, &matrix, &report, format_ladder.as_ref(), versus) {
+    let found = (format_ladder.as_ref(), methods.as_ref());
+    let buf = match format_report(args, &matrix, &report, found, versus) {
         Ok(buf) => buf,
         Err(e) => return fail(&format!("could not format the report: {e}")),
     };
@@ -756,11 +761,13 @@ fn write_dequantized(args: &ReportArgs, report: &crate::core::Report) -> Result<
 }
 
 /// The report's analyses: the report (with its output errors when a stage is given), A
-/// against it with `--compare`, the format ladder with `--formats`.
+/// against it with `--compare`, the format ladder with `--formats`, the methods with
+/// `--method`, `--act-quant` or `--smoothquant`.
 type Analysed = (
     crate::core::Report,
     Option<(crate::core::Report, crate::core::compare::Comparison)>,
     Option<crate::core::format_ladder::FormatLadder>,
+    Option<crate::core::method::run::Methods>,
 );
 
 fn analysed(
@@ -770,6 +777,9 @@ fn analysed(
     calibration: &importance::Loaded,
     stage: Option<&OutputStage<'_>>,
 ) -> Result<Analysed, String> {
+    let methods = args
+        .method
+        .run(config, matrix, calibration.tokens.as_deref())?;
     let options = Options {
         ladder: !args.no_ladder,
         // Every code is written out: keep them rather than recompute each one.
@@ -795,7 +805,7 @@ fn analysed(
             &mut |_, _| true,
         )
     });
-    Ok((report, a, format_ladder))
+    Ok((report, a, format_ladder, methods))
 }
 
 /// Why an HTML or PDF document cannot be written as asked (a listing has no analysis to
@@ -853,7 +863,10 @@ fn format_report(
     args: &ReportArgs,
     matrix: &Matrix,
     report: &crate::core::Report,
-    format_ladder: Option<&crate::core::format_ladder::FormatLadder>,
+    (format_ladder, methods): (
+        Option<&crate::core::format_ladder::FormatLadder>,
+        Option<&crate::core::method::run::Methods>,
+    ),
     versus: Option<Versus<'_>>,
 ) -> Result<Vec<u8>, String> {
     let options = ExportOptions {
@@ -871,6 +884,7 @@ fn format_report(
         explain: &explanations,
         format_ladder,
         compare: versus,
+        methods,
     };
     if let Ok(d) = args.format.parse::<Document>() {
         return crate::io::export::rich::document(matrix, report, d, &options, &extras, args.paper);

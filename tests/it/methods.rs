@@ -63,7 +63,7 @@ fn tokens(spec: &Value) -> Array2<f32> {
     })
 }
 
-fn inputs(spec: &Value) -> (Array2<f32>, Array2<f32>) {
+pub(crate) fn inputs(spec: &Value) -> (Array2<f32>, Array2<f32>) {
     let n = |k: &str| spec[k].as_u64().unwrap_or(0) as usize;
     let w = layer(n("rows"), n("cols"), spec["w_seed"].as_u64().unwrap_or(0));
     let x = tokens(spec);
@@ -141,7 +141,7 @@ fn close(what: &str, got: f64, want: f64, rel: f64) {
     );
 }
 
-fn fixture(name: &str) -> Value {
+pub(crate) fn fixture(name: &str) -> Value {
     let path = format!("{}/tests/golden/methods/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
