@@ -32,6 +32,7 @@ pub mod formats;
 pub mod help;
 pub mod importance;
 pub mod ladder;
+pub mod method;
 pub mod palette;
 pub mod practice;
 pub mod scroll;
@@ -278,6 +279,7 @@ fn settings_pane<'a>(model: &'a Model, theme: &'a Theme) -> settings::SettingsPa
         modified: model.changed_from_preset(),
         group_size: model.group_size,
         row_len: model.analysis.matrix.as_ref().map(|m| m.shape().1),
+        method: model.method,
         selected: model.selected_setting,
         focused: model.focus == Focus::Settings,
         importance: model.importance.loaded.as_ref().map(|c| {
@@ -319,6 +321,7 @@ fn errors_pane<'a>(model: &'a Model, theme: &'a Theme) -> errors::ErrorsPane<'a>
         collapsed_only: model.collapsed_only,
         focused: model.focus == Focus::Errors,
         stale: model.stale(),
+        method: method::line(model, theme.glyphs.ellipsis),
         theme,
     }
 }

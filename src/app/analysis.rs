@@ -43,6 +43,12 @@ pub struct Analysis {
     /// Why the importance or activations loaded do not fit the data (the report then has
     /// no output errors), from the newest job that had them.
     pub calibration_unfit: Option<String>,
+    /// The method beyond rounding on this data and configuration, once it has run.
+    pub methods: Option<Arc<crate::core::method::run::Methods>>,
+    /// Steps of the method done so far, of all, while it runs.
+    pub method_progress: Option<(usize, usize)>,
+    /// Why the method could not run on this data (its message), from the newest job.
+    pub method_failure: Option<String>,
 }
 
 impl Analysis {
@@ -53,6 +59,7 @@ impl Analysis {
         self.busy = true;
         self.ladder_progress = None;
         self.output_progress = None;
+        self.method_progress = None;
     }
 
     /// Takes in a job's result; returns whether it was the newest request's report (the
@@ -67,6 +74,17 @@ impl Analysis {
                 self.pending = false;
                 self.ladder_progress = None;
                 self.output_progress = None;
+                self.method_progress = None;
+                false
+            }
+            Outcome::MethodProgress(done, total) => {
+                self.method_progress = Some((done.min(total), total));
+                false
+            }
+            Outcome::Methods(result) => {
+                self.method_progress = None;
+                self.method_failure = result.as_ref().err().cloned();
+                self.methods = result.ok();
                 false
             }
             Outcome::Calibration(note) => {
@@ -137,9 +155,11 @@ impl Analysis {
                 self.notes = notes;
                 self.parse_error = None;
                 self.failure = None;
-                // The comparison waits for the pinned report of this request.
+                // The comparison and the method wait for this request's.
                 if !complete {
                     self.comparison = None;
+                    self.methods = None;
+                    self.method_failure = None;
                 }
                 self.matrix = Some(matrix);
                 self.report = Some(report);

@@ -501,6 +501,7 @@ pub const BINDINGS: &[Binding] = &[
     change!(Global, Bits, Forward, [(F(3), NONE), (Char('='), ALT)]),
     change!(Global, Signed, Forward, [(F(4), NONE), (Char('s'), ALT)]),
     change!(Global, Scheme, Forward, [(F(5), NONE), (Char('a'), ALT)]),
+    change!(Global, Method, Forward, [(Char('M'), ALT)]),
     change!(Global, Range, Forward, [(F(6), NONE), (Char('r'), ALT)]),
     change!(
         Global,

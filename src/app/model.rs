@@ -200,6 +200,8 @@ pub struct ExportJob {
     pub versus: Option<(Arc<Report>, Arc<crate::core::compare::Comparison>)>,
     /// The format ladder, when one was computed for this data.
     pub format_ladder: Option<Arc<crate::core::format_ladder::FormatLadder>>,
+    /// The method beyond rounding, when one ran on this data.
+    pub methods: Option<Arc<crate::core::method::run::Methods>>,
 }
 
 /// A configuration pinned as A: how it was made, to say what differs.
@@ -297,6 +299,9 @@ pub struct Model {
     /// Which weights matter: the importance matrix or activations loaded, whether they are
     /// on, and the view of them ([`crate::app::calibration`]).
     pub importance: ImportanceState,
+    /// The method beyond rounding the Errors pane and the Ladder compare with round to
+    /// nearest (on the activations): round to nearest alone runs nothing more.
+    pub method: crate::core::method::run::Method,
 }
 
 /// The importance matrix or activations of the explorer, and how they are shown.
@@ -447,6 +452,7 @@ impl Model {
             detail_scroll: 0,
             viewport: Viewport::default(),
             importance: ImportanceState::default(),
+            method: crate::core::method::run::Method::Rtn,
         };
         model.request_analysis();
         model
@@ -732,6 +738,19 @@ impl Model {
             pinned: self.pinned.map(|p| p.config),
             formats: matches!(self.overlay, Some(Overlay::Formats { .. })).then_some(self.preset),
             calibration: self.importance.active().cloned(),
+            method: self.method_request(),
         }
+    }
+
+    /// What the worker runs for the method setting: nothing for round to nearest; AWQ or
+    /// GPTQ with the configuration's bits, groups and symmetry (`core::method::run`).
+    #[must_use]
+    pub fn method_request(&self) -> Option<crate::core::method::run::Request> {
+        use crate::core::method::run::{Method, Request, Scheme};
+        (self.method != Method::Rtn).then(|| Request {
+            methods: vec![self.method],
+            scheme: Scheme::of(&self.config),
+            ..Request::default()
+        })
     }
 }

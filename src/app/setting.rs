@@ -5,12 +5,14 @@
 //! direction; everything else follows from here.
 //!
 //! Adding a setting: its type and names in `core` (`core::config`, `core::names`), one
-//! variant here with its arms, a line in [`SETTINGS`], and a keymap row.
+//! variant here with its arms, a line in [`SETTINGS`], and a keymap row. The method is the
+//! one setting outside the configuration: the model keeps it beside it ([`Current::method`]).
 
 use crate::core::config::{
     Axis, Clipping, Config, Granularity, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
 };
 use crate::core::format_ladder::FORMATS;
+use crate::core::method::run::Method;
 use crate::core::presets::{Overrides, PRESETS};
 
 /// The group sizes the group-size key steps through, largest first: the ladder's, then the
@@ -28,6 +30,8 @@ pub enum Setting {
     Signed,
     /// Symmetric or asymmetric.
     Scheme,
+    /// Round to nearest, AWQ or GPTQ (on the activations).
+    Method,
     /// Full or narrow range.
     Range,
     /// Tight or zero-including range.
@@ -47,11 +51,12 @@ pub enum Setting {
 }
 
 /// Every setting in display order.
-pub const SETTINGS: [Setting; 12] = [
+pub const SETTINGS: [Setting; 13] = [
     Setting::Preset,
     Setting::Bits,
     Setting::Signed,
     Setting::Scheme,
+    Setting::Method,
     Setting::Range,
     Setting::RangeSource,
     Setting::Rounding,
@@ -93,6 +98,8 @@ pub struct Current<'a> {
     /// The length of the data's rows, when known (a switch to groups picks a group that
     /// fits them).
     pub row_len: Option<usize>,
+    /// The method beyond rounding.
+    pub method: Method,
 }
 
 /// The result of one key press on a setting: the new preset and overrides (resolved and
@@ -105,6 +112,8 @@ pub struct Changed {
     pub overrides: Overrides,
     /// The remembered group size.
     pub group_size: usize,
+    /// The method.
+    pub method: Method,
 }
 
 fn cycle<T: Copy + PartialEq>(values: &[T], current: T, dir: Direction) -> T {
@@ -126,6 +135,7 @@ impl Setting {
             Self::Bits => "bits",
             Self::Signed => "signed",
             Self::Scheme => "scheme",
+            Self::Method => "method",
             Self::Range => "range",
             Self::RangeSource => "range-source",
             Self::Rounding => "rounding",
@@ -145,6 +155,7 @@ impl Setting {
             Self::Bits => "bits",
             Self::Signed => "codes",
             Self::Scheme => "scheme",
+            Self::Method => "method",
             Self::Range => "range",
             Self::RangeSource => "min/max",
             Self::Rounding => "rounding",
@@ -165,6 +176,9 @@ impl Setting {
             .format
             .zip(now.row_len)
             .and_then(|(f, cols)| crate::core::fallback::resolve(f, cols).ok().flatten());
+        if self == Self::Method {
+            return now.method.title().to_string();
+        }
         if let Some((fb, _)) = &fallback
             && !matches!(self, Self::Preset | Self::Bits)
         {
@@ -198,6 +212,7 @@ impl Setting {
             }
             Self::Signed => if c.signed { "signed" } else { "unsigned" }.into(),
             Self::Scheme => c.scheme.name().into(),
+            Self::Method => now.method.title().into(),
             Self::Range => match c.range {
                 RangeKind::Full => "full".into(),
                 RangeKind::Narrow => "narrow".into(),
@@ -243,6 +258,9 @@ impl Setting {
             (Self::Preset, _) => "next preset (a library's or a document's conventions)",
             (Self::Signed, _) => "signed or unsigned codes",
             (Self::Scheme, _) => "symmetric or asymmetric",
+            (Self::Method, _) => {
+                "method: round to nearest, AWQ, GPTQ (on the activations; the built-in ones if none are loaded)"
+            }
             (Self::Range, _) => "full or narrow code range",
             (Self::RangeSource, _) => "tight min/max or range widened to include 0",
             (Self::Rounding, _) => "rounding: half-even, half-away, half-up",
@@ -263,6 +281,7 @@ impl Setting {
             (Self::Preset, _) => "preset",
             (Self::Signed, _) => "sign",
             (Self::Scheme, _) => "scheme",
+            (Self::Method, _) => "method",
             (Self::Range, _) => "range",
             (Self::RangeSource, _) => "zero in range",
             (Self::Rounding, _) => "rounding",
@@ -281,6 +300,7 @@ impl Setting {
         let mut o = now.overrides;
         let mut preset = now.preset;
         let mut group_size = now.group_size;
+        let mut method = now.method;
         match self {
             Self::Preset => {
                 // The integer presets, then the formats with their own block layouts.
@@ -299,6 +319,7 @@ impl Setting {
                 });
             }
             Self::Signed => o.signed = Some(!c.signed),
+            Self::Method => method = cycle(&Method::ALL, now.method, dir),
             Self::Scheme => {
                 o.scheme = Some(cycle(Scheme::ALL, c.scheme, dir));
                 // The preset's own range follows the scheme (ONNX Runtime narrows only
@@ -350,6 +371,7 @@ impl Setting {
             preset,
             overrides: o,
             group_size,
+            method,
         }
     }
 }

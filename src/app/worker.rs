@@ -41,6 +41,8 @@ pub struct Job {
     /// The importance matrix or activations, when loaded and switched on: the llama.cpp
     /// formats quantize with the importance, and the output errors follow the report.
     pub calibration: Option<Arc<Calibration>>,
+    /// A method beyond rounding to run on the activations, after the output errors.
+    pub method: Option<crate::core::method::run::Request>,
 }
 
 /// What a job produced.
@@ -67,6 +69,10 @@ pub enum Outcome {
     OutputProgress(usize, usize),
     /// The report again with its output errors, and each rung's, after its ladder.
     Output(Arc<Report>),
+    /// Steps of the method beyond rounding done so far, of all.
+    MethodProgress(usize, usize),
+    /// The method beyond rounding, after the output errors; or why it could not run.
+    Methods(Result<Arc<crate::core::method::run::Methods>, String>),
     /// The ladder of the report just sent (which came without one).
     Ladder(Vec<Rung>),
     /// A report: `complete` is false for the first one, which has no ladder yet.
@@ -264,6 +270,11 @@ fn analyse_job(
     {
         return false;
     }
+    if let Some(request) = &job.method
+        && !methods(request, &matrix, resolved, generation, emit)
+    {
+        return false;
+    }
     pinned_and_formats(job, &matrix, importance, stage.as_ref(), emit)
 }
 
@@ -286,6 +297,56 @@ fn output_errors(
         Ok(true) => Outcome::Output(Arc::new(report)),
         Ok(false) => return false,
         Err(e) => Outcome::Calibration(Some(e.to_string())),
+    };
+    emit(JobResult {
+        generation,
+        outcome,
+    })
+}
+
+/// Runs the method asked for on the activations, with progress, and sends its result (or
+/// why it could not run); returns false when `emit` asked to stop (a newer job waits: the
+/// method stops between two of its steps).
+fn methods(
+    request: &crate::core::method::run::Request,
+    matrix: &Matrix,
+    resolved: Option<&Resolved>,
+    generation: u64,
+    emit: &mut impl FnMut(JobResult) -> bool,
+) -> bool {
+    use crate::core::method::MethodError;
+    let Some(tokens) = resolved.and_then(|r| r.tokens.as_deref()) else {
+        return emit(JobResult {
+            generation,
+            outcome: Outcome::Methods(Err(
+                "the method needs activations: load them with Alt-I, or switch them on with Alt-W"
+                    .to_string(),
+            )),
+        });
+    };
+    let (count, width) = tokens.shape();
+    let mut data = vec![0.0f32; count * width];
+    let x = match tokens.read(0, &mut data) {
+        Ok(()) => ndarray::Array2::from_shape_vec((count, width), data).map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    let result = x.and_then(|x| {
+        let mut progress = |done, total| {
+            emit(JobResult {
+                generation,
+                outcome: Outcome::MethodProgress(done, total),
+            })
+        };
+        match crate::core::method::run::run(&matrix.values(), &x.view(), request, &mut progress) {
+            Ok(m) => Ok(Some(Arc::new(m))),
+            Err(MethodError::Cancelled) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    });
+    let outcome = match result {
+        Ok(Some(m)) => Outcome::Methods(Ok(m)),
+        Ok(None) => return false,
+        Err(e) => Outcome::Methods(Err(e)),
     };
     emit(JobResult {
         generation,

@@ -84,7 +84,7 @@ pub fn export(
         explain: &[],
         format_ladder: job.format_ladder.as_deref(),
         compare: versus,
-        methods: None,
+        methods: job.methods.as_deref(),
     };
     let options = crate::io::export::ExportOptions {
         values: false,

@@ -74,6 +74,9 @@ pub struct ErrorsPane<'a> {
     pub focused: bool,
     /// The results are out of date.
     pub stale: bool,
+    /// The method beyond rounding against round to nearest, in words, on the last line
+    /// ([`crate::ui::method::line`]).
+    pub method: Option<String>,
     /// Styles and glyphs.
     pub theme: &'a Theme,
 }
@@ -302,7 +305,8 @@ impl Widget for &ErrorsPane<'_> {
             render_message(block, "no channel to list (f shows all)", area, buf, theme);
             return;
         }
-        let inner = theme.block("", false, false).inner(area);
+        let full = theme.block("", false, false).inner(area);
+        let (inner, method_row) = self.method_row(full);
         let table = self.table(report, inner);
         let mut title = if table.wide {
             "Errors (MAE / RMSE)".to_string()
@@ -375,6 +379,7 @@ impl Widget for &ErrorsPane<'_> {
                 .collect();
             lines.push(table.row(OVERALL, &cells, false, theme.heading));
         }
+        let mut next = inner.y;
         for (y, line) in (inner.y..inner.bottom()).zip(lines) {
             line.render(
                 Rect {
@@ -384,6 +389,45 @@ impl Widget for &ErrorsPane<'_> {
                 },
                 buf,
             );
+            next = y + 1;
+        }
+        if let Some((row, text)) = method_row {
+            self.draw_method(row, next, text, buf);
+        }
+    }
+}
+
+impl ErrorsPane<'_> {
+    /// Draws the method's line under the table (on `row`, its last line, when the table
+    /// fills the pane; else on `next`, the line after the table).
+    fn draw_method(&self, row: Rect, next: u16, text: &str, buf: &mut Buffer) {
+        let row = Rect {
+            y: next.min(row.y),
+            ..row
+        };
+        let text = fit(text, usize::from(row.width), self.theme.glyphs.ascii);
+        Line::styled(text, self.theme.active).render(row, buf);
+    }
+
+    /// The table's area and the method's line: the last row of `full`, when there are rows
+    /// to spare.
+    fn method_row(&self, full: Rect) -> (Rect, Option<(Rect, &String)>) {
+        match &self.method {
+            Some(text) if full.height >= 3 => (
+                Rect {
+                    height: full.height - 1,
+                    ..full
+                },
+                Some((
+                    Rect {
+                        y: full.bottom() - 1,
+                        height: 1,
+                        ..full
+                    },
+                    text,
+                )),
+            ),
+            _ => (full, None),
         }
     }
 }

@@ -28,6 +28,8 @@ pub struct SettingsPane<'a> {
     /// The length of the data's rows, when known (a format on rows its blocks do not
     /// divide shows llama.cpp's fallback).
     pub row_len: Option<usize>,
+    /// The method beyond rounding.
+    pub method: crate::core::method::run::Method,
     /// The selected line.
     pub selected: usize,
     /// The pane has focus.
@@ -98,6 +100,7 @@ impl Widget for &SettingsPane<'_> {
                     overrides: self.overrides,
                     group_size: self.group_size,
                     row_len: self.row_len,
+                    method: self.method,
                 };
                 let label = setting.label();
                 let mut value = setting.describe(&now, self.modified);

@@ -30,6 +30,27 @@ impl Widget for &TitleBar<'_> {
     }
 }
 
+/// What the analysis is computing, with its progress: the ladder, the method beyond rounding,
+/// the output errors.
+fn progress(m: &Model, theme: &Theme) -> Option<String> {
+    let a = &m.analysis;
+    let dots = theme.glyphs.ellipsis;
+    let percent = crate::ui::ladder::percent;
+    if a.pending {
+        Some(format!("computing{}{dots}", percent(a.ladder_progress)))
+    } else if a.method_progress.is_some() {
+        Some(format!(
+            "{}{}{dots}",
+            m.method.title(),
+            percent(a.method_progress)
+        ))
+    } else if a.output_progress.is_some() {
+        Some(format!("output errors{}{dots}", percent(a.output_progress)))
+    } else {
+        None
+    }
+}
+
 /// The title line's parts that fit in `width`: the parts that say where the user is (the
 /// demo step, stale results, the configuration, the matrix's shape) always stay; the app's
 /// name, the preset, the demo's title, "computing…" and what differs from a pinned A are
@@ -92,26 +113,8 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
             1,
         ));
     }
-    if m.analysis.pending && !m.stale() {
-        parts.push((
-            format!(
-                " {sep} computing{}{}",
-                crate::ui::ladder::percent(m.analysis.ladder_progress),
-                theme.glyphs.ellipsis
-            ),
-            theme.dim,
-            1,
-        ));
-    } else if m.analysis.output_progress.is_some() && !m.stale() {
-        parts.push((
-            format!(
-                " {sep} output errors{}{}",
-                crate::ui::ladder::percent(m.analysis.output_progress),
-                theme.glyphs.ellipsis
-            ),
-            theme.dim,
-            1,
-        ));
+    if let Some(text) = progress(m, theme).filter(|_| !m.stale()) {
+        parts.push((format!(" {sep} {text}"), theme.dim, 1));
     }
     let total = |parts: &[(String, ratatui::style::Style, u8)]| -> usize {
         parts

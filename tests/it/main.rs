@@ -88,6 +88,8 @@ mod load;
 #[cfg(not(feature = "avx512"))]
 mod method_cli;
 #[cfg(not(feature = "avx512"))]
+mod method_explorer;
+#[cfg(not(feature = "avx512"))]
 mod methods;
 #[cfg(not(feature = "avx512"))]
 mod minilm;

@@ -145,6 +145,7 @@ impl<'a> Panes<'a> {
             collapsed_only: false,
             focused: false,
             stale: self.stale,
+            method: None,
             theme: self.theme,
         }
     }

@@ -134,6 +134,7 @@ pub(super) fn export_to(model: &mut Model, name: &str) {
             report: Arc::clone(report),
             versus,
             format_ladder: model.analysis.format_ladder.clone(),
+            methods: model.analysis.methods.clone(),
         }),
     });
     let of = if model.stale() {

@@ -168,10 +168,15 @@ pub(super) fn change_setting(model: &mut Model, setting: Setting, dir: Direction
             overrides: model.overrides,
             group_size: model.group_size,
             row_len: model.analysis.matrix.as_ref().map(|m| m.shape().1),
+            method: model.method,
         },
         dir,
     );
     model.group_size = changed.group_size;
+    if changed.method != model.method {
+        change_method(model, changed.method);
+        return;
+    }
     let (preset, o) = (changed.preset, changed.overrides);
     if let Err(e) = model.apply_settings(preset, o) {
         model.status = Some(format!("not changed: {e}"));
@@ -183,6 +188,34 @@ pub(super) fn change_setting(model: &mut Model, setting: Setting, dir: Direction
         // Pointless before or after the change: either way the change did nothing.
         model.status = Some(format!("{}: no effect here ({})", n.key, n.why));
     }
+}
+
+/// Switches the method; AWQ and GPTQ need activations: with none on, the built-in ones are
+/// switched on, and the status line says so.
+fn change_method(model: &mut Model, method: crate::core::method::run::Method) {
+    use crate::core::method::run::Method;
+    model.method = method;
+    model.analysis.methods = None;
+    model.status = Some(if method == Method::Rtn {
+        "method: round to nearest alone".to_string()
+    } else if model
+        .importance
+        .active()
+        .is_some_and(|c| !matches!(c.tokens, crate::app::calibration::TokensFrom::None))
+    {
+        format!(
+            "method: {} on the activations loaded, beside round to nearest",
+            method.title()
+        )
+    } else {
+        model.use_built_in_activations();
+        format!(
+            "method: {} needs activations: using the built-in ones (256 seeded tokens, a few \
+             loud columns); Alt-I loads your own",
+            method.title()
+        )
+    });
+    model.request_analysis();
 }
 
 /// Alt-p: pins the configuration as A, or unpins it.

@@ -1,0 +1,157 @@
+//! The method setting in the explorer (Alt-M): AWQ and GPTQ switch the built-in activations
+//! on when none are, run in the worker after the output errors with progress, stop for a
+//! newer job, show their output error beside round to nearest (the core's numbers), and say
+//! why when they cannot run.
+
+use crate::common::{explorer, screen as screen_text};
+
+use explorer::{act, builtin_model};
+use ndarray::Array2;
+use quantscope::app::Model;
+use quantscope::app::keymap::Action;
+use quantscope::app::setting::{Direction, Setting};
+use quantscope::app::worker::{Outcome, compute};
+use quantscope::core::importance::{Activations, BuiltIn, Tokens};
+use quantscope::core::method::run::{self, Method};
+use quantscope::runtime::settle;
+
+const NEXT_METHOD: Action = Action::Change(Setting::Method, Direction::Forward);
+
+/// Four rows of 64 columns: a quiet row, and loud ones.
+fn wide_model() -> Model {
+    let mut rows = Vec::new();
+    for r in 0..4 {
+        let scale = if r == 0 { 0.01 } else { 1.0 };
+        let row: Vec<String> = (0..64)
+            .map(|c| format!("{:.4}", scale * (((c * 7 + r * 3) % 13) as f64 - 6.0) / 6.0))
+            .collect();
+        rows.push(format!("r{r}: {}", row.join(", ")));
+    }
+    let mut m = Model::with_text(&(rows.join("\n") + "\n"), None);
+    settle(&mut m);
+    m
+}
+
+/// The built-in activations for `cols` columns, as one matrix.
+fn built_in(cols: usize) -> Array2<f32> {
+    let t = Activations::built_in(cols, &BuiltIn::default());
+    let (n, w) = t.shape();
+    let mut data = vec![0.0f32; n * w];
+    t.read(0, &mut data).unwrap();
+    Array2::from_shape_vec((n, w), data).unwrap()
+}
+
+#[test]
+fn awq_without_activations_uses_the_built_in_ones_and_shows_the_core_numbers() {
+    let mut m = wide_model();
+    assert!(m.importance.loaded.is_none());
+    act(&mut m, NEXT_METHOD);
+    assert_eq!(m.method, Method::Awq);
+    let status = m.status.clone().unwrap_or_default();
+    assert!(status.contains("using the built-in ones"), "{status}");
+    assert!(m.importance.on);
+    let got = m.analysis.methods.clone().expect("the method ran");
+    let matrix = m.analysis.matrix.clone().unwrap();
+    let x = built_in(64);
+    let request = m.method_request().unwrap();
+    let want = run::run(&matrix.values(), &x.view(), &request, &mut |_, _| true).unwrap();
+    assert_eq!(*got, want);
+    let awq = got.weight(Method::Awq).unwrap();
+    let s = screen_text::screen(&m, 120, 40);
+    assert!(s.contains("AWQ int4 channel: output MSE"), "{s}");
+    // 3 significant digits, as the pane writes them
+    let ratio = awq.awq_ratio.unwrap();
+    assert!(s.contains(&format!("(ratio {ratio})")), "{s}");
+    // GPTQ next, then back to round to nearest alone: no method line
+    act(&mut m, NEXT_METHOD);
+    assert_eq!(m.method, Method::Gptq);
+    let got = m.analysis.methods.clone().expect("GPTQ ran");
+    assert!(got.weight(Method::Gptq).is_some());
+    assert!(screen_text::screen(&m, 120, 40).contains("GPTQ int4 channel"));
+    act(&mut m, NEXT_METHOD);
+    assert_eq!(m.method, Method::Rtn);
+    assert!(m.analysis.methods.is_none());
+    assert!(!screen_text::screen(&m, 120, 40).contains("vs RTN"));
+}
+
+#[test]
+fn the_method_runs_after_the_output_errors_and_stops_for_a_newer_job() {
+    let mut m = wide_model();
+    act(&mut m, NEXT_METHOD);
+    act(&mut m, NEXT_METHOD);
+    assert_eq!(m.method, Method::Gptq);
+    let mut job = m.job();
+    job.generation = 1;
+    let mut order = Vec::new();
+    compute(&job, |r| {
+        order.push(match r.outcome {
+            Outcome::Report { .. } => "report",
+            Outcome::Output(_) => "output",
+            Outcome::MethodProgress(..) => "progress",
+            Outcome::Methods(Ok(_)) => "methods",
+            Outcome::Done => "done",
+            _ => "other",
+        });
+        true
+    });
+    order.dedup();
+    let pos = |s| order.iter().position(|&o| o == s).unwrap_or(usize::MAX);
+    assert!(pos("report") < pos("output"), "{order:?}");
+    assert!(pos("output") < pos("progress"), "{order:?}");
+    assert!(pos("progress") < pos("methods"), "{order:?}");
+    assert_eq!(order.last(), Some(&"done"), "{order:?}");
+    // A newer job waits: the first progress is refused, and nothing more comes.
+    let mut after = Vec::new();
+    let mut stopped = false;
+    compute(&job, |r| {
+        if stopped {
+            after.push(format!("{:?}", r.outcome));
+        }
+        if matches!(r.outcome, Outcome::MethodProgress(..)) {
+            stopped = true;
+            return false;
+        }
+        true
+    });
+    assert!(stopped);
+    assert!(after.is_empty(), "{after:?}");
+}
+
+#[test]
+fn a_method_that_cannot_run_says_why_and_the_report_stays() {
+    let mut m = wide_model();
+    act(&mut m, NEXT_METHOD);
+    // 9 bits: the methods take 1 to 8
+    for _ in 0..5 {
+        act(&mut m, Action::Change(Setting::Bits, Direction::Forward));
+    }
+    assert_eq!(m.config.bits, 9);
+    assert!(m.analysis.report.is_some());
+    assert!(m.analysis.methods.is_none());
+    let e = m.analysis.method_failure.clone().unwrap_or_default();
+    assert_eq!(e, "9 bits: the methods quantize weights to 1 to 8 bits");
+    let s = screen_text::screen(&m, 120, 40);
+    assert!(s.contains("AWQ: 9 bits"), "{s}");
+    // switched off by hand: the method says what to do
+    act(&mut m, Action::Change(Setting::Bits, Direction::Back));
+    act(&mut m, Action::ToggleImportance);
+    let e = m.analysis.method_failure.clone().unwrap_or_default();
+    assert!(e.contains("Alt-W"), "{e}");
+}
+
+#[test]
+fn snapshots_of_the_method_at_80x24_and_120x40() {
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let mut m = builtin_model();
+        quantscope::app::update(&mut m, quantscope::app::Message::Resized(w, h));
+        act(&mut m, NEXT_METHOD);
+        m.set_caption(None);
+        let s = screen_text::screen(&m, w, h);
+        assert!(s.contains("method      AWQ"), "{s}");
+        insta::assert_snapshot!(format!("method_awq_{w}x{h}"), s);
+        act(&mut m, NEXT_METHOD);
+        let s = screen_text::screen(&m, w, h);
+        assert!(s.contains("GPTQ"), "{s}");
+        insta::assert_snapshot!(format!("method_gptq_{w}x{h}"), s);
+    }
+}
