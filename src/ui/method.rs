@@ -3,7 +3,7 @@
 //! selected channel), its progress while it runs, or why it could not run.
 //!
 //! ```text
-//! AWQ int4 channel: output MSE 0.037 vs RTN 0.114 (ratio 0.35) · quiet 0.0145 vs 0.0145
+//! AWQ: output MSE 0.037 vs RTN 0.114 (int4 channel, ratio 0.35) · quiet 0.0145 vs 0.0145
 //! GPTQ running 45%…
 //! ```
 
@@ -24,27 +24,32 @@ pub fn line(model: &Model, ellipsis: &str) -> Option<String> {
         return None;
     }
     let a = &model.analysis;
+    if model.stale() {
+        return Some(format!("{}: runs once the data parses", method.title()));
+    }
     if let Some(e) = &a.method_failure {
         return Some(format!("{}: {e}", method.title()));
     }
     if let Some(m) = &a.methods
         && let Some(r) = m.weight(method)
     {
+        // The two figures first: a narrow pane cuts the rest.
         let mut s = format!(
-            "{} {}: output MSE {} vs RTN {}",
+            "{}: output MSE {} vs RTN {} ({}",
             method.title(),
-            m.scheme.short(),
             sig(r.error.overall.output_mse, DIGITS),
-            sig(r.rtn.overall.output_mse, DIGITS)
+            sig(r.rtn.overall.output_mse, DIGITS),
+            m.scheme.short(),
         );
         if let Some(ratio) = r.awq_ratio {
-            let _ = write!(s, " (ratio {})", sig(ratio, 2));
+            let _ = write!(s, ", ratio {}", sig(ratio, 2));
         }
         if let Some(g) = &r.gptq
             && g.singular
         {
-            s.push_str(" (H singular, dampened)");
+            s.push_str(", H singular: dampened");
         }
+        s.push(')');
         let i = model.selected_channel;
         if let (Some(e), Some(n)) = (r.error.channels.get(i), r.rtn.channels.get(i)) {
             let name = a
@@ -60,6 +65,9 @@ pub fn line(model: &Model, ellipsis: &str) -> Option<String> {
             );
         }
         return Some(s);
+    }
+    if !a.busy {
+        return Some(format!("{}: not run", method.title()));
     }
     let progress = crate::ui::ladder::percent(a.method_progress);
     Some(format!("{} running{progress}{ellipsis}", method.title()))

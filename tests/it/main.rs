@@ -48,6 +48,8 @@ mod e2e_first_hour;
 #[cfg(not(feature = "avx512"))]
 mod e2e_importance;
 #[cfg(not(feature = "avx512"))]
+mod e2e_method;
+#[cfg(not(feature = "avx512"))]
 mod e2e_tmux;
 #[cfg(not(feature = "avx512"))]
 mod edges;

@@ -58,16 +58,17 @@ fn awq_without_activations_uses_the_built_in_ones_and_shows_the_core_numbers() {
     assert_eq!(*got, want);
     let awq = got.weight(Method::Awq).unwrap();
     let s = screen_text::screen(&m, 120, 40);
-    assert!(s.contains("AWQ int4 channel: output MSE"), "{s}");
+    assert!(s.contains("AWQ: output MSE"), "{s}");
+    assert!(s.contains("(int4 channel, ratio"), "{s}");
     // 3 significant digits, as the pane writes them
     let ratio = awq.awq_ratio.unwrap();
-    assert!(s.contains(&format!("(ratio {ratio})")), "{s}");
+    assert!(s.contains(&format!("ratio {ratio})")), "{s}");
     // GPTQ next, then back to round to nearest alone: no method line
     act(&mut m, NEXT_METHOD);
     assert_eq!(m.method, Method::Gptq);
     let got = m.analysis.methods.clone().expect("GPTQ ran");
     assert!(got.weight(Method::Gptq).is_some());
-    assert!(screen_text::screen(&m, 120, 40).contains("GPTQ int4 channel"));
+    assert!(screen_text::screen(&m, 120, 40).contains("GPTQ: output MSE"));
     act(&mut m, NEXT_METHOD);
     assert_eq!(m.method, Method::Rtn);
     assert!(m.analysis.methods.is_none());

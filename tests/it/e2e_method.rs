@@ -1,0 +1,59 @@
+//! End-to-end: the method setting in the real binary in tmux at 80x24. GPTQ on a 128 x 1024
+//! layer with the built-in activations: keys pressed while it runs stop it and start it
+//! again on the new configuration, it finishes, and quitting while it runs leaves the shell
+//! at once with status 0.
+
+use std::fmt::Write as _;
+
+use crate::common::{files, tmux};
+
+use tmux::{Tmux, app_command};
+
+/// The Errors pane's method line (the first screen line naming GPTQ under the Settings).
+fn method_line(screen: &str) -> &str {
+    screen
+        .lines()
+        .skip(10)
+        .find(|l| l.contains("GPTQ"))
+        .unwrap_or("")
+}
+
+#[test]
+fn gptq_restarts_on_a_key_finishes_and_quitting_while_it_runs_is_clean() {
+    let mut text = String::new();
+    for r in 0..128u32 {
+        let row: Vec<String> = (0..1024u32)
+            .map(|c| format!("{:.4}", f64::from((r * 31 + c * 17) % 97) / 97.0 - 0.5))
+            .collect();
+        let _ = writeln!(text, "r{r}: {}", row.join(", "));
+    }
+    let file = files::temp_file("layer.txt", text.as_bytes());
+    let cmd = app_command(&format!("'{}'", file.display()));
+    let t = Tmux::start("method-gptq", &cmd, 80, 24);
+    t.wait_for("the layer", |s| {
+        s.contains("128x1024") && s.contains("Ladder")
+    });
+    t.keys(&["M-M", "M-M"]);
+    t.wait_for("GPTQ on its way", |s| {
+        method_line(s).contains("GPTQ running")
+    });
+    // One bit more while it runs: it stops and runs again with 5 bits.
+    t.keys(&["F3"]);
+    t.wait_for("GPTQ running again", |s| {
+        s.contains("int5 symmetric") && method_line(s).contains("GPTQ running")
+    });
+    let s = t.wait_for("GPTQ done with 5 bits", |s| {
+        method_line(s).contains("GPTQ: output MSE")
+    });
+    assert!(s.contains("int5 symmetric"), "{s}");
+    assert!(s.contains("activations built-in"), "{s}");
+    // Quitting while it runs again.
+    t.keys(&["F2"]);
+    t.wait_for("GPTQ again", |s| method_line(s).contains("GPTQ running"));
+    t.keys(&["C-q"]);
+    let s = t.wait_for("the shell", |s| s.contains("exit status 0"));
+    assert!(
+        !s.contains("Settings"),
+        "the screen is the shell's again:\n{s}"
+    );
+}
