@@ -779,7 +779,7 @@ fn analysed(
 ) -> Result<Analysed, String> {
     let methods = args
         .method
-        .run(config, matrix, calibration.tokens.as_deref())?;
+        .run(config, matrix, calibration.tokens.as_deref(), args.explain)?;
     let options = Options {
         ladder: !args.no_ladder,
         // Every code is written out: keep them rather than recompute each one.

@@ -186,6 +186,7 @@ pub fn viewport(area: Rect, model: &Model, theme: &Theme) -> crate::app::model::
     let detail = match areas_of(area, model).and_then(|a| a.detail) {
         Some(rect) if model.show_explain => explain::ExplainPane {
             explanation: model.explanation.as_deref(),
+            method: method_worked(model),
             focused: false,
             stale: false,
             scroll: 0,
@@ -268,6 +269,16 @@ pub fn draw(frame: &mut Frame, model: &Model, theme: &Theme) {
     }
     frame.render_widget(&status::StatusLine { model, theme }, areas.status);
     draw_overlay(frame, model, theme);
+}
+
+/// The worked arithmetic of `model`'s method, when one ran.
+fn method_worked(model: &Model) -> Option<&crate::core::method::worked::Worked> {
+    model
+        .analysis
+        .methods
+        .as_ref()
+        .and_then(|m| m.worked.as_ref())
+        .filter(|_| model.method != crate::core::method::run::Method::Rtn)
 }
 
 /// The Settings pane of `model`.
@@ -402,6 +413,7 @@ fn draw_results(frame: &mut Frame, model: &Model, theme: &Theme, areas: &Areas) 
         frame.render_widget(
             &explain::ExplainPane {
                 explanation: model.explanation.as_deref(),
+                method: method_worked(model),
                 focused: model.focus == Focus::Detail,
                 stale,
                 scroll: model.detail_scroll,

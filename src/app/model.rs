@@ -743,13 +743,15 @@ impl Model {
     }
 
     /// What the worker runs for the method setting: nothing for round to nearest; AWQ or
-    /// GPTQ with the configuration's bits, groups and symmetry (`core::method::run`).
+    /// GPTQ with the configuration's bits, groups and symmetry (`core::method::run`), with
+    /// its worked arithmetic (GPTQ following row 0).
     #[must_use]
     pub fn method_request(&self) -> Option<crate::core::method::run::Request> {
         use crate::core::method::run::{Method, Request, Scheme};
         (self.method != Method::Rtn).then(|| Request {
             methods: vec![self.method],
             scheme: Scheme::of(&self.config),
+            explain: Some(0),
             ..Request::default()
         })
     }

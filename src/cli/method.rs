@@ -92,16 +92,19 @@ impl MethodArgs {
             act_order: self.act_order,
             act_quant,
             smoothquant: self.smoothquant,
+            explain: None,
         }
     }
 
-    /// The methods' results on `matrix` under `config` with `tokens`, when any was asked;
-    /// a message for bad input. Notes (a singular H, dead columns) go to standard error.
+    /// The methods' results on `matrix` under `config` with `tokens`, when any was asked,
+    /// with their worked arithmetic when `explain` (GPTQ following row 0); a message for bad
+    /// input. Notes (a singular H, dead columns) go to standard error.
     pub fn run(
         &self,
         config: &Config,
         matrix: &crate::core::Matrix,
         tokens: Option<&dyn Tokens>,
+        explain: bool,
     ) -> Result<Option<Methods>, String> {
         if self.is_empty() {
             return Ok(None);
@@ -114,7 +117,10 @@ impl MethodArgs {
             ));
         };
         let x = read_all(tokens)?;
-        let request = self.request(config);
+        let request = Request {
+            explain: explain.then_some(0),
+            ..self.request(config)
+        };
         let methods = run(&matrix.values(), &x.view(), &request, &mut |_, _| true)
             .map_err(|e| format!("{}: {e}", self.flag()))?;
         for r in &methods.weights {

@@ -24,6 +24,7 @@ pub mod linalg;
 pub mod run;
 pub mod smoothquant;
 pub mod torch_ops;
+pub mod worked;
 
 use ndarray::{Array2, ArrayView2};
 use serde::Serialize;

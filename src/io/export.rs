@@ -43,6 +43,13 @@ use crate::core::explain::ChannelExplanation;
 use crate::core::format_ladder::FormatLadder;
 
 pub use doc::worked::lines as worked_arithmetic;
+
+/// The methods' worked arithmetic as lines (AWQ's scales at one ratio, one GPTQ column's
+/// error pushed onward), as the Methods section and the explorer show them.
+#[must_use]
+pub fn method_worked_arithmetic(w: &crate::core::method::worked::Worked) -> Vec<String> {
+    doc::method_worked_lines(w)
+}
 pub use rich::{Charts, Document, Paper, Versus, write_document};
 pub use scan::write_scan;
 pub use tensors::write_tensor_list;

@@ -17,6 +17,8 @@ use crate::ui::{Theme, scroll};
 pub struct ExplainPane<'a> {
     /// The selected channel's explanation, if computed.
     pub explanation: Option<&'a ChannelExplanation>,
+    /// The method beyond rounding's worked arithmetic, after the channel's, when it ran.
+    pub method: Option<&'a crate::core::method::worked::Worked>,
     /// The pane has focus.
     pub focused: bool,
     /// The results are out of date.
@@ -74,6 +76,10 @@ impl ExplainPane<'_> {
     fn text(&self) -> Option<Paragraph<'static>> {
         let e = self.explanation?;
         let mut lines = worked_arithmetic(e);
+        if let Some(w) = self.method {
+            lines.push(String::new());
+            lines.extend(crate::io::export::method_worked_arithmetic(w));
+        }
         if self.theme.glyphs.ascii {
             for l in &mut lines {
                 *l = l

@@ -7,7 +7,7 @@ use ndarray::Array2;
 use quantscope::core::method::act_quant::{self, ActGranularity};
 use quantscope::core::method::awq::{self, AwqConfig};
 use quantscope::core::method::gptq::{self, GptqConfig};
-use quantscope::core::method::{LayerError, smoothquant};
+use quantscope::core::method::{LayerError, run, smoothquant};
 use serde_json::Value;
 
 use super::common::files::{TempFile, f32_bytes, npy_bytes, npy_header, temp_file};
@@ -366,4 +366,70 @@ fn bad_input_is_one_message_and_status_2() {
         "--gptq-damp=-1",
     ]);
     assert!(err.contains("dampening"), "{err}");
+}
+
+#[test]
+fn explain_adds_one_awq_ratios_scales_and_one_gptq_columns_push() {
+    let f = fixture("awq.json");
+    let (w, x) = inputs(&f["cases"][0]["input"]);
+    let request = run::Request {
+        methods: vec![run::Method::Awq, run::Method::Gptq],
+        scheme: run::Scheme {
+            bits: 4,
+            group: Some(128),
+            sym: false,
+        },
+        explain: Some(0),
+        ..run::Request::default()
+    };
+    let m = run::run(&w.view(), &x.view(), &request, &mut |_, _| true).unwrap();
+    let worked = m.worked.expect("asked for");
+    let a = worked.awq.expect("AWQ ran");
+    let search = awq::search(&w.view(), &x.view(), request.awq_config(), &mut |_, _| true).unwrap();
+    assert_eq!(a.ratio, search.ratios[search.best].ratio);
+    for &(j, mean, raw, s) in &a.columns {
+        assert_eq!(mean, search.x_mean[j]);
+        assert_eq!(s, search.ratios[search.best].scales[j], "column {j}");
+        assert_eq!(
+            raw / a.norm,
+            s,
+            "column {j}: s is the clamped power over the norm"
+        );
+    }
+    let p = worked.gptq.expect("GPTQ ran");
+    assert_eq!(p.row, 0);
+    // the generator's dead column is 9: the first live column is 0
+    assert_eq!(p.column, 0);
+    assert_eq!(p.err, (p.w - p.q) / p.d);
+    assert!(!p.onward.is_empty());
+    for &(j, u, before, after) in &p.onward {
+        assert_eq!(after, before - p.err * u, "column {j}");
+    }
+    // the table prints them
+    let (wf, xf) = (npy("w.npy", &w), npy("x.npy", &x));
+    let o = quantscope(&[
+        "report",
+        wf.to_str().unwrap(),
+        "--activations",
+        xf.to_str().unwrap(),
+        "--method",
+        "awq,gptq",
+        "-g",
+        "group:128",
+        "--scheme",
+        "asymmetric",
+        "--no-ladder",
+        "--explain",
+    ]);
+    let table = text(&o.stdout);
+    let section = table
+        .split("\nMethods\n")
+        .nth(1)
+        .expect("a Methods section");
+    assert!(
+        section.contains(&format!("AWQ at ratio {}", a.ratio)),
+        "{section}"
+    );
+    assert!(section.contains("GPTQ, row 0, column 0"), "{section}");
+    assert!(section.contains("err = (w − q) / U_ii"), "{section}");
 }

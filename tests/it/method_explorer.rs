@@ -156,3 +156,24 @@ fn snapshots_of_the_method_at_80x24_and_120x40() {
         insta::assert_snapshot!(format!("method_gptq_{w}x{h}"), s);
     }
 }
+
+#[test]
+fn the_worked_arithmetic_follows_the_method() {
+    let mut m = wide_model();
+    act(&mut m, NEXT_METHOD);
+    act(&mut m, Action::ToggleExplain);
+    // the method's lines come after the channel's: the pane scrolled to its end
+    m.detail_scroll = u16::MAX;
+    let s = screen_text::screen(&m, 120, 40);
+    assert!(s.contains("AWQ at ratio"), "{s}");
+    act(&mut m, NEXT_METHOD);
+    m.detail_scroll = u16::MAX;
+    let s = screen_text::screen(&m, 120, 40);
+    assert!(s.contains("GPTQ, row 0, column 0"), "{s}");
+    assert!(!s.contains("AWQ at ratio"), "{s}");
+    // round to nearest: the channel's arithmetic alone
+    act(&mut m, NEXT_METHOD);
+    let s = screen_text::screen(&m, 120, 40);
+    assert!(!s.contains("GPTQ, row"), "{s}");
+    assert!(s.contains("Worked arithmetic"), "{s}");
+}

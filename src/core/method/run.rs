@@ -22,6 +22,7 @@ use serde::Serialize;
 use super::act_quant::{self, ActGranularity};
 use super::awq::{self, AwqConfig};
 use super::gptq::{self, GptqConfig};
+use super::worked::{self, Worked};
 use super::{LayerError, MethodError, Progress, check_inputs, smoothquant};
 use crate::core::config::{Config, Granularity, Scheme as Symmetry};
 
@@ -171,6 +172,8 @@ pub struct Request {
     pub act_quant: Vec<ActGranularity>,
     /// SmoothQuant before W8A8.
     pub smoothquant: Option<Alpha>,
+    /// Keep the worked arithmetic, following this row (an output channel) in GPTQ.
+    pub explain: Option<usize>,
 }
 
 impl Default for Request {
@@ -188,6 +191,7 @@ impl Default for Request {
             act_order: false,
             act_quant: Vec::new(),
             smoothquant: None,
+            explain: None,
         }
     }
 }
@@ -303,6 +307,8 @@ pub struct Methods {
     pub weights: Vec<WeightResult>,
     /// One per activation granularity asked.
     pub w8a8: Vec<W8A8Result>,
+    /// The worked arithmetic, when asked ([`Request::explain`]).
+    pub worked: Option<Worked>,
 }
 
 impl Methods {
@@ -325,6 +331,10 @@ pub fn run(
     let total = request.steps(w.ncols());
     let mut done = 0;
     let mut weights = Vec::new();
+    let mut explained = request.explain.map(|_| Worked {
+        awq: None,
+        gptq: None,
+    });
     for &method in &request.methods {
         let offset = done;
         let mut inner = |k: usize, _: usize| progress(offset + k, total);
@@ -349,6 +359,9 @@ pub fn run(
             Method::Awq => {
                 let a = awq::search(w, x, request.awq_config(), &mut inner)?;
                 done += awq::GRID;
+                if let Some(e) = &mut explained {
+                    e.awq = Some(worked::awq(&a));
+                }
                 WeightResult {
                     method,
                     awq_ratio: Some(a.ratios[a.best].ratio),
@@ -358,8 +371,14 @@ pub fn run(
                 }
             }
             Method::Gptq => {
-                let (g, _) = gptq::gptq(w, x, request.gptq_config(), None, &mut inner)?;
+                let trace = request
+                    .explain
+                    .map(|row| (row.min(w.nrows() - 1), live_column(x)));
+                let (g, push) = gptq::gptq(w, x, request.gptq_config(), trace, &mut inner)?;
                 done += w.ncols();
+                if let Some(e) = &mut explained {
+                    e.gptq = push;
+                }
                 WeightResult {
                     method,
                     gptq: Some(GptqNote {
@@ -382,7 +401,16 @@ pub fn run(
         scheme: request.scheme,
         weights,
         w8a8,
+        worked: explained,
     })
+}
+
+/// The first input column whose activations are not all 0 (a dead column's weights are
+/// set to 0, with no error to push); the first column when all are.
+fn live_column(x: &ArrayView2<'_, f32>) -> usize {
+    (0..x.ncols())
+        .find(|&j| x.column(j).iter().any(|&v| v != 0.0))
+        .unwrap_or(0)
 }
 
 fn check_bits(bits: u32) -> Result<(), MethodError> {

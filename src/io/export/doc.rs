@@ -26,7 +26,7 @@ mod methods;
 mod totals;
 pub(super) mod worked;
 
-pub(crate) use methods::quantizer;
+pub(crate) use methods::{quantizer, worked_lines as method_worked_lines};
 
 use crate::core::{ChannelReport, Report};
 use crate::io::export::{ExportOptions, Extras};

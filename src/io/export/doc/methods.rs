@@ -14,6 +14,7 @@ use super::{Align, Grid, Listing, Part, Section, channel_cells, channel_columns,
 use crate::core::Report;
 use crate::core::method::OutputError;
 use crate::core::method::run::{Method, Methods, Scheme};
+use crate::core::method::worked::Worked;
 use crate::io::export::num::{error, sig, sqnr};
 
 /// What each weight method quantizes with, in words.
@@ -99,51 +100,64 @@ pub(super) fn section(methods: &Methods, report: &Report, listing: &Listing<'_>)
             }
         }
     }
-    if !methods.w8a8.is_empty() {
-        let mut grid = Grid::new(&[
-            ("W8A8 activations", Align::Left),
-            ("output MSE", Align::Right),
-            ("output SQNR dB", Align::Right),
-            ("activations' share", Align::Right),
-            ("SmoothQuant α", Align::Right),
-            ("smoothed MSE", Align::Right),
-            ("smoothed SQNR dB", Align::Right),
-        ]);
-        for r in &methods.w8a8 {
-            let (alpha, smse, ssqnr) = r.smoothquant.as_ref().map_or_else(
-                || ("-".to_string(), "-".to_string(), "-".to_string()),
-                |s| {
-                    let best = if s.best { " (best)" } else { "" };
-                    (
-                        format!("{}{best}", sig(s.alpha, 3)),
-                        mse(&s.error.overall),
-                        sqnr(s.error.overall.output_sqnr_db),
-                    )
-                },
-            );
-            grid.rows.push(vec![
-                format!("per {}", r.granularity.name()),
-                mse(&r.error.overall),
-                sqnr(r.error.overall.output_sqnr_db),
-                mse(&r.activations_only.overall),
-                alpha,
-                smse,
-                ssqnr,
-            ]);
-        }
-        parts.push(Part::Text(
-            "W8A8: weights int8 per output channel, activations int8 per tensor or per token \
-             (scale = amax / 127); the activations' share is X̂ Wᵀ against X Wᵀ."
-                .to_string(),
-        ));
-        parts.push(Part::Grid(grid));
-    }
+    parts.extend(w8a8_parts(methods));
     parts.push(Part::Text("Output MSE per channel:".to_string()));
     parts.push(Part::Grid(channels(methods, report, listing)));
+    if let Some(w) = &methods.worked {
+        parts.push(Part::Text("Worked arithmetic:".to_string()));
+        parts.push(Part::Formula(worked_lines(w)));
+    }
     Section {
         title: "Methods",
         parts,
     }
+}
+
+/// The W8A8 grid, when W8A8 ran: each granularity's error, its activations' share, and
+/// SmoothQuant's α and error.
+fn w8a8_parts(methods: &Methods) -> Vec<Part> {
+    if methods.w8a8.is_empty() {
+        return Vec::new();
+    }
+    let mut parts = Vec::new();
+    let mut grid = Grid::new(&[
+        ("W8A8 activations", Align::Left),
+        ("output MSE", Align::Right),
+        ("output SQNR dB", Align::Right),
+        ("activations' share", Align::Right),
+        ("SmoothQuant α", Align::Right),
+        ("smoothed MSE", Align::Right),
+        ("smoothed SQNR dB", Align::Right),
+    ]);
+    for r in &methods.w8a8 {
+        let (alpha, smse, ssqnr) = r.smoothquant.as_ref().map_or_else(
+            || ("-".to_string(), "-".to_string(), "-".to_string()),
+            |s| {
+                let best = if s.best { " (best)" } else { "" };
+                (
+                    format!("{}{best}", sig(s.alpha, 3)),
+                    mse(&s.error.overall),
+                    sqnr(s.error.overall.output_sqnr_db),
+                )
+            },
+        );
+        grid.rows.push(vec![
+            format!("per {}", r.granularity.name()),
+            mse(&r.error.overall),
+            sqnr(r.error.overall.output_sqnr_db),
+            mse(&r.activations_only.overall),
+            alpha,
+            smse,
+            ssqnr,
+        ]);
+    }
+    parts.push(Part::Text(
+        "W8A8: weights int8 per output channel, activations int8 per tensor or per token \
+         (scale = amax / 127); the activations' share is X̂ Wᵀ against X Wᵀ."
+            .to_string(),
+    ));
+    parts.push(Part::Grid(grid));
+    parts
 }
 
 /// The per-channel grid: each method's output MSE and its round to nearest's, each W8A8's.
@@ -182,4 +196,76 @@ fn channels(methods: &Methods, report: &Report, listing: &Listing<'_>) -> Grid {
         grid.rows.push(row);
     }
     grid
+}
+
+/// The methods' worked arithmetic as lines: AWQ's scales at its chosen ratio, column by
+/// column; GPTQ's error of one column pushed onto the next columns of its block.
+#[must_use]
+pub(crate) fn worked_lines(w: &Worked) -> Vec<String> {
+    let v = |x: f32| sig(f64::from(x), 4);
+    // A negative operand after a minus sign or a product, in brackets.
+    let b = |x: f32| {
+        if x < 0.0 { format!("({})", v(x)) } else { v(x) }
+    };
+    let mut lines = Vec::new();
+    if let Some(a) = &w.awq {
+        let r = sig(a.ratio, 3);
+        lines.push(format!(
+            "AWQ at ratio {r} (output MSE {}; at ratio 0, round to nearest: {}):",
+            error(a.output_mse),
+            error(a.output_mse_rtn)
+        ));
+        lines.push(format!(
+            "  s_j = max(x_mean_j^{r}, 1e-4) / sqrt(max · min) = … / sqrt({} · {}) = … / {}",
+            v(a.max),
+            v(a.min),
+            v(a.norm)
+        ));
+        for &(j, m, raw, s) in &a.columns {
+            lines.push(format!(
+                "  column {j}: x_mean {}  ->  {}^{r} = {}  ->  s = {} / {} = {}",
+                v(m),
+                v(m),
+                v(raw),
+                v(raw),
+                v(a.norm),
+                v(s)
+            ));
+        }
+        lines.push(
+            "  Ŵ = Q(W · s) / s: each column multiplied by its s before rounding, divided after"
+                .to_string(),
+        );
+    }
+    if let Some(p) = &w.gptq {
+        if !lines.is_empty() {
+            lines.push(String::new());
+        }
+        lines.push(format!(
+            "GPTQ, row {}, column {} (its earlier columns' errors already pushed in):",
+            p.row, p.column
+        ));
+        lines.push(format!(
+            "  w = {}  ->  q = {};  err = (w − q) / U_ii = ({} − {}) / {} = {}",
+            v(p.w),
+            v(p.q),
+            v(p.w),
+            b(p.q),
+            v(p.d),
+            v(p.err)
+        ));
+        for &(j, u, before, after) in &p.onward {
+            lines.push(format!(
+                "  column {j}: w −= err · U_ij = {} − {} · {} = {}",
+                v(before),
+                b(p.err),
+                b(u),
+                v(after)
+            ));
+        }
+        if p.onward.is_empty() {
+            lines.push("  (the last column of its block: nothing left to push onto)".to_string());
+        }
+    }
+    lines
 }
