@@ -667,40 +667,20 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         return list_scenarios(ascii);
     }
     let started = Instant::now();
-    let (config, matrix) = if let Some(name) = &args.scenario {
-        let scenario = match find_scenario(name) {
-            Ok(s) => s,
-            Err(e) => return fail(&e),
-        };
-        let config = match args
-            .config
-            .to_config_over(scenario.preset, scenario.overrides)
-        {
-            Ok(c) => c,
-            Err(e) => return fail(&e.to_string()),
-        };
-        match scenario.matrix() {
-            Ok(m) => (config, m),
-            Err(e) => return fail(&format!("scenario {}: {e}", scenario.name)),
-        }
-    } else {
-        let config = match args.config.to_config() {
-            Ok(c) => c,
-            Err(e) => return fail(&e.to_string()),
-        };
-        match load(args.file.as_ref(), args.tensor.as_deref()) {
-            Ok(m) => (config, m),
-            Err(e) => return fail(&e),
-        }
+    let (config, matrix, scenario_tokens) = match input(args) {
+        Ok(i) => i,
+        Err(e) => return fail(&e),
     };
     let calibration = match args.importance.open_imatrix().and_then(|im| {
-        args.importance
-            .load(im.as_ref(), &matrix, args.tensor.as_deref())
+        let loaded = args
+            .importance
+            .load(im.as_ref(), &matrix, args.tensor.as_deref())?;
+        importance::with_tokens(loaded, scenario_tokens)
     }) {
         Ok(c) => c,
         Err(e) => return fail(&e),
     };
-    let stage = if args.importance.is_empty() {
+    let stage = if calibration.tokens.is_none() && calibration.importance.is_none() {
         None
     } else {
         match OutputStage::new(&matrix, calibration.calibration()) {
@@ -747,6 +727,33 @@ pub fn report(args: &ReportArgs, ascii: bool) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// The configuration and matrix `report` analyses (a scenario's, or a file's with the
+/// flags'), and a scenario's own activations (`#! token:` lines) unless --activations or
+/// --imatrix names others.
+fn input(
+    args: &ReportArgs,
+) -> Result<(Config, Matrix, Option<crate::core::importance::Activations>), String> {
+    if let Some(name) = &args.scenario {
+        let scenario = find_scenario(name)?;
+        let config = args
+            .config
+            .to_config_over(scenario.preset, scenario.overrides)
+            .map_err(|e| e.to_string())?;
+        let matrix = scenario
+            .matrix()
+            .map_err(|e| format!("scenario {}: {e}", scenario.name))?;
+        let tokens = if args.importance.is_empty() {
+            scenario.activations()
+        } else {
+            None
+        };
+        return Ok((config, matrix, tokens));
+    }
+    let config = args.config.to_config().map_err(|e| e.to_string())?;
+    let matrix = load(args.file.as_ref(), args.tensor.as_deref())?;
+    Ok((config, matrix, None))
 }
 
 /// With `--write-dequantized FILE`: the matrix `report`'s configuration reconstructs,

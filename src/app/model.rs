@@ -662,6 +662,16 @@ impl Model {
         if scenario.built_in_activations {
             self.use_built_in_activations();
         }
+        if let Some(acts) = scenario.activations() {
+            self.importance.loaded = Some(Arc::new(crate::app::calibration::Calibration {
+                label: format!("activations of {}", scenario.name),
+                spec: scenario.name.clone(),
+                imatrix: None,
+                tokens: crate::app::calibration::TokensFrom::File(Arc::new(acts)),
+            }));
+            self.importance.on = true;
+            self.analysis.calibration_unfit = None;
+        }
         self.request_analysis();
     }
 

@@ -133,3 +133,21 @@ fn entry(
     };
     im.importance(name, shape, pick).map_err(|e| e.to_string())
 }
+
+/// `loaded` with a scenario's own activations when it has none: their mean of x² per
+/// column is the importance.
+pub fn with_tokens(
+    loaded: Loaded,
+    tokens: Option<crate::core::importance::Activations>,
+) -> Result<Loaded, String> {
+    match (
+        loaded.tokens.is_none() && loaded.importance.is_none(),
+        tokens,
+    ) {
+        (true, Some(t)) => Ok(Loaded {
+            importance: Some(importance_of(&t).map_err(|e| e.to_string())?),
+            tokens: Some(Box::new(t)),
+        }),
+        _ => Ok(loaded),
+    }
+}

@@ -14,8 +14,10 @@
 //! loud: 2.21, -3.10, 1.77, -2.66
 //! ```
 //!
-//! `title` defaults to the scenario's name and `preset` to `lesson`; each key but `look` may
-//! appear once. Errors name the line.
+//! `title` defaults to the scenario's name and `preset` to `lesson`; each key but `look` and
+//! `token` may appear once. `#! activations: built-in` shows the text with the built-in
+//! activations; `#! token: 0.5, -1, 60` lines (one per token, as wide as the rows) give it
+//! activations of its own. Errors name the line.
 
 use std::path::Path;
 
@@ -29,7 +31,7 @@ use crate::teach::exercise::{
 };
 
 /// Built-in scenarios, in the order a picker lists them.
-const SCENARIOS: [(&str, &str); 9] = [
+const SCENARIOS: [(&str, &str); 11] = [
     (
         "quiet-loud",
         include_str!("../../assets/scenarios/quiet-loud.txt"),
@@ -66,10 +68,18 @@ const SCENARIOS: [(&str, &str); 9] = [
         "loud-input",
         include_str!("../../assets/scenarios/loud-input.txt"),
     ),
+    (
+        "act-quant-tokens",
+        include_str!("../../assets/scenarios/act-quant-tokens.txt"),
+    ),
+    (
+        "smoothquant-alpha",
+        include_str!("../../assets/scenarios/smoothquant-alpha.txt"),
+    ),
 ];
 
 /// Built-in exercises, in the order a menu lists them.
-const EXERCISES: [(&str, &str); 12] = [
+const EXERCISES: [(&str, &str); 13] = [
     (
         "per-tensor-vs-per-channel",
         include_str!("../../assets/exercises/per-tensor-vs-per-channel.toml"),
@@ -117,6 +127,10 @@ const EXERCISES: [(&str, &str); 12] = [
     (
         "weighted-subblock",
         include_str!("../../assets/exercises/weighted-subblock.toml"),
+    ),
+    (
+        "smoothquant-factor",
+        include_str!("../../assets/exercises/smoothquant-factor.toml"),
     ),
 ];
 
@@ -213,9 +227,23 @@ pub struct Scenario {
     pub overrides: Overrides,
     /// `#! activations: built-in`: it is shown with the built-in activations.
     pub built_in_activations: bool,
+    /// Its own activations, one `#! token:` line each (as wide as the data's rows).
+    pub tokens: Vec<Vec<f32>>,
 }
 
 impl Scenario {
+    /// Its own activations (`#! token:` lines), named after it, when it has them.
+    #[must_use]
+    pub fn activations(&self) -> Option<crate::core::importance::Activations> {
+        let width = self.tokens.first()?.len();
+        let flat: Vec<f32> = self.tokens.iter().flatten().copied().collect();
+        let x = ndarray::Array2::from_shape_vec((self.tokens.len(), width), flat).ok()?;
+        Some(crate::core::importance::Activations::new(
+            x,
+            format!("the tokens of scenario {}", self.name),
+        ))
+    }
+
     /// The matrix of the text.
     pub fn matrix(&self) -> Result<Matrix, ParseError> {
         parse_text(&self.text)
@@ -240,6 +268,9 @@ pub struct Header {
     pub overrides: Overrides,
     /// `#! activations: built-in`: the text is shown with the built-in activations.
     pub built_in_activations: bool,
+    /// Activations of its own, one `#! token:` line each: values separated by commas or
+    /// spaces, every line as wide.
+    pub tokens: Vec<Vec<f32>>,
 }
 
 impl Header {
@@ -272,6 +303,7 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
     let mut overrides = Overrides::default();
     let mut seen: Vec<(&'static str, usize)> = Vec::new();
     let mut activations: Option<usize> = None;
+    let mut tokens: Vec<Vec<f32>> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let Some(rest) = line.trim_start().strip_prefix("#!") else {
@@ -291,6 +323,7 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
         match key.as_str() {
             "look" => look.push(value.to_string()),
             _ if value.is_empty() => return Err(header(n, format!("{key} has no value"))),
+            "token" => push_token(&mut tokens, value).map_err(|e| header(n, e))?,
             "activations" => {
                 once(activations)?;
                 if value != "built-in" {
@@ -327,12 +360,19 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
             }
         }
     }
+    if let (Some(n), false) = (activations, tokens.is_empty()) {
+        return Err(header(
+            n,
+            "the built-in activations and #! token lines: a scenario has one or the other".into(),
+        ));
+    }
     let parsed = Header {
         title: title.map(|t| t.1),
         look,
         preset: preset.map_or("lesson", |p| p.1),
         overrides,
         built_in_activations: activations.is_some(),
+        tokens,
     };
     parsed
         .overrides
@@ -342,6 +382,35 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
             source,
         })?;
     Ok(parsed)
+}
+
+/// Adds the token of a `#! token:` line to `tokens`: finite numbers separated by commas or
+/// spaces, as many as the first token's.
+fn push_token(tokens: &mut Vec<Vec<f32>>, value: &str) -> Result<(), String> {
+    let row = token_values(value)?;
+    if let Some(first) = tokens.first()
+        && first.len() != row.len()
+    {
+        return Err(format!(
+            "this token has {} values, the first has {}: every token is as wide",
+            row.len(),
+            first.len()
+        ));
+    }
+    tokens.push(row);
+    Ok(())
+}
+
+/// The values of a `#! token:` line: finite numbers separated by commas or spaces.
+fn token_values(value: &str) -> Result<Vec<f32>, String> {
+    value
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|v| !v.is_empty())
+        .map(|v| match v.parse::<f32>() {
+            Ok(x) if x.is_finite() => Ok(x),
+            _ => Err(format!("token value {v:?} is not a finite number")),
+        })
+        .collect()
 }
 
 /// Parses a scenario file named `name`: its header, its configuration and its data; the
@@ -357,11 +426,24 @@ pub fn parse_scenario(name: &str, text: &str) -> Result<Scenario, AssetError> {
         preset: header.preset,
         overrides: header.overrides,
         built_in_activations: header.built_in_activations,
+        tokens: header.tokens,
     };
     let matrix = scenario.matrix().map_err(|source| AssetError::Data {
         name: name.to_string(),
         source,
     })?;
+    if let Some(t) = scenario.tokens.first()
+        && t.len() != matrix.shape().1
+    {
+        return Err(AssetError::Quote {
+            name: name.to_string(),
+            message: format!(
+                "its #! token lines have {} values, its rows {} (a token is one input to every row)",
+                t.len(),
+                matrix.shape().1
+            ),
+        });
+    }
     if scenario.look.iter().any(|l| l.contains('{')) {
         let config = scenario.config().map_err(|source| AssetError::Config {
             name: name.to_string(),

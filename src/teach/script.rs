@@ -34,7 +34,7 @@ use crate::teach::assets::{AssetError, Scenario, scenario};
 use crate::teach::exercise::{preset_name, setting_text};
 
 /// Built-in demo scripts.
-const DEMOS: [(&str, &str); 2] = [
+const DEMOS: [(&str, &str); 3] = [
     (
         "quiet-row",
         include_str!("../../assets/demo/quiet-row.toml"),
@@ -43,6 +43,7 @@ const DEMOS: [(&str, &str); 2] = [
         "loud-input",
         include_str!("../../assets/demo/loud-input.toml"),
     ),
+    ("methods", include_str!("../../assets/demo/methods.toml")),
 ];
 
 /// The pane a step points at.

@@ -92,6 +92,8 @@ mod method_cli;
 #[cfg(not(feature = "avx512"))]
 mod method_explorer;
 #[cfg(not(feature = "avx512"))]
+mod method_teaching;
+#[cfg(not(feature = "avx512"))]
 mod methods;
 #[cfg(not(feature = "avx512"))]
 mod minilm;

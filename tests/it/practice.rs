@@ -545,7 +545,9 @@ fn every_scenario_parses_and_analyses_under_its_suggested_configuration() {
             "degenerate",
             "gaussian-16",
             "formats",
-            "loud-input"
+            "loud-input",
+            "act-quant-tokens",
+            "smoothquant-alpha"
         ]
     );
     for s in &all {
