@@ -18,9 +18,9 @@ pub const BUILT_IN: &str = "built-in";
 #[derive(Debug, Args, Default, Clone)]
 pub struct ImportanceArgs {
     /// A llama.cpp importance matrix (llama-imatrix's GGUF, or its legacy .dat): llama.cpp's
-    /// formats (the k-quants, q4_0, q4_1, q5_0, q5_1) quantize with the tensor's entry as
-    /// llama-quantize --imatrix does, and the report adds the importance-weighted error
-    /// (imatrix_mse) and the importance summary.
+    /// formats (the k-quants, the i-quants, q4_0, q4_1, q5_0, q5_1) quantize with the tensor's entry as
+    /// llama-quantize --imatrix does, with the importance-weighted error (imatrix_mse) and
+    /// the importance summary beside the weight errors.
     #[arg(long, value_name = "FILE")]
     pub imatrix: Option<PathBuf>,
     /// The entry of --imatrix to use (default: the tensor's own name, then its llama.cpp
