@@ -88,6 +88,8 @@ mod iquant_formats;
 #[cfg(not(feature = "avx512"))]
 mod load;
 #[cfg(not(feature = "avx512"))]
+mod measure_only;
+#[cfg(not(feature = "avx512"))]
 mod method_cli;
 #[cfg(not(feature = "avx512"))]
 mod method_explorer;

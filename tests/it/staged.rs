@@ -175,6 +175,7 @@ fn the_worker_sends_the_report_then_its_ladder_then_done() {
         formats: None,
         calibration: None,
         method: None,
+        weigh: false,
     };
     let mut kinds = Vec::new();
     compute(&job, |r| {
@@ -210,6 +211,7 @@ fn the_worker_sends_the_ladders_progress_before_the_ladder() {
         formats: None,
         calibration: None,
         method: None,
+        weigh: false,
     };
     let mut seen = Vec::new();
     compute(&job, |r| {
@@ -245,6 +247,7 @@ fn the_explorer_shows_the_ladders_progress_until_the_ladder_arrives() {
         formats: None,
         calibration: None,
         method: None,
+        weigh: false,
     };
     let mut shown = Vec::new();
     compute(&job, |r| {

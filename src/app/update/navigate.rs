@@ -169,6 +169,7 @@ pub(super) fn change_setting(model: &mut Model, setting: Setting, dir: Direction
             group_size: model.group_size,
             row_len: model.analysis.matrix.as_ref().map(|m| m.shape().1),
             method: model.method,
+            weighing: model.importance.weighs(),
         },
         dir,
     );
