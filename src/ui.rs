@@ -351,6 +351,7 @@ fn ladder_pane<'a>(model: &'a Model, theme: &'a Theme) -> ladder::LadderPane<'a>
             .comparison
             .as_ref()
             .and(model.analysis.pinned.as_deref()),
+        method: method::line(model, theme.glyphs.ellipsis),
         theme,
     }
 }

@@ -52,6 +52,9 @@ pub struct LadderPane<'a> {
     pub progress: Option<(usize, usize)>,
     /// The pinned configuration A's report, while one is compared with this one.
     pub pinned: Option<&'a Report>,
+    /// The method beyond rounding against round to nearest, in words, under the rungs
+    /// ([`crate::ui::method::line`]).
+    pub method: Option<String>,
     /// Styles and glyphs.
     pub theme: &'a Theme,
 }
@@ -248,7 +251,8 @@ impl Widget for &LadderPane<'_> {
         let inner = block.inner(area);
         let (w, h) = (usize::from(inner.width), usize::from(inner.height));
         let selected = self.selected.min(ladder.len() - 1);
-        let extra_rows = usize::from(self.pinned_row().is_some());
+        let extra_rows =
+            usize::from(self.pinned_row().is_some()) + usize::from(self.method.is_some());
         let anchor = self.anchor(ladder, selected);
         let rung = &ladder[anchor];
 
@@ -346,7 +350,8 @@ impl<'a> LadderPane<'a> {
         })
     }
 
-    /// The heading and the rows of the table: the ladder's `rows`, then A's rung.
+    /// The heading and the rows of the table: the ladder's `rows`, then A's rung, then the
+    /// method's line.
     fn table_lines(
         &self,
         ladder: &[Rung],
@@ -372,6 +377,10 @@ impl<'a> LadderPane<'a> {
         }
         if let Some(row) = pinned {
             lines.push(table.row(row, false, max_mae, self));
+        }
+        if let Some(m) = &self.method {
+            let text = fit(m, width, self.theme.glyphs.ascii);
+            lines.push(Line::styled(text, self.theme.active));
         }
         (lines, table.dropped)
     }

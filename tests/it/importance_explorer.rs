@@ -400,6 +400,7 @@ fn a_ladder_too_narrow_for_the_output_columns_says_so() {
             pending: false,
             progress: None,
             pinned: None,
+            method: None,
             theme: &theme,
         };
         let area = ratatui::layout::Rect::new(0, 0, width, 8);

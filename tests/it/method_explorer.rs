@@ -64,6 +64,9 @@ fn awq_without_activations_uses_the_built_in_ones_and_shows_the_core_numbers() {
     // 3 significant digits, as the pane writes them
     let ratio = awq.awq_ratio.unwrap();
     assert!(s.contains(&format!("ratio {ratio})")), "{s}");
+    // the Ladder says it too, under its rungs
+    let ladder = s.split("Ladder").nth(1).unwrap_or_default();
+    assert!(ladder.contains("AWQ: output MSE"), "{s}");
     // GPTQ next, then back to round to nearest alone: no method line
     act(&mut m, NEXT_METHOD);
     assert_eq!(m.method, Method::Gptq);

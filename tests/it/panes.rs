@@ -159,6 +159,7 @@ impl<'a> Panes<'a> {
             pending: false,
             progress: None,
             pinned: None,
+            method: None,
             theme: self.theme,
         }
     }
