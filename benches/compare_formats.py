@@ -16,16 +16,22 @@ every 997 values, so block scales differ by orders of magnitude within and acros
 
   libgguf     with --iquants: the i-quants and ternary types (IQ1_S .. IQ4_NL, TQ1_0,
               TQ2_0) against libgguf 0.2.2's quantize_rows (ggml's quantize_<type>, what
-              llama-quantize runs; one thread), both with the same importance vector
+              llama-quantize runs; it splits the rows over every core), both with the same
+              importance vector
               (0.25 + 4 u per column, seed IMP_SEED) for the types whose reference reads one,
               since IQ2_XXS, IQ2_XS and IQ1_S are refused without.
+
+  ladder      with --ladder: the whole format ladder, every preset and format but the
+              IQ2/IQ1 lattice searches (`quantscope report FILE --formats LIST --no-ladder
+              --timings`, its "analyse" time: every entry quantized, dequantized and
+              measured, all cores) against one libgguf.quantize_rows(W, Q4_K) call.
 
 Both are timed in interleaved rounds (each round times every runner once, after one warm-up
 of each), so a slow spell of a shared machine falls on all of them alike; each column is the
 median over the rounds.
 
 Usage: python3 benches/compare_formats.py [--n 4096] [--reps 5] [--dir /tmp/quantscope-compare]
-       [--ggml-src DIR] [--no-build] [--iquants [--types IQ4_XS,...]]
+       [--ggml-src DIR] [--no-build] [--iquants [--types IQ4_XS,...]] [--ladder]
 Needs: numpy, gcc, pip (to download ggml-python's sdist), cargo; with --iquants, libgguf 0.2.2
 instead of gcc and ggml-python.
 """
@@ -121,13 +127,54 @@ def iquants(a, exe: Path, m: np.ndarray, path: Path) -> None:
             times[k].append(run())
     ms = {k: statistics.median(v) for k, v in times.items()}
     header(a)
-    print("| type | importance | libgguf 0.2.2 quantize_rows (1 thread) | quantscope: quantize + "
+    print("| type | importance | libgguf 0.2.2 quantize_rows (all cores) | quantscope: quantize + "
           "dequantize + metrics (all cores) | libgguf / quantscope |")
     print("|---|---|---:|---:|---:|")
     for t in types:
         g, q = ms[t, "ref"], ms[t, "qs"]
         w = "yes" if reads_importance(t) else "not read"
         print(f"| {t} | {w} | {g:.0f} ms | {q:.0f} ms | {g / q:.1f}x |")
+
+
+# The IQ2/IQ1 lattice searches, left out of the ladder's timing (they follow it with
+# progress in the explorer).
+LATTICE = {"iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s"}
+
+
+def ladder(a, m: np.ndarray, path: Path) -> None:
+    exe = ROOT / "target" / "release" / "quantscope"
+    listing = subprocess.run([str(exe), "report", "--list-presets"], capture_output=True,
+                             text=True, check=True).stdout
+    names = []
+    for line in listing.splitlines():
+        if line.startswith("Clipping"):
+            break
+        word = line.split(" ", 1)[0]
+        if word and not line.startswith("Formats") and word not in LATTICE:
+            names.append(word)
+    args = [str(exe), "report", str(path), "--formats", ",".join(names), "--no-ladder",
+            "--timings", "--format", "json", "--output", os.devnull]
+
+    def ours() -> float:
+        r = subprocess.run(args, capture_output=True, text=True, check=True)
+        return float(r.stderr.split("analyse ")[1].split(" ms")[0])
+
+    runners = {"ladder": ours, "q4_k": libgguf_runner("Q4_K", m, None)}
+    for run in runners.values():
+        run()
+    times = {k: [] for k in runners}
+    for _ in range(a.reps):
+        for k, run in runners.items():
+            times[k].append(run())
+    header(a)
+    print(f"The ladder's {len(names)} entries: {', '.join(names)}.\n")
+    print("| what | best | median |")
+    print("|---|---:|---:|")
+    for k, label in [("q4_k", "libgguf.quantize_rows(W, Q4_K), one call"),
+                     ("ladder", "quantscope, the whole format ladder (`analyse`)")]:
+        print(f"| {label} | {min(times[k]):.0f} ms | {statistics.median(times[k]):.0f} ms |")
+    r = statistics.median(times["ladder"]) / statistics.median(times["q4_k"])
+    print(f"\nladder / Q4_K call (medians): {r:.2f}x")
 
 
 def header(a) -> None:
@@ -151,11 +198,13 @@ def main() -> None:
     ap.add_argument("--iquants", action="store_true",
                     help="time the i-quants and ternary types against libgguf instead")
     ap.add_argument("--types", help="with --iquants, a comma-separated subset (IQ4_XS,TQ2_0)")
+    ap.add_argument("--ladder", action="store_true",
+                    help="time the whole format ladder against one libgguf Q4_K call instead")
     a = ap.parse_args()
 
     if not a.no_build:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "format_timing"],
-                       cwd=ROOT, check=True)
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "format_timing",
+                        "--bin", "quantscope"], cwd=ROOT, check=True)
     exe = ROOT / "target" / "release" / "examples" / "format_timing"
     a.dir.mkdir(parents=True, exist_ok=True)
     m = matrix(a.n)
@@ -163,6 +212,9 @@ def main() -> None:
     np.save(path, m)
     if a.iquants:
         iquants(a, exe, m, path)
+        return
+    if a.ladder:
+        ladder(a, m, path)
         return
     with tempfile.TemporaryDirectory() as tmp:
         lib = build_ggml(ggml_source(a.ggml_src, tmp), tmp)

@@ -100,7 +100,7 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
             (ImportanceMode::Off, _) => (format!(" {sep} importance off"), theme.dim),
             (_, Some(_)) => (format!(" {sep} {}: does not fit", c.label), theme.bad),
             (ImportanceMode::Measure, None) => {
-                (format!(" {sep} {} (measured only)", c.label), theme.active)
+                (format!(" {sep} importance measured only"), theme.active)
             }
             (ImportanceMode::Weigh, None) => (format!(" {sep} {}", c.label), theme.active),
         };

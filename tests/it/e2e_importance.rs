@@ -46,7 +46,7 @@ fn the_loud_input_scenario_loads_toggles_resizes_and_quits() {
     t.wait_for("the view closed", |s| !s.contains("The top 1 % of columns"));
     t.keys(&["M-W"]);
     t.wait_for("importance measured only, output columns kept", |s| {
-        title(s).contains("(measured only)")
+        title(s).contains("importance measured only")
             && !title(s).contains("computing")
             && s.contains("out MSE")
     });
