@@ -3,11 +3,11 @@
 //! ml_dtypes' casts (and ggml's MXFP4 by libgguf on the same matrices). Scale bytes, codes
 //! and reconstructions must match bit for bit.
 
-use std::path::PathBuf;
-
 use quantscope::core::format::mx::{self, MX_BLOCK, MxKind};
 use quantscope::core::format::{Format, Meta};
 use serde_json::Value;
+
+use crate::common::golden;
 
 /// Every fixture file; `every_fixture_file_is_read_by_a_test` checks the directory holds
 /// these and no others.
@@ -22,13 +22,9 @@ const FIXTURES: [&str; 8] = [
     "mxint8.json",
 ];
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/mx")
-}
-
 fn fixture(name: &str) -> Value {
     assert!(FIXTURES.contains(&name), "{name} is not in FIXTURES");
-    serde_json::from_str(&std::fs::read_to_string(dir().join(name)).unwrap()).unwrap()
+    golden::json("mx", name)
 }
 
 fn rows_f32(v: &Value) -> Vec<Vec<f32>> {
@@ -268,10 +264,6 @@ fn ggml_mxfp4_parts_from_the_ocp_rule_only_on_ties_zeros_and_exponents() {
 
 #[test]
 fn every_fixture_file_is_read_by_a_test() {
-    let mut files: Vec<String> = std::fs::read_dir(dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
+    let files = golden::file_names("mx");
     assert_eq!(files, FIXTURES);
 }
