@@ -15,7 +15,7 @@ use quantscope::core::{Matrix, Options, PresetOptions, Scheme, analyse_with, pre
 use serde_json::Value;
 
 use crate::common::files;
-use crate::common::golden::{self, fnv1a, hex};
+use crate::common::golden::{self, f32_of, f32s, fnv1a, hex};
 use crate::common::models;
 
 /// Every fixture file a test below reads; `every_fixture_file_is_read_by_a_test` checks that
@@ -49,20 +49,6 @@ const FIXTURES: [&str; 23] = [
 fn fixture(name: &str) -> Value {
     assert!(FIXTURES.contains(&name), "{name} is not in FIXTURES");
     golden::json("edges", name)
-}
-
-/// A fixture's float: a JSON number, or `"inf"` / `"-inf"`.
-fn f32_of(x: &Value) -> f32 {
-    match x.as_str() {
-        Some("inf") => f32::INFINITY,
-        Some("-inf") => f32::NEG_INFINITY,
-        Some(s) => panic!("not a float: {s:?}"),
-        None => x.as_f64().unwrap() as f32,
-    }
-}
-
-fn f32s(v: &Value) -> Vec<f32> {
-    v.as_array().unwrap().iter().map(f32_of).collect()
 }
 
 fn usize_of(v: &Value) -> usize {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::common::files;
 use crate::common::files::f32_bytes;
-use crate::common::golden::{self, bulk_matrix, bytes_of, fnv1a};
+use crate::common::golden::{self, bulk_matrix, bytes_of, f32s, fnv1a};
 
 /// Every fixture file a test below reads; `every_fixture_file_is_read_by_a_test` checks that
 /// tests/golden/formats holds these and no others, so a new file cannot go unchecked.
@@ -37,14 +37,6 @@ const FIXTURES: [&str; 16] = [
 fn fixture(name: &str) -> Value {
     assert!(FIXTURES.contains(&name), "{name} is not in FIXTURES");
     golden::json("formats", name)
-}
-
-fn f32s(v: &Value) -> Vec<f32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap() as f32)
-        .collect()
 }
 
 fn ints(v: &Value) -> Vec<i64> {

@@ -7,7 +7,7 @@ use quantscope::core::format::mx::{self, MX_BLOCK, MxKind};
 use quantscope::core::format::{Format, Meta};
 use serde_json::Value;
 
-use crate::common::golden;
+use crate::common::golden::{self, f32_rows};
 
 /// Every fixture file; `every_fixture_file_is_read_by_a_test` checks the directory holds
 /// these and no others.
@@ -25,20 +25,6 @@ const FIXTURES: [&str; 8] = [
 fn fixture(name: &str) -> Value {
     assert!(FIXTURES.contains(&name), "{name} is not in FIXTURES");
     golden::json("mx", name)
-}
-
-fn rows_f32(v: &Value) -> Vec<Vec<f32>> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap() as f32)
-                .collect()
-        })
-        .collect()
 }
 
 fn rows_int(v: &Value) -> Vec<Vec<i64>> {
@@ -64,7 +50,7 @@ fn inputs() -> Vec<(String, Vec<Vec<f32>>)> {
         .map(|m| {
             (
                 m["name"].as_str().unwrap().to_string(),
-                rows_f32(&m["input"]),
+                f32_rows(&m["input"]),
             )
         })
         .collect()
@@ -124,7 +110,7 @@ fn check(name: &str, kind: MxKind) {
         assert_eq!(case["matrix"].as_str().unwrap(), label);
         let scales = rows_int(&case["scales"]);
         let codes = rows_int(&case["codes"]);
-        let deq = rows_f32(&case["dequantized"]);
+        let deq = f32_rows(&case["dequantized"]);
         for (r, row) in x.iter().enumerate() {
             let (s, c, v) = encode_row(kind, row);
             let what = format!("{name} {label} row {r}");
@@ -193,7 +179,7 @@ fn ggml_mxfp4_parts_from_the_ocp_rule_only_on_ties_zeros_and_exponents() {
         .zip(ocp["cases"].as_array().unwrap())
         .zip(inputs())
     {
-        let deq = rows_f32(&case["dequantized"]);
+        let deq = f32_rows(&case["dequantized"]);
         let ocp_scales = rows_int(&ocase["scales"]);
         for (r, row) in x.iter().enumerate() {
             let hex = case["bytes"][r].as_str().unwrap();

@@ -4,25 +4,14 @@
 
 use quantscope::core::format::{Encoded, Format, KQuant, Legacy};
 
-use crate::common::golden::{self, XorShift, bulk_matrix, fnv1a, hex};
+use crate::common::golden::{self, XorShift, bulk_matrix, f32_rows, fnv1a, hex};
 
 /// The format fixtures' input matrices by name (rows of f32).
 fn inputs() -> Vec<(String, Vec<Vec<f32>>)> {
     let mut out = Vec::new();
     for f in ["ggml_q4_K.json", "legacy_q4_0.json"] {
         for case in golden::json("formats", f)["cases"].as_array().unwrap() {
-            let rows = case["input"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| {
-                    r.as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|v| v.as_f64().unwrap() as f32)
-                        .collect()
-                })
-                .collect();
+            let rows = f32_rows(&case["input"]);
             out.push((case["matrix"].as_str().unwrap().to_owned(), rows));
         }
     }

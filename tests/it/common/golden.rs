@@ -108,3 +108,23 @@ pub fn file_names(dir: &str) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A fixture's float: a JSON number, or `"inf"` / `"-inf"` for an infinity.
+pub fn f32_of(x: &Value) -> f32 {
+    match x.as_str() {
+        Some("inf") => f32::INFINITY,
+        Some("-inf") => f32::NEG_INFINITY,
+        Some(s) => panic!("not a float: {s:?}"),
+        None => x.as_f64().unwrap() as f32,
+    }
+}
+
+/// A fixture's array of floats ([`f32_of`] each).
+pub fn f32s(v: &Value) -> Vec<f32> {
+    v.as_array().unwrap().iter().map(f32_of).collect()
+}
+
+/// A fixture's rows of floats ([`f32_of`] each).
+pub fn f32_rows(v: &Value) -> Vec<Vec<f32>> {
+    v.as_array().unwrap().iter().map(f32s).collect()
+}
