@@ -775,7 +775,7 @@ fn analysed(
         // Every code is written out: keep them rather than recompute each one.
         keep_codes: args.values,
     };
-    let mut report = analyse_weighted(matrix, config, calibration.importance.as_ref(), options)
+    let mut report = analyse_weighted(matrix, config, calibration.quantize_with(), options)
         .map_err(|e| e.to_string())?;
     if let Some(stage) = stage {
         add_output_errors(stage, &mut report, &mut |_, _| true).map_err(|e| e.to_string())?;
@@ -784,7 +784,7 @@ fn analysed(
     let format_ladder = args.formats.as_ref().and_then(|selection| {
         let preset = args.config.preset.as_deref().unwrap_or("lesson");
         let inputs = crate::core::format_ladder::Inputs {
-            importance: calibration.importance.as_ref(),
+            importance: calibration.quantize_with(),
             output: stage,
         };
         crate::core::format_ladder::format_ladder_inputs(
@@ -833,13 +833,8 @@ fn compared(
         ladder: !args.no_ladder,
         keep_codes: args.values,
     };
-    let mut a = analyse_weighted(
-        matrix,
-        &spec.config,
-        calibration.importance.as_ref(),
-        options,
-    )
-    .map_err(|e| format!("--compare {}: {e}", spec.text))?;
+    let mut a = analyse_weighted(matrix, &spec.config, calibration.quantize_with(), options)
+        .map_err(|e| format!("--compare {}: {e}", spec.text))?;
     if let Some(stage) = stage {
         add_output_errors(stage, &mut a, &mut |_, _| true)
             .map_err(|e| format!("--compare {}: {e}", spec.text))?;

@@ -26,6 +26,7 @@ pub mod fallback;
 pub mod figures;
 pub mod format;
 pub mod format_ladder;
+pub mod gemm;
 pub mod importance;
 pub mod kernel;
 mod matrix;

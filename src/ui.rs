@@ -281,10 +281,10 @@ fn settings_pane<'a>(model: &'a Model, theme: &'a Theme) -> settings::SettingsPa
         selected: model.selected_setting,
         focused: model.focus == Focus::Settings,
         importance: model.importance.loaded.as_ref().map(|c| {
-            let state = match (model.importance.on, &model.analysis.calibration_unfit) {
-                (false, _) => "off",
-                (true, Some(_)) => "does not fit",
-                (true, None) => "on",
+            let state = match (model.importance.mode, &model.analysis.calibration_unfit) {
+                (crate::app::model::ImportanceMode::Off, _) => "off",
+                (_, Some(_)) => "does not fit",
+                (mode, None) => mode.word(),
             };
             format!("importance {state}: {}", c.label)
         }),
@@ -531,7 +531,10 @@ fn draw_importance(frame: &mut Frame, model: &Model, theme: &Theme) {
     frame.render_widget(
         &importance::ImportanceOverlay {
             report: model.analysis.report.as_deref(),
-            loaded: state.loaded.as_ref().map(|c| (c.label.as_str(), state.on)),
+            loaded: state
+                .loaded
+                .as_ref()
+                .map(|c| (c.label.as_str(), state.mode)),
             unfit: model.analysis.calibration_unfit.as_deref(),
             progress: model.analysis.output_progress,
             keys: (&load, &toggle),

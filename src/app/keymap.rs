@@ -127,7 +127,7 @@ impl Action {
                 "load which weights matter: a llama-imatrix file (.gguf, .dat) or activations (.npy, FILE:TENSOR, text, built-in)"
             }
             Self::ToggleImportance => {
-                "importance on or off: llama.cpp formats quantize with it, output errors follow the report"
+                "importance: on (llama.cpp formats quantize with it, output errors follow the report), measured only (they quantize without it, output errors stay), off"
             }
             Self::ImportanceView => {
                 "the importance per input column: sorted bars, the top 1 % share, columns with clamped or collapsed values"
@@ -289,7 +289,7 @@ impl Action {
             Self::Yes => "yes",
             Self::No => "no",
             Self::LoadImportance => "load importance",
-            Self::ToggleImportance => "importance on/off",
+            Self::ToggleImportance => "importance on/measured/off",
             Self::ImportanceView => "importance",
             Self::ToggleFront => "front",
         }

@@ -304,9 +304,9 @@ pub struct Model {
 pub struct ImportanceState {
     /// What is loaded, if anything.
     pub loaded: Option<Arc<crate::app::calibration::Calibration>>,
-    /// What is loaded is used (the llama.cpp formats quantize with it, the output errors
-    /// are computed); switched off, the explorer is as without it.
-    pub on: bool,
+    /// How what is loaded is used: to quantize and to measure, only to measure, or not at
+    /// all (the explorer is then as without it).
+    pub mode: ImportanceMode,
     /// The number of the newest load asked for; older loads that arrive later are dropped.
     pub request: u64,
     /// The format ladder draws its Pareto front on the output error instead of the
@@ -314,11 +314,55 @@ pub struct ImportanceState {
     pub front_on_output: bool,
 }
 
+/// How the explorer uses a loaded importance matrix or activations (Alt-W steps through them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ImportanceMode {
+    /// The llama.cpp formats (and `--clip mse-weighted`) quantize with the importance, and
+    /// the output errors are measured: what `llama-quantize --imatrix` does.
+    #[default]
+    Weigh,
+    /// The formats quantize as without it; the output errors are still measured, so the
+    /// same format with and without the importance can be compared on the same measure.
+    Measure,
+    /// Not used at all.
+    Off,
+}
+
+impl ImportanceMode {
+    /// The next mode, in the order Alt-W steps through them.
+    #[must_use]
+    pub fn next(self) -> Self {
+        match self {
+            Self::Weigh => Self::Measure,
+            Self::Measure => Self::Off,
+            Self::Off => Self::Weigh,
+        }
+    }
+
+    /// A word for the title bar and Settings.
+    #[must_use]
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Weigh => "on",
+            Self::Measure => "measured only",
+            Self::Off => "off",
+        }
+    }
+}
+
 impl ImportanceState {
-    /// What the analysis uses: the loaded calibration, when switched on.
+    /// What the analysis measures with: the loaded calibration, unless switched off.
     #[must_use]
     pub fn active(&self) -> Option<&Arc<crate::app::calibration::Calibration>> {
-        self.loaded.as_ref().filter(|_| self.on)
+        self.loaded
+            .as_ref()
+            .filter(|_| self.mode != ImportanceMode::Off)
+    }
+
+    /// The formats quantize with the importance (loaded, and in [`ImportanceMode::Weigh`]).
+    #[must_use]
+    pub fn weighs(&self) -> bool {
+        self.loaded.is_some() && self.mode == ImportanceMode::Weigh
     }
 }
 
@@ -694,7 +738,7 @@ impl Model {
     /// Switches the built-in activations on (a scenario's `#! activations: built-in`).
     pub fn use_built_in_activations(&mut self) {
         self.importance.loaded = Some(Arc::new(crate::app::calibration::Calibration::built_in()));
-        self.importance.on = true;
+        self.importance.mode = ImportanceMode::Weigh;
         self.analysis.calibration_unfit = None;
     }
 
@@ -732,6 +776,7 @@ impl Model {
             pinned: self.pinned.map(|p| p.config),
             formats: matches!(self.overlay, Some(Overlay::Formats { .. })).then_some(self.preset),
             calibration: self.importance.active().cloned(),
+            weigh: self.importance.weighs(),
         }
     }
 }

@@ -79,6 +79,16 @@ pub const CLIPPINGS: [Clipping; 4] = [
     Clipping::Mse,
 ];
 
+/// The same, with the importance-weighted MSE search after the MSE search: the cycle when
+/// an importance is loaded and quantizes.
+pub const CLIPPINGS_WEIGHTED: [Clipping; 5] = [
+    Clipping::None,
+    Clipping::Percentile(99.9),
+    Clipping::Percentile(99.0),
+    Clipping::Mse,
+    Clipping::MseWeighted,
+];
+
 /// What a setting is changed against: the configuration as resolved, and how it was made.
 #[derive(Debug, Clone, Copy)]
 pub struct Current<'a> {
@@ -93,6 +103,9 @@ pub struct Current<'a> {
     /// The length of the data's rows, when known (a switch to groups picks a group that
     /// fits them).
     pub row_len: Option<usize>,
+    /// An importance is loaded and quantizes: the clipping cycle includes the
+    /// importance-weighted MSE search.
+    pub weighing: bool,
 }
 
 /// The result of one key press on a setting: the new preset and overrides (resolved and
@@ -249,7 +262,9 @@ impl Setting {
             (Self::Granularity, _) => "granularity: tensor, channel, group",
             (Self::GroupSize, _) => "group size: 256, 128, 64, 32, 16, 8",
             (Self::Axis, _) => "per-channel along rows (axis 0) or columns (axis 1)",
-            (Self::Clipping, _) => "clipping: none, percentile 99.9, 99, MSE search",
+            (Self::Clipping, _) => {
+                "clipping: none, percentile 99.9, 99, MSE search (and importance-weighted, with importance on)"
+            }
             (Self::ScaleDtype, _) => "scale storage: f32, f16, bf16",
         }
     }
@@ -343,7 +358,14 @@ impl Setting {
                 }
             }
             Self::Axis => o.axis = Some(cycle(Axis::ALL, c.axis, dir)),
-            Self::Clipping => o.clipping = Some(cycle(&CLIPPINGS, c.clipping, dir)),
+            Self::Clipping => {
+                let cycle_of: &[Clipping] = if now.weighing {
+                    &CLIPPINGS_WEIGHTED
+                } else {
+                    &CLIPPINGS
+                };
+                o.clipping = Some(cycle(cycle_of, c.clipping, dir));
+            }
             Self::ScaleDtype => o.scale_dtype = Some(cycle(ScaleDtype::ALL, c.scale_dtype, dir)),
         }
         Changed {

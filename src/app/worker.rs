@@ -38,9 +38,12 @@ pub struct Job {
     /// The formats overlay is open: run the format ladder last, marking the active
     /// configuration (from this preset).
     pub formats: Option<&'static str>,
-    /// The importance matrix or activations, when loaded and switched on: the llama.cpp
-    /// formats quantize with the importance, and the output errors follow the report.
+    /// The importance matrix or activations, when loaded and not switched off: the output
+    /// errors follow the report.
     pub calibration: Option<Arc<Calibration>>,
+    /// The llama.cpp formats (and `--clip mse-weighted`) quantize with the calibration's
+    /// importance; false, they quantize as without it and the importance only measures.
+    pub weigh: bool,
 }
 
 /// What a job produced.
@@ -185,7 +188,11 @@ fn analyse_job(
     resolved: Option<&Resolved>,
     emit: &mut impl FnMut(JobResult) -> bool,
 ) -> bool {
-    let importance = resolved.and_then(|r| r.importance.as_ref());
+    // What the formats quantize with; the output stage below measures with the importance
+    // either way.
+    let importance = resolved
+        .filter(|_| job.weigh)
+        .and_then(|r| r.importance.as_ref());
     // The report is kept to add its output errors to, once its ladder is done.
     let mut kept: Option<Report> = None;
     let generation = job.generation;

@@ -196,7 +196,7 @@ fn load_importance(
     args: &crate::cli::importance::ImportanceArgs,
 ) -> Result<(), String> {
     if args.is_empty() {
-        return Ok(());
+        return args.measure_only_alone();
     }
     let imatrix = args.imatrix.as_ref().map(|p| p.display().to_string());
     let (tensor, matrix) = match &model.source {
@@ -214,7 +214,11 @@ fn load_importance(
     };
     let loaded = crate::runtime::importance::load(&request, matrix.as_deref())?;
     model.importance.loaded = Some(std::sync::Arc::new(loaded));
-    model.importance.on = true;
+    model.importance.mode = if args.measure_only {
+        crate::app::model::ImportanceMode::Measure
+    } else {
+        crate::app::model::ImportanceMode::Weigh
+    };
     model.request_analysis();
     Ok(())
 }

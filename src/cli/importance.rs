@@ -18,9 +18,9 @@ pub const BUILT_IN: &str = "built-in";
 #[derive(Debug, Args, Default, Clone)]
 pub struct ImportanceArgs {
     /// A llama.cpp importance matrix (llama-imatrix's GGUF, or its legacy .dat): llama.cpp's
-    /// formats (the k-quants, q4_0, q4_1, q5_0, q5_1) quantize with the tensor's entry as
-    /// llama-quantize --imatrix does, and the report adds the importance-weighted error
-    /// (imatrix_mse) and the importance summary.
+    /// formats (the k-quants, the i-quants, q4_0, q4_1, q5_0, q5_1) quantize with the tensor's entry as
+    /// llama-quantize --imatrix does, with the importance-weighted error (imatrix_mse) and
+    /// the importance summary beside the weight errors.
     #[arg(long, value_name = "FILE")]
     pub imatrix: Option<PathBuf>,
     /// The entry of --imatrix to use (default: the tensor's own name, then its llama.cpp
@@ -33,6 +33,10 @@ pub struct ImportanceArgs {
     /// output_sqnr_db); without --imatrix their mean of x² per column is the importance.
     #[arg(long, value_name = "FILE[:TENSOR]")]
     pub activations: Option<String>,
+    /// The formats quantize as without the importance; --imatrix and --activations only
+    /// measure (imatrix_mse, output_mse), so one format can be compared with and without it.
+    #[arg(long)]
+    pub measure_only: bool,
 }
 
 /// The importance and activations for one matrix.
@@ -42,9 +46,17 @@ pub struct Loaded {
     pub importance: Option<Importance>,
     /// The activations.
     pub tokens: Option<Box<dyn Tokens>>,
+    /// The importance only measures (`--measure-only`): the formats quantize without it.
+    pub measure_only: bool,
 }
 
 impl Loaded {
+    /// What the formats quantize with: the importance, unless it only measures.
+    #[must_use]
+    pub fn quantize_with(&self) -> Option<&Importance> {
+        self.importance.as_ref().filter(|_| !self.measure_only)
+    }
+
     /// The calibration for the output stage.
     #[must_use]
     pub fn calibration(&self) -> Calibration<'_> {
@@ -60,6 +72,17 @@ impl ImportanceArgs {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.imatrix.is_none() && self.activations.is_none()
+    }
+
+    /// `--measure-only` with nothing to measure with: the message.
+    pub fn measure_only_alone(&self) -> Result<(), String> {
+        if self.measure_only && self.is_empty() {
+            return Err(
+                "--measure-only says the importance only measures: give it --imatrix FILE or --activations FILE (or built-in)"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 
     /// The opened importance matrix, if one was given.
@@ -79,6 +102,7 @@ impl ImportanceArgs {
         matrix: &Matrix,
         tensor: Option<&str>,
     ) -> Result<Loaded, String> {
+        self.measure_only_alone()?;
         let (rows, cols) = matrix.shape();
         let tokens: Option<Box<dyn Tokens>> = match self.activations.as_deref() {
             None => None,
@@ -108,7 +132,11 @@ impl ImportanceArgs {
                 None => None,
             },
         };
-        Ok(Loaded { importance, tokens })
+        Ok(Loaded {
+            importance,
+            tokens,
+            measure_only: self.measure_only,
+        })
     }
 }
 

@@ -363,7 +363,7 @@ fn integer_entry(
         Ok(r) => Entry {
             name: name.to_string(),
             integer: true,
-            about: config.summary(),
+            about: about_of(&config.summary(), r.quantized_with.is_some()),
             bits_per_weight: Some(r.memory.bits_per_weight),
             total_bytes: Some(r.memory.total_bytes),
             parts: integer_parts(config, rows * cols, r.memory.blocks as usize),
@@ -374,6 +374,27 @@ fn integer_entry(
             fallback: None,
         },
         Err(e) => unmeasured(name, true, config.summary(), e.to_string(), active),
+    }
+}
+
+/// What an entry is, naming the quantizer that ran: ggml's reference quantizer
+/// `quantize_row_<type>_ref` is, with the importance, `quantize_<type>` with the importance
+/// as its `quant_weights`, as llama-quantize --imatrix calls it. Text that names no such
+/// function is kept (the entry's `weighted` says the rest).
+fn about_of(about: &str, weighted: bool) -> String {
+    let named = about.find("quantize_row_").and_then(|start| {
+        let rest = &about[start + "quantize_row_".len()..];
+        let end = rest.find("_ref")?;
+        let ty = &rest[..end];
+        Some(format!(
+            "{}quantize_{ty} with the importance as quant_weights{}",
+            &about[..start],
+            &rest[end + "_ref".len()..]
+        ))
+    });
+    match named {
+        Some(n) if weighted => n,
+        _ => about.to_string(),
     }
 }
 
@@ -451,10 +472,11 @@ fn format_entry_measured(
     };
     let parts = format_bits(info.coded, rows, cols);
     let bits: f64 = parts.iter().map(|(_, b)| b).sum();
+    let about = about_of(info.about, m.weighted);
     Entry {
         name: info.name.to_string(),
         integer: false,
-        about: info.about.to_string(),
+        about,
         bits_per_weight: Some(bits / n),
         total_bytes: Some((bits / 8.0).ceil() as u64),
         parts: parts

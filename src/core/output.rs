@@ -18,17 +18,17 @@
 //!
 //! and over the matrix `Σ_i Σ_j a_j e_ij² / Σ_i Σ_j a_j`.
 //!
-//! `X · Eᵀ` is one matrix product (ndarray's `matrixmultiply` GEMM in `f32`, as the layer
-//! itself and numpy's `X @ E.T` compute it), run on blocks of [`ROW_BLOCK`] rows in
-//! parallel, over chunks of tokens read one after another, so activations need not fit in
-//! memory. Each product's square, and every sum, is accumulated in `f64`. A row's sums
+//! `X · Eᵀ` is one matrix product in `f32` (faer's GEMM, [`crate::core::gemm`], as the layer
+//! itself and numpy's `X @ E.T` compute it in `f32`), run on blocks of [`ROW_BLOCK`] rows in
+//! parallel (each product on one thread), over chunks of tokens read one after another, so
+//! activations need not fit in memory. Each product's square, and every sum, is accumulated in `f64`. A row's sums
 //! depend only on its own products, in token order, so results do not depend on the number
 //! of threads. `‖X w_i‖²` depends only on the matrix and the activations: [`OutputStage`]
 //! computes it once for every report of the same matrix.
 
 use std::sync::Mutex;
 
-use ndarray::{Array2, ArrayView2, Axis, linalg::general_mat_mul};
+use ndarray::{Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 
 mod reconstruct;
@@ -37,6 +37,7 @@ mod stage;
 pub use stage::{StageError, add_output_errors};
 
 use crate::core::Progress;
+use crate::core::gemm::{Threads, mul_t_into};
 use crate::core::importance::activations::chunk_tokens;
 use crate::core::importance::{
     ColumnRisk, Importance, ImportanceError, OutputErrors, OutputMetrics, RISK_COLUMNS, Tokens,
@@ -424,11 +425,11 @@ fn block_pass(
     if let Some(x) = x {
         let n = x.nrows();
         let mut y = Array2::<f32>::zeros((n, r1 - r0));
-        general_mat_mul(1.0, x, &e.t(), 0.0, &mut y);
+        mul_t_into(x, &e.view(), &mut y, Threads::One);
         add_squares(&y, &mut sums, |s| &mut s.err);
         if signal {
             let wb = w.slice_axis(Axis(0), (r0..r1).into());
-            general_mat_mul(1.0, x, &wb.t(), 0.0, &mut y);
+            mul_t_into(x, &wb, &mut y, Threads::One);
             add_squares(&y, &mut sums, |s| &mut s.signal);
         }
     }

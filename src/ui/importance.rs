@@ -20,6 +20,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
+use crate::app::model::ImportanceMode;
 use crate::core::Report;
 use crate::core::importance::{OutputErrors, OutputMetrics};
 use crate::ui::Theme;
@@ -31,8 +32,8 @@ use crate::ui::utilization::{fit, sig};
 pub struct ImportanceOverlay<'a> {
     /// The report shown (its output errors, once computed).
     pub report: Option<&'a Report>,
-    /// What is loaded and whether it is on, in words (`None`: nothing loaded).
-    pub loaded: Option<(&'a str, bool)>,
+    /// What is loaded, in words, and how it is used (`None`: nothing loaded).
+    pub loaded: Option<(&'a str, ImportanceMode)>,
     /// Why what is loaded does not fit the data, if it does not.
     pub unfit: Option<&'a str>,
     /// Rows of the output errors done, of all, while they are coming.
@@ -52,10 +53,14 @@ impl Widget for &ImportanceOverlay<'_> {
         );
         Clear.render(popup, buf);
         let title = match self.loaded {
-            Some((label, true)) => {
+            Some((label, ImportanceMode::Weigh)) => {
                 format!("Importance {} {label} (Esc closes)", self.theme.glyphs.sep)
             }
-            Some((label, false)) => format!(
+            Some((label, ImportanceMode::Measure)) => format!(
+                "Importance {} {label}: measured only (Esc closes)",
+                self.theme.glyphs.sep
+            ),
+            Some((label, ImportanceMode::Off)) => format!(
                 "Importance {} {label}: off (Esc closes)",
                 self.theme.glyphs.sep
             ),
@@ -84,7 +89,9 @@ impl ImportanceOverlay<'_> {
                 (None, _, _) => format!(
                     "Nothing loaded. {load} loads an importance matrix (llama-imatrix's .gguf or .dat) or activations (.npy, FILE:TENSOR, channel text, or built-in: synthetic tokens with a few loud columns, no file needed)."
                 ),
-                (Some((_, false)), _, _) => format!("Switched off: {toggle} switches it on."),
+                (Some((_, ImportanceMode::Off)), _, _) => {
+                    format!("Switched off: {toggle} switches it on.")
+                }
                 (Some(_), Some(why), _) => format!("It does not fit the data: {why}"),
                 (Some(_), None, p) => format!(
                     "The output errors follow the weight report: computing{}{}",

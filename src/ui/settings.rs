@@ -98,6 +98,8 @@ impl Widget for &SettingsPane<'_> {
                     overrides: self.overrides,
                     group_size: self.group_size,
                     row_len: self.row_len,
+                    // Only the description is read here, which does not depend on it.
+                    weighing: false,
                 };
                 let label = setting.label();
                 let mut value = setting.describe(&now, self.modified);

@@ -9,6 +9,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use crate::app::editor::EditAction;
 use crate::app::input::mode;
 use crate::app::keymap::{Action, Combo, Mode, bindings};
+use crate::app::model::ImportanceMode;
 use crate::app::setting::{Direction, Setting};
 use crate::app::{Focus, Model};
 use crate::ui::utilization::text_width;
@@ -73,10 +74,14 @@ pub fn title_spans(m: &Model, theme: &Theme, width: usize) -> Vec<Span<'static>>
         parts.push((format!(" {sep} {}x{}", r.shape.0, r.shape.1), theme.text, 0));
     }
     if let Some(c) = &m.importance.loaded {
-        let (text, style) = match (m.importance.on, &m.analysis.calibration_unfit) {
-            (false, _) => (format!(" {sep} importance off"), theme.dim),
-            (true, Some(_)) => (format!(" {sep} {}: does not fit", c.label), theme.bad),
-            (true, None) => (format!(" {sep} {}", c.label), theme.active),
+        let mode = m.importance.mode;
+        let (text, style) = match (mode, &m.analysis.calibration_unfit) {
+            (ImportanceMode::Off, _) => (format!(" {sep} importance off"), theme.dim),
+            (_, Some(_)) => (format!(" {sep} {}: does not fit", c.label), theme.bad),
+            (ImportanceMode::Measure, None) => {
+                (format!(" {sep} {} (measured only)", c.label), theme.active)
+            }
+            (ImportanceMode::Weigh, None) => (format!(" {sep} {}", c.label), theme.active),
         };
         parts.push((text, style, 1));
     }

@@ -45,6 +45,12 @@ fn the_loud_input_scenario_loads_toggles_resizes_and_quits() {
     t.keys(&["Escape"]);
     t.wait_for("the view closed", |s| !s.contains("The top 1 % of columns"));
     t.keys(&["M-W"]);
+    t.wait_for("importance measured only, output columns kept", |s| {
+        title(s).contains("(measured only)")
+            && !title(s).contains("computing")
+            && s.contains("out MSE")
+    });
+    t.keys(&["M-W"]);
     let s = t.wait_for("importance off, analysed", |s| {
         title(s).contains("importance off") && !title(s).contains("computing")
     });

@@ -725,3 +725,37 @@ fn every_fixture_file_is_read_by_a_test() {
         "tests/golden/edges/*.json and FIXTURES differ"
     );
 }
+
+/// `--explain` on MXFP4 at the f32 maximum says why the top levels are out of reach.
+#[test]
+fn explain_says_why_mxfp4_levels_overflow_at_the_f32_maximum() {
+    let mut row = vec!["0".to_string(); 32];
+    row[0] = "3.4028235e38".into();
+    row[1] = "1".into();
+    let f = crate::common::files::temp_file("max.txt", (row.join(" ") + "\n").as_bytes());
+    let out = crate::common::run::quantscope(&[
+        "report",
+        f.to_str().unwrap(),
+        "--preset",
+        "mxfp4",
+        "--explain",
+        "--no-ladder",
+    ]);
+    let text = crate::common::run::text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::run::text(&out.stderr)
+    );
+    // ggml's floor(log2f(amax)) is 128: log2f rounds 127.99999... up.
+    assert!(
+        text.contains("= 128 (log2f rounds up: amax is below 2^128) → e = 128 - 2 + 127 = 253"),
+        "{text}"
+    );
+    assert!(
+        text.contains("levels 4 and 6 × 2^126 pass f32's largest value"),
+        "{text}"
+    );
+    assert!(text.contains("8 and 12 × 2^125"), "{text}");
+}

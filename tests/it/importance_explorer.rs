@@ -6,6 +6,7 @@ use crate::common::{explorer, files, screen as screen_text};
 
 use explorer::{act, builtin_model};
 use quantscope::app::keymap::Action;
+use quantscope::app::model::ImportanceMode;
 use quantscope::app::worker::{Job, Outcome, compute};
 use quantscope::app::{Message, Model, Overlay, update};
 use quantscope::runtime::settle;
@@ -55,7 +56,7 @@ fn wide_text() -> String {
 #[test]
 fn built_in_activations_load_from_the_prompt_and_the_output_errors_follow() {
     let m = loud_model();
-    assert!(m.importance.on, "{:?}", m.status);
+    assert_eq!(m.importance.mode, ImportanceMode::Weigh, "{:?}", m.status);
     let c = m.importance.loaded.as_ref().expect("loaded");
     assert_eq!(c.label, "activations built-in");
     let report = m.analysis.report.as_ref().expect("a report");
@@ -74,20 +75,54 @@ fn built_in_activations_load_from_the_prompt_and_the_output_errors_follow() {
 }
 
 #[test]
-fn switching_importance_off_drops_the_output_errors_and_on_brings_them_back() {
+fn alt_w_steps_from_weighing_to_measuring_only_to_off_and_back() {
     let mut m = loud_model();
+    m.apply_settings("q4_0", quantscope::core::presets::Overrides::default())
+        .unwrap();
+    settle(&mut m);
+    let weighed = m.analysis.report.clone().unwrap();
+    assert!(weighed.quantized_with.is_some());
+    let weighed_out = weighed.output.clone().expect("output errors");
+    // Measured only: Q4_0 quantizes as without the importance, and the output errors stay.
     act(&mut m, Action::ToggleImportance);
-    assert!(!m.importance.on);
+    assert_eq!(m.importance.mode, ImportanceMode::Measure);
+    assert!(m.status.as_deref().unwrap_or("").contains("measured only"));
+    let measured = m.analysis.report.clone().unwrap();
+    assert!(measured.quantized_with.is_none());
+    let measured_out = measured
+        .output
+        .clone()
+        .expect("output errors while measuring only");
+    assert!(measured_out.overall.imatrix_mse.is_some());
+    // The plain search is what the analysis without any importance gives, code for code.
+    let mut bare = Model::with_text(&wide_text(), None);
+    bare.apply_settings("q4_0", quantscope::core::presets::Overrides::default())
+        .unwrap();
+    settle(&mut bare);
+    let bare = bare.analysis.report.clone().unwrap();
+    assert_eq!(measured.channels, bare.channels);
+    // What the importance buys, on the measure it minimises.
+    let (w, p) = (
+        weighed_out.overall.imatrix_mse.unwrap(),
+        measured_out.overall.imatrix_mse.unwrap(),
+    );
+    assert!(w < p, "weighted {w} vs plain {p}");
+    // Off: no output errors; on again: weighing.
+    act(&mut m, Action::ToggleImportance);
+    assert_eq!(m.importance.mode, ImportanceMode::Off);
     assert!(m.analysis.report.as_ref().unwrap().output.is_none());
     act(&mut m, Action::ToggleImportance);
+    assert_eq!(m.importance.mode, ImportanceMode::Weigh);
     assert!(m.analysis.report.as_ref().unwrap().output.is_some());
+    assert!(m.analysis.report.as_ref().unwrap().quantized_with.is_some());
 }
 
 #[test]
 fn toggling_with_nothing_loaded_says_how_to_load() {
     let mut m = builtin_model();
     act(&mut m, Action::ToggleImportance);
-    assert!(!m.importance.on);
+    assert_eq!(m.importance.mode, ImportanceMode::Weigh);
+    assert!(m.importance.loaded.is_none());
     let status = m.status.clone().unwrap_or_default();
     assert!(status.contains("Alt-I"), "{status}");
 }
@@ -176,7 +211,7 @@ fn the_loud_input_scenario_turns_on_the_built_in_activations_and_shows_the_lesso
     let mut m = builtin_model();
     m.load_scenario(&s);
     settle(&mut m);
-    assert!(m.importance.on);
+    assert_eq!(m.importance.mode, ImportanceMode::Weigh);
     let r = m.analysis.report.clone().expect("a report");
     let out = r.output.as_ref().expect("output errors");
     let quiet = 1;
@@ -212,6 +247,25 @@ fn the_loud_input_scenario_turns_on_the_built_in_activations_and_shows_the_lesso
     let plain = m.analysis.report.clone().unwrap();
     assert!(plain.quantized_with.is_none());
     assert!(weighted.channels[0].metrics.mae > plain.channels[0].metrics.mae);
+    // Measured only, the plain search still has its output error, and the importance's
+    // search makes less of it.
+    let (w, p) = (
+        weighted
+            .output
+            .as_ref()
+            .unwrap()
+            .overall
+            .output_mse
+            .unwrap(),
+        plain
+            .output
+            .as_ref()
+            .expect("measured only")
+            .overall
+            .output_mse
+            .unwrap(),
+    );
+    assert!(w < p, "weighted {w} vs plain {p}");
 }
 
 #[test]
@@ -227,7 +281,7 @@ fn the_loud_input_demo_plays_to_its_end_with_the_importance_on() {
     }
     let demo = m.demo.as_ref().expect("still playing");
     assert_eq!(demo.shown, steps);
-    assert!(m.importance.on);
+    assert_eq!(m.importance.mode, ImportanceMode::Weigh);
     assert_eq!(m.preset, "q4_k");
     assert!(m.analysis.report.as_ref().unwrap().output.is_some());
 }
@@ -283,6 +337,9 @@ fn the_load_prompt_and_the_title_say_what_is_loaded() {
         "{s}"
     );
     assert!(s.contains("importance on: activations built-in"), "{s}");
+    act(&mut m, Action::ToggleImportance);
+    let s = screen_text::screen(&m, 80, 24);
+    assert!(s.contains("importance measured only"), "{s}");
     act(&mut m, Action::ToggleImportance);
     let s = screen_text::screen(&m, 80, 24);
     assert!(s.contains("importance off"), "{s}");
@@ -361,4 +418,39 @@ fn a_ladder_too_narrow_for_the_output_columns_says_so() {
     let narrow = text(44);
     assert!(narrow.contains("wider shows it"), "{narrow}");
     assert!(narrow.contains("imat MSE"), "{narrow}");
+}
+
+#[test]
+fn the_clipping_cycle_offers_the_weighted_search_only_while_the_importance_quantizes() {
+    use quantscope::app::setting::{Direction, Setting};
+    use quantscope::core::config::Clipping;
+    let clip = |m: &mut Model| {
+        act(m, Action::Change(Setting::Clipping, Direction::Forward));
+        settle(m);
+        m.config.clipping
+    };
+    // Without importance: none, 99.9, 99, MSE, back to none.
+    let mut bare = builtin_model();
+    let seen: Vec<Clipping> = (0..4).map(|_| clip(&mut bare)).collect();
+    assert!(!seen.contains(&Clipping::MseWeighted), "{seen:?}");
+    // With it: the weighted search comes after MSE, and the analysis runs with it.
+    let mut m = loud_model();
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        seen.push(clip(&mut m));
+        if m.config.clipping == Clipping::MseWeighted {
+            let r = m.analysis.report.as_ref().expect("a report");
+            assert_eq!(r.config.clipping, Clipping::MseWeighted);
+            assert!(
+                r.output.is_some(),
+                "{:?} {:?}",
+                m.status,
+                m.analysis.calibration_unfit
+            );
+            break;
+        }
+    }
+    assert_eq!(seen.last(), Some(&Clipping::MseWeighted), "{seen:?}");
+    let before = seen.len();
+    assert_eq!(seen[before - 2], Clipping::Mse);
 }

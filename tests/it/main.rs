@@ -86,6 +86,8 @@ mod iquant_formats;
 #[cfg(not(feature = "avx512"))]
 mod load;
 #[cfg(not(feature = "avx512"))]
+mod measure_only;
+#[cfg(not(feature = "avx512"))]
 mod methods;
 #[cfg(not(feature = "avx512"))]
 mod minilm;

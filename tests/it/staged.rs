@@ -174,6 +174,7 @@ fn the_worker_sends_the_report_then_its_ladder_then_done() {
         pinned: None,
         formats: None,
         calibration: None,
+        weigh: false,
     };
     let mut kinds = Vec::new();
     compute(&job, |r| {
@@ -208,6 +209,7 @@ fn the_worker_sends_the_ladders_progress_before_the_ladder() {
         pinned: None,
         formats: None,
         calibration: None,
+        weigh: false,
     };
     let mut seen = Vec::new();
     compute(&job, |r| {
@@ -242,6 +244,7 @@ fn the_explorer_shows_the_ladders_progress_until_the_ladder_arrives() {
         pinned: None,
         formats: None,
         calibration: None,
+        weigh: false,
     };
     let mut shown = Vec::new();
     compute(&job, |r| {

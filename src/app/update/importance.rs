@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::app::calibration::{BUILT_IN, Calibration};
-use crate::app::model::{Effect, Model, Overlay, Source};
+use crate::app::model::{Effect, ImportanceMode, Model, Overlay, Source};
 
 /// The importance actions of the keymap.
 pub(super) fn act(model: &mut Model, action: crate::app::keymap::Action) {
@@ -65,7 +65,7 @@ pub(super) fn loaded(model: &mut Model, request: u64, result: Result<Arc<Calibra
                 key(crate::app::keymap::Action::ToggleImportance)
             ));
             model.importance.loaded = Some(c);
-            model.importance.on = true;
+            model.importance.mode = ImportanceMode::Weigh;
             model.analysis.calibration_unfit = None;
             model.request_analysis();
         }
@@ -80,7 +80,7 @@ pub(super) fn loaded(model: &mut Model, request: u64, result: Result<Arc<Calibra
     }
 }
 
-/// Alt-W: the importance and output errors on or off.
+/// Alt-W: the importance used to quantize and measure, to measure only, or not at all.
 fn toggle(model: &mut Model) {
     let Some(c) = &model.importance.loaded else {
         model.status = Some(format!(
@@ -89,11 +89,19 @@ fn toggle(model: &mut Model) {
         ));
         return;
     };
-    model.importance.on = !model.importance.on;
-    model.status = Some(if model.importance.on {
-        format!("importance on: {}", c.label)
-    } else {
-        "importance off: the formats quantize without it, no output errors".to_string()
+    model.importance.mode = model.importance.mode.next();
+    model.status = Some(match model.importance.mode {
+        ImportanceMode::Weigh => format!(
+            "importance on: {}: the llama.cpp formats quantize with it, output errors measured",
+            c.label
+        ),
+        ImportanceMode::Measure => format!(
+            "importance measured only: {}: the formats quantize without it, output errors still measured",
+            c.label
+        ),
+        ImportanceMode::Off => {
+            "importance off: the formats quantize without it, no output errors".into()
+        }
     });
     model.analysis.calibration_unfit = None;
     model.request_analysis();

@@ -168,6 +168,7 @@ pub(super) fn change_setting(model: &mut Model, setting: Setting, dir: Direction
             overrides: model.overrides,
             group_size: model.group_size,
             row_len: model.analysis.matrix.as_ref().map(|m| m.shape().1),
+            weighing: model.importance.weighs(),
         },
         dir,
     );

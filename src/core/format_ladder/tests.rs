@@ -173,3 +173,51 @@ fn selections_parse_groups_and_refuse_unknown_names() {
     );
     assert!(Selection::parse(" , ").is_err());
 }
+
+#[test]
+fn an_entry_quantized_with_the_importance_names_the_weighted_quantizer() {
+    let q4k = FORMATS.iter().find(|f| f.name == "q4_k").unwrap();
+    assert!(q4k.about.contains("quantize_row_q4_K_ref"));
+    let weighted = about_of(q4k.about, true);
+    assert!(
+        weighted.starts_with(
+            "llama.cpp Q4_K (quantize_q4_K with the importance as quant_weights): super-blocks"
+        ),
+        "{weighted}"
+    );
+    assert_eq!(about_of(q4k.about, false), q4k.about);
+    // Text that names no reference function is kept.
+    assert_eq!(about_of("int4 symmetric", true), "int4 symmetric");
+    // The ladder on a matrix with an importance: the q4_k entry says so.
+    let m = Matrix::new(ndarray::Array2::from_shape_fn((2, 256), |(r, c)| {
+        ((r * 31 + c * 7) % 23) as f32 / 11.0 - 1.0
+    }))
+    .unwrap();
+    let imp = crate::core::importance::Importance::new(
+        (0..256).map(|c| 1.0 + (c % 5) as f32).collect(),
+        256,
+        crate::core::importance::ImportanceSource::Activations {
+            name: "test".into(),
+            tokens: 1,
+        },
+    )
+    .unwrap();
+    let inputs = Inputs {
+        importance: Some(&imp),
+        output: None,
+    };
+    let l = format_ladder_inputs(
+        &m,
+        &Selection::parse("q4_k").unwrap(),
+        None,
+        inputs,
+        &mut |_, _| true,
+    )
+    .unwrap();
+    let e = l.entries.iter().find(|e| e.name == "q4_k").unwrap();
+    assert!(
+        e.about.contains("quantize_q4_K with the importance"),
+        "{}",
+        e.about
+    );
+}

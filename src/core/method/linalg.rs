@@ -7,42 +7,12 @@ use faer::linalg::solvers::DenseSolveCore;
 use faer::{Accum, MatMut, MatRef, Par, Side};
 use ndarray::{Array2, ArrayView2};
 
-/// A row-major view as a faer matrix (copied first when it is not contiguous).
-fn with_faer<R>(a: &ArrayView2<'_, f32>, f: impl FnOnce(MatRef<'_, f32>) -> R) -> R {
-    let (r, c) = a.dim();
-    if let Some(s) = a.as_slice() {
-        f(MatRef::from_row_major_slice(s, r, c))
-    } else {
-        let owned = a.as_standard_layout();
-        let s = owned.as_slice().unwrap_or(&[]);
-        f(MatRef::from_row_major_slice(s, r, c))
-    }
-}
+use crate::core::gemm::{self, Threads, with_faer};
 
-/// `a · bᵀ` (`[n, k] · [m, k]ᵀ = [n, m]`) in f32.
+/// `a · bᵀ` (`[n, k] · [m, k]ᵀ = [n, m]`) in f32, on all of rayon's threads.
 #[must_use]
 pub fn mul_t(a: &ArrayView2<'_, f32>, b: &ArrayView2<'_, f32>) -> Array2<f32> {
-    let (n, m) = (a.nrows(), b.nrows());
-    let mut out = Array2::<f32>::zeros((n, m));
-    if a.ncols() == 0 || n == 0 || m == 0 {
-        return out;
-    }
-    with_faer(a, |fa| {
-        with_faer(b, |fb| {
-            if let Some(s) = out.as_slice_mut() {
-                let dst = MatMut::from_row_major_slice_mut(s, n, m);
-                faer::linalg::matmul::matmul(
-                    dst,
-                    Accum::Replace,
-                    fa,
-                    fb.transpose(),
-                    1.0f32,
-                    Par::rayon(0),
-                );
-            }
-        });
-    });
-    out
+    gemm::mul_t(a, b, Threads::All)
 }
 
 /// `xᵀ · x` (`[k, n]ᵀ · [k, n] = [n, n]`) in f32.

@@ -2,7 +2,8 @@
 //! that follows the weight report (the explorer shows the report first, then these).
 
 use super::{OutputProblem, OutputStage};
-use crate::core::analyse::{AnalyseError, Options, Progress, analyse_with};
+use crate::core::analyse::{AnalyseError, Options, Progress, analyse_weighted};
+use crate::core::config::Clipping;
 use crate::core::report::Report;
 
 /// Why the output stage stopped.
@@ -18,7 +19,8 @@ pub enum StageError {
 
 /// Sets [`Report::output`] and each rung's `output` from `stage` (a stage of the report's
 /// matrix). Each rung but the active one is analysed again at its granularity to get its
-/// reconstruction (an integer rung quantizes without importance, as the ladder does).
+/// reconstruction, as the ladder quantized it: without importance, except under
+/// `--clip mse-weighted`, whose every rung's search is weighted by the stage's importance.
 /// `progress` is told the work done and all of it; returns `Ok(false)` when it stopped.
 pub fn add_output_errors(
     stage: &OutputStage<'_>,
@@ -35,6 +37,10 @@ pub fn add_output_errors(
         return Ok(false);
     };
     let config = report.config;
+    let weighing = stage
+        .calibration()
+        .importance
+        .filter(|_| config.clipping == Clipping::MseWeighted);
     let mut rungs = std::mem::take(&mut report.ladder);
     for rung in &mut rungs {
         if rung.active {
@@ -44,7 +50,7 @@ pub fn add_output_errors(
         done_parts += 1;
         let mut c = config;
         c.granularity = rung.granularity;
-        let r = analyse_with(stage.matrix(), &c, Options::ONE_CONFIG)?;
+        let r = analyse_weighted(stage.matrix(), &c, weighing, Options::ONE_CONFIG)?;
         let part = done_parts;
         let Some(o) = stage.errors(&r, &mut |d, t| step(part, d, t))? else {
             report.ladder = rungs;

@@ -260,6 +260,13 @@ fn mx_line(
         return format!("block (cols {c0}..{c1}): all zero → e = 0");
     }
     let raw = floor_log2 - emax + 127;
+    // ggml takes floor(log2f(amax)), which rounds up to the next power of two just below it.
+    let exact = f32_exponent(amax);
+    let rounded = if exact.is_some_and(|e| e != floor_log2) {
+        format!(" (log2f rounds up: amax is below 2^{floor_log2})")
+    } else {
+        String::new()
+    };
     let clamped = if raw == i32::from(exponent) {
         String::new()
     } else if raw < 0 && exponent == 0 {
@@ -267,11 +274,54 @@ fn mx_line(
     } else {
         format!(" → stored as {exponent}")
     };
-    format!(
-        "block (cols {c0}..{c1}): amax = {} → floor(log2 amax) = {floor_log2} → e = {floor_log2} - {emax} + 127 = {raw}{clamped} → scale 2^{} = {}",
+    let mut line = format!(
+        "block (cols {c0}..{c1}): amax = {} → floor(log2 amax) = {floor_log2}{rounded} → e = {floor_log2} - {emax} + 127 = {raw}{clamped} → scale 2^{} = {}",
         value(amax),
         i32::from(exponent) - 127,
         value(scale)
+    );
+    line.push_str(&overflowing_levels(emax, exponent, scale));
+    line
+}
+
+/// The binary exponent of a positive normal `a` (`None` for subnormals and non-finite).
+fn f32_exponent(a: f32) -> Option<i32> {
+    let biased = ((a.to_bits() >> 23) & 0xff) as i32;
+    (a.is_finite() && biased != 0).then_some(biased - 127)
+}
+
+/// E2M1's magnitudes, the elements of MXFP4.
+const E2M1_LEVELS: [f32; 7] = [0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+
+/// For an E2M1 block (`emax` 2) whose scale is so large that its top levels times the scale
+/// pass f32's largest value: which levels, and what that leaves (empty otherwise).
+fn overflowing_levels(emax: i32, exponent: u8, scale: f32) -> String {
+    if emax != 2 {
+        return String::new();
+    }
+    let over: Vec<f32> = E2M1_LEVELS
+        .into_iter()
+        .filter(|&l| (l * scale).is_infinite())
+        .collect();
+    let Some(top) = E2M1_LEVELS
+        .into_iter()
+        .rev()
+        .find(|&l| (l * scale).is_finite())
+    else {
+        return String::new();
+    };
+    if over.is_empty() {
+        return String::new();
+    }
+    let e = i32::from(exponent) - 127;
+    let names: Vec<String> = over.iter().map(|l| value(*l)).collect();
+    format!(
+        "; level{} {} × 2^{e} pass f32's largest value (they would be inf), so the largest level a value can take is {} (x̂ = {}): ggml doubles its levels and halves the scale (8 and 12 × 2^{} are the same products), and its error test finds inf for them",
+        if over.len() > 1 { "s" } else { "" },
+        names.join(" and "),
+        value(top),
+        value(top * scale),
+        e - 1
     )
 }
 
