@@ -170,15 +170,7 @@ impl Format {
 
     /// Checks that a row of `len` values is made of whole blocks.
     pub fn check_len(self, len: usize) -> Result<(), FormatError> {
-        if len.is_multiple_of(self.block_len()) {
-            Ok(())
-        } else {
-            Err(FormatError::RowLength {
-                format: self.name(),
-                len,
-                block: self.block_len(),
-            })
-        }
+        FormatError::whole_blocks(self.name(), len, self.block_len())
     }
 
     /// Encodes a row into `out` (its buffers are reused) and its reconstruction into
@@ -465,6 +457,16 @@ pub enum FormatError {
 }
 
 impl FormatError {
+    /// Checks that a row of `len` values is made of whole blocks of `block` values:
+    /// [`FormatError::RowLength`], naming `format`, when it is not.
+    pub fn whole_blocks(format: &'static str, len: usize, block: usize) -> Result<(), Self> {
+        if len.is_multiple_of(block) {
+            Ok(())
+        } else {
+            Err(Self::RowLength { format, len, block })
+        }
+    }
+
     /// The same error, naming row `row` where it names a block.
     #[must_use]
     pub fn in_row(self, row: usize) -> Self {

@@ -7,11 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::core::Matrix;
 use crate::io::gguf::{Gguf, GgufError};
-use crate::io::safetensors::{Safetensors, SafetensorsError, TensorInfo, is_loadable};
+use crate::io::safetensors::{Safetensors, SafetensorsError, TensorInfo, candidates, is_loadable};
 use crate::io::sharded::{Sharded, ShardedError};
-
-/// How many candidate names an "ambiguous" error shows.
-const CANDIDATES_SHOWN: usize = 5;
 
 /// What can be done with a tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -238,13 +235,7 @@ impl Checkpoint {
             many => Err(CheckpointError::Ambiguous {
                 file: self.path().display().to_string(),
                 count: many.len(),
-                candidates: many
-                    .iter()
-                    .filter(|t| t.shape.len() >= 2)
-                    .chain(many.iter().filter(|t| t.shape.len() < 2))
-                    .take(CANDIDATES_SHOWN)
-                    .map(|t| format!("\"{}\"", t.name))
-                    .collect(),
+                candidates: candidates(many.iter().map(|t| (t.name.as_str(), t.shape.len()))),
             }),
         }
     }

@@ -170,7 +170,7 @@ impl Imatrix {
         data: Data,
     ) -> Result<Self, ImatrixError> {
         let mut magic = [0u8; 4];
-        let n = dat::read_up_to(&mut r, &mut magic).map_err(|source| ImatrixError::Io {
+        let n = crate::io::read_up_to(&mut r, &mut magic).map_err(|source| ImatrixError::Io {
             file: file.clone(),
             source,
         })?;

@@ -41,6 +41,7 @@ pub use header::{Header, MAX_HEADER_LEN, MAX_RANK, TensorInfo, parse_header};
 
 use crate::core::{Matrix, MatrixError};
 use crate::io::npy::{Dtype as NpyDtype, f32_count, read_tensor};
+use crate::io::read_up_to;
 
 /// How many candidate names an "ambiguous" error shows.
 const CANDIDATES_SHOWN: usize = 5;
@@ -212,17 +213,22 @@ impl Safetensors {
             many => Err(SafetensorsError::Ambiguous {
                 file: self.path.display().to_string(),
                 count: many.len(),
-                // Matrices first: they are what people usually mean to quantize.
-                candidates: many
-                    .iter()
-                    .filter(|t| t.shape.len() >= 2)
-                    .chain(many.iter().filter(|t| t.shape.len() < 2))
-                    .take(CANDIDATES_SHOWN)
-                    .map(|t| format!("\"{}\"", t.name))
-                    .collect(),
+                candidates: candidates(many.iter().map(|t| (t.name.as_str(), t.shape.len()))),
             }),
         }
     }
+}
+
+/// The names (quoted) an "ambiguous" error shows of the tensors `many`, given as (name,
+/// number of axes): at most [`CANDIDATES_SHOWN`], matrices first, since they are what people
+/// usually mean to quantize.
+pub(crate) fn candidates<'a>(many: impl Iterator<Item = (&'a str, usize)> + Clone) -> Vec<String> {
+    many.clone()
+        .filter(|&(_, axes)| axes >= 2)
+        .chain(many.filter(|&(_, axes)| axes < 2))
+        .take(CANDIDATES_SHOWN)
+        .map(|(name, _)| format!("\"{name}\""))
+        .collect()
 }
 
 /// A hint for a tensor name that is not among `names`: up to five names containing it
@@ -243,20 +249,6 @@ pub(crate) fn name_hint<'a>(names: impl Iterator<Item = &'a str> + Clone, name: 
     } else {
         format!("; did you mean {}?", similar.join(", "))
     }
-}
-
-/// Reads into `buf` until it is full or the reader ends; returns the bytes read.
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut have = 0;
-    while have < buf.len() {
-        match r.read(&mut buf[have..]) {
-            Ok(0) => break,
-            Ok(n) => have += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(have)
 }
 
 /// Lists every tensor of the file at `path` (any dtype), sorted by name. Reads only the

@@ -5,7 +5,7 @@
 //! clamp their codes, and ggml (through libgguf) on MXFP4, NVFP4 and the k-quants at the f32
 //! maximum and other values past the formats' reach.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ndarray::Array2;
 use quantscope::core::config::CodeClamp;
@@ -15,6 +15,7 @@ use quantscope::core::{Matrix, Options, PresetOptions, Scheme, analyse_with, pre
 use serde_json::Value;
 
 use crate::common::files;
+use crate::common::golden::{self, f32_of, f32s, fnv1a, hex};
 use crate::common::models;
 
 /// Every fixture file a test below reads; `every_fixture_file_is_read_by_a_test` checks that
@@ -45,28 +46,9 @@ const FIXTURES: [&str; 23] = [
     "torch_reduce_refused.json",
 ];
 
-fn edges_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/edges")
-}
-
 fn fixture(name: &str) -> Value {
     assert!(FIXTURES.contains(&name), "{name} is not in FIXTURES");
-    let path = edges_dir().join(name);
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-/// A fixture's float: a JSON number, or `"inf"` / `"-inf"`.
-fn f32_of(x: &Value) -> f32 {
-    match x.as_str() {
-        Some("inf") => f32::INFINITY,
-        Some("-inf") => f32::NEG_INFINITY,
-        Some(s) => panic!("not a float: {s:?}"),
-        None => x.as_f64().unwrap() as f32,
-    }
-}
-
-fn f32s(v: &Value) -> Vec<f32> {
-    v.as_array().unwrap().iter().map(f32_of).collect()
+    golden::json("edges", name)
 }
 
 fn usize_of(v: &Value) -> usize {
@@ -82,16 +64,6 @@ fn assert_bits(got: &[f32], want: &[f32], what: &str) {
             "{what}: value {i}: {g:e} vs {w:e}"
         );
     }
-}
-
-/// FNV-1a 64, as the generator hashes.
-fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> String {
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01B3);
-    }
-    format!("{h:016x}")
 }
 
 fn f32_hash(v: &[f32]) -> String {
@@ -535,14 +507,6 @@ fn format_of(name: &str) -> Format {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
 /// MXFP4 and NVFP4 on rows holding the f32 maximum and values past NVFP4's largest scale:
 /// ggml's bytes and values, never an infinite reconstruction (MXFP4 at 3.4e38: exponent
 /// 253, code 5, 2.5521178e38; NVFP4: scale 448, code 0, 0).
@@ -755,7 +719,7 @@ fn nf4_dq_offset_is_bitsandbytes_on_minilm() {
 
 #[test]
 fn every_fixture_file_is_read_by_a_test() {
-    let files = files::json_files(&edges_dir());
+    let files = files::json_files(&golden::dir("edges"));
     assert_eq!(
         files, FIXTURES,
         "tests/golden/edges/*.json and FIXTURES differ"

@@ -11,24 +11,7 @@ use quantscope::core::{Matrix, Options, PresetOptions, analyse_with, preset};
 use serde_json::Value;
 
 use crate::common::files;
-
-/// A fixture's float: a JSON number, or `"inf"` / `"-inf"` for an infinity.
-fn f32_of(x: &Value) -> f32 {
-    match x.as_str() {
-        Some("inf") => f32::INFINITY,
-        Some("-inf") => f32::NEG_INFINITY,
-        Some(s) => panic!("not a float: {s:?}"),
-        None => x.as_f64().unwrap() as f32,
-    }
-}
-
-fn f32s(v: &Value) -> Vec<Vec<f32>> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|row| row.as_array().unwrap().iter().map(f32_of).collect())
-        .collect()
-}
+use crate::common::golden::f32_rows;
 
 fn ints(v: &Value) -> Vec<Vec<i64>> {
     v.as_array()
@@ -82,7 +65,7 @@ fn config_of(fixture: &Value) -> Config {
 fn check(path: &Path) -> usize {
     let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let name = path.file_name().unwrap().to_string_lossy().to_string();
-    let input = f32s(&fixture["input"]);
+    let input = f32_rows(&fixture["input"]);
     let (rows, cols) = (input.len(), input[0].len());
     let flat: Vec<f32> = input.iter().flatten().copied().collect();
     let matrix = Matrix::new(Array2::from_shape_vec((rows, cols), flat).unwrap()).unwrap();
@@ -131,7 +114,7 @@ fn check(path: &Path) -> usize {
     }
 
     let codes = ints(&fixture["codes"]);
-    let deq = f32s(&fixture["dequantized"]);
+    let deq = f32_rows(&fixture["dequantized"]);
     let mut checked = 0;
     for r in 0..rows {
         for c in 0..cols {

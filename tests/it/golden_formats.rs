@@ -3,8 +3,6 @@
 //! (checked there against gguf-py), FP8 formulas cast by ml_dtypes, and bitsandbytes' NF4.
 //! Codes, block metadata, ggml's bytes and reconstructions must match bit for bit.
 
-use std::path::PathBuf;
-
 use ndarray::Array2;
 use quantscope::core::format::{
     Encoded, Format, Fp8Formula, Fp8Kind, Fp8Layout, Fp8Scheme, KQuant, Legacy, Meta, nf4,
@@ -12,6 +10,8 @@ use quantscope::core::format::{
 use serde_json::Value;
 
 use crate::common::files;
+use crate::common::files::f32_bytes;
+use crate::common::golden::{self, bulk_matrix, bytes_of, f32s, fnv1a};
 
 /// Every fixture file a test below reads; `every_fixture_file_is_read_by_a_test` checks that
 /// tests/golden/formats holds these and no others, so a new file cannot go unchecked.
@@ -34,22 +34,9 @@ const FIXTURES: [&str; 16] = [
     "nf4.json",
 ];
 
-fn formats_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/formats")
-}
-
 fn fixture(name: &str) -> Value {
     assert!(FIXTURES.contains(&name), "{name} is not in FIXTURES");
-    let path = formats_dir().join(name);
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-fn f32s(v: &Value) -> Vec<f32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap() as f32)
-        .collect()
+    golden::json("formats", name)
 }
 
 fn ints(v: &Value) -> Vec<i64> {
@@ -57,13 +44,6 @@ fn ints(v: &Value) -> Vec<i64> {
         .unwrap()
         .iter()
         .map(|x| x.as_i64().unwrap())
-        .collect()
-}
-
-fn bytes_of(hex: &str) -> Vec<u8> {
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
         .collect()
 }
 
@@ -387,51 +367,6 @@ fn bitsandbytes_nf4() {
     }
 }
 
-/// FNV-1a 64, as the generator hashes.
-fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> String {
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01B3);
-    }
-    format!("{h:016x}")
-}
-
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// The generator's bulk matrix: xorshift64*, sums of four uniforms at binary scales.
-fn bulk_matrix(rows: usize, cols: usize) -> Vec<f32> {
-    let mut s: u64 = 0x5EED_F0F0;
-    let mut next = move || {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        s.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    };
-    let mut out = Vec::with_capacity(rows * cols);
-    for r in 0..rows {
-        let scale = 2f64.powi(-((r % 21) as i32));
-        for c in 0..cols {
-            let mut u = || (next() >> 40) as f64 / f64::from(1u32 << 24);
-            let (a, b, cc, d) = (u(), u(), u(), u());
-            let mut v = (a + b + cc + d - 2.0) * scale;
-            if c % 97 == 13 {
-                v *= 8.0;
-            }
-            if r % 8 == 5 {
-                v = v.abs();
-            }
-            if r % 16 == 7 && c < cols / 2 {
-                v = 0.0;
-            }
-            out.push(v as f32);
-        }
-    }
-    out
-}
-
 #[test]
 fn bulk_hashes() {
     let fx = fixture("bulk.json");
@@ -519,13 +454,13 @@ fn bulk_hashes() {
 fn every_kquant_has_a_fixture() {
     for k in KQuant::ALL {
         let name = format!("ggml_{}.json", k.name().replace('Q', "q"));
-        assert!(formats_dir().join(&name).exists(), "{name}");
+        assert!(golden::dir("formats").join(&name).exists(), "{name}");
     }
 }
 
 #[test]
 fn every_fixture_file_is_read_by_a_test() {
-    let files = files::json_files(&formats_dir());
+    let files = files::json_files(&golden::dir("formats"));
     assert_eq!(
         files, FIXTURES,
         "tests/golden/formats/*.json and FIXTURES differ"

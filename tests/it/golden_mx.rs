@@ -3,11 +3,11 @@
 //! ml_dtypes' casts (and ggml's MXFP4 by libgguf on the same matrices). Scale bytes, codes
 //! and reconstructions must match bit for bit.
 
-use std::path::PathBuf;
-
 use quantscope::core::format::mx::{self, MX_BLOCK, MxKind};
 use quantscope::core::format::{Format, Meta};
 use serde_json::Value;
+
+use crate::common::golden::{self, f32_rows};
 
 /// Every fixture file; `every_fixture_file_is_read_by_a_test` checks the directory holds
 /// these and no others.
@@ -22,27 +22,9 @@ const FIXTURES: [&str; 8] = [
     "mxint8.json",
 ];
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/mx")
-}
-
 fn fixture(name: &str) -> Value {
     assert!(FIXTURES.contains(&name), "{name} is not in FIXTURES");
-    serde_json::from_str(&std::fs::read_to_string(dir().join(name)).unwrap()).unwrap()
-}
-
-fn rows_f32(v: &Value) -> Vec<Vec<f32>> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap() as f32)
-                .collect()
-        })
-        .collect()
+    golden::json("mx", name)
 }
 
 fn rows_int(v: &Value) -> Vec<Vec<i64>> {
@@ -68,7 +50,7 @@ fn inputs() -> Vec<(String, Vec<Vec<f32>>)> {
         .map(|m| {
             (
                 m["name"].as_str().unwrap().to_string(),
-                rows_f32(&m["input"]),
+                f32_rows(&m["input"]),
             )
         })
         .collect()
@@ -128,7 +110,7 @@ fn check(name: &str, kind: MxKind) {
         assert_eq!(case["matrix"].as_str().unwrap(), label);
         let scales = rows_int(&case["scales"]);
         let codes = rows_int(&case["codes"]);
-        let deq = rows_f32(&case["dequantized"]);
+        let deq = f32_rows(&case["dequantized"]);
         for (r, row) in x.iter().enumerate() {
             let (s, c, v) = encode_row(kind, row);
             let what = format!("{name} {label} row {r}");
@@ -197,7 +179,7 @@ fn ggml_mxfp4_parts_from_the_ocp_rule_only_on_ties_zeros_and_exponents() {
         .zip(ocp["cases"].as_array().unwrap())
         .zip(inputs())
     {
-        let deq = rows_f32(&case["dequantized"]);
+        let deq = f32_rows(&case["dequantized"]);
         let ocp_scales = rows_int(&ocase["scales"]);
         for (r, row) in x.iter().enumerate() {
             let hex = case["bytes"][r].as_str().unwrap();
@@ -268,10 +250,6 @@ fn ggml_mxfp4_parts_from_the_ocp_rule_only_on_ties_zeros_and_exponents() {
 
 #[test]
 fn every_fixture_file_is_read_by_a_test() {
-    let mut files: Vec<String> = std::fs::read_dir(dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
+    let files = golden::file_names("mx");
     assert_eq!(files, FIXTURES);
 }

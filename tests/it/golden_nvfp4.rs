@@ -3,23 +3,19 @@
 //! the tensor scale, every block's E4M3 scale byte, every code and every reconstruction must
 //! match bit for bit, and a tensor the reference reconstructs as NaN or infinity is refused.
 
-use std::path::PathBuf;
-
 use quantscope::core::Matrix;
 use quantscope::core::analyse;
 use quantscope::core::format::nvfp4_two::{self, Convention, Refused};
 use quantscope::core::presets::{PresetOptions, preset};
 use serde_json::Value;
 
-const FIXTURES: [&str; 3] = ["compressed-tensors.json", "inputs.json", "modelopt.json"];
+use crate::common::golden;
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/nvfp4")
-}
+const FIXTURES: [&str; 3] = ["compressed-tensors.json", "inputs.json", "modelopt.json"];
 
 fn fixture(name: &str) -> Value {
     assert!(FIXTURES.contains(&name), "{name} is not in FIXTURES");
-    serde_json::from_str(&std::fs::read_to_string(dir().join(name)).unwrap()).unwrap()
+    golden::json("nvfp4", name)
 }
 
 fn flat_f32(v: &Value) -> Vec<f32> {
@@ -167,10 +163,6 @@ fn modelopt() {
 
 #[test]
 fn every_fixture_file_is_read_by_a_test() {
-    let mut files: Vec<String> = std::fs::read_dir(dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
+    let files = golden::file_names("nvfp4");
     assert_eq!(files, FIXTURES);
 }

@@ -2,56 +2,20 @@
 //! against `libgguf.quantize_rows(x, type, imatrix=a)` (ggml's own C without floating-point
 //! contraction), fixtures in tests/golden/weighted/ written by `generate_weighted.py`.
 
-use std::path::PathBuf;
-
 use quantscope::core::format::{Encoded, Format, KQuant, Legacy};
-use serde_json::Value;
 
-fn golden(dir: &str, name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(dir)
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
+use crate::common::golden::{self, XorShift, bulk_matrix, f32_rows, fnv1a, hex};
 
 /// The format fixtures' input matrices by name (rows of f32).
 fn inputs() -> Vec<(String, Vec<Vec<f32>>)> {
     let mut out = Vec::new();
     for f in ["ggml_q4_K.json", "legacy_q4_0.json"] {
-        for case in golden("formats", f)["cases"].as_array().unwrap() {
-            let rows = case["input"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| {
-                    r.as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|v| v.as_f64().unwrap() as f32)
-                        .collect()
-                })
-                .collect();
+        for case in golden::json("formats", f)["cases"].as_array().unwrap() {
+            let rows = f32_rows(&case["input"]);
             out.push((case["matrix"].as_str().unwrap().to_owned(), rows));
         }
     }
     out
-}
-
-/// xorshift64*, as the generators have it.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn uniform(&mut self) -> f64 {
-        (self.next() >> 40) as f64 / f64::from(1u32 << 24)
-    }
 }
 
 /// The generator's importance vector `kind` for `n` columns.
@@ -84,14 +48,6 @@ fn importance(kind: &str, n: usize) -> Vec<f32> {
         .collect()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
 /// Row `x` encoded with `a`, as ggml's bytes; its reconstruction checked against the
 /// decoder of those bytes.
 fn encode(f: Format, x: &[f32], a: &[f32]) -> Vec<u8> {
@@ -120,7 +76,7 @@ const TYPES: [(&str, Format); 10] = [
 ];
 
 fn check_type(name: &str, f: Format) {
-    let fx = golden("weighted", &format!("{}.json", name.to_lowercase()));
+    let fx = golden::json("weighted", &format!("{}.json", name.to_lowercase()));
     assert!(fx["library"].as_str().unwrap().starts_with("libgguf 0.2.2"));
     let mats = inputs();
     let mut checked = 0;
@@ -205,43 +161,9 @@ fn q8_0_with_importance_is_the_preset() {
     check_type("Q8_0", Format::Legacy(Legacy::Q8_0));
 }
 
-/// FNV-1a 64, as the generators hash.
-fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> String {
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01B3);
-    }
-    format!("{h:016x}")
-}
-
-/// The format fixtures' bulk matrix (tests/it/golden_formats.rs has the same generator).
-fn bulk_matrix(rows: usize, cols: usize) -> Vec<f32> {
-    let mut g = XorShift(0x5EED_F0F0);
-    let mut out = Vec::with_capacity(rows * cols);
-    for r in 0..rows {
-        let scale = 2f64.powi(-((r % 21) as i32));
-        for c in 0..cols {
-            let (a, b, cc, d) = (g.uniform(), g.uniform(), g.uniform(), g.uniform());
-            let mut v = (a + b + cc + d - 2.0) * scale;
-            if c % 97 == 13 {
-                v *= 8.0;
-            }
-            if r % 8 == 5 {
-                v = v.abs();
-            }
-            if r % 16 == 7 && c < cols / 2 {
-                v = 0.0;
-            }
-            out.push(v as f32);
-        }
-    }
-    out
-}
-
 #[test]
 fn bulk_hashes_with_importance() {
-    let fx = golden("weighted", "bulk.json");
+    let fx = golden::json("weighted", "bulk.json");
     let (rows, cols) = (64, 1024);
     let x = bulk_matrix(rows, cols);
     let bytes_of = |v: &[f32]| v.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>();
@@ -284,12 +206,7 @@ fn formats_whose_reference_reads_no_importance_ignore_it() {
 
 #[test]
 fn every_fixture_file_is_read_by_a_test() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/weighted");
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = golden::file_names("weighted");
     let mut want: Vec<String> = TYPES
         .iter()
         .map(|(n, _)| format!("{}.json", n.to_lowercase()))

@@ -22,6 +22,8 @@ use quantscope::io::stored;
 use crate::common::run;
 use serde_json::Value;
 
+use crate::common::golden::{self, bytes_of, f32s_of};
+
 /// The eleven names, and the bits per weight of each block struct (ggml's `block_iq*`,
 /// `block_tq*`).
 const TYPES: [(&str, f64); 11] = [
@@ -38,26 +40,8 @@ const TYPES: [(&str, f64); 11] = [
     ("iq4_nl", 4.5),
 ];
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/iquants")
-}
-
 fn fixture(name: &str) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir().join(name)).unwrap()).unwrap()
-}
-
-fn bytes_of(hex: &str) -> Vec<u8> {
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn f32s_of(hex: &str) -> Vec<f32> {
-    bytes_of(hex)
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+    golden::json("iquants", name)
 }
 
 fn format_of(name: &str) -> Format {
@@ -384,7 +368,7 @@ fn list_presets_and_the_cli_refusal_name_the_types() {
 /// `tests/golden/iquants/iquants.gguf` (written by `generate_iquant_gguf.py` with gguf-py's
 /// `GGUFWriter` from libgguf's bytes).
 fn gguf_path() -> PathBuf {
-    dir().join("iquants.gguf")
+    golden::dir("iquants").join("iquants.gguf")
 }
 
 #[test]

@@ -3,12 +3,13 @@
 //! `quantize_<type>`) for the bytes, with and without importance vectors, and gguf-py's
 //! `dequantize` for the values, bit for bit; the codebooks against gguf-py's `grid_hex`.
 
-use std::path::PathBuf;
-
 use quantscope::core::format::FormatError;
 use quantscope::core::format::iquant::{IQuant, tables};
 use quantscope::core::format::ternary::{self, Ternary};
 use serde_json::Value;
+
+use crate::common::files::f32_bytes;
+use crate::common::golden::{self, XorShift, bulk_matrix, bytes_of, f32s_of, fnv1a};
 
 /// A type under test.
 #[derive(Debug, Clone, Copy)]
@@ -73,41 +74,8 @@ impl Ty {
     }
 }
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/iquants")
-}
-
 fn fixture(name: &str) -> Value {
-    let path = dir().join(name);
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-fn bytes_of(hex: &str) -> Vec<u8> {
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn f32s_of(hex: &str) -> Vec<f32> {
-    bytes_of(hex)
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
-}
-
-/// FNV-1a 64, as the generator hashes.
-fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> String {
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01B3);
-    }
-    format!("{h:016x}")
-}
-
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    golden::json("iquants", name)
 }
 
 /// Checks every case of `<name>.json`: bytes row by row, values by hash. Returns the cases.
@@ -204,44 +172,6 @@ fn tq1_0() {
 #[test]
 fn tq2_0() {
     assert_eq!(check("TQ2_0"), 6);
-}
-
-/// The generator's bulk matrix: xorshift64*, sums of four uniforms at binary scales.
-fn bulk_matrix(rows: usize, cols: usize) -> Vec<f32> {
-    let mut g = XorShift(0x5EED_F0F0);
-    let mut out = Vec::with_capacity(rows * cols);
-    for r in 0..rows {
-        let scale = 2f64.powi(-((r % 21) as i32));
-        for c in 0..cols {
-            let (a, b, cc, d) = (g.uniform(), g.uniform(), g.uniform(), g.uniform());
-            let mut v = (a + b + cc + d - 2.0) * scale;
-            if c % 97 == 13 {
-                v *= 8.0;
-            }
-            if r % 8 == 5 {
-                v = v.abs();
-            }
-            if r % 16 == 7 && c < cols / 2 {
-                v = 0.0;
-            }
-            out.push(v as f32);
-        }
-    }
-    out
-}
-
-/// xorshift64*, as the generator's.
-struct XorShift(u64);
-
-impl XorShift {
-    fn uniform(&mut self) -> f64 {
-        let mut s = self.0;
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        self.0 = s;
-        (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f64 / f64::from(1u32 << 24)
-    }
 }
 
 /// Every type on the 64x1024 matrix, without (where allowed) and with an importance vector.
@@ -434,11 +364,7 @@ fn every_type_has_a_fixture_file_and_every_file_is_read() {
         .chain(["bulk.json", "grids.json", "inputs.json", "iquants.gguf"].map(String::from))
         .collect();
     want.sort();
-    let mut have: Vec<String> = std::fs::read_dir(dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    have.sort();
+    let have = golden::file_names("iquants");
     assert_eq!(have, want);
 }
 

@@ -291,14 +291,7 @@ fn nvfp4_two_level(
     codes: &mut [u8],
     values: &mut [f32],
 ) -> Result<Vec<SubBlock>, AnalyseError> {
-    if !cols.is_multiple_of(nvfp4_two::BLOCK) {
-        return Err(FormatError::RowLength {
-            format: "NVFP4",
-            len: cols,
-            block: nvfp4_two::BLOCK,
-        }
-        .into());
-    }
+    FormatError::whole_blocks("NVFP4", cols, nvfp4_two::BLOCK)?;
     let enc = nvfp4_two::encode(c, x, values).map_err(FormatError::from)?;
     codes.copy_from_slice(&enc.codes);
     Ok((0..enc.scales.len())

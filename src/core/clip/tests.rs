@@ -1,8 +1,15 @@
 //! The MSE search's approximate sums against its exact search.
 
+use super::mse::approx::{Slack, approx_search};
+use super::mse::{CANDIDATES, Start, exact_search, lane_candidates, search};
+use super::order::{CHUNK, SEEDED_MAX, SPLIT, largest_k, largest_pair, of};
 use super::*;
+use crate::core::config::Scheme;
+use crate::core::kernel::Quantizer;
+use crate::core::kernel::segment::{Prepared, approx_squares};
 use crate::core::params::block_params;
 use crate::core::presets::{PresetOptions, preset};
+use crate::core::simd::Avx2;
 
 /// `n` values, normal in shape (a fixed-seed xorshift and Box-Muller), some scaled up as
 /// outliers and some quiet, so that the candidates near the least error differ by a little.

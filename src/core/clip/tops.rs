@@ -7,7 +7,7 @@
 //! two as `max(a₁, b₁)` and `max(min(a₁, b₁), a₂, b₂)`, which is exactly the largest two of
 //! the run's values, whatever order they are taken in.
 
-use super::key;
+use super::order::key;
 
 /// One kind of key's levels.
 #[derive(Debug, Default)]
@@ -141,7 +141,7 @@ impl Levels {
 mod tests {
     use proptest::prelude::*;
 
-    use super::super::largest_two;
+    use super::super::order::largest_two;
     use super::Tops;
 
     proptest! {

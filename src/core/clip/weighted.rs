@@ -21,7 +21,7 @@
 
 use rayon::prelude::*;
 
-use super::{CANDIDATES, PARALLEL, first_least, shrink};
+use super::mse::{CANDIDATES, PARALLEL, first_least, shrink};
 use crate::core::config::Config;
 use crate::core::kernel::Quantizer;
 use crate::core::params::{BlockParams, BlockStats, RealRange};

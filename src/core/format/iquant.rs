@@ -286,13 +286,7 @@ impl IQuant {
         importance: Option<&[f32]>,
         out: &mut [u8],
     ) -> Result<(), FormatError> {
-        if !x.len().is_multiple_of(self.block_len()) {
-            return Err(FormatError::RowLength {
-                format: self.name(),
-                len: x.len(),
-                block: self.block_len(),
-            });
-        }
+        FormatError::whole_blocks(self.name(), x.len(), self.block_len())?;
         let want = x.len() / self.block_len() * self.block_bytes();
         if out.len() != want {
             return Err(FormatError::ByteLength {

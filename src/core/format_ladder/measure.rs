@@ -104,14 +104,7 @@ pub(super) fn measure(matrix: &Matrix, coded: Coded) -> Result<Measured, Analyse
         }
         Coded::Fp8(scheme) => fp8_rows(&scheme, &view, &x, cols),
         Coded::Nvfp4Two(c) => {
-            if !cols.is_multiple_of(nvfp4_two::BLOCK) {
-                return Err(FormatError::RowLength {
-                    format: "NVFP4",
-                    len: cols,
-                    block: nvfp4_two::BLOCK,
-                }
-                .into());
-            }
+            FormatError::whole_blocks("NVFP4", cols, nvfp4_two::BLOCK)?;
             let tensor = c
                 .tensor_scale(nvfp4_two::tensor_amax(&x))
                 .map_err(FormatError::from)?;

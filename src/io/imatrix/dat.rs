@@ -13,20 +13,6 @@ const MAX_NAME: u64 = 1 << 16;
 /// The longest dataset name kept, in bytes.
 const MAX_DATASET: u64 = 1 << 12;
 
-/// Reads into `buf` until it is full or the reader ends; returns the bytes read.
-pub(super) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut have = 0;
-    while have < buf.len() {
-        match r.read(&mut buf[have..]) {
-            Ok(0) => break,
-            Ok(n) => have += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(have)
-}
-
 /// A reader with its position and the file's length.
 struct Cursor<R> {
     r: R,

@@ -153,15 +153,28 @@ pub(super) fn q3_k(x: &[f32; QK_K], codes: &mut [u8; QK_K]) -> SuperBlock {
         *s = sc as i8;
         *dl = d * sc as f32;
     }
-    // `requantize` on the transposed values, all sub-blocks at once (so it is vectorised).
-    for (lr, tr) in l.iter_mut().zip(&t) {
+    q3_finish(&t, &dl, &mut l, codes);
+    sb
+}
+
+/// Q3_K's last step, with and without importance: each value's 3-bit code under its
+/// sub-block's scale `dl[k]` (kept from the search where that scale is 0), computed on the
+/// transposed values `t` for all sub-blocks at once (so that it is vectorised), into `codes`
+/// in value order.
+#[inline(always)]
+pub(super) fn q3_finish(
+    t: &[[f32; 16]; 16],
+    dl: &[f32; 16],
+    l: &mut [[u8; 16]; 16],
+    codes: &mut [u8; QK_K],
+) {
+    for (lr, tr) in l.iter_mut().zip(t) {
         for k in 0..16 {
             let q = (nearest_int(tr[k] / dl[k]).clamp(-4, 3) + 4) as u8;
             lr[k] = if dl[k] == 0.0 { lr[k] } else { q };
         }
     }
-    untranspose(&l, codes);
-    sb
+    untranspose(l, codes);
 }
 
 /// Q3_K's sub-block search: on AVX2 by speculation (`q3_speculative`), else the portable lanes.

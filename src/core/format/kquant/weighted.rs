@@ -14,11 +14,11 @@
     reason = "the row and block loops inline into pulp's vector dispatch, which is what vectorises them"
 )]
 
-use super::encode::{q6_finish, requantize, transpose, untranspose};
+use super::encode::{q3_finish, q6_finish, requantize, transpose, untranspose};
 use super::fit::{self, qkx3};
 use super::qp::qp;
 use super::{QK_K, SuperBlock};
-use crate::core::format::bits::{f16_to_f32, f32_to_f16, nearest_int};
+use crate::core::format::bits::{f16_to_f32, f32_to_f16};
 
 /// The sum of the super-block's squares, value after value (ggml's loop).
 #[inline(always)]
@@ -108,13 +108,7 @@ pub(super) fn q3_k(x: &[f32; QK_K], qw: &[f32; QK_K], codes: &mut [u8; QK_K]) ->
         sb.scales[j] = sc as i8;
         dl[j] = d * sc as f32;
     }
-    for (lr, tr) in l.iter_mut().zip(&t) {
-        for k in 0..16 {
-            let q = (nearest_int(tr[k] / dl[k]).clamp(-4, 3) + 4) as u8;
-            lr[k] = if dl[k] == 0.0 { lr[k] } else { q };
-        }
-    }
-    untranspose(&l, codes);
+    q3_finish(&t, &dl, &mut l, codes);
     sb
 }
 

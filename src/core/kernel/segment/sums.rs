@@ -32,7 +32,7 @@ pub(crate) fn candidate_sums(kind: Kind, k: &[Consts; LANES], xs: &[f32], sums: 
 /// at most [`APPROX_TERMS`] terms each (at most `(APPROX_TERMS - 1)·u/(1 - …)` more), which
 /// are then widened and added in `f64`. So the result lies within a relative
 /// [`APPROX_REL`] of the exact real sum of squares, give or take `xs.len()·2^-149`:
-/// `clip::Slack` turns that into bounds on the reference's ordered `f64` sum.
+/// `clip::mse::approx::Slack` turns that into bounds on the reference's ordered `f64` sum.
 #[inline(always)]
 pub(crate) fn approx_squares(kind: Kind, k: &Consts, xs: &[f32]) -> Option<f64> {
     #[cfg(target_arch = "x86_64")]

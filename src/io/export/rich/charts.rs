@@ -131,6 +131,27 @@ fn channel_name(report: &Report, row: usize) -> String {
     }
 }
 
+/// The chart's caption, on its first line from `left`.
+fn caption(svg: &mut crate::io::export::svg::Svg, left: f64, text: &str) {
+    use crate::io::export::svg::Anchor;
+    svg.text(left, 14.0, SMALL, Anchor::Start, ink::TEXT, text);
+}
+
+/// The labels of the x axis's ends under a chart `height` high: `first` at `x`, anchored by
+/// `anchor`, and `last` (when given) ending at `right`.
+fn x_ends(
+    svg: &mut crate::io::export::svg::Svg,
+    height: f64,
+    (x, anchor, first): (f64, crate::io::export::svg::Anchor, &str),
+    last: Option<(f64, &str)>,
+) {
+    use crate::io::export::svg::Anchor;
+    svg.text(x, height - 6.0, SMALL, anchor, ink::TEXT, first);
+    if let Some((right, last)) = last {
+        svg.text(right, height - 6.0, SMALL, Anchor::End, ink::TEXT, last);
+    }
+}
+
 /// A plot's frame, `(left, top, width, height)`, and the tick labels of its y axis `y`
 /// (with `digits` significant digits) to the left of it.
 fn frame_with_ticks(

@@ -1,6 +1,6 @@
 //! Bits per weight against RMSE: the granularity ladder and, given one, the format ladder.
 
-use super::{SMALL, Scale, WIDTH, frame_with_ticks};
+use super::{SMALL, Scale, WIDTH, caption, frame_with_ticks};
 use crate::core::Report;
 use crate::core::format_ladder::FormatLadder;
 use crate::io::export::doc::Figure;
@@ -90,14 +90,7 @@ pub(in crate::io::export::rich) fn cost_against_error(
     } else {
         ""
     };
-    svg.text(
-        left,
-        14.0,
-        SMALL,
-        Anchor::Start,
-        ink::TEXT,
-        &format!("{scale}{key}; ringed: active"),
-    );
+    caption(&mut svg, left, &format!("{scale}{key}; ringed: active"));
     let mut words = Vec::new();
     // Points closer than a label's height share one label.
     let mut labels: Vec<(f64, f64, Vec<&str>)> = Vec::new();

@@ -1,7 +1,7 @@
 //! Each channel's MAE and RMSE at every granularity of the ladder; the distributions when
 //! the matrix is summarised.
 
-use super::{SERIES, SMALL, Scale, WIDTH, frame_with_ticks};
+use super::{SERIES, SMALL, Scale, WIDTH, caption, frame_with_ticks, x_ends};
 use crate::core::Metrics;
 use crate::core::Report;
 use crate::core::figures::{Figures, RungSpread, Spread};
@@ -17,10 +17,6 @@ type SpreadOf = fn(&RungSpread) -> Spread;
 
 /// Each listed channel's MAE and RMSE at every granularity of the ladder; boxes of the
 /// distribution when the matrix is summarised. `None` without a ladder.
-#[expect(
-    clippy::too_many_lines,
-    reason = "a chart reads top to bottom (scales, axes, marks, labels, caption) in one place"
-)]
 pub(in crate::io::export::rich) fn ladder_errors(
     report: &Report,
     figures: &Figures,
@@ -73,24 +69,12 @@ pub(in crate::io::export::rich) fn ladder_errors(
         }
     }
     let last = rows.last().copied().unwrap_or(0);
-    svg.text(
-        x(0),
-        height - 6.0,
-        SMALL,
-        Anchor::Middle,
-        ink::TEXT,
-        &format!("#{}", rows.first().copied().unwrap_or(0)),
+    let (first, last) = (
+        format!("#{}", rows.first().copied().unwrap_or(0)),
+        format!("#{last}"),
     );
-    if rows.len() > 1 {
-        svg.text(
-            WIDTH - right,
-            height - 6.0,
-            SMALL,
-            Anchor::End,
-            ink::TEXT,
-            &format!("#{last}"),
-        );
-    }
+    let last = (rows.len() > 1).then_some((WIDTH - right, last.as_str()));
+    x_ends(&mut svg, height, (x(0), Anchor::Middle, &first), last);
     let medians: Vec<String> = figures
         .ladder
         .iter()
@@ -157,12 +141,9 @@ fn ladder_spreads(report: &Report, figures: &Figures) -> Figure {
     let panel = rungs * row_h + 8.0;
     let height = top + 2.0 * (panel + 22.0);
     let mut svg = Svg::new(WIDTH, height);
-    svg.text(
+    caption(
+        &mut svg,
         left,
-        14.0,
-        SMALL,
-        Anchor::Start,
-        ink::TEXT,
         &format!(
             "{} channels: whiskers min-max, box 25th-90th percentile, bar median",
             report.channels.len()

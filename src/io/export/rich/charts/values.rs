@@ -1,7 +1,7 @@
 //! Original against reconstructed values on the quantization grid (the seed calculator's
 //! plot), one chart per plotted channel.
 
-use super::{SMALL, Scale, WIDTH, channel_name, frame_with_ticks};
+use super::{Scale, WIDTH, caption, channel_name, frame_with_ticks, x_ends};
 use crate::core::Report;
 use crate::core::figures::{Figures, MAX_LEVELS, ValuePlot};
 use crate::io::export::doc::Align::Right;
@@ -85,24 +85,9 @@ fn value_plot(report: &Report, p: &ValuePlot) -> Figure {
     }
     let first = p.samples.first().map_or(0, |s| s.0);
     let last = p.samples.last().map_or(0, |s| s.0);
-    svg.text(
-        left,
-        height - 6.0,
-        SMALL,
-        Anchor::Start,
-        ink::TEXT,
-        &format!("col {first}"),
-    );
-    if p.samples.len() > 1 {
-        svg.text(
-            WIDTH - right,
-            height - 6.0,
-            SMALL,
-            Anchor::End,
-            ink::TEXT,
-            &format!("col {last}"),
-        );
-    }
+    let (first, last) = (format!("col {first}"), format!("col {last}"));
+    let last = (p.samples.len() > 1).then_some((WIDTH - right, last.as_str()));
+    x_ends(&mut svg, height, (left, Anchor::Start, &first), last);
     let grid = match &p.levels {
         Some(_) => format!("grid lines: the {} levels", p.level_count),
         None if p.level_count > MAX_LEVELS => {
@@ -111,12 +96,9 @@ fn value_plot(report: &Report, p: &ValuePlot) -> Figure {
         None => "each value has its own scale".to_string(),
     };
     let name = channel_name(report, p.channel);
-    svg.text(
+    caption(
+        &mut svg,
         left,
-        14.0,
-        SMALL,
-        Anchor::Start,
-        ink::TEXT,
         &format!("channel {name}: rings original, dots reconstructed; {grid}"),
     );
     let span = p.cols.1 - p.cols.0;

@@ -1,6 +1,6 @@
 //! Each listed channel's RMSE under configuration A and under B, on one axis.
 
-use super::{SMALL, Scale, WIDTH, frame_with_ticks};
+use super::{Scale, WIDTH, caption, frame_with_ticks, x_ends};
 use crate::core::compare::Comparison;
 use crate::io::export::doc::Figure;
 use crate::io::export::num::error;
@@ -33,30 +33,18 @@ pub(in crate::io::export::rich) fn rmse_a_b(c: &Comparison, rows: &[usize]) -> O
         svg.dot(x(k), yb, r, ink::MAIN);
     }
     let scale = if y.log { "log scale" } else { "linear" };
-    svg.text(
+    caption(
+        &mut svg,
         left,
-        14.0,
-        SMALL,
-        Anchor::Start,
-        ink::TEXT,
         &format!("RMSE per channel ({scale}): rings A, dots B"),
     );
     if let (Some(first), Some(last)) = (pairs.first(), pairs.last()) {
-        svg.text(
-            left,
-            height - 6.0,
-            SMALL,
-            Anchor::Start,
-            ink::TEXT,
-            &format!("#{}", first.index),
-        );
-        svg.text(
-            WIDTH - right,
-            height - 6.0,
-            SMALL,
-            Anchor::End,
-            ink::TEXT,
-            &format!("#{}", last.index),
+        let (first, last) = (format!("#{}", first.index), format!("#{}", last.index));
+        x_ends(
+            &mut svg,
+            height,
+            (left, Anchor::Start, &first),
+            Some((WIDTH - right, &last)),
         );
     }
     Some(Figure {
