@@ -442,21 +442,10 @@ fn matrix_file(rows: usize, cols: usize) -> files::TempFile {
     files::temp_file("w.txt", text.as_bytes())
 }
 
-fn json(args: &[&str]) -> serde_json::Value {
-    let o = run::quantscope(args);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        run::text(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
 #[test]
 fn report_json_names_the_output_errors_per_channel_and_overall() {
     let m = matrix_file(4, 64);
-    let v = json(&[
+    let v = run::json(&[
         "report",
         m.to_str().unwrap(),
         "--preset",
@@ -510,7 +499,7 @@ fn report_json_names_the_output_errors_per_channel_and_overall() {
         .unwrap();
     assert_eq!(q80["weighted"], false);
     // Without either flag the keys are absent, as before.
-    let plain = json(&["report", m.to_str().unwrap(), "-f", "json"]);
+    let plain = run::json(&["report", m.to_str().unwrap(), "-f", "json"]);
     assert!(plain.get("importance").is_none());
     assert!(plain["overall"].get("output_mse").is_none());
 }
@@ -655,7 +644,7 @@ fn scan_finds_each_tensors_entry_and_weighs_its_errors() {
         ]),
     );
     let path = st.to_str().unwrap();
-    let v = json(&[
+    let v = run::json(&[
         "scan",
         path,
         "--imatrix",
@@ -818,7 +807,7 @@ fn minilm_layer_quantizes_with_its_imatrix_exactly() {
     );
     // report --imatrix: the importance-weighted error of libgguf's reconstruction, and the
     // summary of the entry.
-    let v = json(&[
+    let v = run::json(&[
         "report",
         path.to_str().unwrap(),
         "--tensor",
@@ -878,7 +867,7 @@ fn a_gemma_tensor_finds_its_entry_by_its_gguf_name() {
         ("blk.3.ffn_down.weight", "q4_k"),
         ("blk.3.attn_output.weight", "q4_0"),
     ] {
-        let v = json(&[
+        let v = run::json(&[
             "report",
             path.to_str().unwrap(),
             "--tensor",

@@ -32,15 +32,11 @@ fn data() -> (files::TempFile, Matrix) {
     (files::temp_file("w.txt", text.as_bytes()), m)
 }
 
-fn json(args: &[&str]) -> serde_json::Value {
-    let o = run::quantscope(args);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        run::text(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
+/// The built-in activations for 64 columns, and their importance.
+fn built_in() -> (Activations, quantscope::core::importance::Importance) {
+    let x = Activations::built_in(64, &BuiltIn::default());
+    let imp = quantscope::core::importance::importance_of(&x).unwrap();
+    (x, imp)
 }
 
 #[test]
@@ -57,9 +53,10 @@ fn measure_only_quantizes_without_the_importance_and_still_measures_with_it() {
         "json",
         "--values",
     ];
-    let weighed = json(&[&base[..], &["--activations", "built-in"]].concat());
-    let measured = json(&[&base[..], &["--activations", "built-in", "--measure-only"]].concat());
-    let plain = json(&base);
+    let weighed = run::json(&[&base[..], &["--activations", "built-in"]].concat());
+    let measured =
+        run::json(&[&base[..], &["--activations", "built-in", "--measure-only"]].concat());
+    let plain = run::json(&base);
     let with = |v: &serde_json::Value| v["importance"]["quantized_with"].clone();
     assert!(with(&weighed).is_string(), "{}", weighed["importance"]);
     assert!(with(&measured).is_null(), "{}", measured["importance"]);
@@ -75,13 +72,15 @@ fn measure_only_quantizes_without_the_importance_and_still_measures_with_it() {
     assert_ne!(weighed["channels"], measured["channels"]);
     let out = |v: &serde_json::Value, k: &str| v["overall"][k].as_f64().unwrap();
     // Against the core: the plain Q4_0 measured on the built-in activations.
-    let x = Activations::built_in(64, &BuiltIn::default());
-    let imp = quantscope::core::importance::importance_of(&x).unwrap();
-    let cal = Calibration {
-        importance: Some(&imp),
-        tokens: Some(&x),
-    };
-    let stage = OutputStage::new(&m, cal).unwrap();
+    let (x, imp) = built_in();
+    let stage = OutputStage::new(
+        &m,
+        Calibration {
+            importance: Some(&imp),
+            tokens: Some(&x),
+        },
+    )
+    .unwrap();
     let q4_0 = preset("q4_0", PresetOptions::default()).unwrap();
     let r = analyse_weighted(&m, &q4_0, None, Options::ONE_CONFIG).unwrap();
     let e = stage.errors(&r, &mut |_, _| true).unwrap().unwrap();
@@ -109,7 +108,7 @@ fn measure_only_alone_is_refused_with_what_it_needs() {
 #[test]
 fn every_rung_has_its_output_error_under_the_weighted_mse_search() {
     let (f, m) = data();
-    let v = json(&[
+    let v = run::json(&[
         "report",
         f.to_str().unwrap(),
         "--preset",
@@ -123,13 +122,15 @@ fn every_rung_has_its_output_error_under_the_weighted_mse_search() {
     ]);
     let ladder = v["ladder"].as_array().expect("a ladder");
     assert!(ladder.len() >= 3, "{ladder:?}");
-    let x = Activations::built_in(64, &BuiltIn::default());
-    let imp = quantscope::core::importance::importance_of(&x).unwrap();
-    let cal = Calibration {
-        importance: Some(&imp),
-        tokens: Some(&x),
-    };
-    let stage = OutputStage::new(&m, cal).unwrap();
+    let (x, imp) = built_in();
+    let stage = OutputStage::new(
+        &m,
+        Calibration {
+            importance: Some(&imp),
+            tokens: Some(&x),
+        },
+    )
+    .unwrap();
     let base = preset("ort-int4", PresetOptions::default()).unwrap();
     let mut c = base;
     c.clipping = quantscope::core::config::Clipping::MseWeighted;

@@ -43,3 +43,10 @@ pub fn assert_refused(args: &[&str]) -> String {
     assert!(err.starts_with("error"), "{args:?}: {err}");
     err
 }
+
+/// Runs `quantscope args`, requires success, and parses standard output as JSON.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let o = quantscope(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
