@@ -113,7 +113,13 @@ pub struct Worker {
     matrix: Option<(Arc<crate::io::text::Parsed>, Data)>,
     /// The importance and activations last resolved, for which calibration and shape.
     resolved: Option<(Arc<Calibration>, (usize, usize), Resolved)>,
+    /// The activations the methods last read (up to their bound), for which calibration
+    /// and shape: a method's next job reads none.
+    method_tokens: Option<(Arc<Calibration>, (usize, usize), MethodTokens)>,
 }
+
+/// The activations a method runs on, and how many tokens the source holds.
+type MethodTokens = (Arc<ndarray::Array2<f32>>, usize);
 
 /// A job's data: the matrix and the notes on its text.
 type Data = (Arc<Matrix>, Arc<Notes>);
@@ -141,7 +147,11 @@ impl Worker {
             }
             _ => None,
         };
-        if analyse_job(job, parsed, resolved.as_ref(), &mut emit) {
+        let tokens = MethodTokensCache {
+            key: job.calibration.as_ref(),
+            kept: &mut self.method_tokens,
+        };
+        if analyse_job(job, parsed, resolved.as_ref(), tokens, &mut emit) {
             emit(JobResult {
                 generation: job.generation,
                 outcome: Outcome::Done,
@@ -187,11 +197,42 @@ pub fn compute(job: &Job, emit: impl FnMut(JobResult) -> bool) {
     Worker::default().run(job, emit);
 }
 
+/// The worker's activations for the methods, and the calibration a job brings.
+struct MethodTokensCache<'a> {
+    key: Option<&'a Arc<Calibration>>,
+    kept: &'a mut Option<(Arc<Calibration>, (usize, usize), MethodTokens)>,
+}
+
+impl MethodTokensCache<'_> {
+    /// The first tokens of `resolved`'s activations (up to the methods' bound) for a matrix
+    /// of `shape`: those kept when the calibration and the shape are the same, else read.
+    fn get(
+        &mut self,
+        tokens: &dyn crate::core::importance::Tokens,
+        shape: (usize, usize),
+    ) -> Result<MethodTokens, String> {
+        if let (Some((c, s, kept)), Some(key)) = (&*self.kept, self.key)
+            && Arc::ptr_eq(c, key)
+            && *s == shape
+        {
+            return Ok(kept.clone());
+        }
+        let (count, width) = tokens.shape();
+        let limit = crate::core::method::tokens::budget(count, width);
+        let x =
+            crate::core::method::tokens::read_first(tokens, limit).map_err(|e| e.to_string())?;
+        let read = (Arc::new(x), count);
+        *self.kept = self.key.map(|k| (Arc::clone(k), shape, read.clone()));
+        Ok(read)
+    }
+}
+
 /// Runs the job's analyses; returns false when `emit` asked to stop.
 fn analyse_job(
     job: &Job,
     parsed: Result<Data, ParseError>,
     resolved: Option<&Resolved>,
+    tokens: MethodTokensCache<'_>,
     emit: &mut impl FnMut(JobResult) -> bool,
 ) -> bool {
     // What the formats quantize with; the output stage below measures with the importance
@@ -278,7 +319,7 @@ fn analyse_job(
         return false;
     }
     if let Some(request) = &job.method
-        && !methods(request, &matrix, resolved, generation, emit)
+        && !methods(request, &matrix, resolved, tokens, generation, emit)
     {
         return false;
     }
@@ -313,11 +354,14 @@ fn output_errors(
 
 /// Runs the method asked for on the activations, with progress, and sends its result (or
 /// why it could not run); returns false when `emit` asked to stop (a newer job waits: the
-/// method stops between two of its steps).
+/// method stops between two of its steps). The activations are read once per calibration
+/// and shape, their first tokens up to `core::method::tokens`' bound, and the result says
+/// when they were cut.
 fn methods(
     request: &crate::core::method::run::Request,
     matrix: &Matrix,
     resolved: Option<&Resolved>,
+    mut cache: MethodTokensCache<'_>,
     generation: u64,
     emit: &mut impl FnMut(JobResult) -> bool,
 ) -> bool {
@@ -331,13 +375,7 @@ fn methods(
             )),
         });
     };
-    let (count, width) = tokens.shape();
-    let mut data = vec![0.0f32; count * width];
-    let x = match tokens.read(0, &mut data) {
-        Ok(()) => ndarray::Array2::from_shape_vec((count, width), data).map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
-    };
-    let result = x.and_then(|x| {
+    let result = cache.get(tokens, matrix.shape()).and_then(|(x, held)| {
         let mut progress = |done, total| {
             emit(JobResult {
                 generation,
@@ -345,7 +383,10 @@ fn methods(
             })
         };
         match crate::core::method::run::run(&matrix.values(), &x.view(), request, &mut progress) {
-            Ok(m) => Ok(Some(Arc::new(m))),
+            Ok(mut m) => {
+                m.tokens_held = (held > m.tokens).then_some(held);
+                Ok(Some(Arc::new(m)))
+            }
             Err(MethodError::Cancelled) => Ok(None),
             Err(e) => Err(e.to_string()),
         }

@@ -2,7 +2,6 @@
 //! rounding that `report` runs on the matrix with its activations (`core::method::run`).
 
 use clap::Args;
-use ndarray::Array2;
 
 use crate::core::Config;
 use crate::core::importance::Tokens;
@@ -116,7 +115,8 @@ impl MethodArgs {
                 self.flag()
             ));
         };
-        let x = read_all(tokens)?;
+        let x = crate::core::method::tokens::read_first(tokens, usize::MAX)
+            .map_err(|e| e.to_string())?;
         let request = Request {
             explain: explain.then_some(0),
             ..self.request(config)
@@ -142,12 +142,4 @@ impl MethodArgs {
             "--act-quant".to_string()
         }
     }
-}
-
-/// Every token of `tokens`, as one `[tokens, width]` matrix.
-fn read_all(tokens: &dyn Tokens) -> Result<Array2<f32>, String> {
-    let (count, width) = tokens.shape();
-    let mut data = vec![0.0f32; count * width];
-    tokens.read(0, &mut data).map_err(|e| e.to_string())?;
-    Array2::from_shape_vec((count, width), data).map_err(|e| e.to_string())
 }

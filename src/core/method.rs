@@ -10,7 +10,8 @@
 //!   rounding (`llm-awq`'s `_search_module_scale`);
 //! - [`gptq`]: GPTQ's column-by-column rounding that pushes each column's error onto the
 //!   columns not rounded yet (Frantar et al. 2022, `gptq.py`'s `fasterquant`);
-//! - [`run`]: the ones a user asks for on one layer, gathered for `report` and the explorer.
+//! - [`run`]: the ones a user asks for on one layer, gathered for `report` and the explorer;
+//! - [`tokens`]: the activations read for them, up to a bound.
 //!
 //! Each takes plain `ndarray` views, checks its inputs ([`check_inputs`]), reports progress
 //! and stops when told to ([`Progress`]), and gives the output error per output channel and
@@ -23,6 +24,7 @@ pub mod gptq;
 pub mod linalg;
 pub mod run;
 pub mod smoothquant;
+pub mod tokens;
 pub mod torch_ops;
 pub mod worked;
 

@@ -96,6 +96,8 @@ mod method_explorer;
 #[cfg(not(feature = "avx512"))]
 mod method_teaching;
 #[cfg(not(feature = "avx512"))]
+mod method_tokens;
+#[cfg(not(feature = "avx512"))]
 mod methods;
 #[cfg(not(feature = "avx512"))]
 mod minilm;

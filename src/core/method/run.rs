@@ -299,8 +299,12 @@ pub struct W8A8Result {
 /// Everything [`run`] found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Methods {
-    /// Tokens of the activations.
+    /// Tokens of the activations the methods ran on.
     pub tokens: usize,
+    /// The tokens the activations hold, when the methods ran on only the first
+    /// [`Methods::tokens`] of them (the explorer's bound, [`super::tokens::budget`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_held: Option<usize>,
     /// The weight quantizer.
     pub scheme: Scheme,
     /// One per weight method asked, in order.
@@ -398,6 +402,7 @@ pub fn run(
     let w8a8 = w8a8_results(w, x, request, &mut |k, _| progress(done + k, total))?;
     Ok(Methods {
         tokens: x.nrows(),
+        tokens_held: None,
         scheme: request.scheme,
         weights,
         w8a8,
