@@ -2,6 +2,7 @@
 //! active configuration, what the panes need first), then with it. The runtime runs jobs on a
 //! background thread; tests run them inline with [`compute`].
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::app::calibration::{Calibration, Resolved};
@@ -318,12 +319,46 @@ fn analyse_job(
     {
         return false;
     }
-    if let Some(request) = &job.method
-        && !methods(request, &matrix, resolved, tokens, generation, emit)
-    {
+    let ControlFlow::Continue(method_entries) = method_stage(job, &matrix, resolved, tokens, emit)
+    else {
         return false;
-    }
-    pinned_and_formats(job, &matrix, importance, stage.as_ref(), emit)
+    };
+    pinned_and_formats(
+        job,
+        &matrix,
+        importance,
+        stage.as_ref(),
+        method_entries,
+        emit,
+    )
+}
+
+/// The method of `job`, when it asks for one, and its entries of the format ladder, when the
+/// job asks for that too; breaks when `emit` asked to stop.
+fn method_stage(
+    job: &Job,
+    matrix: &Matrix,
+    resolved: Option<&Resolved>,
+    tokens: MethodTokensCache<'_>,
+    emit: &mut impl FnMut(JobResult) -> bool,
+) -> ControlFlow<(), Vec<crate::core::format_ladder::Entry>> {
+    let Some(request) = &job.method else {
+        return ControlFlow::Continue(Vec::new());
+    };
+    let ran = methods(request, matrix, resolved, tokens, job.generation, emit)?;
+    let entries = match ran {
+        Some(m) if job.formats.is_some() => {
+            let name = resolved.and_then(|r| r.tokens.as_ref()).map(|t| t.name());
+            crate::core::method::ladder::entries(
+                &m,
+                matrix.shape(),
+                name.as_deref(),
+                request.act_order,
+            )
+        }
+        _ => Vec::new(),
+    };
+    ControlFlow::Continue(entries)
 }
 
 /// Adds the output errors to `report` (and its rungs) and sends it; returns false when
@@ -353,8 +388,8 @@ fn output_errors(
 }
 
 /// Runs the method asked for on the activations, with progress, and sends its result (or
-/// why it could not run); returns false when `emit` asked to stop (a newer job waits: the
-/// method stops between two of its steps). The activations are read once per calibration
+/// why it could not run); breaks when `emit` asked to stop (a newer job waits: the method
+/// stops between two of its steps), else gives its result when it ran. The activations are read once per calibration
 /// and shape, their first tokens up to `core::method::tokens`' bound, and the result says
 /// when they were cut.
 fn methods(
@@ -364,16 +399,23 @@ fn methods(
     mut cache: MethodTokensCache<'_>,
     generation: u64,
     emit: &mut impl FnMut(JobResult) -> bool,
-) -> bool {
+) -> ControlFlow<(), Option<Arc<crate::core::method::run::Methods>>> {
     use crate::core::method::MethodError;
+    let go_on = |sent: bool| {
+        if sent {
+            ControlFlow::Continue(None)
+        } else {
+            ControlFlow::Break(())
+        }
+    };
     let Some(tokens) = resolved.and_then(|r| r.tokens.as_deref()) else {
-        return emit(JobResult {
+        return go_on(emit(JobResult {
             generation,
             outcome: Outcome::Methods(Err(
                 "the method needs activations: load them with Alt-I, or switch them on with Alt-W"
                     .to_string(),
             )),
-        });
+        }));
     };
     let result = cache.get(tokens, matrix.shape()).and_then(|(x, held)| {
         let mut progress = |done, total| {
@@ -391,24 +433,26 @@ fn methods(
             Err(e) => Err(e.to_string()),
         }
     });
-    let outcome = match result {
-        Ok(Some(m)) => Outcome::Methods(Ok(m)),
-        Ok(None) => return false,
-        Err(e) => Outcome::Methods(Err(e)),
+    let (outcome, kept) = match result {
+        Ok(Some(m)) => (Outcome::Methods(Ok(Arc::clone(&m))), Some(m)),
+        Ok(None) => return ControlFlow::Break(()),
+        Err(e) => (Outcome::Methods(Err(e)), None),
     };
-    emit(JobResult {
+    go_on(emit(JobResult {
         generation,
         outcome,
-    })
+    }))?;
+    ControlFlow::Continue(kept)
 }
 
-/// The pinned configuration's report and the format ladder, when the job asks for them;
-/// returns false when `emit` asked to stop.
+/// The pinned configuration's report and the format ladder (with the method's entries),
+/// when the job asks for them; returns false when `emit` asked to stop.
 fn pinned_and_formats(
     job: &Job,
     matrix: &Matrix,
     importance: Option<&crate::core::importance::Importance>,
     stage: Option<&OutputStage<'_>>,
+    method_entries: Vec<crate::core::format_ladder::Entry>,
     emit: &mut impl FnMut(JobResult) -> bool,
 ) -> bool {
     let generation = job.generation;
@@ -447,9 +491,10 @@ fn pinned_and_formats(
                 })
             },
         );
-        let Some(format_ladder) = format_ladder else {
+        let Some(mut format_ladder) = format_ladder else {
             return false;
         };
+        crate::core::format_ladder::add_method_entries(&mut format_ladder, method_entries);
         return emit(JobResult {
             generation,
             outcome: Outcome::FormatLadder(Arc::new(format_ladder)),

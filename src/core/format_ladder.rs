@@ -24,6 +24,7 @@
 //! ```
 
 mod measure;
+mod methods;
 
 use serde::Serialize;
 
@@ -38,6 +39,7 @@ use crate::core::presets::{PRESETS, PresetOptions, preset};
 use crate::core::report::{Metrics, Report};
 
 pub use crate::core::format::registry::{Coded, FORMATS, FormatInfo, format_info, grid_of};
+pub use methods::add_method_entries;
 
 /// Which entries a ladder holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -94,6 +94,8 @@ mod method_cli;
 #[cfg(not(feature = "avx512"))]
 mod method_explorer;
 #[cfg(not(feature = "avx512"))]
+mod method_ladder;
+#[cfg(not(feature = "avx512"))]
 mod method_teaching;
 #[cfg(not(feature = "avx512"))]
 mod method_tokens;

@@ -22,6 +22,7 @@ use serde::Serialize;
 use super::act_quant::{self, ActGranularity};
 use super::awq::{self, AwqConfig};
 use super::gptq::{self, GptqConfig};
+use super::ladder::WeightError;
 use super::worked::{self, Worked};
 use super::{LayerError, MethodError, Progress, check_inputs, smoothquant};
 use crate::core::config::{Config, Granularity, Scheme as Symmetry};
@@ -270,6 +271,12 @@ pub struct WeightResult {
     pub awq_ratio: Option<f64>,
     /// GPTQ's story of `H`.
     pub gptq: Option<GptqNote>,
+    /// The weights' own error (for the format ladder's entries; not exported).
+    #[serde(skip)]
+    pub weight_error: WeightError,
+    /// Round to nearest's weights' own error.
+    #[serde(skip)]
+    pub rtn_weight_error: WeightError,
 }
 
 /// SmoothQuant before a W8A8 layer.
@@ -348,6 +355,7 @@ pub fn run(
                 check_bits(c.bits)?;
                 let w_hat = gptq::round_to_nearest(w, c);
                 let error = LayerError::of(x, w, &w_hat.view());
+                let weight_error = WeightError::of(w, &w_hat.view());
                 if !inner(1, 1) {
                     return Err(MethodError::Cancelled);
                 }
@@ -358,6 +366,8 @@ pub fn run(
                     error,
                     awq_ratio: None,
                     gptq: None,
+                    rtn_weight_error: weight_error.clone(),
+                    weight_error,
                 }
             }
             Method::Awq => {
@@ -366,9 +376,12 @@ pub fn run(
                 if let Some(e) = &mut explained {
                     e.awq = Some(worked::awq(&a));
                 }
+                let plain = awq::pseudo_quantize(w, request.awq_config()).values;
                 WeightResult {
                     method,
                     awq_ratio: Some(a.ratios[a.best].ratio),
+                    weight_error: WeightError::of(w, &a.w_hat.view()),
+                    rtn_weight_error: WeightError::of(w, &plain.view()),
                     error: a.error,
                     rtn: a.error_rtn,
                     gptq: None,
@@ -383,8 +396,11 @@ pub fn run(
                 if let Some(e) = &mut explained {
                     e.gptq = push;
                 }
+                let plain = gptq::round_to_nearest(w, request.gptq_config());
                 WeightResult {
                     method,
+                    weight_error: WeightError::of(w, &g.w_hat.view()),
+                    rtn_weight_error: WeightError::of(w, &plain.view()),
                     gptq: Some(GptqNote {
                         note: g.hessian.note(w.ncols()),
                         dead_columns: g.hessian.dead_columns,
