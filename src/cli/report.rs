@@ -391,7 +391,14 @@ fn analysed(
         keep_codes: args.values,
     };
     let mut report = analyse_weighted(matrix, config, calibration.quantize_with(), options)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| match e {
+            crate::core::AnalyseError::ClipNeedsImportance if calibration.measure_only => {
+                "--clip mse-weighted weighs each column's squared errors by the importance, \
+                 which --measure-only keeps from quantizing: drop one of the two"
+                    .to_string()
+            }
+            e => e.to_string(),
+        })?;
     if let Some(stage) = stage {
         add_output_errors(stage, &mut report, &mut |_, _| true).map_err(|e| e.to_string())?;
     }
