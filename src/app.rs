@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod calibration;
 pub mod demo;
 pub mod editor;
+pub mod effect;
 pub mod input;
 pub mod keymap;
 pub mod model;

@@ -35,6 +35,7 @@ pub mod ladder;
 pub mod method;
 pub mod palette;
 pub mod practice;
+pub mod rows;
 pub mod scroll;
 pub mod settings;
 pub mod status;

@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 pub use crate::app::analysis::Analysis;
 use crate::app::editor::Editor;
+pub use crate::app::effect::{Effect, ExportJob};
 pub use crate::app::overlay::{Overlay, StoredView, TensorPicker};
 use crate::app::worker::{Input, Job};
+use crate::core::Matrix;
 use crate::core::config::{Config, Granularity};
 use crate::core::explain::{ChannelExplanation, explain_channel};
 use crate::core::presets::Overrides;
 use crate::core::view::{SortKey, channel_order};
-use crate::core::{Matrix, Report};
 
 /// The panes that can hold focus, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -123,85 +124,6 @@ impl Source {
             Self::Text { .. } => None,
         }
     }
-}
-
-/// Work the runtime must do on the model's behalf (the model does no I/O).
-#[derive(Debug, Clone)]
-pub enum Effect {
-    /// Analyse the current data and configuration in the background ([`Model::job`] says
-    /// what; the job is built when the runtime sends it, so that a burst of keys asks for
-    /// one analysis of the text they leave).
-    Analyse,
-    /// Load tensor `name` of the checkpoint at `path` (a .safetensors or .gguf file, or a
-    /// sharded one); `request` numbers it, so
-    /// that only the newest request's tensor is shown.
-    LoadTensor {
-        /// The file.
-        path: PathBuf,
-        /// The tensor.
-        name: String,
-        /// The request's number ([`Model::load_request`] when it was made).
-        request: u64,
-    },
-    /// List the tensors of the checkpoint at `path` (for the picker).
-    ListTensors {
-        /// The file.
-        path: PathBuf,
-    },
-    /// Write `text` to `path` atomically.
-    Save {
-        /// Destination.
-        path: PathBuf,
-        /// Contents.
-        text: String,
-    },
-    /// Load an importance matrix or activations (`spec`), checked against `matrix` (the
-    /// data on screen, when analysed) whose tensor name is `tensor`.
-    LoadImportance {
-        /// A file, `FILE:TENSOR`, or `built-in`.
-        spec: String,
-        /// The data on screen.
-        matrix: Option<Arc<Matrix>>,
-        /// The tensor's name, to find its imatrix entry by.
-        tensor: Option<String>,
-        /// The request's number ([`ImportanceState::request`] when it was made).
-        request: u64,
-    },
-    /// Write the matrix `report`'s configuration reconstructs to `path` (`.npy` or
-    /// `.safetensors`, one tensor named `tensor`) atomically.
-    WriteDequantized {
-        /// Destination.
-        path: PathBuf,
-        /// The report whose reconstruction is written.
-        report: Arc<Report>,
-        /// The tensor's name in a `.safetensors` file.
-        tensor: String,
-    },
-    /// Write the report of `job` as `document` to `path` atomically.
-    Export {
-        /// Destination.
-        path: PathBuf,
-        /// HTML or PDF.
-        document: crate::io::export::rich::Document,
-        /// What the report is of.
-        job: Box<ExportJob>,
-    },
-}
-
-/// What an exported report shows: the analysed matrix and its report (with its ladder), and
-/// the pinned configuration A with the comparison when one is pinned.
-#[derive(Debug, Clone)]
-pub struct ExportJob {
-    /// The matrix the report is of.
-    pub matrix: Arc<Matrix>,
-    /// The active configuration's report (B, when one is pinned).
-    pub report: Arc<Report>,
-    /// The pinned configuration A's report and A against B.
-    pub versus: Option<(Arc<Report>, Arc<crate::core::compare::Comparison>)>,
-    /// The format ladder, when one was computed for this data.
-    pub format_ladder: Option<Arc<crate::core::format_ladder::FormatLadder>>,
-    /// The method beyond rounding, when one ran on this data.
-    pub methods: Option<Arc<crate::core::method::run::Methods>>,
 }
 
 /// A configuration pinned as A: how it was made, to say what differs.

@@ -9,7 +9,7 @@ use crate::app::calibration::{Calibration, Resolved};
 use crate::core::format_ladder::{FormatLadder, Inputs, Selection, format_ladder_inputs};
 use crate::core::output::{self, OutputStage, add_output_errors};
 use crate::core::{
-    Config, Matrix, Options, Report, Rung, analyse_staged_weighted, analyse_weighted,
+    AnalyseError, Config, Matrix, Options, Report, Rung, analyse_staged_weighted, analyse_weighted,
 };
 use crate::io::text::{LineCache, Notes, ParseError};
 
@@ -228,6 +228,23 @@ impl MethodTokensCache<'_> {
     }
 }
 
+/// The analysis's error as the explorer says it: mse-weighted clipping without an
+/// importance to weigh by names the keys that give it one (`measured_only`: one is loaded
+/// but only measures).
+fn failure(e: &AnalyseError, measured_only: bool) -> String {
+    match e {
+        AnalyseError::ClipNeedsImportance if measured_only => "clipping mse-weighted weighs \
+            each column's squared errors by the importance, which is measured only: Alt-W \
+            switches it to quantize with it, or choose another clipping"
+            .into(),
+        AnalyseError::ClipNeedsImportance => "clipping mse-weighted weighs each column's \
+            squared errors by an importance, and none is in use: load one with Alt-I (or \
+            switch it on with Alt-W), or choose another clipping"
+            .into(),
+        e => e.to_string(),
+    }
+}
+
 /// Runs the job's analyses; returns false when `emit` asked to stop.
 fn analyse_job(
     job: &Job,
@@ -290,7 +307,7 @@ fn analyse_job(
             Outcome::Ladder(rungs)
         }
         Ok(None) => return false,
-        Err(e) => Outcome::Failed(e.to_string()),
+        Err(e) => Outcome::Failed(failure(&e, importance.is_none() && resolved.is_some())),
     };
     let failed = matches!(outcome, Outcome::Failed(_));
     if stopped

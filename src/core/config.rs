@@ -486,7 +486,7 @@ impl Config {
         (hi - lo + 1).max(0) as u32
     }
 
-    /// Checks every field; [`crate::core::analyse`] calls this first.
+    /// Checks every field; [`crate::core::analyse()`] calls this first.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(1..=16).contains(&self.bits) {
             return Err(ConfigError::Bits(self.bits));

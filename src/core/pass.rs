@@ -6,7 +6,7 @@
 //!   statistics, parameters and codes are computed row by row while the row is in cache, and
 //!   nothing is kept per block except, for the active configuration, its record.
 //! - [`Plan::Global`] (tensor, per-column channels): blocks span rows, so their statistics and
-//!   parameters are computed first ([`global_plan`]) and the rows are then quantized with them.
+//!   parameters are computed first ([`plan`]) and the rows are then quantized with them.
 //!
 //! Rows are split into contiguous tasks that run on rayon's pool; every per-row result is
 //! computed from that row alone and the rows are combined in row order afterwards, so results

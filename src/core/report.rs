@@ -366,7 +366,7 @@ impl Layout {
     }
 }
 
-/// Everything an analysis found. Built by [`crate::core::analyse`].
+/// Everything an analysis found. Built by [`crate::core::analyse()`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     /// The configuration analysed.

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! [`Exercise::from_toml`] parses and checks a file, [`expected`] computes a step's answer,
-//! [`check`] judges a learner's text against it, and [`Session`] plays an exercise through,
+//! [`check()`] judges a learner's text against it, and [`Session`] plays an exercise through,
 //! keeping attempts, hints, reveals and the score. [`parse_cards`] reads recall cards.
 //! Resolving the data (channel text, a named scenario) is `io`'s job
 //! (`crate::teach::assets::exercise_matrix`); [`generated_pair`] makes the generated pair.

@@ -151,16 +151,7 @@ impl Widget for &DetailPane<'_> {
         );
         lines.extend(self.table(report, ch, start..start + shown, usize::from(inner.width)));
         let used = lines.len().min(usize::from(h));
-        for (y, line) in (inner.y..inner.bottom()).zip(lines) {
-            line.render(
-                Rect {
-                    y,
-                    height: 1,
-                    ..inner
-                },
-                buf,
-            );
-        }
+        crate::ui::rows::render_lines(lines, inner, buf);
         if chart {
             let top = inner.y + used as u16;
             let rect = Rect {

@@ -379,18 +379,7 @@ impl Widget for &ErrorsPane<'_> {
                 .collect();
             lines.push(table.row(OVERALL, &cells, false, theme.heading));
         }
-        let mut next = inner.y;
-        for (y, line) in (inner.y..inner.bottom()).zip(lines) {
-            line.render(
-                Rect {
-                    y,
-                    height: 1,
-                    ..inner
-                },
-                buf,
-            );
-            next = y + 1;
-        }
+        let next = crate::ui::rows::render_lines(lines, inner, buf);
         if let Some((row, text)) = method_row {
             self.draw_method(row, next, text, buf);
         }

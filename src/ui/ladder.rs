@@ -304,16 +304,7 @@ impl Widget for &LadderPane<'_> {
                 number_style(theme, self.stale),
             ));
         }
-        for (y, line) in (inner.y..inner.bottom()).zip(lines) {
-            line.render(
-                Rect {
-                    y,
-                    height: 1,
-                    ..inner
-                },
-                buf,
-            );
-        }
+        crate::ui::rows::render_lines(lines, inner, buf);
     }
 }
 

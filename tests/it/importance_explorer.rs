@@ -455,3 +455,34 @@ fn the_clipping_cycle_offers_the_weighted_search_only_while_the_importance_quant
     let before = seen.len();
     assert_eq!(seen[before - 2], Clipping::Mse);
 }
+
+#[test]
+fn mse_weighted_clipping_without_an_importance_to_weigh_by_names_the_keys() {
+    let mut m = loud_model();
+    let overrides = quantscope::core::presets::Overrides {
+        clipping: Some(quantscope::core::config::Clipping::MseWeighted),
+        ..Default::default()
+    };
+    m.apply_settings("lesson", overrides).unwrap();
+    settle(&mut m);
+    assert!(m.analysis.failure.is_none(), "{:?}", m.analysis.failure);
+    assert!(m.analysis.report.as_ref().unwrap().quantized_with.is_some());
+    // Measured only: nothing to weigh the search by; the message says which key gives it.
+    act(&mut m, Action::ToggleImportance);
+    assert_eq!(m.importance.mode, ImportanceMode::Measure);
+    let failure = m.analysis.failure.clone().expect("refused");
+    assert!(
+        failure.contains("measured only") && failure.contains("Alt-W"),
+        "{failure}"
+    );
+    // Off: none in use; loading or switching on are the ways out.
+    act(&mut m, Action::ToggleImportance);
+    let failure = m.analysis.failure.clone().expect("refused");
+    assert!(
+        failure.contains("Alt-I") && failure.contains("Alt-W"),
+        "{failure}"
+    );
+    // On again: the search weighs, and the failure is gone.
+    act(&mut m, Action::ToggleImportance);
+    assert!(m.analysis.failure.is_none(), "{:?}", m.analysis.failure);
+}

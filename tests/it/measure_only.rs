@@ -106,6 +106,24 @@ fn measure_only_alone_is_refused_with_what_it_needs() {
 }
 
 #[test]
+fn mse_weighted_clipping_with_measure_only_is_refused_naming_both_flags() {
+    let (f, _) = data();
+    let err = run::assert_refused(&[
+        "report",
+        f.to_str().unwrap(),
+        "--activations",
+        "built-in",
+        "--measure-only",
+        "--clip",
+        "mse-weighted",
+    ]);
+    assert!(
+        err.contains("--measure-only") && err.contains("--clip mse-weighted"),
+        "{err}"
+    );
+}
+
+#[test]
 fn every_rung_has_its_output_error_under_the_weighted_mse_search() {
     let (f, m) = data();
     let v = run::json(&[

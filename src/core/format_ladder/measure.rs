@@ -1,5 +1,5 @@
 //! The format ladder's measurement of a format: the same errors, channel by channel, and the
-//! same collapsed rows as the format's whole analysis ([`crate::core::analyse`]), without
+//! same collapsed rows as the format's whole analysis ([`crate::core::analyse()`]), without
 //! what the ladder does not show (every code, every block's record, each row's levels and
 //! utilization, the matrix-sized buffers they live in).
 //!

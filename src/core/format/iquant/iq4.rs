@@ -44,7 +44,7 @@ fn best_index_int8(val: &[i8; 16], x: f32) -> usize {
     }
 }
 
-/// [`best_index_int8`] of `id * x[j]` for 32 values at once, without branches: the index is
+/// `best_index_int8` of `id * x[j]` for 32 values at once, without branches: the index is
 /// the number of gaps `k` (between levels `k` and `k + 1`) for which
 /// `(al - v[k]) < (v[k + 1] - al)` is false. Below the gap that holds `al` it is false (the
 /// left side is positive, the right not), above it true (the left side negative, the right

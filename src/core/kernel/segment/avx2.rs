@@ -218,7 +218,7 @@ pub(super) fn eight(
     (fast & 0xff == 0xff).then_some((k, p.float_min))
 }
 
-/// [`super::near`] for eight zero points in one register.
+/// [`near`](crate::core::kernel::segment::constants::near) for eight zero points in one register.
 #[inline(always)]
 pub(super) fn near8(simd: V3, zero_points: __m256i, qmin: i32, qmax: i32) -> bool {
     let (avx, avx2) = (simd.avx, simd.avx2);

@@ -57,7 +57,7 @@ fn bits(ok: [bool; PARAM_LANES]) -> u8 {
         .fold(0, |bits, (j, &ok)| bits | (u8::from(ok) << j))
 }
 
-/// What the blocks of a row are known to be against the clamp, for [`run_prepared`] without
+/// What the blocks of a row are known to be against the clamp, for [`run_prepared`](crate::core::kernel::segment::run_prepared) without
 /// clamp counts. Ordered from the least known to the most: a row of blocks is the least of
 /// its blocks ([`Ord::min`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -65,7 +65,7 @@ pub(crate) enum Clamp {
     /// Nothing known: a clamp may move codes, and the errors are formed in `f64`.
     Any,
     /// A clamp may move codes, but every error is exact in `f32` under a kind that forms
-    /// them there ([`ConstLanes::exact_bits`], [`Prepared::clamp`]).
+    /// them there ([`ConstLanes::exact_bits`], [`Prepared::clamp`](crate::core::kernel::segment::prepared::Prepared::clamp)).
     Exact,
     /// No block has a code a clamp moves ([`ConstLanes::within_bits`]): the loop leaves
     /// the clamp out.
@@ -95,7 +95,7 @@ impl Eight {
 
 /// Eight blocks of `kind` whose values lie in `lo[j]..=hi[j]`, with parameters from `calc`
 /// and codes `q.0..=q.1`, prepared at once in `avx2`'s registers: the constants and
-/// clamp test that [`ParamCalc::lanes8`], [`consts8_lanes`] and [`ConstLanes::within_bits`]
+/// clamp test that [`ParamCalc::lanes8`], [`consts8_lanes`](crate::core::kernel::segment::constants::consts8_lanes) and [`ConstLanes::within_bits`]
 /// give them (the same operations), without passing through their arrays of flags. The
 /// clamp test is of each block's range, or with `magnitudes` of `-m..=m`, `m` the block's
 /// largest magnitude. `None` without AVX2, for configurations `calc` does not form in

@@ -91,7 +91,7 @@ impl ConstsBuf {
 }
 
 /// The constants of `N` blocks, one array per field (lane `j` for block `j`), as the
-/// search over many blocks at once uses them ([`block_sums`]); [`ConstLanes::get`] is one
+/// search over many blocks at once uses them ([`block_sums`](crate::core::kernel::segment::sums::block_sums)); [`ConstLanes::get`] is one
 /// block's [`Consts`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ConstLanes<const N: usize> {
@@ -162,7 +162,7 @@ impl<const N: usize> ConstLanes<N> {
 /// The constants of `N` blocks of `kind` with parameters `p` (lane `j` for block `j`), whose
 /// values lie in `min[j]..=max[j]`, for codes `qmin..=qmax`; and whether each block is for
 /// the specialised loop (never a lane with a problem). One block is `N = 1`
-/// ([`Prepared::new`]); eight are prepared together for rows of groups ([`consts8`]), with
+/// ([`Prepared::new`](crate::core::kernel::segment::prepared::Prepared::new)); eight are prepared together for rows of groups ([`consts8`]), with
 /// the configuration's branches taken outside the lanes so that they vectorise.
 ///
 /// A block is for the specialised loop when:

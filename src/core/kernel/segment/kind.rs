@@ -45,7 +45,7 @@ impl Kind {
     }
 
     /// Whether rows of blocks of this kind that no clamp touches form their errors in `f32`
-    /// ([`run_prepared`] without `clipped`), reading no values widened to `f64`.
+    /// ([`run_prepared`](crate::core::kernel::segment::run_prepared) without `clipped`), reading no values widened to `f64`.
     pub(crate) fn exact_errors(self) -> bool {
         self.expr == QuantExpr::Divide && !self.offset && self.stored
     }

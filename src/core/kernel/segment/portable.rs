@@ -54,7 +54,7 @@ fn flush(clips: &mut [f32; LANES]) -> usize {
 /// count per lane, as f32); the rest, and any flushed from `clips`, are returned (without
 /// `CLAMP`, see [`chunk_codes`], the aligned chunks are not clamped). `buf`
 /// holds a pass's reconstructions. Each cache line of `ahead` (the values at the same
-/// columns of the row to be quantized next) is asked for ([`fetch`]), so that the memory
+/// columns of the row to be quantized next) is asked for ([`fetch`](crate::core::kernel::segment::portable::chunk::fetch)), so that the memory
 /// system fetches that row while this one is computed.
 #[expect(
     clippy::too_many_arguments,
@@ -169,7 +169,7 @@ pub(super) fn run<const E: u8, const R: u8, const O: bool, T: Code, S: BlockSour
 
 /// [`super::run_prepared`] for one instance, without clamp counts or the signal; without
 /// the clamp where `clamp` is [`Clamp::Within`] (no block has a code a clamp moves, see
-/// [`ConstLanes::within_bits`]); `wide` as in [`blocks_loop`]. Where the row's errors are
+/// [`ConstLanes::within_bits`](crate::core::kernel::segment::constants::ConstLanes::within_bits)); `wide` as in [`blocks_loop`]. Where the row's errors are
 /// known to be exact in `f32` ([`Clamp::Within`] or [`Clamp::Exact`]), every block's stored
 /// scale is its code scale (`stored`), the instance divides without a float offset and no
 /// code is kept, the row goes through [`blocks_exact`] on AVX2 machines.

@@ -100,7 +100,7 @@ impl Prepared {
     }
 
     /// What the block (whose smallest and largest values were given to [`Prepared::new`])
-    /// is against the clamp, as [`run_prepared`] takes it for a row of blocks
+    /// is against the clamp, as [`run_prepared`](crate::core::kernel::segment::run_prepared) takes it for a row of blocks
     /// ([`clamp_of`]; [`Clamp::Any`] where the loop does not take it).
     pub(crate) fn clamp(&self) -> Clamp {
         self.clamp

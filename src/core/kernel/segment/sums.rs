@@ -8,8 +8,8 @@ use super::{ConstLanes, Consts, Kind, LANES};
 /// The squared errors of `xs` under [`LANES`] candidate blocks (lane `j` for the block whose
 /// constants are `k[j]`), each added to `sums[j]` one value after another in `f64`, in the
 /// order of `xs`: for each lane, the sum the reference forms value by value with
-/// [`Quantizer`]. Every candidate must be prepared for the specialised loop
-/// ([`Prepared::is_fast`]) under `kind`, for a block holding every value of `xs`.
+/// [`Quantizer`](crate::core::kernel::Quantizer). Every candidate must be prepared for the specialised loop
+/// ([`Prepared::is_fast`](crate::core::kernel::segment::prepared::Prepared::is_fast)) under `kind`, for a block holding every value of `xs`.
 #[inline(always)]
 pub(crate) fn candidate_sums(kind: Kind, k: &[Consts; LANES], xs: &[f32], sums: &mut [f64; LANES]) {
     #[cfg(target_arch = "x86_64")]
@@ -21,11 +21,11 @@ pub(crate) fn candidate_sums(kind: Kind, k: &[Consts; LANES], xs: &[f32], sums: 
 }
 
 /// An approximation of the sum of the squared errors of `xs` under the block whose
-/// constants are `k` ([`Prepared::is_fast`] under `kind`, for a block holding every value of
+/// constants are `k` ([`Prepared::is_fast`](crate::core::kernel::segment::prepared::Prepared::is_fast) under `kind`, for a block holding every value of
 /// `xs`), formed with AVX2 in `f32` and in no fixed order; `None` without AVX2, or when it is
 /// not finite.
 ///
-/// Each reconstruction is the reference's own ([`Quantizer`]'s `f32` value); its error
+/// Each reconstruction is the reference's own ([`Quantizer`](crate::core::kernel::Quantizer)'s `f32` value); its error
 /// from the value is taken in `f32` (relative error at most `u = 2^-24`, none when the
 /// difference is subnormal), squared in `f32` (at most `u` more, and at most `2^-150` in
 /// absolute terms where the square is subnormal), and the squares are added in `f32` sums of
@@ -55,7 +55,7 @@ pub(crate) const APPROX_REL: f64 = 1.0 / 131_072.0;
 /// The squared errors of [`LANES`] blocks (lane `j` for the block whose constants are
 /// `k[j]`), whose values are lane `j` of each row of `xs`, each added to `sums[j]` one value
 /// after another in `f64`: for each lane, the sum the reference forms value by value with
-/// [`Quantizer`]. Every block must be prepared for the specialised loop under `kind`.
+/// [`Quantizer`](crate::core::kernel::Quantizer). Every block must be prepared for the specialised loop under `kind`.
 #[inline(always)]
 pub(crate) fn block_sums(
     kind: Kind,

@@ -1,6 +1,6 @@
-//! The charts of the HTML and PDF reports, each an [`Svg`] with a caption (and, where the
+//! The charts of the HTML and PDF reports, each an [`Svg`](crate::io::export::svg::Svg) with a caption (and, where the
 //! caption cannot hold every number, a table) that says the same in words. They draw what
-//! [`Figures`], the [`Report`] and the [`FormatLadder`] hold and compute nothing but positions.
+//! [`Figures`](crate::core::figures::Figures), the [`Report`] and the [`FormatLadder`](crate::core::format_ladder::FormatLadder) hold and compute nothing but positions.
 
 mod channels;
 mod cost;

@@ -163,7 +163,7 @@ pub(super) fn block_sums_in<const E: u8, const R: u8, const O: bool>(
 }
 
 /// [`super::block_sums_exact`] for one instance: where it divides without a float offset,
-/// each lane's error `clamp(r)·s − x` formed in `f32` (as [`chunk_magnitudes`] forms it
+/// each lane's error `clamp(r)·s − x` formed in `f32` (as [`chunk_magnitudes`](crate::core::kernel::segment::avx2::errors::chunk_magnitudes) forms it
 /// with the clamp), widened, squared and added in `f64`; otherwise [`block_sums`].
 #[inline(always)]
 pub(crate) fn block_sums_exact<const E: u8, const R: u8, const O: bool>(

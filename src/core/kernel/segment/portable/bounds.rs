@@ -54,11 +54,11 @@ pub(crate) fn lanes_within<const E: u8, const R: u8, const O: bool>(
 }
 
 /// Whether every error of a block whose constants are `k` and whose values lie in `lo..=hi`
-/// is exact in `f32` as [`blocks_exact`] forms it with the clamp, `|clamp(r)·s − x|`: the
+/// is exact in `f32` as [`blocks_exact`](crate::core::kernel::segment::portable::blocks_exact) forms it with the clamp, `|clamp(r)·s − x|`: the
 /// instance divides by the scale without a float offset, the scale is positive, and on each
 /// side either no code is clamped (the test of [`within`]) or every clamped value's error is
 /// exact. A clamped code's reconstruction is `m = (c − z)·s` rounded, for `c` the nearer
-/// bound (`c − z` an exact integer, see [`consts_lanes`](super::consts_lanes)). Where
+/// bound (`c − z` an exact integer, see [`consts_lanes`](crate::core::kernel::segment::constants::consts_lanes)). Where
 /// `c − z` is 0 the error is `−x`. Where it is at least 1 on the high side (at most −1 on
 /// the low), a value clamped there has a quotient beyond `c − z`, so it lies beyond
 /// `(c − z)·s`, more than `m/2` from zero; with the block's end `hi ≤ 2m` (`lo ≥ 2m`) every

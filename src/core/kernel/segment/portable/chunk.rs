@@ -16,7 +16,7 @@ use super::value::{Spread, clamp, dequantize, rounded, unclamped};
 /// Codes of [`LANES`] values of the block whose constants are `k`: offsets into `out`,
 /// reconstructions into `x_hat`, clamp flags added to `clips` as 0.0/1.0. Without `CLAMP`
 /// the codes are neither clamped nor counted: only for a block none of whose values a
-/// clamp can move ([`within`]), where the two are the same.
+/// clamp can move ([`within`](crate::core::kernel::segment::portable::bounds::within)), where the two are the same.
 #[inline(always)]
 pub(super) fn chunk_codes<const E: u8, const R: u8, const O: bool, const CLAMP: bool, T: Code>(
     k: &Spread,
@@ -45,7 +45,7 @@ pub(super) fn chunk_codes<const E: u8, const R: u8, const O: bool, const CLAMP: 
 }
 
 /// [`chunk_codes`] without the clamp, for offsets that are bytes: the reconstructions into
-/// `x_hat`, and each code plus [`Consts::bias`] returned (its low byte is the offset).
+/// `x_hat`, and each code plus [`Consts::bias`](crate::core::kernel::segment::constants::Consts::bias) returned (its low byte is the offset).
 #[inline(always)]
 pub(super) fn chunk_biased<const E: u8, const R: u8, const O: bool>(
     k: &Spread,
