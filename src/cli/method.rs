@@ -131,6 +131,27 @@ impl MethodArgs {
         Ok(Some(methods))
     }
 
+    /// Adds the entries of `methods` (run on `matrix` with `tokens`) to the format ladder:
+    /// each weight method beside round to nearest of its quantizer.
+    pub fn add_entries(
+        &self,
+        ladder: &mut crate::core::format_ladder::FormatLadder,
+        methods: Option<&Methods>,
+        matrix: &crate::core::Matrix,
+        tokens: Option<&dyn Tokens>,
+    ) {
+        if let Some(m) = methods {
+            let name = tokens.map(Tokens::name);
+            let entries = crate::core::method::ladder::entries(
+                m,
+                matrix.shape(),
+                name.as_deref(),
+                self.act_order,
+            );
+            crate::core::format_ladder::add_method_entries(ladder, entries);
+        }
+    }
+
     /// The first flag given, to name in a message.
     fn flag(&self) -> String {
         if !self.method.is_empty() {

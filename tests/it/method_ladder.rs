@@ -329,3 +329,106 @@ fn the_explorer_format_ladder_gains_the_method_entries() {
     assert_eq!(mse, Some(want.weights[0].error.overall.output_mse));
     assert!(without.entries.iter().all(|e| !e.name.contains("gptq")));
 }
+
+#[test]
+fn report_formats_lists_the_method_entries() {
+    use crate::common::files::{f32_bytes, npy_bytes, npy_header, temp_file};
+    use crate::common::run::{quantscope, text};
+    let m = matrix();
+    let data: Vec<f32> = m.values().iter().copied().collect();
+    let header = npy_header("<f4", false, "(8, 256)");
+    let w = temp_file(
+        "ladder_w.npy",
+        &npy_bytes((1, 0), &header, &f32_bytes(&data)),
+    );
+    let o = quantscope(&[
+        "report",
+        w.to_str().unwrap(),
+        "--activations",
+        "built-in",
+        "--bits",
+        "4",
+        "--granularity",
+        "group:128",
+        "--scheme",
+        "asymmetric",
+        "--method",
+        "awq,gptq",
+        "--formats",
+        "all",
+        "--no-ladder",
+        "-f",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let formats = v["formats"].as_array().unwrap();
+    let entry = |name: &str| {
+        formats
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {formats:?}"))
+    };
+    let weights = v["methods"]["weights"].as_array().unwrap();
+    let method = |name: &str| weights.iter().find(|w| w["method"] == name).unwrap();
+    for (name, which, key) in [
+        ("int4 g128 gptq", "gptq", "output_mse"),
+        ("int4 g128 rtn", "gptq", "rtn_output_mse"),
+        ("int4 g128 awq", "awq", "output_mse"),
+        ("int4 g128 awq ratio 0", "awq", "rtn_output_mse"),
+    ] {
+        let e = entry(name);
+        assert_eq!(e["bits_per_weight"], 4.15625, "{name}");
+        assert_eq!(e["output_mse"], method(which)[key], "{name}");
+        assert!(e["output_mse"].is_f64(), "{name}");
+    }
+    // the table says them too
+    let o = quantscope(&[
+        "report",
+        w.to_str().unwrap(),
+        "--activations",
+        "built-in",
+        "--bits",
+        "4",
+        "--granularity",
+        "group:128",
+        "--method",
+        "gptq",
+        "--formats",
+        "all",
+        "--no-ladder",
+    ]);
+    let out = text(&o.stdout);
+    assert!(out.contains("int4 g128 gptq"), "{out}");
+    assert!(out.contains("int4 g128 rtn"), "{out}");
+}
+
+#[test]
+fn the_formats_view_lists_the_method_entries_at_80x24() {
+    use crate::common::explorer::{act, builtin_model};
+    use quantscope::app::keymap::Action;
+    use quantscope::app::setting::{Direction, Setting};
+    let mut m = builtin_model();
+    quantscope::app::update(&mut m, quantscope::app::Message::Resized(80, 24));
+    act(&mut m, Action::Change(Setting::Method, Direction::Forward));
+    act(&mut m, Action::Change(Setting::Method, Direction::Forward));
+    assert_eq!(m.method, Method::Gptq);
+    act(&mut m, Action::Formats);
+    let ladder = m.analysis.format_ladder.clone().expect("the format ladder");
+    let scheme = m.analysis.methods.as_ref().unwrap().scheme.short();
+    let name = format!("{scheme} gptq");
+    let at = ladder.entries.iter().position(|e| e.name == name).unwrap();
+    // scroll the view to it: its line is on the screen, with its output error
+    for _ in 0..at {
+        crate::common::explorer::key(
+            &mut m,
+            crossterm::event::KeyCode::Down,
+            crossterm::event::KeyModifiers::NONE,
+        );
+    }
+    m.set_caption(None);
+    let s = crate::common::screen::screen(&m, 80, 24);
+    assert!(s.contains(&name), "{s}");
+    assert!(s.contains(&format!("{scheme} rtn")), "{s}");
+    insta::assert_snapshot!("method_formats_gptq_80x24", s);
+}
