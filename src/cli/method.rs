@@ -109,11 +109,7 @@ impl MethodArgs {
             return Ok(None);
         }
         let Some(tokens) = tokens else {
-            return Err(format!(
-                "{} compares by the layer's output error, so it needs activations: \
-                 --activations FILE (.npy, FILE:TENSOR, text) or --activations built-in",
-                self.flag()
-            ));
+            return Err(self.needs_activations());
         };
         let x = crate::core::method::tokens::read_first(tokens, usize::MAX)
             .map_err(|e| e.to_string())?;
@@ -150,6 +146,16 @@ impl MethodArgs {
             );
             crate::core::format_ladder::add_method_entries(ladder, entries);
         }
+    }
+
+    /// The message for methods asked without activations.
+    #[must_use]
+    pub fn needs_activations(&self) -> String {
+        format!(
+            "{} compares by the layer's output error, so it needs activations: \
+             --activations FILE (.npy, FILE:TENSOR, text) or --activations built-in",
+            self.flag()
+        )
     }
 
     /// The first flag given, to name in a message.

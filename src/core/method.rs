@@ -12,7 +12,8 @@
 //!   columns not rounded yet (Frantar et al. 2022, `gptq.py`'s `fasterquant`);
 //! - [`run`]: the ones a user asks for on one layer, gathered for `report` and the explorer;
 //! - [`tokens`]: the activations read for them, up to a bound;
-//! - [`ladder`]: their entries of the format ladder.
+//! - [`ladder`]: their entries of the format ladder;
+//! - [`scanned`]: their results in a whole-checkpoint scan.
 //!
 //! Each takes plain `ndarray` views, checks its inputs ([`check_inputs`]), reports progress
 //! and stops when told to ([`Progress`]), and gives the output error per output channel and
@@ -25,6 +26,7 @@ pub mod gptq;
 pub mod ladder;
 pub mod linalg;
 pub mod run;
+pub mod scanned;
 pub mod smoothquant;
 pub mod tokens;
 pub mod torch_ops;

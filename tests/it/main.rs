@@ -116,6 +116,8 @@ mod safetensors;
 #[cfg(not(feature = "avx512"))]
 mod scan;
 #[cfg(not(feature = "avx512"))]
+mod scan_methods;
+#[cfg(not(feature = "avx512"))]
 mod screen;
 #[cfg(not(feature = "avx512"))]
 mod seeds;
