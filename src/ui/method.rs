@@ -6,7 +6,7 @@
 //! ```text
 //! AWQ: output MSE 0.037 vs RTN 0.114 (int4 channel, ratio 0.35) · quiet 0.0145 vs 0.0145
 //! W8A8 per tensor: output MSE 0.51 vs RTN W8 0.0021 (int8 weights alone) · r0 0.2 vs 0.001
-//! SmoothQuant best α, W8A8 per token: output MSE 0.004 vs RTN 0.009 (W8A8 unsmoothed, α 0.55)
+//! SQ W8A8 per token: output MSE 0.004 vs RTN 0.009 (W8A8 unsmoothed, α 0.55)
 //! GPTQ running 45%…
 //! ```
 

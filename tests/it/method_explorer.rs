@@ -223,7 +223,7 @@ fn w8a8_and_smoothquant_show_their_error_beside_rounding() {
     // per token, then SmoothQuant's best α per tensor: beside the unsmoothed W8A8 layer
     act(&mut m, NEXT_METHOD);
     act(&mut m, NEXT_METHOD);
-    assert_eq!(m.method.title(), "SmoothQuant best α, W8A8 per tensor");
+    assert_eq!(m.method.title(), "SQ W8A8 per tensor");
     let got = m.analysis.methods.clone().expect("SmoothQuant ran");
     let sw = sweep(&matrix.values(), &x.view(), &mut |_, _| true).unwrap();
     let best = &sw.steps[sw.best_per_tensor];
@@ -231,10 +231,7 @@ fn w8a8_and_smoothquant_show_their_error_beside_rounding() {
     assert_eq!(smoothed.alpha, best.alpha);
     assert_eq!(smoothed.error, best.per_tensor);
     let s = screen_text::screen(&m, 220, 50);
-    assert!(
-        s.contains("SmoothQuant best α, W8A8 per tensor: output MSE "),
-        "{s}"
-    );
+    assert!(s.contains("SQ W8A8 per tensor: output MSE "), "{s}");
     assert!(best.per_tensor.overall.output_mse <= want.error.overall.output_mse);
     assert!(s.contains("W8A8 unsmoothed, α "), "{s}");
 }
@@ -255,7 +252,11 @@ fn snapshots_of_w8a8_at_80x24_and_120x40() {
             act(&mut m, NEXT_METHOD);
         }
         let s = screen_text::screen(&m, w, h);
-        assert!(s.contains("SmoothQuant"), "{s}");
+        assert!(s.contains("SQ W8A8 per token"), "{s}");
+        assert!(
+            s.contains("SmoothQuant at its best α, then W8A8 per token"),
+            "{s}"
+        );
         insta::assert_snapshot!(format!("method_smoothquant_token_{w}x{h}"), s);
     }
 }

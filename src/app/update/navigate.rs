@@ -205,14 +205,14 @@ fn change_method(model: &mut Model, method: crate::core::method::choice::Choice)
     {
         format!(
             "method: {} on the activations loaded, beside round to nearest",
-            method.title()
+            method.words()
         )
     } else {
         model.use_built_in_activations();
         format!(
             "method: {} needs activations: using the built-in ones (256 seeded tokens, a few \
              loud columns); Alt-I loads your own",
-            method.title()
+            method.words()
         )
     });
     model.request_analysis();

@@ -52,7 +52,8 @@ impl Choice {
         },
     ];
 
-    /// What it is, in words: `AWQ`, `W8A8 per token`, `SmoothQuant best α, W8A8 per token`.
+    /// What it is, short enough for the Settings pane at 80 columns: `AWQ`, `W8A8 per
+    /// token`, `SQ W8A8 per token` (SmoothQuant at its best α), `SQ α 0.5 W8A8 per token`.
     #[must_use]
     pub fn title(self) -> String {
         match self {
@@ -64,10 +65,29 @@ impl Choice {
                 let w8a8 = format!("W8A8 per {}", activations.name());
                 match smoothquant {
                     None => w8a8,
-                    Some(Alpha::Best) => format!("SmoothQuant best α, {w8a8}"),
-                    Some(Alpha::Fixed(a)) => format!("SmoothQuant α {a}, {w8a8}"),
+                    Some(Alpha::Best) => format!("SQ {w8a8}"),
+                    Some(Alpha::Fixed(a)) => format!("SQ α {a} {w8a8}"),
                 }
             }
+        }
+    }
+
+    /// What it is, in words, for the status line: `SmoothQuant at its best α, then W8A8 per
+    /// token`.
+    #[must_use]
+    pub fn words(self) -> String {
+        match self {
+            Self::W8A8 {
+                activations,
+                smoothquant: Some(alpha),
+            } => {
+                let at = match alpha {
+                    Alpha::Best => "its best α".to_string(),
+                    Alpha::Fixed(a) => format!("α {a}"),
+                };
+                format!("SmoothQuant at {at}, then W8A8 per {}", activations.name())
+            }
+            other => other.title(),
         }
     }
 
@@ -173,9 +193,6 @@ mod tests {
             let r = c.request(scheme).unwrap();
             assert_eq!(r.methods.len() + r.act_quant.len(), 1, "{c:?}");
         }
-        assert_eq!(
-            Choice::CYCLE[6].title(),
-            "SmoothQuant best α, W8A8 per token"
-        );
+        assert_eq!(Choice::CYCLE[6].title(), "SQ W8A8 per token");
     }
 }
