@@ -499,6 +499,21 @@ def dumps(fx: dict) -> str:
     return enc(fx, 0) + "\n"
 
 
+def write_fixtures(out: dict, out_dir: str, width: int, dump=None) -> int:
+    """Writes each fixture of `out` (file name: dict) into `out_dir` with `dump` (`dumps` by
+    default), in name order, printing each one's size; returns the bytes written."""
+    dump = dump or dumps
+    total = 0
+    for name in sorted(out):
+        text = dump(out[name])
+        assert json.loads(text) == json.loads(json.dumps(out[name]))
+        with open(os.path.join(out_dir, name), "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        total += len(text)
+        print(f"{name:{width}s} {len(text):8d} bytes")
+    return total
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ggml-src", help="an unpacked vendor/ggml directory (default: download)")
@@ -525,14 +540,7 @@ def main() -> int:
         "shape": list(bulk.shape), "input": fnv1a(bulk.astype("<f4").tobytes()),
         "hash": "FNV-1a 64 of the little-endian bytes: ggml's packed blocks and dequantized f32 values",
         "formats": bulk_out}
-    total = 0
-    for name in sorted(out):
-        text = dumps(out[name])
-        assert json.loads(text) == json.loads(json.dumps(out[name]))
-        with open(os.path.join(OUT_DIR, name), "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        total += len(text)
-        print(f"{name:24s} {len(text):8d} bytes")
+    total = write_fixtures(out, OUT_DIR, 24)
     print(f"{len(out)} fixtures, {total} bytes, nf4: {'yes' if have_bnb else 'no'}")
     return 0
 

@@ -43,7 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "iquants")
 sys.path.insert(0, HERE)
 from generate import matrix_a, matrix_b  # noqa: E402
-from generate_formats import XorShift, bulk_matrix, fnv1a, matrix_k  # noqa: E402
+from generate_formats import XorShift, bulk_matrix, fnv1a, matrix_k, write_fixtures  # noqa: E402
 
 import gguf  # noqa: E402
 import libgguf  # noqa: E402
@@ -196,14 +196,7 @@ def main() -> int:
         "types": hashes}
     out["grids.json"] = {"library": f"gguf {version('gguf')} (gguf.quants: grid_hex, grid_map, grid_shape, "
                                     "IQ2_XXS.ksigns, IQ4_NL.kvalues)", **grids()}
-    total = 0
-    for name in sorted(out):
-        text = dumps(out[name])
-        assert json.loads(text) == json.loads(json.dumps(out[name]))
-        with open(os.path.join(OUT_DIR, name), "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        total += len(text)
-        print(f"{name:16s} {len(text):8d} bytes")
+    total = write_fixtures(out, OUT_DIR, 16, dumps)
     print(f"{len(out)} fixtures, {total} bytes")
     return 0
 
