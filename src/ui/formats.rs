@@ -16,11 +16,11 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::core::format_ladder::{Entry, FormatLadder};
 use crate::ui::Theme;
-use crate::ui::help::centered;
+use crate::ui::help::tall_popup;
 use crate::ui::utilization::{fit, pad, sig};
 
 /// The formats overlay.
@@ -43,12 +43,7 @@ const DETAIL_ROWS: u16 = 4;
 
 impl Widget for &FormatsOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let popup = centered(
-            area,
-            area.width.saturating_sub(2).min(100),
-            area.height.saturating_sub(1),
-        );
-        Clear.render(popup, buf);
+        let popup = tall_popup(area, buf);
         let title = match self.progress {
             Some((_, 0)) => format!(
                 "Formats on this data: computing{}",
