@@ -120,8 +120,14 @@ fn a_value_that_is_not_finite_is_refused_with_its_token() {
     let streamed = open_activations_with(spec, 0).unwrap();
     let e = importance_of(streamed.as_ref()).unwrap_err().to_string();
     assert!(e.contains("token 2, column 1 (0-based) is NaN"), "{e}");
+    // Read whole, the message names the file once, then the token.
     let e = open_activations(spec).err().unwrap().to_string();
-    assert!(e.contains("NaN"), "{e}");
+    assert_eq!(
+        e,
+        format!(
+            "activations {spec}: token 2, column 1 (0-based) is NaN: only finite values are allowed"
+        )
+    );
 }
 
 /// The metrics of `report` in f64, value by value: per row `‖X e‖²`, `‖X w‖²` and
