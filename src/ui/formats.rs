@@ -18,7 +18,7 @@ use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::core::format_ladder::{Entry, FormatLadder};
+use crate::core::format_ladder::{Entry, FormatLadder, Within};
 use crate::ui::Theme;
 use crate::ui::help::tall_popup;
 use crate::ui::utilization::{fit, pad, sig};
@@ -30,6 +30,8 @@ pub struct FormatsOverlay<'a> {
     pub format_ladder: Option<&'a FormatLadder>,
     /// Entries done of all while a newer ladder is being computed.
     pub progress: Option<(usize, usize)>,
+    /// The entry under way, when it takes a while: its rows done of all.
+    pub within: Option<Within>,
     /// The selected entry.
     pub selected: usize,
     /// The Pareto front is drawn on the output error (else on the weights' RMSE).
@@ -50,7 +52,10 @@ impl Widget for &FormatsOverlay<'_> {
                 self.theme.glyphs.ellipsis
             ),
             Some((done, total)) => format!(
-                "Formats on this data: computing {done} of {total}{}",
+                "Formats on this data: computing {done} of {total}{}{}",
+                self.within
+                    .map(|w| format!(" ({} {} %)", w.name, w.rows * 100 / w.of.max(1)))
+                    .unwrap_or_default(),
                 self.theme.glyphs.ellipsis
             ),
             None if self.front_on_output => {
