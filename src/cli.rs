@@ -109,7 +109,7 @@ pub enum Command {
     #[command(
         after_help = "Exit status: 0 when every floating tensor of 2 or more dimensions was analysed; 1 when some were analysed and others failed (the output lists them, and so does stderr); 2 for bad flags or files, or when no tensor was analysed (stderr says why, stdout is empty)."
     )]
-    Scan(ScanArgs),
+    Scan(Box<ScanArgs>),
     /// Play a demo script at the presenter's pace (Space or Right: next, Left: back).
     Demo(DemoArgs),
     /// Practise: exercises with answer checking, hints and a score, and recall cards.

@@ -21,8 +21,11 @@
 //! The module writes nothing to a terminal: progress is reported through [`Progress`], and
 //! [`write_scan`] writes the result as a table, JSON, CSV or Markdown into any `impl Write`.
 
+mod methods;
 mod stored;
 mod weighted;
+
+pub use methods::{MethodScan, ScanTokens};
 
 use std::path::Path;
 
@@ -112,6 +115,18 @@ pub fn scan_weighted(
     imatrix: Option<&Imatrix>,
     progress: &dyn Progress,
 ) -> Result<Scan, ScanError> {
+    scan_methods(path, config, options, (imatrix, None), progress)
+}
+
+/// [`scan_weighted`] with methods beyond rounding ([`MethodScan`]): each tensor whose width
+/// the activations fit gains their results ([`ScanRow::methods`]), and the others say why not.
+pub fn scan_methods(
+    path: &Path,
+    config: &Config,
+    options: ScanOptions,
+    (imatrix, methods): (Option<&Imatrix>, Option<&MethodScan>),
+    progress: &dyn Progress,
+) -> Result<Scan, ScanError> {
     config.validate()?;
     let file = Checkpoint::open(path)?;
     let mut candidates = Vec::new();
@@ -155,7 +170,7 @@ pub fn scan_weighted(
             .map(|t| {
                 let result = match t.kind {
                     Kind::Quantized => stored::scan_stored(&file, t).map(Done::Stored),
-                    _ => scan_one(&file, t, config, options.budget, imatrix)
+                    _ => scan_one(&file, t, config, options.budget, (imatrix, methods))
                         .map(|r| Done::Row(Box::new(r))),
                 };
                 progress.tensor_done(&t.name);
@@ -189,6 +204,7 @@ pub fn scan_weighted(
         budget: options.budget,
         imatrix: imatrix.map(|i| i.file().to_owned()),
         without_entry,
+        methods: methods.map(MethodScan::describe),
     })
 }
 
@@ -204,7 +220,7 @@ fn scan_one(
     t: &Entry,
     config: &Config,
     budget: Option<f64>,
-    imatrix: Option<&Imatrix>,
+    (imatrix, methods): (Option<&Imatrix>, Option<&MethodScan>),
 ) -> Result<ScanRow, Failed> {
     let fail = |error: String| Failed {
         name: t.name.clone(),
@@ -256,6 +272,7 @@ fn scan_one(
             .transpose()
             .map_err(fail)?,
         fallback,
+        methods: methods.map(|m| m.run(&matrix)),
     })
 }
 

@@ -2,6 +2,7 @@
 //! active configuration, what the panes need first), then with it. The runtime runs jobs on a
 //! background thread; tests run them inline with [`compute`].
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::app::calibration::{Calibration, Resolved};
@@ -115,7 +116,13 @@ pub struct Worker {
     matrix: Option<(Arc<crate::io::text::Parsed>, Data)>,
     /// The importance and activations last resolved, for which calibration and shape.
     resolved: Option<(Arc<Calibration>, (usize, usize), Resolved)>,
+    /// The activations the methods last read (up to their bound), for which calibration
+    /// and shape: a method's next job reads none.
+    method_tokens: Option<(Arc<Calibration>, (usize, usize), MethodTokens)>,
 }
+
+/// The activations a method runs on, and how many tokens the source holds.
+type MethodTokens = (Arc<ndarray::Array2<f32>>, usize);
 
 /// A job's data: the matrix and the notes on its text.
 type Data = (Arc<Matrix>, Arc<Notes>);
@@ -143,7 +150,11 @@ impl Worker {
             }
             _ => None,
         };
-        if analyse_job(job, parsed, resolved.as_ref(), &mut emit) {
+        let tokens = MethodTokensCache {
+            key: job.calibration.as_ref(),
+            kept: &mut self.method_tokens,
+        };
+        if analyse_job(job, parsed, resolved.as_ref(), tokens, &mut emit) {
             emit(JobResult {
                 generation: job.generation,
                 outcome: Outcome::Done,
@@ -189,6 +200,36 @@ pub fn compute(job: &Job, emit: impl FnMut(JobResult) -> bool) {
     Worker::default().run(job, emit);
 }
 
+/// The worker's activations for the methods, and the calibration a job brings.
+struct MethodTokensCache<'a> {
+    key: Option<&'a Arc<Calibration>>,
+    kept: &'a mut Option<(Arc<Calibration>, (usize, usize), MethodTokens)>,
+}
+
+impl MethodTokensCache<'_> {
+    /// The first tokens of `resolved`'s activations (up to the methods' bound) for a matrix
+    /// of `shape`: those kept when the calibration and the shape are the same, else read.
+    fn get(
+        &mut self,
+        tokens: &dyn crate::core::importance::Tokens,
+        shape: (usize, usize),
+    ) -> Result<MethodTokens, String> {
+        if let (Some((c, s, kept)), Some(key)) = (&*self.kept, self.key)
+            && Arc::ptr_eq(c, key)
+            && *s == shape
+        {
+            return Ok(kept.clone());
+        }
+        let (count, width) = tokens.shape();
+        let limit = crate::core::method::tokens::budget(count, width);
+        let x =
+            crate::core::method::tokens::read_first(tokens, limit).map_err(|e| e.to_string())?;
+        let read = (Arc::new(x), count);
+        *self.kept = self.key.map(|k| (Arc::clone(k), shape, read.clone()));
+        Ok(read)
+    }
+}
+
 /// The analysis's error as the explorer says it: mse-weighted clipping without an
 /// importance to weigh by names the keys that give it one (`measured_only`: one is loaded
 /// but only measures).
@@ -211,6 +252,7 @@ fn analyse_job(
     job: &Job,
     parsed: Result<Data, ParseError>,
     resolved: Option<&Resolved>,
+    tokens: MethodTokensCache<'_>,
     emit: &mut impl FnMut(JobResult) -> bool,
 ) -> bool {
     // What the formats quantize with; the output stage below measures with the importance
@@ -296,12 +338,46 @@ fn analyse_job(
     {
         return false;
     }
-    if let Some(request) = &job.method
-        && !methods(request, &matrix, resolved, generation, emit)
-    {
+    let ControlFlow::Continue(method_entries) = method_stage(job, &matrix, resolved, tokens, emit)
+    else {
         return false;
-    }
-    pinned_and_formats(job, &matrix, importance, stage.as_ref(), emit)
+    };
+    pinned_and_formats(
+        job,
+        &matrix,
+        importance,
+        stage.as_ref(),
+        method_entries,
+        emit,
+    )
+}
+
+/// The method of `job`, when it asks for one, and its entries of the format ladder, when the
+/// job asks for that too; breaks when `emit` asked to stop.
+fn method_stage(
+    job: &Job,
+    matrix: &Matrix,
+    resolved: Option<&Resolved>,
+    tokens: MethodTokensCache<'_>,
+    emit: &mut impl FnMut(JobResult) -> bool,
+) -> ControlFlow<(), Vec<crate::core::format_ladder::Entry>> {
+    let Some(request) = &job.method else {
+        return ControlFlow::Continue(Vec::new());
+    };
+    let ran = methods(request, matrix, resolved, tokens, job.generation, emit)?;
+    let entries = match ran {
+        Some(m) if job.formats.is_some() => {
+            let name = resolved.and_then(|r| r.tokens.as_ref()).map(|t| t.name());
+            crate::core::method::ladder::entries(
+                &m,
+                matrix.shape(),
+                name.as_deref(),
+                request.act_order,
+            )
+        }
+        _ => Vec::new(),
+    };
+    ControlFlow::Continue(entries)
 }
 
 /// Adds the output errors to `report` (and its rungs) and sends it; returns false when
@@ -331,32 +407,36 @@ fn output_errors(
 }
 
 /// Runs the method asked for on the activations, with progress, and sends its result (or
-/// why it could not run); returns false when `emit` asked to stop (a newer job waits: the
-/// method stops between two of its steps).
+/// why it could not run); breaks when `emit` asked to stop (a newer job waits: the method
+/// stops between two of its steps), else gives its result when it ran. The activations are read once per calibration
+/// and shape, their first tokens up to `core::method::tokens`' bound, and the result says
+/// when they were cut.
 fn methods(
     request: &crate::core::method::run::Request,
     matrix: &Matrix,
     resolved: Option<&Resolved>,
+    mut cache: MethodTokensCache<'_>,
     generation: u64,
     emit: &mut impl FnMut(JobResult) -> bool,
-) -> bool {
+) -> ControlFlow<(), Option<Arc<crate::core::method::run::Methods>>> {
     use crate::core::method::MethodError;
+    let go_on = |sent: bool| {
+        if sent {
+            ControlFlow::Continue(None)
+        } else {
+            ControlFlow::Break(())
+        }
+    };
     let Some(tokens) = resolved.and_then(|r| r.tokens.as_deref()) else {
-        return emit(JobResult {
+        return go_on(emit(JobResult {
             generation,
             outcome: Outcome::Methods(Err(
                 "the method needs activations: load them with Alt-I, or switch them on with Alt-W"
                     .to_string(),
             )),
-        });
+        }));
     };
-    let (count, width) = tokens.shape();
-    let mut data = vec![0.0f32; count * width];
-    let x = match tokens.read(0, &mut data) {
-        Ok(()) => ndarray::Array2::from_shape_vec((count, width), data).map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
-    };
-    let result = x.and_then(|x| {
+    let result = cache.get(tokens, matrix.shape()).and_then(|(x, held)| {
         let mut progress = |done, total| {
             emit(JobResult {
                 generation,
@@ -364,29 +444,34 @@ fn methods(
             })
         };
         match crate::core::method::run::run(&matrix.values(), &x.view(), request, &mut progress) {
-            Ok(m) => Ok(Some(Arc::new(m))),
+            Ok(mut m) => {
+                m.tokens_held = (held > m.tokens).then_some(held);
+                Ok(Some(Arc::new(m)))
+            }
             Err(MethodError::Cancelled) => Ok(None),
             Err(e) => Err(e.to_string()),
         }
     });
-    let outcome = match result {
-        Ok(Some(m)) => Outcome::Methods(Ok(m)),
-        Ok(None) => return false,
-        Err(e) => Outcome::Methods(Err(e)),
+    let (outcome, kept) = match result {
+        Ok(Some(m)) => (Outcome::Methods(Ok(Arc::clone(&m))), Some(m)),
+        Ok(None) => return ControlFlow::Break(()),
+        Err(e) => (Outcome::Methods(Err(e)), None),
     };
-    emit(JobResult {
+    go_on(emit(JobResult {
         generation,
         outcome,
-    })
+    }))?;
+    ControlFlow::Continue(kept)
 }
 
-/// The pinned configuration's report and the format ladder, when the job asks for them;
-/// returns false when `emit` asked to stop.
+/// The pinned configuration's report and the format ladder (with the method's entries),
+/// when the job asks for them; returns false when `emit` asked to stop.
 fn pinned_and_formats(
     job: &Job,
     matrix: &Matrix,
     importance: Option<&crate::core::importance::Importance>,
     stage: Option<&OutputStage<'_>>,
+    method_entries: Vec<crate::core::format_ladder::Entry>,
     emit: &mut impl FnMut(JobResult) -> bool,
 ) -> bool {
     let generation = job.generation;
@@ -427,9 +512,10 @@ fn pinned_and_formats(
                 })
             },
         );
-        let Some(format_ladder) = format_ladder else {
+        let Some(mut format_ladder) = format_ladder else {
             return false;
         };
+        crate::core::format_ladder::add_method_entries(&mut format_ladder, method_entries);
         return emit(JobResult {
             generation,
             outcome: Outcome::FormatLadder(Arc::new(format_ladder)),

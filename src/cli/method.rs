@@ -2,7 +2,6 @@
 //! rounding that `report` runs on the matrix with its activations (`core::method::run`).
 
 use clap::Args;
-use ndarray::Array2;
 
 use crate::core::Config;
 use crate::core::importance::Tokens;
@@ -110,13 +109,10 @@ impl MethodArgs {
             return Ok(None);
         }
         let Some(tokens) = tokens else {
-            return Err(format!(
-                "{} compares by the layer's output error, so it needs activations: \
-                 --activations FILE (.npy, FILE:TENSOR, text) or --activations built-in",
-                self.flag()
-            ));
+            return Err(self.needs_activations());
         };
-        let x = read_all(tokens)?;
+        let x = crate::core::method::tokens::read_first(tokens, usize::MAX)
+            .map_err(|e| e.to_string())?;
         let request = Request {
             explain: explain.then_some(0),
             ..self.request(config)
@@ -131,6 +127,37 @@ impl MethodArgs {
         Ok(Some(methods))
     }
 
+    /// Adds the entries of `methods` (run on `matrix` with `tokens`) to the format ladder:
+    /// each weight method beside round to nearest of its quantizer.
+    pub fn add_entries(
+        &self,
+        ladder: &mut crate::core::format_ladder::FormatLadder,
+        methods: Option<&Methods>,
+        matrix: &crate::core::Matrix,
+        tokens: Option<&dyn Tokens>,
+    ) {
+        if let Some(m) = methods {
+            let name = tokens.map(Tokens::name);
+            let entries = crate::core::method::ladder::entries(
+                m,
+                matrix.shape(),
+                name.as_deref(),
+                self.act_order,
+            );
+            crate::core::format_ladder::add_method_entries(ladder, entries);
+        }
+    }
+
+    /// The message for methods asked without activations.
+    #[must_use]
+    pub fn needs_activations(&self) -> String {
+        format!(
+            "{} compares by the layer's output error, so it needs activations: \
+             --activations FILE (.npy, FILE:TENSOR, text) or --activations built-in",
+            self.flag()
+        )
+    }
+
     /// The first flag given, to name in a message.
     fn flag(&self) -> String {
         if !self.method.is_empty() {
@@ -142,12 +169,4 @@ impl MethodArgs {
             "--act-quant".to_string()
         }
     }
-}
-
-/// Every token of `tokens`, as one `[tokens, width]` matrix.
-fn read_all(tokens: &dyn Tokens) -> Result<Array2<f32>, String> {
-    let (count, width) = tokens.shape();
-    let mut data = vec![0.0f32; count * width];
-    tokens.read(0, &mut data).map_err(|e| e.to_string())?;
-    Array2::from_shape_vec((count, width), data).map_err(|e| e.to_string())
 }

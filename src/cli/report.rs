@@ -416,6 +416,12 @@ fn analysed(
             inputs,
             &mut |_, _| true,
         )
+        .map(|mut l| {
+            let tokens = calibration.tokens.as_deref();
+            args.method
+                .add_entries(&mut l, methods.as_ref(), matrix, tokens);
+            l
+        })
     });
     Ok((report, a, format_ladder, methods))
 }

@@ -13,7 +13,7 @@ use super::{ConfigArgs, EXIT_PARTIAL, fail, write_stdout};
 use crate::io::checkpoint::Checkpoint;
 use crate::io::export::Format;
 use crate::io::imatrix::Imatrix;
-use crate::scan::{Progress, Scan, ScanOptions, SkipReason, scan_weighted, write_scan};
+use crate::scan::{Progress, Scan, ScanOptions, SkipReason, scan_methods, write_scan};
 
 /// Arguments of `quantscope scan`.
 #[derive(Debug, Args)]
@@ -38,10 +38,45 @@ pub struct ScanArgs {
     /// configuration, which quantizes with it where llama.cpp's quantizer does.
     #[arg(long, value_name = "FILE")]
     pub imatrix: Option<PathBuf>,
+    /// Calibration activations for --method (and --act-quant, --smoothquant): a .npy file,
+    /// a checkpoint's tensor as FILE:TENSOR, channel text, or `built-in` (256 seeded tokens
+    /// made for each tensor's width). The methods run on each tensor whose input width is
+    /// theirs; the others are listed as skipped, with why.
+    #[arg(long, value_name = "FILE[:TENSOR]")]
+    pub activations: Option<String>,
+    /// The methods beyond rounding, run on every tensor the activations fit and ranked by
+    /// the first one's output error.
+    #[command(flatten)]
+    pub method: super::method::MethodArgs,
     /// The quantization scheme, compared per tensor and per channel; its own granularity
     /// gives the bits/weight column.
     #[command(flatten)]
     pub config: ConfigArgs,
+}
+
+/// The methods `args` ask for under `config`, with their activations read; `None` when none
+/// is asked; a message for flags that do not go together or activations that cannot be read.
+fn method_scan(
+    args: &ScanArgs,
+    config: &crate::core::Config,
+) -> Result<Option<crate::scan::MethodScan>, String> {
+    use crate::scan::MethodScan;
+    match (args.method.is_empty(), args.activations.as_deref()) {
+        (true, None) => Ok(None),
+        (true, Some(_)) => Err(
+            "scan uses --activations for the methods: add --method rtn,awq,gptq (or --act-quant, --smoothquant)"
+                .to_string(),
+        ),
+        (false, None) => Err(args.method.needs_activations()),
+        (false, Some(spec)) => {
+            let request = args.method.request(config);
+            if spec == super::importance::BUILT_IN && !std::path::Path::new(spec).exists() {
+                return Ok(Some(MethodScan::built_in(request)));
+            }
+            let tokens = crate::io::activations::open_activations(spec).map_err(|e| e.to_string())?;
+            MethodScan::read(request, tokens.as_ref()).map(Some)
+        }
+    }
 }
 
 /// A bits-per-weight budget: a finite number above 0.
@@ -98,12 +133,22 @@ pub fn scan(args: &ScanArgs, ascii: bool) -> ExitCode {
         Ok(i) => i,
         Err(e) => return fail(&e.to_string()),
     };
+    let methods = match method_scan(args, &config) {
+        Ok(m) => m,
+        Err(e) => return fail(&e),
+    };
     let bar = Bar(progress_bar());
     let options = ScanOptions {
         jobs: args.jobs.map(NonZeroUsize::get),
         budget: args.budget,
     };
-    let result = scan_weighted(&args.file, &config, options, imatrix.as_ref(), &bar);
+    let result = scan_methods(
+        &args.file,
+        &config,
+        options,
+        (imatrix.as_ref(), methods.as_ref()),
+        &bar,
+    );
     bar.0.finish_and_clear();
     let scan = match result {
         Ok(s) => s,

@@ -24,6 +24,7 @@
 //! ```
 
 mod measure;
+mod methods;
 pub mod watch;
 
 use serde::Serialize;
@@ -39,6 +40,7 @@ use crate::core::presets::{PRESETS, PresetOptions, preset};
 use crate::core::report::{Metrics, Report};
 
 pub use crate::core::format::registry::{Coded, FORMATS, FormatInfo, format_info, grid_of};
+pub use methods::add_method_entries;
 pub use watch::Watch;
 
 /// How far a format ladder is, for its caller's progress and stop.

@@ -10,7 +10,10 @@
 //!   rounding (`llm-awq`'s `_search_module_scale`);
 //! - [`gptq`]: GPTQ's column-by-column rounding that pushes each column's error onto the
 //!   columns not rounded yet (Frantar et al. 2022, `gptq.py`'s `fasterquant`);
-//! - [`run`]: the ones a user asks for on one layer, gathered for `report` and the explorer.
+//! - [`run`]: the ones a user asks for on one layer, gathered for `report` and the explorer;
+//! - [`tokens`]: the activations read for them, up to a bound;
+//! - [`ladder`]: their entries of the format ladder;
+//! - [`scanned`]: their results in a whole-checkpoint scan.
 //!
 //! Each takes plain `ndarray` views, checks its inputs ([`check_inputs`]), reports progress
 //! and stops when told to ([`Progress`]), and gives the output error per output channel and
@@ -20,9 +23,12 @@
 pub mod act_quant;
 pub mod awq;
 pub mod gptq;
+pub mod ladder;
 pub mod linalg;
 pub mod run;
+pub mod scanned;
 pub mod smoothquant;
+pub mod tokens;
 pub mod torch_ops;
 pub mod worked;
 

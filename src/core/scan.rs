@@ -63,6 +63,9 @@ pub struct ScanRow {
     /// llama.cpp's fallback type was analysed instead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback: Option<crate::core::fallback::Fallback>,
+    /// With methods (`scan --method`): what they did on the tensor.
+    #[serde(skip)]
+    pub methods: Option<crate::core::method::scanned::TensorMethods>,
 }
 
 /// A tensor's importance-weighted errors (`imatrix_mse`, see
@@ -152,6 +155,8 @@ pub struct Scan {
     pub imatrix: Option<String>,
     /// Analysed tensors without an entry in the importance matrix.
     pub without_entry: usize,
+    /// With methods (`scan --method`): what they were asked, and on what.
+    pub methods: Option<crate::core::method::scanned::ScanMethods>,
 }
 
 /// A quantized tensor as stored: what its codes use, and what collapsed.

@@ -1,6 +1,7 @@
 //! The method beyond rounding in words, for the Errors and Ladder panes' last line: its
 //! output error beside round to nearest with the same quantizer (over the layer and on the
-//! selected channel), its progress while it runs, or why it could not run.
+//! selected channel), its progress while it runs, or why it could not run; and when it ran
+//! on only the first tokens of large activations, how many.
 //!
 //! ```text
 //! AWQ: output MSE 0.037 vs RTN 0.114 (int4 channel, ratio 0.35) · quiet 0.0145 vs 0.0145
@@ -48,6 +49,9 @@ pub fn line(model: &Model, ellipsis: &str) -> Option<String> {
             && g.singular
         {
             s.push_str(", H singular: dampened");
+        }
+        if let Some(held) = m.tokens_held {
+            let _ = write!(s, ", first {} of {held} tokens", m.tokens);
         }
         s.push(')');
         let i = model.selected_channel;

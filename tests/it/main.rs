@@ -96,7 +96,11 @@ mod method_cli;
 #[cfg(not(feature = "avx512"))]
 mod method_explorer;
 #[cfg(not(feature = "avx512"))]
+mod method_ladder;
+#[cfg(not(feature = "avx512"))]
 mod method_teaching;
+#[cfg(not(feature = "avx512"))]
+mod method_tokens;
 #[cfg(not(feature = "avx512"))]
 mod methods;
 #[cfg(not(feature = "avx512"))]
@@ -113,6 +117,8 @@ mod render;
 mod safetensors;
 #[cfg(not(feature = "avx512"))]
 mod scan;
+#[cfg(not(feature = "avx512"))]
+mod scan_methods;
 #[cfg(not(feature = "avx512"))]
 mod screen;
 #[cfg(not(feature = "avx512"))]

@@ -22,6 +22,7 @@ use serde::Serialize;
 use super::act_quant::{self, ActGranularity};
 use super::awq::{self, AwqConfig};
 use super::gptq::{self, GptqConfig};
+use super::ladder::WeightError;
 use super::worked::{self, Worked};
 use super::{LayerError, MethodError, Progress, check_inputs, smoothquant};
 use crate::core::config::{Config, Granularity, Scheme as Symmetry};
@@ -270,6 +271,12 @@ pub struct WeightResult {
     pub awq_ratio: Option<f64>,
     /// GPTQ's story of `H`.
     pub gptq: Option<GptqNote>,
+    /// The weights' own error (for the format ladder's entries; not exported).
+    #[serde(skip)]
+    pub weight_error: WeightError,
+    /// Round to nearest's weights' own error.
+    #[serde(skip)]
+    pub rtn_weight_error: WeightError,
 }
 
 /// SmoothQuant before a W8A8 layer.
@@ -299,8 +306,12 @@ pub struct W8A8Result {
 /// Everything [`run`] found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Methods {
-    /// Tokens of the activations.
+    /// Tokens of the activations the methods ran on.
     pub tokens: usize,
+    /// The tokens the activations hold, when the methods ran on only the first
+    /// [`Methods::tokens`] of them (the explorer's bound, [`super::tokens::budget`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_held: Option<usize>,
     /// The weight quantizer.
     pub scheme: Scheme,
     /// One per weight method asked, in order.
@@ -344,6 +355,7 @@ pub fn run(
                 check_bits(c.bits)?;
                 let w_hat = gptq::round_to_nearest(w, c);
                 let error = LayerError::of(x, w, &w_hat.view());
+                let weight_error = WeightError::of(w, &w_hat.view());
                 if !inner(1, 1) {
                     return Err(MethodError::Cancelled);
                 }
@@ -354,6 +366,8 @@ pub fn run(
                     error,
                     awq_ratio: None,
                     gptq: None,
+                    rtn_weight_error: weight_error.clone(),
+                    weight_error,
                 }
             }
             Method::Awq => {
@@ -362,9 +376,12 @@ pub fn run(
                 if let Some(e) = &mut explained {
                     e.awq = Some(worked::awq(&a));
                 }
+                let plain = awq::pseudo_quantize(w, request.awq_config()).values;
                 WeightResult {
                     method,
                     awq_ratio: Some(a.ratios[a.best].ratio),
+                    weight_error: WeightError::of(w, &a.w_hat.view()),
+                    rtn_weight_error: WeightError::of(w, &plain.view()),
                     error: a.error,
                     rtn: a.error_rtn,
                     gptq: None,
@@ -379,8 +396,11 @@ pub fn run(
                 if let Some(e) = &mut explained {
                     e.gptq = push;
                 }
+                let plain = gptq::round_to_nearest(w, request.gptq_config());
                 WeightResult {
                     method,
+                    weight_error: WeightError::of(w, &g.w_hat.view()),
+                    rtn_weight_error: WeightError::of(w, &plain.view()),
                     gptq: Some(GptqNote {
                         note: g.hessian.note(w.ncols()),
                         dead_columns: g.hessian.dead_columns,
@@ -398,6 +418,7 @@ pub fn run(
     let w8a8 = w8a8_results(w, x, request, &mut |k, _| progress(done + k, total))?;
     Ok(Methods {
         tokens: x.nrows(),
+        tokens_held: None,
         scheme: request.scheme,
         weights,
         w8a8,

@@ -9,6 +9,9 @@
 //! | `json`     | `file`, `config` (+ `summary`), `sort`, `tensors`, `stored`, `skipped`, `failed` |
 //! | `csv`      | a header and one row per tensor, nothing else                            |
 //!
+//! With methods (`scan --method`), a "Methods" section, a `methods` key and per-tensor
+//! columns follow ([`methods`]).
+//!
 //! A GGUF scan's quantized tensors, inspected as stored, follow as a second section (table,
 //! Markdown), a `stored` array (JSON), or, in CSV, rows whose `stored_*` columns (added only
 //! when there are such tensors) are filled and whose error columns are empty.
@@ -17,6 +20,8 @@
 //! format. In JSON, `gain_db` is the string `"inf"` when it is infinite (per-channel exact,
 //! per-tensor not), as is any infinite error (`"inf"`, `"-inf"`: JSON has no infinity), and
 //! `sqnr_db` is `null` when the error or the signal is zero.
+
+mod methods;
 
 use std::io::{self, BufWriter, Write};
 
@@ -120,6 +125,7 @@ fn doc(scan: &Scan) -> Doc {
         title: "Tensors",
         parts: tensors,
     }];
+    sections.extend(methods::section(scan));
     if !scan.stored.is_empty() {
         sections.push(Section {
             title: "Quantized tensors, as stored",
@@ -377,6 +383,11 @@ struct RowView<'a> {
     fallback: Option<crate::core::fallback::Fallback>,
     #[serde(skip_serializing_if = "Option::is_none")]
     imatrix: Option<WeightedView<'a>>,
+    /// With methods: what they gave on the tensor, or why they did not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    methods: Option<methods::TensorView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    methods_skipped: Option<String>,
 }
 
 /// A tensor's importance-weighted errors, as JSON.
@@ -391,7 +402,10 @@ struct WeightedView<'a> {
 
 impl<'a> From<&'a ScanRow> for RowView<'a> {
     fn from(r: &'a ScanRow) -> Self {
+        let (methods, methods_skipped) = methods::tensor_json(r);
         Self {
+            methods,
+            methods_skipped,
             name: &r.name,
             dtype: &r.dtype,
             shape: &r.shape,
@@ -423,6 +437,8 @@ struct JsonScan<'a> {
     budget: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     imatrix: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    methods: Option<methods::ScanView<'a>>,
     tensors: Vec<RowView<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     stored: &'a [StoredRow],
@@ -441,6 +457,7 @@ fn write_json(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
         sort: "gain_db, largest first: 20*log10(tensor.rmse / channel.rmse) = channel.sqnr_db - tensor.sqnr_db; \"inf\" = infinite (per-channel exact)",
         budget: scan.budget,
         imatrix: scan.imatrix.as_deref(),
+        methods: methods::scan_json(scan),
         tensors: scan.rows.iter().map(RowView::from).collect(),
         stored: &scan.stored,
         skipped: &scan.skipped,
@@ -483,8 +500,8 @@ const STORED_COLUMNS: [&str; 8] = [
     "stored_bits_per_weight",
 ];
 
-fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
-    let stored = !scan.stored.is_empty();
+/// The CSV header: the tensor's columns, then those the scan's options add.
+fn csv_header(scan: &Scan) -> Vec<String> {
     let mut header: Vec<String> = ["name", "dtype", "shape", "rows", "cols", "gain_db"]
         .map(String::from)
         .to_vec();
@@ -492,19 +509,31 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
         header.extend(SIDE_COLUMNS.iter().map(|c| format!("{side}_{c}")));
     }
     header.push("bits_per_weight".to_owned());
-    let best = scan.budget.is_some();
-    if best {
+    if scan.budget.is_some() {
         header.extend(BEST_COLUMNS.map(String::from));
     }
-    let weighted = scan.imatrix.is_some();
-    if weighted {
+    if scan.imatrix.is_some() {
         header.extend(WEIGHTED_COLUMNS.map(String::from));
     }
-    if stored {
+    if let Some(m) = &scan.methods {
+        header.extend(methods::csv_header(&m.request));
+    }
+    if !scan.stored.is_empty() {
         header.extend(STORED_COLUMNS.map(String::from));
     }
+    header
+}
+
+fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
+    let stored = !scan.stored.is_empty();
+    let best = scan.budget.is_some();
+    let weighted = scan.imatrix.is_some();
+    let request = scan.methods.as_ref().map(|m| &m.request);
+    let method_columns = request.map_or(0, |r| methods::csv_header(r).len());
+    let header = csv_header(scan);
     writeln!(out, "{}", header.join(","))?;
-    for r in &scan.rows {
+    let ranks = methods::ranks(scan);
+    for (r, rank) in scan.rows.iter().zip(ranks) {
         let mut fields = vec![
             field(&r.name),
             field(&r.dtype),
@@ -547,6 +576,9 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
                 .map(|x| x.map(float).unwrap_or_default()),
             );
         }
+        if let Some(request) = request {
+            fields.extend(methods::csv_cells(request, r, rank));
+        }
         if stored {
             fields.extend(std::iter::repeat_n(String::new(), STORED_COLUMNS.len()));
         }
@@ -569,7 +601,8 @@ fn write_csv(out: &mut impl Write, scan: &Scan) -> io::Result<()> {
             1 + 2 * SIDE_COLUMNS.len()
                 + 1
                 + if best { BEST_COLUMNS.len() } else { 0 }
-                + if weighted { WEIGHTED_COLUMNS.len() } else { 0 },
+                + if weighted { WEIGHTED_COLUMNS.len() } else { 0 }
+                + method_columns,
         ));
         fields.extend([
             r.levels.to_string(),
