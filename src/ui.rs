@@ -497,6 +497,7 @@ fn draw_overlay(frame: &mut Frame, model: &Model, theme: &Theme) {
             &formats::FormatsOverlay {
                 format_ladder: model.analysis.format_ladder.as_deref(),
                 progress: model.analysis.format_ladder_progress,
+                within: model.analysis.format_ladder_within,
                 selected: *selected,
                 front_on_output: model.importance.front_on_output,
                 theme,

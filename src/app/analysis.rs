@@ -36,6 +36,9 @@ pub struct Analysis {
     pub format_ladder: Option<Arc<crate::core::format_ladder::FormatLadder>>,
     /// Entries of the format ladder computed so far, of all, while it is coming.
     pub format_ladder_progress: Option<(usize, usize)>,
+    /// The format ladder's entry under way, when it takes a while (replaced by the next
+    /// progress; read only while [`Self::format_ladder_progress`] counts entries).
+    pub format_ladder_within: Option<crate::core::format_ladder::Within>,
     /// Rows of the granularity ladder computed so far, of all, while it is coming.
     pub ladder_progress: Option<(usize, usize)>,
     /// Rows of the output errors computed so far, of all, while they are coming.
@@ -114,8 +117,9 @@ impl Analysis {
                 self.output_progress = None;
                 false
             }
-            Outcome::FormatLadderProgress(done, total) => {
-                self.format_ladder_progress = (done < total).then_some((done, total));
+            Outcome::FormatLadderProgress(p) => {
+                self.format_ladder_progress = (p.done < p.total).then_some((p.done, p.total));
+                self.format_ladder_within = p.within;
                 false
             }
             Outcome::LadderProgress(done, total) => {

@@ -6,7 +6,9 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::app::calibration::{Calibration, Resolved};
-use crate::core::format_ladder::{FormatLadder, Inputs, Selection, format_ladder_inputs};
+use crate::core::format_ladder::{
+    FormatLadder, Inputs, Progress, Selection, format_ladder_tracked,
+};
 use crate::core::output::{self, OutputStage, add_output_errors};
 use crate::core::{
     AnalyseError, Config, Matrix, Options, Report, Rung, analyse_staged_weighted, analyse_weighted,
@@ -58,8 +60,8 @@ pub enum Outcome {
     Failed(String),
     /// The pinned configuration's report (with its ladder), after the active one's.
     Pinned(Arc<Report>),
-    /// Entries of the format ladder done so far, of all.
-    FormatLadderProgress(usize, usize),
+    /// Entries of the format ladder done so far, of all, and the entry under way.
+    FormatLadderProgress(Progress),
     /// Rows of the ladder done so far, of all, while it is computed.
     LadderProgress(usize, usize),
     /// The format ladder, last.
@@ -496,15 +498,17 @@ fn pinned_and_formats(
             importance,
             output: stage,
         };
-        let format_ladder = format_ladder_inputs(
+        // Asked between entries and, while a format's rows are encoded, every few tens of
+        // milliseconds: a newer job stops the entry in progress at its next row.
+        let format_ladder = format_ladder_tracked(
             matrix,
             &Selection::all(),
             Some((preset, &job.config)),
             inputs,
-            &mut |done, total| {
+            &mut |progress| {
                 emit(JobResult {
                     generation,
-                    outcome: Outcome::FormatLadderProgress(done, total),
+                    outcome: Outcome::FormatLadderProgress(progress),
                 })
             },
         );

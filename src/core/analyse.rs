@@ -7,6 +7,7 @@ mod weighted;
 use crate::core::config::{Clipping, Config, ConfigError, Granularity};
 use crate::core::fallback::{self, FallbackError};
 use crate::core::format::FormatError;
+use crate::core::format_ladder::Watch;
 use crate::core::importance::{Importance, ImportanceError};
 use crate::core::kernel::segment::Code;
 use crate::core::matrix::Matrix;
@@ -129,10 +130,44 @@ pub fn analyse_weighted(
         whole = Some(report);
         true
     };
-    let ladder = staged(matrix, config, importance, options, first, &mut |_, _| true)?;
+    let ladder = staged(
+        matrix,
+        config,
+        importance,
+        options,
+        first,
+        &mut |_, _| true,
+        None,
+    )?;
     let mut report = whole.ok_or(AnalyseError::Stopped)?;
     report.ladder = ladder.unwrap_or_default();
     Ok(report)
+}
+
+/// [`analyse_weighted`] with [`Options::ONE_CONFIG`], a format's rows checked against `watch`
+/// (the format ladder's entry in progress): [`AnalyseError::Stopped`] once it is stopped.
+pub(crate) fn analyse_watched(
+    matrix: &Matrix,
+    config: &Config,
+    importance: Option<&Importance>,
+    watch: &Watch,
+) -> Result<Report, AnalyseError> {
+    let mut whole = None;
+    let first = &mut |report| {
+        whole = Some(report);
+        true
+    };
+    let options = Options::ONE_CONFIG;
+    staged(
+        matrix,
+        config,
+        importance,
+        options,
+        first,
+        &mut |_, _| true,
+        Some(watch),
+    )?;
+    whole.ok_or(AnalyseError::Stopped)
 }
 
 /// Analyses `matrix` under `config` in two stages, for a caller that shows the active
@@ -167,7 +202,7 @@ pub fn analyse_staged_weighted(
         ladder: true,
         keep_codes: false,
     };
-    staged(matrix, config, importance, options, first, progress)
+    staged(matrix, config, importance, options, first, progress, None)
 }
 
 /// Told the ladder's rows done so far and all rows; returns false to stop.
@@ -180,6 +215,7 @@ fn staged(
     options: Options,
     first: &mut dyn FnMut(Report) -> bool,
     progress: Progress<'_>,
+    watch: Option<&Watch>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
     config.validate()?;
     if config.clipping == Clipping::MseWeighted && config.format.is_none() && importance.is_none() {
@@ -198,12 +234,14 @@ fn staged(
             report.fallback = Some(fallback);
             first(report)
         };
-        return staged(matrix, &applied, importance, options, first, progress);
+        return staged(
+            matrix, &applied, importance, options, first, progress, watch,
+        );
     }
     if let Some(info) = config.format {
         // A format fixes its blocks: its ladder is the one rung of its own blocks.
         let weights = importance.filter(|_| weighted::reads_importance(info.coded));
-        let mut report = format::analyse_format(matrix, config, info.coded, weights)?;
+        let mut report = format::analyse_format(matrix, config, info.coded, weights, watch)?;
         report.quantized_with = weights.map(|w| w.source().clone());
         report.importance = weights.map(|w| std::sync::Arc::new(w.clone()));
         let rungs = if options.ladder {

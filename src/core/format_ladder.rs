@@ -25,10 +25,11 @@
 
 mod measure;
 mod methods;
+pub mod watch;
 
 use serde::Serialize;
 
-use crate::core::analyse::{Options, analyse_weighted};
+use crate::core::analyse::{AnalyseError, Options, analyse_watched, analyse_weighted};
 use crate::core::config::Config;
 use crate::core::fallback::{self, Fallback};
 use crate::core::format::registry::format_bits;
@@ -40,6 +41,29 @@ use crate::core::report::{Metrics, Report};
 
 pub use crate::core::format::registry::{Coded, FORMATS, FormatInfo, format_info, grid_of};
 pub use methods::add_method_entries;
+pub use watch::Watch;
+
+/// How far a format ladder is, for its caller's progress and stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Entries done.
+    pub done: usize,
+    /// All entries.
+    pub total: usize,
+    /// The entry under way, when it has run longer than [`watch::POLL`].
+    pub within: Option<Within>,
+}
+
+/// An entry of the format ladder under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Within {
+    /// Its name.
+    pub name: &'static str,
+    /// Rows encoded so far.
+    pub rows: usize,
+    /// All rows.
+    pub of: usize,
+}
 
 /// Which entries a ladder holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,13 +269,31 @@ pub fn format_ladder_with_progress(
 
 /// [`format_ladder_with_progress`] with [`Inputs`]: the llama.cpp formats and presets quantize
 /// with the importance, each entry gains its output errors, and [`FormatLadder::changes`] names
-/// the pairs whose order the output error reverses.
+/// the pairs whose order the output error reverses. While a format's entry runs, `progress`
+/// is also called every [`watch::POLL`] with the entries done so far, and returning false
+/// stops that entry at its next row ([`format_ladder_tracked`] says how far the entry is).
 pub fn format_ladder_inputs(
     matrix: &Matrix,
     selection: &Selection,
     active: Option<(&str, &Config)>,
     inputs: Inputs<'_>,
     progress: &mut dyn FnMut(usize, usize) -> bool,
+) -> Option<FormatLadder> {
+    format_ladder_tracked(matrix, selection, active, inputs, &mut |p| {
+        progress(p.done, p.total)
+    })
+}
+
+/// [`format_ladder_inputs`], telling `progress` after each entry and, every [`watch::POLL`]
+/// while a format's entry runs, that entry's rows done ([`Progress::within`]); it returns
+/// false to stop, even within an entry (each core stops at its next row, and the result is
+/// `None`, never a part of the ladder).
+pub fn format_ladder_tracked(
+    matrix: &Matrix,
+    selection: &Selection,
+    active: Option<(&str, &Config)>,
+    inputs: Inputs<'_>,
+    progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Option<FormatLadder> {
     let (rows, cols) = matrix.shape();
     let presets: Vec<(&'static str, Config)> = selection
@@ -267,10 +309,17 @@ pub fn format_ladder_inputs(
         active.filter(|(_, c)| c.format.is_none() && !presets.iter().any(|(_, p)| p == *c));
     let total = selection.names.len() + usize::from(active_extra.is_some());
     let mut entries = Vec::with_capacity(total);
+    let mut progress = |done, within| {
+        progress(Progress {
+            done,
+            total,
+            within,
+        })
+    };
     for (name, config) in &presets {
         let is_active = active.is_some_and(|(_, c)| c == config);
         entries.push(integer_entry(matrix, name, config, is_active, inputs));
-        if !progress(entries.len(), total) {
+        if !progress(entries.len(), None) {
             return None;
         }
     }
@@ -281,15 +330,27 @@ pub fn format_ladder_inputs(
             config.summary()
         );
         entries.push(e);
-        if !progress(entries.len(), total) {
+        if !progress(entries.len(), None) {
             return None;
         }
     }
     for info in FORMATS.iter().filter(|f| selection.names.contains(&f.name)) {
-        let mut e = format_entry(matrix, info, inputs);
+        let done = entries.len();
+        let of = matrix.shape().0;
+        let within = &mut |r| {
+            progress(
+                done,
+                Some(Within {
+                    name: info.name,
+                    rows: r,
+                    of,
+                }),
+            )
+        };
+        let mut e = watch::run(|w| format_entry(matrix, info, inputs, w), within).ok()??;
         e.active = active_format == Some(info.name);
         entries.push(e);
-        if !progress(entries.len(), total) {
+        if !progress(entries.len(), None) {
             return None;
         }
     }
@@ -337,10 +398,10 @@ fn integer_parts(config: &Config, n: usize, blocks: usize) -> Vec<CostPart> {
 
 /// What a report measured, for the ladder, with its output errors when `inputs` ask for
 /// them (an error of theirs is the entry's).
-fn measured_of(r: &Report, inputs: Inputs<'_>) -> Result<Measured, String> {
+fn measured_of(r: &Report, inputs: Inputs<'_>, watch: Option<&Watch>) -> Result<Measured, String> {
     let output = match inputs.output {
         Some(stage) => stage
-            .errors(r, &mut |_, _| true)
+            .errors(r, &mut |_, _| !watch.is_some_and(Watch::stopped))
             .map_err(|e| e.to_string())?,
         None => None,
     };
@@ -369,7 +430,7 @@ fn integer_entry(
             bits_per_weight: Some(r.memory.bits_per_weight),
             total_bytes: Some(r.memory.total_bytes),
             parts: integer_parts(config, rows * cols, r.memory.blocks as usize),
-            result: measured_of(&r, inputs),
+            result: measured_of(&r, inputs, None),
             pareto: false,
             pareto_output: false,
             active,
@@ -417,7 +478,13 @@ fn unmeasured(name: &str, integer: bool, about: String, why: String, active: boo
     }
 }
 
-fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) -> Entry {
+/// A format's entry, `None` when `watch` stopped it.
+fn format_entry(
+    matrix: &Matrix,
+    info: &'static FormatInfo,
+    inputs: Inputs<'_>,
+    watch: &Watch,
+) -> Option<Entry> {
     let cols = matrix.shape().1;
     match fallback::resolve(info, cols) {
         // llama-quantize's fallback type: measured as that type, named for both.
@@ -432,23 +499,25 @@ fn format_entry(matrix: &Matrix, info: &'static FormatInfo, inputs: Inputs<'_>) 
                 e.about
             );
             e.fallback = Some(fb);
-            return e;
+            return Some(e);
         }
         Err(why) => {
-            return format_entry_measured(matrix, info, Err(why.to_string()), inputs);
+            return format_entry_measured(matrix, info, Err(why.to_string()), inputs, watch);
         }
         Ok(None) => {}
     }
-    format_entry_measured(matrix, info, Ok(()), inputs)
+    format_entry_measured(matrix, info, Ok(()), inputs, watch)
 }
 
-/// A format's entry, measured as itself unless `refused` says why it cannot be.
+/// A format's entry, measured as itself unless `refused` says why it cannot be; `None` when
+/// `watch` stopped it.
 fn format_entry_measured(
     matrix: &Matrix,
     info: &'static FormatInfo,
     refused: Result<(), String>,
     inputs: Inputs<'_>,
-) -> Entry {
+    watch: &Watch,
+) -> Option<Entry> {
     let (rows, cols) = matrix.shape();
     let n = (rows * cols).max(1) as f64;
     let result = if let Err(why) = refused {
@@ -456,26 +525,36 @@ fn format_entry_measured(
     } else if inputs.importance.is_none() && inputs.output.is_none() {
         // The same figures as the format's analysis as the active configuration, without
         // what the ladder does not show.
-        measure::measure(matrix, info.coded).map_err(|e| e.to_string())
+        match measure::measure(matrix, info.coded, watch) {
+            Err(AnalyseError::Stopped) => return None,
+            r => r.map_err(|e| e.to_string()),
+        }
     } else {
         // With importance or output errors: the whole analysis, whose report they read.
-        analyse_weighted(
-            matrix,
-            &crate::core::presets::format_config(info),
-            inputs.importance,
-            Options::ONE_CONFIG,
-        )
-        .map_err(|e| e.to_string())
-        .and_then(|r| measured_of(&r, inputs))
+        let config = crate::core::presets::format_config(info);
+        match analyse_watched(matrix, &config, inputs.importance, watch) {
+            Err(AnalyseError::Stopped) => return None,
+            r => r
+                .map_err(|e| e.to_string())
+                .and_then(|r| measured_of(&r, inputs, Some(watch))),
+        }
     };
     let m = match result {
         Ok(m) => m,
-        Err(why) => return unmeasured(info.name, false, info.about.to_string(), why, false),
+        Err(why) => {
+            return Some(unmeasured(
+                info.name,
+                false,
+                info.about.to_string(),
+                why,
+                false,
+            ));
+        }
     };
     let parts = format_bits(info.coded, rows, cols);
     let bits: f64 = parts.iter().map(|(_, b)| b).sum();
     let about = about_of(info.about, m.weighted);
-    Entry {
+    Some(Entry {
         name: info.name.to_string(),
         integer: false,
         about,
@@ -493,7 +572,7 @@ fn format_entry_measured(
         pareto_output: false,
         active: false,
         fallback: None,
-    }
+    })
 }
 
 fn mark_pareto(entries: &mut [Entry]) {

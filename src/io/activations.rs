@@ -48,6 +48,10 @@ pub enum ActivationsError {
         /// What the operating system said.
         source: std::io::Error,
     },
+    /// The tokens could not be read, or hold a value that is not finite (the message names
+    /// the file).
+    #[error("{0}")]
+    Tokens(String),
     /// A safetensors file that does not open.
     #[error("activations: {0}")]
     Safetensors(#[from] SafetensorsError),
@@ -174,10 +178,7 @@ pub fn open_activations_with(
         return s
             .into_memory()
             .map(|a| Box::new(a) as Box<dyn Tokens>)
-            .map_err(|e| ActivationsError::Io {
-                file,
-                source: std::io::Error::other(e.0),
-            });
+            .map_err(|e| ActivationsError::Tokens(e.0));
     }
     if tensor.is_none() && Checkpoint::is_checkpoint(&path) {
         let c = Checkpoint::open(&path).map_err(LoadError::from)?;

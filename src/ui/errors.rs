@@ -681,11 +681,6 @@ impl Table<'_, '_> {
                 self.column_style(c, numbers),
             ));
         }
-        let line = Line::from(spans);
-        if selected {
-            line.style(theme.selected)
-        } else {
-            line
-        }
+        crate::ui::rows::item_line(spans, selected, theme.selected)
     }
 }

@@ -16,11 +16,11 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::core::format_ladder::{Entry, FormatLadder};
+use crate::core::format_ladder::{Entry, FormatLadder, Within};
 use crate::ui::Theme;
-use crate::ui::help::centered;
+use crate::ui::help::tall_popup;
 use crate::ui::utilization::{fit, pad, sig};
 
 /// The formats overlay.
@@ -30,6 +30,8 @@ pub struct FormatsOverlay<'a> {
     pub format_ladder: Option<&'a FormatLadder>,
     /// Entries done of all while a newer ladder is being computed.
     pub progress: Option<(usize, usize)>,
+    /// The entry under way, when it takes a while: its rows done of all.
+    pub within: Option<Within>,
     /// The selected entry.
     pub selected: usize,
     /// The Pareto front is drawn on the output error (else on the weights' RMSE).
@@ -43,19 +45,17 @@ const DETAIL_ROWS: u16 = 4;
 
 impl Widget for &FormatsOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let popup = centered(
-            area,
-            area.width.saturating_sub(2).min(100),
-            area.height.saturating_sub(1),
-        );
-        Clear.render(popup, buf);
+        let popup = tall_popup(area, buf);
         let title = match self.progress {
             Some((_, 0)) => format!(
                 "Formats on this data: computing{}",
                 self.theme.glyphs.ellipsis
             ),
             Some((done, total)) => format!(
-                "Formats on this data: computing {done} of {total}{}",
+                "Formats on this data: computing {done} of {total}{}{}",
+                self.within
+                    .map(|w| format!(" ({} {} %)", w.name, w.rows * 100 / w.of.max(1)))
+                    .unwrap_or_default(),
                 self.theme.glyphs.ellipsis
             ),
             None if self.front_on_output => {

@@ -64,6 +64,19 @@ pub fn help_lines() -> Vec<(String, String)> {
     out
 }
 
+/// The area of a full-height overlay up to 100 columns wide, centred in `area` and cleared:
+/// the format ladder's and the importance's.
+pub(crate) fn tall_popup(area: Rect, buf: &mut Buffer) -> Rect {
+    let popup = centered(
+        area,
+        area.width.saturating_sub(2).min(100),
+        area.height.saturating_sub(1),
+    );
+    Clear.render(popup, buf);
+    popup
+}
+
+/// A `width` x `height` area centred in `area` (smaller where `area` is).
 pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let [v] = Layout::vertical([Constraint::Length(height.min(area.height))])
         .flex(Flex::Center)

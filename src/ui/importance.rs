@@ -18,13 +18,13 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::app::model::ImportanceMode;
 use crate::core::Report;
 use crate::core::importance::{OutputErrors, OutputMetrics};
 use crate::ui::Theme;
-use crate::ui::help::centered;
+use crate::ui::help::tall_popup;
 use crate::ui::utilization::{fit, sig};
 
 /// The importance view.
@@ -46,12 +46,7 @@ pub struct ImportanceOverlay<'a> {
 
 impl Widget for &ImportanceOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let popup = centered(
-            area,
-            area.width.saturating_sub(2).min(100),
-            area.height.saturating_sub(1),
-        );
-        Clear.render(popup, buf);
+        let popup = tall_popup(area, buf);
         let title = match self.loaded {
             Some((label, ImportanceMode::Weigh)) => {
                 format!("Importance {} {label} (Esc closes)", self.theme.glyphs.sep)

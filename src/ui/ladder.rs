@@ -24,7 +24,6 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
@@ -570,11 +569,6 @@ impl Table {
                 )),
             }
         }
-        let line = Line::from(spans);
-        if selected {
-            line.style(theme.selected)
-        } else {
-            line.style(Style::new())
-        }
+        crate::ui::rows::item_line(spans, selected, theme.selected)
     }
 }

@@ -2,7 +2,8 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 /// Row `y` of `area` (its columns, one row high).
@@ -28,4 +29,15 @@ pub fn render_lines<'a>(
         next = y + 1;
     }
     next
+}
+
+/// A list item's line of `spans`, in `selected_style` when it is the selected one.
+#[must_use]
+pub fn item_line(spans: Vec<Span<'_>>, selected: bool, selected_style: Style) -> Line<'_> {
+    let line = Line::from(spans);
+    if selected {
+        line.style(selected_style)
+    } else {
+        line
+    }
 }

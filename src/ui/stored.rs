@@ -309,12 +309,7 @@ impl RowLayout {
                 spans.push(Span::styled(text, style));
             }
         }
-        let line = Line::from(spans);
-        if selected {
-            line.style(theme.selected)
-        } else {
-            line
-        }
+        crate::ui::rows::item_line(spans, selected, theme.selected)
     }
 }
 

@@ -44,6 +44,34 @@ OUT_DIR = os.path.dirname(os.path.abspath(__file__))
 # --------------------------------------------------------------------------
 
 
+
+MASK = (1 << 64) - 1
+
+
+def fnv1a(data: bytes) -> str:
+    """FNV-1a, 64 bits, as hex: the hash the bulk fixtures are checked by."""
+    h = 0xCBF29CE484222325
+    for b in data:
+        h ^= b
+        h = (h * 0x100000001B3) & MASK
+    return f"{h:016x}"
+
+
+def ort_run(graph) -> np.ndarray:
+    """Runs an ONNX `graph` that has no inputs (opset 21) on ONNX Runtime's CPU provider
+    with every graph optimisation off, and returns its one output."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import helper
+
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    onnx.checker.check_model(model)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, {})[0]
+
 def _row_stds(rng: np.random.Generator, n: int) -> np.ndarray:
     """n row standard deviations spread log-uniformly over 1000x (1e-3 .. 1)."""
     exps = np.linspace(-3.0, 0.0, n)
@@ -395,13 +423,7 @@ def ort_cases(a: np.ndarray, cases: list, specs: list, suffix: str = ""):
         graph = helper.make_graph(
             nodes, "dq", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, cols])], inits
         )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-        model.ir_version = 10
-        onnx.checker.check_model(model)
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        return sess.run(None, {})[0]
+        return ort_run(graph)
 
     rows, cols = a.shape
     for preset, qname, sym, rr, gran in specs:

@@ -54,9 +54,10 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "edges")
 sys.path.insert(0, HERE)
-from generate import block, dumps_fixture, f32, f32_list, json_float, make_fixture, same_bits  # noqa: E402
+from generate import (  # noqa: E402
+    block, dumps_fixture, f32, f32_list, fnv1a, json_float, make_fixture, ort_run, same_bits,
+)
 
-MASK = (1 << 64) - 1
 # Threads torch is asked to use for bitsandbytes' own runs: quantscope's default assumption
 # (`nf4::TORCH_THREADS`).
 TORCH_THREADS = 8
@@ -119,14 +120,6 @@ def weights(rows: int, cols: int, seed: int) -> np.ndarray:
     v = (u[..., 0] + u[..., 1] - 1.0) * np.ldexp(1.0, -(np.arange(rows) % 13))[:, None]
     v[:, np.arange(cols) % 211 == 5] *= 16.0
     return v.astype(np.float32)
-
-
-def fnv1a(data: bytes) -> str:
-    h = 0xCBF29CE484222325
-    for b in data:
-        h ^= b
-        h = (h * 0x100000001B3) & MASK
-    return f"{h:016x}"
 
 
 def f32_hash(v: np.ndarray) -> str:
@@ -415,13 +408,7 @@ def ort_fixtures() -> dict:
         ]
         graph = helper.make_graph(nodes, "dq", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT,
                                                                                    [rows, cols])], inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-        model.ir_version = 10
-        onnx.checker.check_model(model)
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        return sess.run(None, {})[0]
+        return ort_run(graph)
 
     out = {}
     for qname, preset in (("INT16", "ort-int8"), ("UINT16", "ort-uint8")):

@@ -50,7 +50,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "formats")
 sys.path.insert(0, HERE)
-from generate import f32_list, int_list, matrix_a, matrix_b, matrix_c, same_bits  # noqa: E402
+from generate import f32_list, fnv1a, int_list, matrix_a, matrix_b, matrix_c, same_bits  # noqa: E402
 
 GGML_VERSION = "0.0.45"
 # name: (values per block, bytes per block)
@@ -132,14 +132,6 @@ def bulk_matrix(rows=64, cols=1024, seed=0x5EED_F0F0) -> np.ndarray:
                 v = 0.0
             out[r, c] = np.float32(v)
     return out
-
-
-def fnv1a(data: bytes) -> str:
-    h = 0xCBF29CE484222325
-    for b in data:
-        h ^= b
-        h = (h * 0x100000001B3) & MASK
-    return f"{h:016x}"
 
 
 # --------------------------------------------------------------------------
@@ -484,19 +476,40 @@ def nf4_cases(mats, bulk: np.ndarray, out: dict, bulk_out: dict) -> bool:
 # --------------------------------------------------------------------------
 
 
-def dumps(fx: dict) -> str:
-    """JSON with one matrix row (or one case field) per line."""
+def compact(v) -> str:
+    """JSON without spaces."""
+    return json.dumps(v, separators=(",", ":"))
+
+
+def dumps(fx: dict, split=(list, dict), row=compact) -> str:
+    """JSON with one matrix row (or one case field) per line: a list whose items are of the
+    types `split` puts one item a line, each list item spelled by `row`."""
     def enc(v, indent):
         pad = " " * indent
         if isinstance(v, dict):
             items = [f'{pad}  {json.dumps(k)}: {enc(x, indent + 2).lstrip()}' for k, x in v.items()]
             return pad + "{\n" + ",\n".join(items) + "\n" + pad + "}"
-        if isinstance(v, list) and v and isinstance(v[0], (list, dict)):
-            items = [enc(x, indent + 2) if isinstance(x, dict) else pad + "  " + json.dumps(x, separators=(",", ":"))
+        if isinstance(v, list) and v and isinstance(v[0], split):
+            items = [enc(x, indent + 2) if isinstance(x, dict) else pad + "  " + row(x)
                      for x in v]
             return pad + "[\n" + ",\n".join(items) + "\n" + pad + "]"
         return pad + json.dumps(v, separators=(",", ":"))
     return enc(fx, 0) + "\n"
+
+
+def write_fixtures(out: dict, out_dir: str, width: int, dump=None) -> int:
+    """Writes each fixture of `out` (file name: dict) into `out_dir` with `dump` (`dumps` by
+    default), in name order, printing each one's size; returns the bytes written."""
+    dump = dump or dumps
+    total = 0
+    for name in sorted(out):
+        text = dump(out[name])
+        assert json.loads(text) == json.loads(json.dumps(out[name]))
+        with open(os.path.join(out_dir, name), "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        total += len(text)
+        print(f"{name:{width}s} {len(text):8d} bytes")
+    return total
 
 
 def main() -> int:
@@ -525,14 +538,7 @@ def main() -> int:
         "shape": list(bulk.shape), "input": fnv1a(bulk.astype("<f4").tobytes()),
         "hash": "FNV-1a 64 of the little-endian bytes: ggml's packed blocks and dequantized f32 values",
         "formats": bulk_out}
-    total = 0
-    for name in sorted(out):
-        text = dumps(out[name])
-        assert json.loads(text) == json.loads(json.dumps(out[name]))
-        with open(os.path.join(OUT_DIR, name), "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        total += len(text)
-        print(f"{name:24s} {len(text):8d} bytes")
+    total = write_fixtures(out, OUT_DIR, 24)
     print(f"{len(out)} fixtures, {total} bytes, nf4: {'yes' if have_bnb else 'no'}")
     return 0
 

@@ -43,7 +43,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "iquants")
 sys.path.insert(0, HERE)
 from generate import matrix_a, matrix_b  # noqa: E402
-from generate_formats import XorShift, bulk_matrix, fnv1a, matrix_k  # noqa: E402
+from generate_formats import XorShift, bulk_matrix, fnv1a, matrix_k, write_fixtures  # noqa: E402
+from generate_formats import dumps as formats_dumps  # noqa: E402
 
 import gguf  # noqa: E402
 import libgguf  # noqa: E402
@@ -137,17 +138,9 @@ def IQ2_XXS_KSIGNS() -> str:  # noqa: N802 (gguf-py's name)
 
 
 def dumps(fx: dict) -> str:
-    """JSON with one list item per line."""
-    def enc(v, indent):
-        pad = " " * indent
-        if isinstance(v, dict):
-            items = [f'{pad}  {json.dumps(k)}: {enc(x, indent + 2).lstrip()}' for k, x in v.items()]
-            return pad + "{\n" + ",\n".join(items) + "\n" + pad + "}"
-        if isinstance(v, list) and v and isinstance(v[0], (list, dict, str)):
-            items = [enc(x, indent + 2) if isinstance(x, dict) else pad + "  " + json.dumps(x) for x in v]
-            return pad + "[\n" + ",\n".join(items) + "\n" + pad + "]"
-        return pad + json.dumps(v, separators=(",", ":"))
-    return enc(fx, 0) + "\n"
+    """JSON with one list item per line (lists of strings too), items spaced as json.dumps
+    spaces them."""
+    return formats_dumps(fx, split=(list, dict, str), row=json.dumps)
 
 
 def main() -> int:
@@ -196,14 +189,7 @@ def main() -> int:
         "types": hashes}
     out["grids.json"] = {"library": f"gguf {version('gguf')} (gguf.quants: grid_hex, grid_map, grid_shape, "
                                     "IQ2_XXS.ksigns, IQ4_NL.kvalues)", **grids()}
-    total = 0
-    for name in sorted(out):
-        text = dumps(out[name])
-        assert json.loads(text) == json.loads(json.dumps(out[name]))
-        with open(os.path.join(OUT_DIR, name), "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        total += len(text)
-        print(f"{name:16s} {len(text):8d} bytes")
+    total = write_fixtures(out, OUT_DIR, 16, dumps)
     print(f"{len(out)} fixtures, {total} bytes")
     return 0
 

@@ -38,7 +38,6 @@ Deterministic: a rerun rewrites byte-identical files.
 from __future__ import annotations
 
 import importlib.metadata as md
-import json
 import os
 import sys
 
@@ -48,7 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "mx")
 sys.path.insert(0, HERE)
 from generate import f32_list, int_list, matrix_a, matrix_c, same_bits  # noqa: E402
-from generate_formats import dumps  # noqa: E402
+from generate_formats import write_fixtures  # noqa: E402
 
 BLOCK = 32
 F32_MAX = np.finfo(np.float32).max
@@ -256,14 +255,7 @@ def main() -> int:
         "call": "libgguf.quantize_rows(x, MXFP4) and dequantize_rows",
         "format": "MXFP4", "cases": ggml_cases}
     del m
-    total = 0
-    for name in sorted(out):
-        text = dumps(out[name])
-        assert json.loads(text) == json.loads(json.dumps(out[name]))
-        with open(os.path.join(OUT_DIR, name), "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        total += len(text)
-        print(f"{name:24s} {len(text):8d} bytes")
+    total = write_fixtures(out, OUT_DIR, 24)
     print(f"{len(out)} fixtures, {total} bytes")
     return 0
 

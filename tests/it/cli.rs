@@ -19,6 +19,13 @@ fn stderr(o: &Output) -> String {
     run::text(&o.stderr)
 }
 
+/// Runs `quantscope args` and requires exit status 2 with `needle` in the message.
+fn refused_saying(args: &[&str], needle: &str) {
+    let o = quantscope(args, None);
+    assert_eq!(o.status.code(), Some(2), "{args:?}");
+    assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+}
+
 #[test]
 fn help_lists_the_commands_and_flags() {
     let top = quantscope(&["--help"], None);
@@ -170,19 +177,13 @@ fn output_goes_to_a_file_and_an_unwritable_one_is_an_error() {
         stderr(&o)
     );
     assert!(stderr(&o).contains("report.pdf"), "{}", stderr(&o));
-    let o = quantscope(&["report", "--list-tensors", "-f", "html"], None);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--format html is for an analysis"),
-        "{}",
-        stderr(&o)
+    refused_saying(
+        &["report", "--list-tensors", "-f", "html"],
+        "--format html is for an analysis",
     );
-    let o = quantscope(&["report", "-f", "pdf", "--paper", "a5"], None);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("expected a4 or letter"),
-        "{}",
-        stderr(&o)
+    refused_saying(
+        &["report", "-f", "pdf", "--paper", "a5"],
+        "expected a4 or letter",
     );
 }
 
@@ -327,13 +328,7 @@ fn scenarios_are_listed_and_reported_with_their_settings() {
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["config"]["granularity"], "tensor");
-    let bad = quantscope(&["report", "--scenario", "nope"], None);
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(
-        stderr(&bad).contains("--list-scenarios"),
-        "{}",
-        stderr(&bad)
-    );
+    refused_saying(&["report", "--scenario", "nope"], "--list-scenarios");
 }
 
 #[test]

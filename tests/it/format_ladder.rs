@@ -326,8 +326,9 @@ fn a_job_says_when_it_is_done_so_the_explorer_waits_for_the_ladder_and_no_longer
     assert!(m.analysis.format_ladder_progress.is_none());
 }
 
-#[test]
-fn the_status_line_compares_b_with_the_pinned_a() {
+/// The formats scenario with its configuration pinned as A and B one granularity finer
+/// (per channel), the status line cleared.
+fn pinned_then_per_channel() -> quantscope::app::Model {
     let mut m = scenario_model("formats");
     act(&mut m, Action::Pin);
     act(
@@ -335,6 +336,12 @@ fn the_status_line_compares_b_with_the_pinned_a() {
         Action::Change(Setting::Granularity, Direction::Forward),
     );
     m.status = None;
+    m
+}
+
+#[test]
+fn the_status_line_compares_b_with_the_pinned_a() {
+    let mut m = pinned_then_per_channel();
     let s = screen(&m, 120, 40);
     let last = s.lines().last().unwrap();
     println!("{last}");
@@ -384,13 +391,7 @@ fn a_format_as_the_active_configuration_fills_the_panes_at_80x24_and_wider() {
 
 #[test]
 fn the_panes_show_b_beside_the_pinned_a_at_80x24_and_wider() {
-    let mut m = scenario_model("formats");
-    act(&mut m, Action::Pin);
-    act(
-        &mut m,
-        Action::Change(Setting::Granularity, Direction::Forward),
-    );
-    m.status = None;
+    let mut m = pinned_then_per_channel();
     let narrow = screen(&m, 80, 24);
     // The title says what differs; the Errors pane's columns are A, B and the change.
     assert!(

@@ -120,8 +120,14 @@ fn a_value_that_is_not_finite_is_refused_with_its_token() {
     let streamed = open_activations_with(spec, 0).unwrap();
     let e = importance_of(streamed.as_ref()).unwrap_err().to_string();
     assert!(e.contains("token 2, column 1 (0-based) is NaN"), "{e}");
+    // Read whole, the message names the file once, then the token.
     let e = open_activations(spec).err().unwrap().to_string();
-    assert!(e.contains("NaN"), "{e}");
+    assert_eq!(
+        e,
+        format!(
+            "activations {spec}: token 2, column 1 (0-based) is NaN: only finite values are allowed"
+        )
+    );
 }
 
 /// The metrics of `report` in f64, value by value: per row `‖X e‖²`, `‖X w‖²` and
@@ -156,6 +162,25 @@ fn naive(m: &Matrix, hat: &[Vec<f32>], x: &Array2<f32>, a: &[f32]) -> Vec<(f64, 
             (err, sig, num / den, size)
         })
         .collect()
+}
+
+/// The output errors of `report` on `m` measured with an importance alone (no tokens).
+fn imatrix_errors(
+    m: &Matrix,
+    report: &quantscope::core::Report,
+    imp: &Importance,
+) -> quantscope::core::importance::OutputErrors {
+    output_errors(
+        m,
+        report,
+        Calibration {
+            importance: Some(imp),
+            tokens: None,
+        },
+        &mut |_, _| true,
+    )
+    .unwrap()
+    .unwrap()
 }
 
 fn close(got: f64, want: f64, rel: f64) -> bool {
@@ -269,17 +294,7 @@ fn importance_alone_gives_imatrix_mse_and_the_columns_at_risk() {
         },
     )
     .unwrap();
-    let got = output_errors(
-        &m,
-        &report,
-        Calibration {
-            importance: Some(&imp),
-            tokens: None,
-        },
-        &mut |_, _| true,
-    )
-    .unwrap()
-    .unwrap();
+    let got = imatrix_errors(&m, &report, &imp);
     assert!(got.overall.output_mse.is_none() && got.tokens.is_none());
     assert!(got.channels[1].imatrix_mse.unwrap() > 0.0);
     // Every quiet value reconstructs to 0: column 2, the loudest, comes first.
@@ -839,17 +854,7 @@ fn minilm_layer_quantizes_with_its_imatrix_exactly() {
         Options::ONE_CONFIG,
     )
     .unwrap();
-    let o = output_errors(
-        &m,
-        &plain,
-        Calibration {
-            importance: Some(&imp),
-            tokens: None,
-        },
-        &mut |_, _| true,
-    )
-    .unwrap()
-    .unwrap();
+    let o = imatrix_errors(&m, &plain, &imp);
     let want = f["q4_k_plain_imatrix_mse"].as_f64().unwrap();
     let got_plain = o.overall.imatrix_mse.unwrap();
     assert!(

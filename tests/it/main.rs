@@ -86,6 +86,8 @@ mod imports;
 #[cfg(not(feature = "avx512"))]
 mod iquant_formats;
 #[cfg(not(feature = "avx512"))]
+mod ladder_stop;
+#[cfg(not(feature = "avx512"))]
 mod load;
 #[cfg(not(feature = "avx512"))]
 mod measure_only;

@@ -94,23 +94,19 @@ fn measure_only_quantizes_without_the_importance_and_still_measures_with_it() {
 }
 
 #[test]
-fn measure_only_alone_is_refused_with_what_it_needs() {
+fn measure_only_is_refused_where_it_cannot_hold_with_both_sides_named() {
     let (f, _) = data();
-    let o = run::quantscope(&["report", f.to_str().unwrap(), "--measure-only"]);
-    let err = run::text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let path = f.to_str().unwrap();
+    // Nothing to measure with.
+    let err = run::assert_refused(&["report", path, "--measure-only"]);
     assert!(
         err.contains("--measure-only") && err.contains("--activations"),
         "{err}"
     );
-}
-
-#[test]
-fn mse_weighted_clipping_with_measure_only_is_refused_naming_both_flags() {
-    let (f, _) = data();
+    // A clipping that weighs by what only measures.
     let err = run::assert_refused(&[
         "report",
-        f.to_str().unwrap(),
+        path,
         "--activations",
         "built-in",
         "--measure-only",

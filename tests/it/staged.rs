@@ -164,19 +164,25 @@ fn stopping_the_ladder_midway_returns_nothing() {
     assert_eq!((out, told), (None, 1));
 }
 
-#[test]
-fn the_worker_sends_the_report_then_its_ladder_then_done() {
-    let config = preset("ort-int8", PresetOptions::default()).unwrap();
-    let job = Job {
-        generation: 7,
-        input: Input::Matrix(Arc::new(matrix())),
+/// A job that analyses `matrix` under `config` alone (nothing pinned, no formats, no
+/// calibration), numbered `generation`.
+fn matrix_job(generation: u64, matrix: Matrix, config: Config) -> Job {
+    Job {
+        generation,
+        input: Input::Matrix(Arc::new(matrix)),
         config,
         pinned: None,
         formats: None,
         calibration: None,
         method: None,
         weigh: false,
-    };
+    }
+}
+
+#[test]
+fn the_worker_sends_the_report_then_its_ladder_then_done() {
+    let config = preset("ort-int8", PresetOptions::default()).unwrap();
+    let job = matrix_job(7, matrix(), config);
     let mut kinds = Vec::new();
     compute(&job, |r| {
         assert_eq!(r.generation, 7);
@@ -203,16 +209,7 @@ fn the_worker_sends_the_report_then_its_ladder_then_done() {
 #[test]
 fn the_worker_sends_the_ladders_progress_before_the_ladder() {
     let config = preset("ort-int8", PresetOptions::default()).unwrap();
-    let job = Job {
-        generation: 3,
-        input: Input::Matrix(Arc::new(large())),
-        config,
-        pinned: None,
-        formats: None,
-        calibration: None,
-        method: None,
-        weigh: false,
-    };
+    let job = matrix_job(3, large(), config);
     let mut seen = Vec::new();
     compute(&job, |r| {
         seen.push(match r.outcome {
@@ -239,16 +236,7 @@ fn the_explorer_shows_the_ladders_progress_until_the_ladder_arrives() {
     let config = preset("ort-int8", PresetOptions::default()).unwrap();
     let mut analysis = Analysis::default();
     analysis.request();
-    let job = Job {
-        generation: analysis.generation,
-        input: Input::Matrix(Arc::new(large())),
-        config,
-        pinned: None,
-        formats: None,
-        calibration: None,
-        method: None,
-        weigh: false,
-    };
+    let job = matrix_job(analysis.generation, large(), config);
     let mut shown = Vec::new();
     compute(&job, |r| {
         let ladder = matches!(r.outcome, Outcome::Ladder(_));

@@ -7,19 +7,31 @@ use std::sync::Arc;
 use crate::app::editor::Editor;
 use crate::app::model::{Effect, Focus, Model, Overlay, Source};
 
+/// What an export with nothing analysed says.
+const NO_RESULTS: &str = "nothing to export yet: no results";
+
+/// Why nothing can be exported now, if so: no results yet, or an analysis still running
+/// (its results would not be the ones on screen).
+fn not_ready(model: &Model) -> Option<&'static str> {
+    if model.analysis.report.is_none() {
+        Some(NO_RESULTS)
+    } else if model.analysis.pending {
+        Some("not exported: the analysis is still running; export again when it is done")
+    } else {
+        None
+    }
+}
+
 /// Writes the reconstructed matrix of the active configuration to `name` (`.npy` or
 /// `.safetensors`), as `report --write-dequantized` does.
 fn write_dequantized(model: &mut Model, name: &str) {
-    let Some(report) = &model.analysis.report else {
-        model.status = Some("nothing to export yet: no results".into());
-        return;
-    };
-    if model.analysis.pending {
-        model.status = Some(
-            "not exported: the analysis is still running; export again when it is done".into(),
-        );
+    if let Some(why) = not_ready(model) {
+        model.status = Some(why.into());
         return;
     }
+    let Some(report) = &model.analysis.report else {
+        return;
+    };
     // A tensor of a checkpoint keeps its name, to be put back in its place.
     let tensor = match &model.source {
         Source::Tensor { name, .. } => name.rsplit(" / ").next().unwrap_or(name).to_string(),
@@ -112,16 +124,14 @@ pub(super) fn export_to(model: &mut Model, name: &str) {
         }
         return;
     };
-    let (Some(matrix), Some(report)) = (&model.analysis.matrix, &model.analysis.report) else {
-        model.status = Some("nothing to export yet: no results".into());
-        return;
-    };
-    if model.analysis.pending {
-        model.status = Some(
-            "not exported: the analysis is still running; export again when it is done".into(),
-        );
+    if let Some(why) = not_ready(model) {
+        model.status = Some(why.into());
         return;
     }
+    let (Some(matrix), Some(report)) = (&model.analysis.matrix, &model.analysis.report) else {
+        model.status = Some(NO_RESULTS.into());
+        return;
+    };
     let versus = match (&model.analysis.pinned, &model.analysis.comparison) {
         (Some(a), Some(c)) if model.pinned.is_some() => Some((Arc::clone(a), Arc::clone(c))),
         _ => None,

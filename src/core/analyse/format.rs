@@ -29,6 +29,7 @@ use crate::core::format::nf4::{self, DoubleQuant};
 use crate::core::format::nvfp4_two::{self, Convention};
 use crate::core::format::registry::{Coded, coded_grid, format_bits};
 use crate::core::format::{Encoded, Format, FormatError, Fp8Formula, Grid, Legacy, Meta, SubBlock};
+use crate::core::format_ladder::{Watch, watch::watched};
 use crate::core::importance::Importance;
 use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
@@ -46,6 +47,7 @@ pub(super) fn analyse_format(
     config: &Config,
     coded: Coded,
     weights: Option<&Importance>,
+    watch: Option<&Watch>,
 ) -> Result<Report, AnalyseError> {
     let view = matrix.values();
     let (rows, cols) = view.dim();
@@ -55,7 +57,7 @@ pub(super) fn analyse_format(
     };
     let mut codes = vec![0u8; rows * cols];
     let mut values = vec![0.0f32; rows * cols];
-    let (steps, points) = encode(coded, &view, &x, weights, &mut codes, &mut values)?;
+    let (steps, points) = encode(coded, &view, &x, weights, watch, &mut codes, &mut values)?;
     let grid = coded_grid(coded);
     // A legacy type reported under its integer preset: the preset's zero point (Q4_0's and
     // Q5_0's implicit 8 and 16) and its stored minimum (Q4_1, Q5_1) as the block's offset.
@@ -164,12 +166,13 @@ fn encode(
     view: &ndarray::ArrayView2<'_, f32>,
     x: &[f32],
     weights: Option<&Importance>,
+    watch: Option<&Watch>,
     codes: &mut [u8],
     values: &mut [f32],
 ) -> Result<(Vec<SubBlock>, RowPoints), AnalyseError> {
     let (rows, cols) = view.dim();
     Ok(match coded {
-        Coded::Row(f) => return row_format(f, x, cols, weights, codes, values),
+        Coded::Row(f) => return row_format(f, x, cols, weights, watch, codes, values),
         Coded::Nf4Dq => (nf4_dq(x, cols, codes, values)?, None),
         Coded::Nvfp4Two(c) => (nvfp4_two_level(c, x, cols, codes, values)?, None),
         Coded::Fp8(s) => {
@@ -198,14 +201,15 @@ fn encode(
     })
 }
 
-/// Rows encoded in parallel (row `r` with its importance, when given): codes and values
-/// written, each row's sub-blocks returned (their starts in the matrix), and for a
-/// codebook format each row's points used.
+/// Rows encoded in parallel (row `r` with its importance, when given; each checked against
+/// `watch`): codes and values written, each row's sub-blocks returned (their starts in the
+/// matrix), and for a codebook format each row's points used.
 fn row_format(
     f: Format,
     x: &[f32],
     cols: usize,
     weights: Option<&Importance>,
+    watch: Option<&Watch>,
     codes: &mut [u8],
     values: &mut [f32],
 ) -> Result<(Vec<SubBlock>, RowPoints), AnalyseError> {
@@ -218,8 +222,10 @@ fn row_format(
         .enumerate()
         .map_init(Encoded::default, |enc, (r, ((row, c), v))| {
             let w = weights.map(|imp| imp.row(r, rows));
-            f.encode_row_weighted(row, w, enc, v)
-                .map_err(|e| e.in_row(r))?;
+            watched(watch, || {
+                f.encode_row_weighted(row, w, enc, v)
+                    .map_err(|e| AnalyseError::from(e.in_row(r)))
+            })?;
             c.copy_from_slice(&enc.codes);
             let blocks = enc
                 .sub_blocks()

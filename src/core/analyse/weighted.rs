@@ -26,8 +26,13 @@ pub(super) fn legacy(
     first: &mut dyn FnMut(Report) -> bool,
     progress: Progress<'_>,
 ) -> Result<Option<Vec<Rung>>, AnalyseError> {
-    let mut report =
-        format::analyse_format(matrix, config, Coded::Row(Format::Legacy(l)), Some(imp))?;
+    let mut report = format::analyse_format(
+        matrix,
+        config,
+        Coded::Row(Format::Legacy(l)),
+        Some(imp),
+        None,
+    )?;
     report.quantized_with = Some(imp.source().clone());
     report.importance = Some(std::sync::Arc::new(imp.clone()));
     if !options.ladder {

@@ -329,47 +329,43 @@ pub(super) fn pack(f: Format, e: &Encoded) -> Vec<u8> {
     out
 }
 
+/// Each block's `B` codes read from its `block_bytes` bytes by `read`, which returns the
+/// block's own numbers (scales, minima): one per block, in order.
+fn blocks_of<const B: usize, M>(
+    codes: &mut [u8],
+    bytes: &[u8],
+    block_bytes: usize,
+    read: impl Fn(&[u8], &mut [u8; B]) -> M,
+) -> Vec<M> {
+    let (cs, _) = codes.as_chunks_mut::<B>();
+    cs.iter_mut()
+        .zip(bytes.chunks_exact(block_bytes))
+        .map(|(cb, b)| read(b, cb))
+        .collect()
+}
+
+/// [`blocks_of`] for blocks of a fixed `N` bytes, read by a function that takes them so.
+fn sized_blocks_of<const B: usize, const N: usize, M>(
+    codes: &mut [u8],
+    bytes: &[u8],
+    read: impl Fn(&[u8; N], &mut [u8; B]) -> M,
+) -> Vec<M> {
+    let (cs, _) = codes.as_chunks_mut::<B>();
+    let (bs, _) = bytes.as_chunks::<N>();
+    cs.iter_mut().zip(bs).map(|(cb, b)| read(b, cb)).collect()
+}
+
 pub(super) fn unpack(f: Format, bytes: &[u8], n: usize) -> Encoded {
     let mut codes = vec![0u8; n];
     let meta = match f {
-        Format::K(k) => {
-            let (cs, _) = codes.as_chunks_mut::<QK_K>();
-            Meta::K(
-                cs.iter_mut()
-                    .zip(bytes.chunks_exact(k.block_bytes()))
-                    .map(|(cb, b)| k.unpack(b, cb))
-                    .collect(),
-            )
-        }
-        Format::Mxfp4 => {
-            let (cs, _) = codes.as_chunks_mut::<{ fp4::MXFP4_BLOCK }>();
-            let (bs, _) = bytes.as_chunks::<{ fp4::MXFP4_BYTES }>();
-            Meta::Mxfp4(
-                cs.iter_mut()
-                    .zip(bs)
-                    .map(|(cb, b)| fp4::mxfp4_unpack(b, cb))
-                    .collect(),
-            )
-        }
-        Format::Nvfp4 => {
-            let (cs, _) = codes.as_chunks_mut::<{ fp4::NVFP4_BLOCK }>();
-            let (bs, _) = bytes.as_chunks::<{ fp4::NVFP4_BYTES }>();
-            Meta::Nvfp4(
-                cs.iter_mut()
-                    .zip(bs)
-                    .map(|(cb, b)| fp4::nvfp4_unpack(b, cb))
-                    .collect(),
-            )
-        }
-        Format::Mx(kind) => {
-            let (cs, _) = codes.as_chunks_mut::<MX_BLOCK>();
-            Meta::Mx(
-                cs.iter_mut()
-                    .zip(bytes.chunks_exact(kind.block_bytes()))
-                    .map(|(cb, b)| mx::unpack(kind, b, cb))
-                    .collect(),
-            )
-        }
+        Format::K(k) => Meta::K(blocks_of(&mut codes, bytes, k.block_bytes(), |b, cb| {
+            k.unpack(b, cb)
+        })),
+        Format::Mxfp4 => Meta::Mxfp4(sized_blocks_of(&mut codes, bytes, fp4::mxfp4_unpack)),
+        Format::Nvfp4 => Meta::Nvfp4(sized_blocks_of(&mut codes, bytes, fp4::nvfp4_unpack)),
+        Format::Mx(kind) => Meta::Mx(blocks_of(&mut codes, bytes, kind.block_bytes(), |b, cb| {
+            mx::unpack(kind, b, cb)
+        })),
         Format::Nf4 => {
             let (packed, scales) = bytes.split_at(n / 2);
             for (pair, &b) in codes.chunks_exact_mut(2).zip(packed) {
@@ -384,13 +380,9 @@ pub(super) fn unpack(f: Format, bytes: &[u8], n: usize) -> Encoded {
             )
         }
         Format::Legacy(l) => {
-            let (cs, _) = codes.as_chunks_mut::<{ legacy::BLOCK }>();
-            Meta::Legacy(
-                cs.iter_mut()
-                    .zip(bytes.chunks_exact(l.block_bytes()))
-                    .map(|(cb, b)| l.unpack(b, cb))
-                    .collect(),
-            )
+            Meta::Legacy(blocks_of(&mut codes, bytes, l.block_bytes(), |b, cb| {
+                l.unpack(b, cb)
+            }))
         }
         Format::I(q) => {
             let mut steps = Vec::new();

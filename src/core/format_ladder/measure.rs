@@ -12,6 +12,7 @@ use std::borrow::Cow;
 
 use rayon::prelude::*;
 
+use super::watch::{Watch, watched};
 use super::{Coded, Measured};
 use crate::core::analyse::AnalyseError;
 use crate::core::format::nvfp4_two::{self, Convention, Refused};
@@ -58,8 +59,13 @@ impl Scratch {
     }
 }
 
-/// Measures `coded` on `matrix` (see the module documentation).
-pub(super) fn measure(matrix: &Matrix, coded: Coded) -> Result<Measured, AnalyseError> {
+/// Measures `coded` on `matrix` (see the module documentation), each row checked against
+/// `watch`.
+pub(super) fn measure(
+    matrix: &Matrix,
+    coded: Coded,
+    watch: &Watch,
+) -> Result<Measured, AnalyseError> {
     let view = matrix.values();
     let (rows, cols) = view.dim();
     let x: Cow<'_, [f32]> = match view.as_slice() {
@@ -69,7 +75,7 @@ pub(super) fn measure(matrix: &Matrix, coded: Coded) -> Result<Measured, Analyse
     let rows_out: Vec<Row> = match coded {
         Coded::Row(f) => {
             f.check_len(cols)?;
-            each_row(&x, cols, |_, row, s| {
+            each_row(&x, cols, watch, |_, row, s| {
                 let Scratch { enc, out, .. } = s;
                 out.resize(cols, 0.0);
                 f.encode_row_into(row, enc, &mut out[..cols])
@@ -86,7 +92,7 @@ pub(super) fn measure(matrix: &Matrix, coded: Coded) -> Result<Measured, Analyse
                 .collect();
             let dq = nf4::DoubleQuant::new(&absmax);
             let per_row = cols / nf4::BLOCK;
-            each_row(&x, cols, |r, row, s| {
+            each_row(&x, cols, watch, |r, row, s| {
                 let Scratch { enc, out, .. } = s;
                 out.resize(cols, 0.0);
                 Format::Nf4.encode_row_into(row, enc, &mut out[..cols])?;
@@ -102,14 +108,14 @@ pub(super) fn measure(matrix: &Matrix, coded: Coded) -> Result<Measured, Analyse
                 Ok(())
             })?
         }
-        Coded::Fp8(scheme) => fp8_rows(&scheme, &view, &x, cols),
+        Coded::Fp8(scheme) => fp8_rows(&scheme, &view, &x, cols, watch)?,
         Coded::Nvfp4Two(c) => {
             FormatError::whole_blocks("NVFP4", cols, nvfp4_two::BLOCK)?;
             let tensor = c
                 .tensor_scale(nvfp4_two::tensor_amax(&x))
                 .map_err(FormatError::from)?;
             let table = c.table();
-            let out = each_row(&x, cols, |_, row, s| {
+            let out = each_row(&x, cols, watch, |_, row, s| {
                 let out = s.out(cols);
                 let (xb, _) = row.as_chunks::<{ nvfp4_two::BLOCK }>();
                 let (ob, _) = out.as_chunks_mut::<{ nvfp4_two::BLOCK }>();
@@ -146,16 +152,18 @@ pub(super) fn measure(matrix: &Matrix, coded: Coded) -> Result<Measured, Analyse
 }
 
 /// Runs `encode(row index, row, scratch)` on every row in parallel (it leaves the row's
-/// reconstruction in the scratch's `out`), and measures each row.
+/// reconstruction in the scratch's `out`), each checked against `watch`, and measures each
+/// row.
 fn each_row(
     x: &[f32],
     cols: usize,
+    watch: &Watch,
     encode: impl Fn(usize, &[f32], &mut Scratch) -> Result<(), AnalyseError> + Sync,
 ) -> Result<Vec<Row>, AnalyseError> {
     x.par_chunks(cols.max(1))
         .enumerate()
         .map_init(Scratch::default, |s, (r, row)| {
-            encode(r, row, s)?;
+            watched(Some(watch), || encode(r, row, s))?;
             Ok(row_of(row, &s.out[..cols]))
         })
         .collect()
@@ -167,19 +175,18 @@ fn fp8_rows(
     view: &ndarray::ArrayView2<'_, f32>,
     x: &[f32],
     cols: usize,
-) -> Vec<Row> {
+    watch: &Watch,
+) -> Result<Vec<Row>, AnalyseError> {
     let (rows, _) = view.dim();
     let (th, tw) = scheme.tile(rows, cols);
     let scales = scheme.scales(view);
     let per_row = cols.div_ceil(tw);
-    let out = each_row(x, cols, |r, row, s| {
+    each_row(x, cols, watch, |r, row, s| {
         let Scratch { out, codes, .. } = s;
         out.resize(cols, 0.0);
         codes.resize(cols, 0);
         let band = &scales[(r / th) * per_row..][..per_row];
         scheme.encode_row(row, band, tw, &mut codes[..cols], &mut out[..cols]);
         Ok(())
-    });
-    // The closure never fails.
-    out.unwrap_or_default()
+    })
 }

@@ -221,3 +221,56 @@ fn an_entry_quantized_with_the_importance_names_the_weighted_quantizer() {
         e.about
     );
 }
+
+#[test]
+fn a_stop_asked_within_an_entry_ends_it_at_the_next_row_with_no_ladder() {
+    use std::time::Instant;
+    // IQ3_XXS on 128 rows of 4096 (seconds unoptimised): long enough to be stopped in the
+    // middle, with and without the importance (the analysis's own row loop).
+    let m = matrix(128, 4096);
+    let started = Instant::now();
+    let whole = format_ladder(&m, &Selection::parse("iq3_xxs").unwrap(), None);
+    let whole_time = started.elapsed();
+    assert!(whole.entries[0].measured().is_some());
+    let imp = crate::core::importance::Importance::new(
+        (0..4096).map(|c| 1.0 + (c % 5) as f32).collect(),
+        4096,
+        crate::core::importance::ImportanceSource::Activations {
+            name: "test".into(),
+            tokens: 1,
+        },
+    )
+    .unwrap();
+    let sel = Selection::parse("q8_0,iq3_xxs").unwrap();
+    for importance in [None, Some(&imp)] {
+        let inputs = Inputs {
+            importance,
+            output: None,
+        };
+        let mut heard = Vec::new();
+        let mut asked = None;
+        let l = format_ladder_tracked(&m, &sel, None, inputs, &mut |p| {
+            heard.push(p);
+            let stop = p.within.is_some_and(|w| w.name == "iq3_xxs");
+            if stop {
+                asked = Some(Instant::now());
+            }
+            !stop
+        });
+        let waited = asked.expect("told of the entry in progress").elapsed();
+        assert!(l.is_none(), "stopped: no ladder, not a part of one");
+        // q8_0's entry, then iq3_xxs under way (told once, then stopped).
+        let last = heard.last().copied().unwrap();
+        assert_eq!((last.done, last.total), (1, 2));
+        let w = last.within.unwrap();
+        assert_eq!((w.name, w.of), ("iq3_xxs", 128));
+        assert!(w.rows < 128, "{w:?}");
+        assert!(
+            heard[..heard.len() - 1]
+                .iter()
+                .all(|p| p.within.is_none_or(|w| w.name != "iq3_xxs"))
+        );
+        // The next row ends it, long before the entry would have ended.
+        assert!(waited < whole_time / 4, "{waited:?} of {whole_time:?}");
+    }
+}

