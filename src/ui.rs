@@ -279,7 +279,7 @@ fn method_worked(model: &Model) -> Option<&crate::core::method::worked::Worked> 
         .methods
         .as_ref()
         .and_then(|m| m.worked.as_ref())
-        .filter(|_| model.method != crate::core::method::run::Method::Rtn)
+        .filter(|_| model.method.runs())
 }
 
 /// The Settings pane of `model`.

@@ -223,7 +223,7 @@ pub struct Model {
     pub importance: ImportanceState,
     /// The method beyond rounding the Errors pane and the Ladder compare with round to
     /// nearest (on the activations): round to nearest alone runs nothing more.
-    pub method: crate::core::method::run::Method,
+    pub method: crate::core::method::choice::Choice,
 }
 
 /// The importance matrix or activations of the explorer, and how they are shown.
@@ -418,7 +418,7 @@ impl Model {
             detail_scroll: 0,
             viewport: Viewport::default(),
             importance: ImportanceState::default(),
-            method: crate::core::method::run::Method::Rtn,
+            method: crate::core::method::choice::Choice::RTN,
         };
         model.request_analysis();
         model
@@ -628,6 +628,9 @@ impl Model {
         if scenario.built_in_activations {
             self.use_built_in_activations();
         }
+        if let Some(m) = scenario.method {
+            self.method = m;
+        }
         if let Some(acts) = scenario.activations() {
             self.importance.loaded = Some(Arc::new(crate::app::calibration::Calibration {
                 label: format!("activations of {}", scenario.name),
@@ -637,6 +640,9 @@ impl Model {
             }));
             self.importance.mode = ImportanceMode::Weigh;
             self.analysis.calibration_unfit = None;
+        }
+        if self.method.runs() && self.importance.loaded.is_none() {
+            self.use_built_in_activations();
         }
         self.request_analysis();
     }
@@ -664,8 +670,19 @@ impl Model {
                     self.set_caption(Some(format!("{title}: {}", look.join(" "))));
                 }
                 self.status = Some(format!("{name}: settings from its #! lines"));
-                if h.built_in_activations {
+                if let Some(m) = h.method {
+                    self.method = m;
+                    self.analysis.methods = None;
+                }
+                if h.built_in_activations
+                    || (h
+                        .method
+                        .is_some_and(crate::core::method::choice::Choice::runs)
+                        && self.importance.loaded.is_none())
+                {
                     self.use_built_in_activations();
+                }
+                if h.built_in_activations || h.method.is_some() {
                     self.request_analysis();
                 }
             }
@@ -724,12 +741,7 @@ impl Model {
     /// its worked arithmetic (GPTQ following row 0).
     #[must_use]
     pub fn method_request(&self) -> Option<crate::core::method::run::Request> {
-        use crate::core::method::run::{Method, Request, Scheme};
-        (self.method != Method::Rtn).then(|| Request {
-            methods: vec![self.method],
-            scheme: Scheme::of(&self.config),
-            explain: Some(0),
-            ..Request::default()
-        })
+        let scheme = crate::core::method::run::Scheme::of(&self.config);
+        self.method.request(scheme)
     }
 }

@@ -12,7 +12,7 @@ use crate::core::config::{
     Axis, Clipping, Config, Granularity, RangeKind, RangeSource, Rounding, ScaleDtype, Scheme,
 };
 use crate::core::format_ladder::FORMATS;
-use crate::core::method::run::Method;
+use crate::core::method::choice::Choice;
 use crate::core::presets::{Overrides, PRESETS};
 
 /// The group sizes the group-size key steps through, largest first: the ladder's, then the
@@ -109,7 +109,7 @@ pub struct Current<'a> {
     /// fits them).
     pub row_len: Option<usize>,
     /// The method beyond rounding.
-    pub method: Method,
+    pub method: Choice,
     /// An importance is loaded and quantizes: the clipping cycle includes the
     /// importance-weighted MSE search.
     pub weighing: bool,
@@ -126,7 +126,7 @@ pub struct Changed {
     /// The remembered group size.
     pub group_size: usize,
     /// The method.
-    pub method: Method,
+    pub method: Choice,
 }
 
 fn cycle<T: Copy + PartialEq>(values: &[T], current: T, dir: Direction) -> T {
@@ -190,7 +190,7 @@ impl Setting {
             .zip(now.row_len)
             .and_then(|(f, cols)| crate::core::fallback::resolve(f, cols).ok().flatten());
         if self == Self::Method {
-            return now.method.title().to_string();
+            return now.method.title();
         }
         if let Some((fb, _)) = &fallback
             && !matches!(self, Self::Preset | Self::Bits)
@@ -225,7 +225,7 @@ impl Setting {
             }
             Self::Signed => if c.signed { "signed" } else { "unsigned" }.into(),
             Self::Scheme => c.scheme.name().into(),
-            Self::Method => now.method.title().into(),
+            Self::Method => now.method.title(),
             Self::Range => match c.range {
                 RangeKind::Full => "full".into(),
                 RangeKind::Narrow => "narrow".into(),
@@ -272,7 +272,7 @@ impl Setting {
             (Self::Signed, _) => "signed or unsigned codes",
             (Self::Scheme, _) => "symmetric or asymmetric",
             (Self::Method, _) => {
-                "method: round to nearest, AWQ, GPTQ (on the activations; the built-in ones if none are loaded)"
+                "method: round to nearest, AWQ, GPTQ, W8A8 per tensor or per token, with SmoothQuant's best α (on the activations; the built-in ones if none are loaded)"
             }
             (Self::Range, _) => "full or narrow code range",
             (Self::RangeSource, _) => "tight min/max or range widened to include 0",
@@ -334,7 +334,7 @@ impl Setting {
                 });
             }
             Self::Signed => o.signed = Some(!c.signed),
-            Self::Method => method = cycle(&Method::ALL, now.method, dir),
+            Self::Method => method = cycle(&Choice::CYCLE, now.method, dir),
             Self::Scheme => {
                 o.scheme = Some(cycle(Scheme::ALL, c.scheme, dir));
                 // The preset's own range follows the scheme (ONNX Runtime narrows only

@@ -11,6 +11,7 @@
 //! - [`gptq`]: GPTQ's column-by-column rounding that pushes each column's error onto the
 //!   columns not rounded yet (Frantar et al. 2022, `gptq.py`'s `fasterquant`);
 //! - [`run`]: the ones a user asks for on one layer, gathered for `report` and the explorer;
+//! - [`choice`]: the one the explorer runs;
 //! - [`tokens`]: the activations read for them, up to a bound;
 //! - [`ladder`]: their entries of the format ladder;
 //! - [`scanned`]: their results in a whole-checkpoint scan.
@@ -22,6 +23,7 @@
 
 pub mod act_quant;
 pub mod awq;
+pub mod choice;
 pub mod gptq;
 pub mod ladder;
 pub mod linalg;

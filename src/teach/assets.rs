@@ -17,7 +17,9 @@
 //! `title` defaults to the scenario's name and `preset` to `lesson`; each key but `look` and
 //! `token` may appear once. `#! activations: built-in` shows the text with the built-in
 //! activations; `#! token: 0.5, -1, 60` lines (one per token, as wide as the rows) give it
-//! activations of its own. Errors name the line.
+//! activations of its own. `#! method: awq` (rtn, awq, gptq), or `#! act-quant: per-token`
+//! with `#! smoothquant: best` (or an α), opens the explorer with that method running.
+//! Errors name the line.
 
 use std::path::Path;
 
@@ -229,6 +231,8 @@ pub struct Scenario {
     pub built_in_activations: bool,
     /// Its own activations, one `#! token:` line each (as wide as the data's rows).
     pub tokens: Vec<Vec<f32>>,
+    /// The method it opens with (`#! method:`, `#! act-quant:`, `#! smoothquant:`).
+    pub method: Option<crate::core::method::choice::Choice>,
 }
 
 impl Scenario {
@@ -271,6 +275,9 @@ pub struct Header {
     /// Activations of its own, one `#! token:` line each: values separated by commas or
     /// spaces, every line as wide.
     pub tokens: Vec<Vec<f32>>,
+    /// The method the explorer runs: `#! method: awq` (rtn, awq, gptq), or `#! act-quant:
+    /// per-token` with `#! smoothquant: 0.5` (or best).
+    pub method: Option<crate::core::method::choice::Choice>,
 }
 
 impl Header {
@@ -283,10 +290,27 @@ impl Header {
                 .and_then(|rest| rest.split_once(':'))
                 .is_some_and(|(key, _)| {
                     let key = key.trim();
-                    key.eq_ignore_ascii_case("preset") || setting_key(key).is_some()
+                    key.eq_ignore_ascii_case("preset")
+                        || METHOD_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k))
+                        || setting_key(key).is_some()
                 })
         })
     }
+}
+
+/// The header keys that name the method the explorer runs.
+const METHOD_KEYS: [&str; 3] = ["method", "act-quant", "smoothquant"];
+
+/// The method of the [`METHOD_KEYS`] lines given (each with its line number), or the line to
+/// name and why they do not make one.
+fn method_of(
+    lines: &[Option<(usize, String)>; 3],
+) -> Result<Option<crate::core::method::choice::Choice>, (usize, String)> {
+    let value = |k: usize| lines[k].as_ref().map(|m| m.1.as_str());
+    crate::core::method::choice::Choice::from_headers(value(0), value(1), value(2)).map_err(|e| {
+        let line = lines.iter().flatten().map(|m| m.0).max().unwrap_or(1);
+        (line, e)
+    })
 }
 
 /// Reads the `#!` header lines of `text` (named `name` in errors); the configuration they
@@ -304,6 +328,8 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
     let mut seen: Vec<(&'static str, usize)> = Vec::new();
     let mut activations: Option<usize> = None;
     let mut tokens: Vec<Vec<f32>> = Vec::new();
+    // `method`, `act-quant`, `smoothquant`: the line and the value of each.
+    let mut method: [Option<(usize, String)>; 3] = [None, None, None];
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let Some(rest) = line.trim_start().strip_prefix("#!") else {
@@ -336,6 +362,11 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
                 }
                 activations = Some(n);
             }
+            k if METHOD_KEYS.contains(&k) => {
+                let slot = METHOD_KEYS.iter().position(|m| *m == k).unwrap_or(0);
+                once(method[slot].as_ref().map(|m| m.0))?;
+                method[slot] = Some((n, value.to_string()));
+            }
             "title" => {
                 once(title.as_ref().map(|t| t.0))?;
                 title = Some((n, value.to_string()));
@@ -367,6 +398,7 @@ pub fn parse_header(name: &str, text: &str) -> Result<Header, AssetError> {
         ));
     }
     let parsed = Header {
+        method: method_of(&method).map_err(|(line, e)| header(line, e))?,
         title: title.map(|t| t.1),
         look,
         preset: preset.map_or("lesson", |p| p.1),
@@ -427,6 +459,7 @@ pub fn parse_scenario(name: &str, text: &str) -> Result<Scenario, AssetError> {
         overrides: header.overrides,
         built_in_activations: header.built_in_activations,
         tokens: header.tokens,
+        method: header.method,
     };
     let matrix = scenario.matrix().map_err(|source| AssetError::Data {
         name: name.to_string(),

@@ -29,7 +29,7 @@ pub struct SettingsPane<'a> {
     /// divide shows llama.cpp's fallback).
     pub row_len: Option<usize>,
     /// The method beyond rounding.
-    pub method: crate::core::method::run::Method,
+    pub method: crate::core::method::choice::Choice,
     /// The selected line.
     pub selected: usize,
     /// The pane has focus.

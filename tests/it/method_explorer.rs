@@ -13,6 +13,7 @@ use quantscope::app::model::ImportanceMode;
 use quantscope::app::setting::{Direction, Setting};
 use quantscope::app::worker::{Outcome, compute};
 use quantscope::core::importance::{Activations, BuiltIn, Tokens};
+use quantscope::core::method::choice::Choice;
 use quantscope::core::method::run::{self, Method};
 use quantscope::runtime::settle;
 
@@ -47,7 +48,7 @@ fn awq_without_activations_uses_the_built_in_ones_and_shows_the_core_numbers() {
     let mut m = wide_model();
     assert!(m.importance.loaded.is_none());
     act(&mut m, NEXT_METHOD);
-    assert_eq!(m.method, Method::Awq);
+    assert_eq!(m.method, Choice::Weights(Method::Awq));
     let status = m.status.clone().unwrap_or_default();
     assert!(status.contains("using the built-in ones"), "{status}");
     assert_eq!(m.importance.mode, ImportanceMode::Weigh);
@@ -67,14 +68,16 @@ fn awq_without_activations_uses_the_built_in_ones_and_shows_the_core_numbers() {
     // the Ladder says it too, under its rungs
     let ladder = s.split("Ladder").nth(1).unwrap_or_default();
     assert!(ladder.contains("AWQ: output MSE"), "{s}");
-    // GPTQ next, then back to round to nearest alone: no method line
+    // GPTQ next, then the W8A8 layers, then back to round to nearest alone: no method line
     act(&mut m, NEXT_METHOD);
-    assert_eq!(m.method, Method::Gptq);
+    assert_eq!(m.method, Choice::Weights(Method::Gptq));
     let got = m.analysis.methods.clone().expect("GPTQ ran");
     assert!(got.weight(Method::Gptq).is_some());
     assert!(screen_text::screen(&m, 120, 40).contains("GPTQ: output MSE"));
-    act(&mut m, NEXT_METHOD);
-    assert_eq!(m.method, Method::Rtn);
+    for _ in 0..5 {
+        act(&mut m, NEXT_METHOD);
+    }
+    assert_eq!(m.method, Choice::RTN);
     assert!(m.analysis.methods.is_none());
     assert!(!screen_text::screen(&m, 120, 40).contains("vs RTN"));
 }
@@ -84,7 +87,7 @@ fn the_method_runs_after_the_output_errors_and_stops_for_a_newer_job() {
     let mut m = wide_model();
     act(&mut m, NEXT_METHOD);
     act(&mut m, NEXT_METHOD);
-    assert_eq!(m.method, Method::Gptq);
+    assert_eq!(m.method, Choice::Weights(Method::Gptq));
     let mut job = m.job();
     job.generation = 1;
     let mut order = Vec::new();
@@ -186,4 +189,74 @@ fn the_worked_arithmetic_follows_the_method() {
     let s = screen_text::screen(&m, 120, 40);
     assert!(!s.contains("GPTQ, row"), "{s}");
     assert!(s.contains("Worked arithmetic"), "{s}");
+}
+
+#[test]
+fn w8a8_and_smoothquant_show_their_error_beside_rounding() {
+    use quantscope::core::method::act_quant::{ActGranularity, w8a8};
+    use quantscope::core::method::smoothquant::sweep;
+    let mut m = wide_model();
+    for _ in 0..3 {
+        act(&mut m, NEXT_METHOD);
+    }
+    let per_tensor = Choice::W8A8 {
+        activations: ActGranularity::PerTensor,
+        smoothquant: None,
+    };
+    assert_eq!(m.method, per_tensor);
+    let matrix = m.analysis.matrix.clone().unwrap();
+    let x = built_in(64);
+    let want = w8a8(&matrix.values(), &x.view(), ActGranularity::PerTensor).unwrap();
+    let got = m.analysis.methods.clone().expect("W8A8 ran");
+    assert_eq!(got.w8a8[0].error, want.error);
+    assert_eq!(got.w8a8[0].weights_only, want.error_weights_only);
+    let s = screen_text::screen(&m, 220, 50);
+    let line = s
+        .lines()
+        .find(|l| l.contains("W8A8 per tensor: output MSE") && l.contains("alone"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(line.contains(" vs RTN W8 "), "{line}");
+    assert!(line.contains("(int8 weights alone)"), "{line}");
+    // per-tensor W8A8 costs more than the int8 weights alone on the loud built-in columns
+    assert!(want.error.overall.output_mse > want.error_weights_only.overall.output_mse);
+    assert!(s.contains("method      W8A8 per tensor"), "{s}");
+    // per token, then SmoothQuant's best α per tensor: beside the unsmoothed W8A8 layer
+    act(&mut m, NEXT_METHOD);
+    act(&mut m, NEXT_METHOD);
+    assert_eq!(m.method.title(), "SQ W8A8 per tensor");
+    let got = m.analysis.methods.clone().expect("SmoothQuant ran");
+    let sw = sweep(&matrix.values(), &x.view(), &mut |_, _| true).unwrap();
+    let best = &sw.steps[sw.best_per_tensor];
+    let smoothed = got.w8a8[0].smoothquant.as_ref().unwrap();
+    assert_eq!(smoothed.alpha, best.alpha);
+    assert_eq!(smoothed.error, best.per_tensor);
+    let s = screen_text::screen(&m, 220, 50);
+    assert!(s.contains("SQ W8A8 per tensor: output MSE "), "{s}");
+    assert!(best.per_tensor.overall.output_mse <= want.error.overall.output_mse);
+    assert!(s.contains("W8A8 unsmoothed, α "), "{s}");
+}
+
+#[test]
+fn snapshots_of_w8a8_at_80x24_and_120x40() {
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let mut m = builtin_model();
+        quantscope::app::update(&mut m, quantscope::app::Message::Resized(w, h));
+        for _ in 0..4 {
+            act(&mut m, NEXT_METHOD);
+        }
+        m.set_caption(None);
+        let s = screen_text::screen(&m, w, h);
+        assert!(s.contains("W8A8 per token"), "{s}");
+        insta::assert_snapshot!(format!("method_w8a8_token_{w}x{h}"), s);
+        for _ in 0..2 {
+            act(&mut m, NEXT_METHOD);
+        }
+        let s = screen_text::screen(&m, w, h);
+        assert!(s.contains("SQ W8A8 per token"), "{s}");
+        assert!(
+            s.contains("SmoothQuant at its best α, then W8A8 per token"),
+            "{s}"
+        );
+        insta::assert_snapshot!(format!("method_smoothquant_token_{w}x{h}"), s);
+    }
 }

@@ -198,3 +198,57 @@ fn the_methods_demo_loads_both_scenarios() {
         .collect();
     assert_eq!(names, ["act-quant-tokens", "smoothquant-alpha"]);
 }
+
+#[test]
+fn a_scenario_header_opens_the_explorer_with_its_method() {
+    use quantscope::core::method::act_quant::ActGranularity;
+    use quantscope::core::method::choice::Choice;
+    use quantscope::core::method::run::{Alpha, Method};
+    let s = assets::scenario("smoothquant-alpha").unwrap();
+    let want = Choice::W8A8 {
+        activations: ActGranularity::PerTensor,
+        smoothquant: Some(Alpha::Best),
+    };
+    assert_eq!(s.method, Some(want));
+    let mut m = quantscope::app::Model::with_text("1, 2\n", None);
+    quantscope::runtime::settle(&mut m);
+    m.load_scenario(&s);
+    quantscope::runtime::settle(&mut m);
+    assert_eq!(m.method, want);
+    let got = m
+        .analysis
+        .methods
+        .clone()
+        .expect("SmoothQuant ran on the scenario's tokens");
+    let smoothed = got.w8a8[0].smoothquant.as_ref().unwrap();
+    assert!(smoothed.best);
+    assert!(smoothed.error.overall.output_mse < got.w8a8[0].error.overall.output_mse);
+    // a scenario without the keys keeps the method the user chose
+    let q = assets::scenario("quiet-loud").unwrap();
+    assert_eq!(q.method, None);
+    m.load_scenario(&q);
+    assert_eq!(m.method, want);
+    // the keys in a user's header: one line each, named in errors
+    let h = assets::parse_header("mine", "#! method: gptq\n1, 2\n").unwrap();
+    assert_eq!(h.method, Some(Choice::Weights(Method::Gptq)));
+    let e = assets::parse_header("mine", "#! method: awq\n#! act-quant: per-token\n1, 2\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 2"), "{e}");
+    assert!(e.contains("runs one method"), "{e}");
+    let e = assets::parse_header("mine", "#! smoothquant: 2\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 1") && e.contains("from 0 to 1"), "{e}");
+    let e = assets::parse_header("mine", "#! method: gptq\n#! method: awq\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("given twice"), "{e}");
+    // typed into the editor and applied (Alt-k's path): the method follows
+    let mut m =
+        quantscope::app::Model::with_text("#! method: gptq\nr0: 0.1, -0.7, 0.33, 0.2\n", None);
+    m.apply_text_header("typed");
+    quantscope::runtime::settle(&mut m);
+    assert_eq!(m.method, Choice::Weights(Method::Gptq));
+    assert!(m.analysis.methods.is_some());
+}

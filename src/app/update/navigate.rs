@@ -191,13 +191,12 @@ pub(super) fn change_setting(model: &mut Model, setting: Setting, dir: Direction
     }
 }
 
-/// Switches the method; AWQ and GPTQ need activations: with none on, the built-in ones are
+/// Switches the method; every method but round to nearest needs activations: with none on, the built-in ones are
 /// switched on, and the status line says so.
-fn change_method(model: &mut Model, method: crate::core::method::run::Method) {
-    use crate::core::method::run::Method;
+fn change_method(model: &mut Model, method: crate::core::method::choice::Choice) {
     model.method = method;
     model.analysis.methods = None;
-    model.status = Some(if method == Method::Rtn {
+    model.status = Some(if !method.runs() {
         "method: round to nearest alone".to_string()
     } else if model
         .importance
@@ -206,14 +205,14 @@ fn change_method(model: &mut Model, method: crate::core::method::run::Method) {
     {
         format!(
             "method: {} on the activations loaded, beside round to nearest",
-            method.title()
+            method.words()
         )
     } else {
         model.use_built_in_activations();
         format!(
             "method: {} needs activations: using the built-in ones (256 seeded tokens, a few \
              loud columns); Alt-I loads your own",
-            method.title()
+            method.words()
         )
     });
     model.request_analysis();

@@ -137,6 +137,8 @@ pub struct W8A8 {
     pub error: LayerError,
     /// `X̂ Wᵀ` against `X Wᵀ`: the activations' share.
     pub error_activations_only: LayerError,
+    /// `X Ŵᵀ` against `X Wᵀ`: the weights' share, round to nearest of the weights alone.
+    pub error_weights_only: LayerError,
 }
 
 /// The W8A8 layer of `w` (`[out, in]`) on `x` (`[tokens, in]`), its error against the float
@@ -165,7 +167,6 @@ pub(crate) fn w8a8_checked(
     let mut err_w = linalg::mul_t(x, &ew.view());
     let err_x = linalg::mul_t(&ex.view(), &weights.values.view());
     let err_x_only = linalg::mul_t(&ex.view(), w);
-    err_w += &err_x;
     let own;
     let signal = if let Some(s) = signal {
         s
@@ -173,8 +174,11 @@ pub(crate) fn w8a8_checked(
         own = linalg::mul_t(x, w);
         &own
     };
+    let error_weights_only = LayerError::from_products(&err_w, signal);
+    err_w += &err_x;
     W8A8 {
         granularity,
+        error_weights_only,
         error: LayerError::from_products(&err_w, signal),
         error_activations_only: LayerError::from_products(&err_x_only, signal),
         weights,

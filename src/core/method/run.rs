@@ -299,6 +299,10 @@ pub struct W8A8Result {
     pub error: LayerError,
     /// The activations' share: `X̂ Wᵀ` against `X Wᵀ`.
     pub activations_only: LayerError,
+    /// The weights' share, round to nearest of the weights alone: `X Ŵᵀ` against `X Wᵀ`
+    /// (for the explorer's line; not exported).
+    #[serde(skip)]
+    pub weights_only: LayerError,
     /// With SmoothQuant, when asked.
     pub smoothquant: Option<Smoothed>,
 }
@@ -494,6 +498,7 @@ fn w8a8_results(
             granularity,
             error: plain.error,
             activations_only: plain.error_activations_only,
+            weights_only: plain.error_weights_only,
             smoothquant: smoothed,
         });
     }
