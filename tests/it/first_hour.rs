@@ -631,19 +631,7 @@ fn why_an_export_failed_is_shown_whole_at_80_columns() {
     // Every word of it is on the 80-column screen, in order.
     let s = screen_text::screen(&m, 80, 24);
     // The prompt's box: between its thick borders.
-    let inside: String = s
-        .lines()
-        .filter_map(|l| {
-            let (a, b) = (l.find('┃')? + '┃'.len_utf8(), l.rfind('┃')?);
-            l.get(a..b)
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let flat: String = inside
-        .split(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flat = screen_text::boxed_words(&s);
     let want = why.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains(&want), "{want:?} is cut on\n{s}");
 }

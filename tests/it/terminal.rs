@@ -125,27 +125,25 @@ fn find(m: &Model, text: &str, before: usize) -> (u16, u16) {
     find_with(m, text, "", before)
 }
 
-fn click(m: &mut Model, column: u16, row: u16) {
+/// What the mouse lands on at `column`, `row` of an 80x24 screen.
+fn hit_at(m: &Model, column: u16, row: u16) -> quantscope::app::model::Hit {
     let theme = quantscope::ui::Theme::new(false, false);
-    let at = quantscope::ui::hit(
+    quantscope::ui::hit(
         ratatui::layout::Rect::new(0, 0, 80, 24),
         m,
         &theme,
         column,
         row,
-    );
+    )
+}
+
+fn click(m: &mut Model, column: u16, row: u16) {
+    let at = hit_at(m, column, row);
     update(m, Message::Click(at));
 }
 
 fn wheel(m: &mut Model, column: u16, row: u16, down: bool) {
-    let theme = quantscope::ui::Theme::new(false, false);
-    let at = quantscope::ui::hit(
-        ratatui::layout::Rect::new(0, 0, 80, 24),
-        m,
-        &theme,
-        column,
-        row,
-    );
+    let at = hit_at(m, column, row);
     update(m, Message::Wheel { at, down });
 }
 
