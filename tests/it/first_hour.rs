@@ -13,6 +13,7 @@ use crate::common::screen as screen_text;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::common::explorer;
+use explorer::{press, type_in};
 
 /// When the analysis runs and when its results arrive, relative to the keys.
 #[derive(Debug, Clone, Copy)]
@@ -547,20 +548,6 @@ fn the_format_ladder_pane_shows_no_figure_for_an_unmeasured_format() {
         "the arithmetic of an invented figure\n{s}"
     );
     assert!(s.contains("multiple of 256"), "the reason\n{s}");
-}
-
-/// Presses a key through the keymap (nothing happens when it is bound to nothing there).
-fn press(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
-    if let Some(msg) = translate(m, &KeyEvent::new(code, modifiers)) {
-        update(m, msg);
-    }
-}
-
-/// Types `text` into whatever has the keys.
-fn type_in(m: &mut Model, text: &str) {
-    for c in text.chars() {
-        press(m, KeyCode::Char(c), KeyModifiers::NONE);
-    }
 }
 
 /// The path of the save or export the model asked for.

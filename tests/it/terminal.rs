@@ -3,23 +3,12 @@
 //! into a test backend.
 
 use quantscope::app::keymap::Action;
-use quantscope::app::{Message, Model, Overlay, translate, update};
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use quantscope::app::{Message, Model, Overlay, update};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 
 use crate::common::explorer;
 use crate::common::screen as screen_text;
-
-fn press(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
-    if let Some(msg) = translate(m, &KeyEvent::new(code, modifiers)) {
-        update(m, msg);
-    }
-}
-
-fn type_in(m: &mut Model, text: &str) {
-    for c in text.chars() {
-        press(m, KeyCode::Char(c), KeyModifiers::NONE);
-    }
-}
+use explorer::{press, type_in};
 
 #[test]
 fn the_palette_finds_the_demo_by_name_and_runs_it() {
