@@ -21,6 +21,12 @@ every 997 values, so block scales differ by orders of magnitude within and acros
               (0.25 + 4 u per column, seed IMP_SEED) for the types whose reference reads one,
               since IQ2_XXS, IQ2_XS and IQ1_S are refused without.
 
+              Beside it, the encoders alone on both sides: quantscope's `benches/importance.rs
+              bytes` (every row encoded into ggml's bytes, all cores, nothing else: what
+              quantize_rows returns), whose bytes are checked equal to libgguf's. For the
+              ternary types this is the fair comparison: both encoders take about 0.1 s, and
+              the dequantization and metrics would otherwise be most of quantscope's time.
+
   ladder      with --ladder: the whole format ladder, every preset and format but the
               IQ2/IQ1 lattice searches (`quantscope report FILE --formats LIST --no-ladder
               --timings`, its "analyse" time: every entry quantized, dequantized and
@@ -92,15 +98,38 @@ def quantscope_runner(exe: Path, path: Path, fmt: str, imp: Path | None = None):
     return run
 
 
-def libgguf_runner(name: str, m: np.ndarray, imp: np.ndarray | None):
+def libgguf_runner(name: str, m: np.ndarray, imp: np.ndarray | None, keep: dict | None = None):
     import libgguf
 
     qt = libgguf.GGMLQuantizationType[name]
 
     def run() -> float:
         t = time.perf_counter()
-        libgguf.quantize_rows(m, qt, imatrix=imp)
-        return (time.perf_counter() - t) * 1e3
+        out = libgguf.quantize_rows(m, qt, imatrix=imp)
+        ms = (time.perf_counter() - t) * 1e3
+        if keep is not None:
+            keep[name] = np.asarray(out).tobytes()
+        return ms
+
+    return run
+
+
+def importance_exe() -> Path:
+    """benches/importance.rs's program, built (with --no-build, the newest one)."""
+    found = sorted((ROOT / "target" / "release" / "deps").glob("importance-*"),
+                   key=lambda p: p.stat().st_mtime)
+    found = [p for p in found if p.suffix == "" and os.access(p, os.X_OK)]
+    if not found:
+        sys.exit("no executable for benches/importance.rs: cargo bench --no-run --bench importance")
+    return found[-1]
+
+
+def encoder_runner(exe: Path, path: Path, imp: Path, name: str, out: Path):
+    def run() -> float:
+        env = dict(os.environ, QS_BYTES_DIR=str(out))
+        r = subprocess.run([str(exe), "bytes", str(path), str(imp), name], capture_output=True,
+                           text=True, check=True, env=env)
+        return float(r.stdout.split()[1])
 
     return run
 
@@ -115,9 +144,12 @@ def iquants(a, exe: Path, m: np.ndarray, path: Path) -> None:
     np.save(imp_path, imp[None, :])
     runners = {}
     types = [t for t in IQUANTS if not a.types or t in a.types.split(",")]
+    enc = importance_exe()
+    ref_bytes: dict = {}
     for t in types:
         w = reads_importance(t)
-        runners[t, "ref"] = libgguf_runner(t, m, imp if w else None)
+        runners[t, "ref"] = libgguf_runner(t, m, imp if w else None, ref_bytes)
+        runners[t, "enc"] = encoder_runner(enc, path, imp_path, t, a.dir)
         runners[t, "qs"] = quantscope_runner(exe, path, t, imp_path if w else None)
     # No warm-up round: the lattice searches take seconds a call, and format_timing times
     # the second of two runs in its process.
@@ -126,14 +158,20 @@ def iquants(a, exe: Path, m: np.ndarray, path: Path) -> None:
         for k, run in runners.items():
             times[k].append(run())
     ms = {k: statistics.median(v) for k, v in times.items()}
+    best = {k: min(v) for k, v in times.items()}
+    same = {t: (a.dir / f"{t}.bin").read_bytes() == ref_bytes.get(t) for t in types}
     header(a)
-    print("| type | importance | libgguf 0.2.2 quantize_rows (all cores) | quantscope: quantize + "
-          "dequantize + metrics (all cores) | libgguf / quantscope |")
-    print("|---|---|---:|---:|---:|")
+    print("| type | importance | libgguf 0.2.2 quantize_rows (all cores) | quantscope's encoder "
+          "alone (all cores) | ratio | quantscope: quantize + dequantize + metrics (all cores) "
+          "| ratio | bytes equal |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
     for t in types:
-        g, q = ms[t, "ref"], ms[t, "qs"]
+        g, e, q = ms[t, "ref"], ms[t, "enc"], ms[t, "qs"]
         w = "yes" if reads_importance(t) else "not read"
-        print(f"| {t} | {w} | {g:.0f} ms | {q:.0f} ms | {g / q:.1f}x |")
+        print(f"| {t} | {w} | {g:.0f} ms ({best[t, 'ref']:.0f}) | {e:.0f} ms ({best[t, 'enc']:.0f}) "
+              f"| {g / e:.1f}x | {q:.0f} ms ({best[t, 'qs']:.0f}) | {g / q:.1f}x "
+              f"| {'yes' if same[t] else 'NO'} |")
+    print("\nMedians, bests in parentheses.")
 
 
 # The IQ2/IQ1 lattice searches, left out of the ladder's timing (they follow it with
@@ -205,6 +243,9 @@ def main() -> None:
     if not a.no_build:
         subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "format_timing",
                         "--bin", "quantscope"], cwd=ROOT, check=True)
+        if a.iquants:
+            subprocess.run(["cargo", "bench", "--no-run", "--quiet", "--bench", "importance"],
+                           cwd=ROOT, check=True)
     exe = ROOT / "target" / "release" / "examples" / "format_timing"
     a.dir.mkdir(parents=True, exist_ok=True)
     m = matrix(a.n)

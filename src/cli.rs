@@ -9,7 +9,7 @@ pub mod method;
 mod report;
 mod scan_command;
 
-pub use explore::{DemoArgs, PracticeArgs, demo, explore, practice};
+pub use explore::{DemoArgs, PracticeArgs, builtin, demo, explore, practice};
 pub use report::{CompareSpec, ReportArgs, report};
 pub use scan_command::{ScanArgs, scan};
 

@@ -125,8 +125,10 @@ fn start_with(model: &mut Model, preset: &'static str) {
     }
 }
 
-/// The explorer on the built-in example, with its scenario's caption.
-fn builtin() -> Model {
+/// The explorer on the built-in example, with its scenario's caption: what `quantscope`
+/// opens with no file (README's first screen).
+#[must_use]
+pub fn builtin() -> Model {
     let mut model = Model::with_text(BUILTIN_EXAMPLE, None);
     if let Ok(scenario) = crate::teach::assets::scenario("quiet-loud") {
         model.load_scenario(&scenario);

@@ -75,19 +75,7 @@ fn an_export_name_typed_replaces_the_proposed_one_and_a_failure_says_why_in_full
     t.keys(&["Enter"]);
     let s = t.wait_for("why it failed", |s| s.contains("not exported"));
     // The prompt's box: between its thick borders.
-    let inside: String = s
-        .lines()
-        .filter_map(|l| {
-            let (a, b) = (l.find('┃')? + '┃'.len_utf8(), l.rfind('┃')?);
-            l.get(a..b)
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let flat: String = inside
-        .split(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flat = crate::common::screen::boxed_words(&s);
     assert!(flat.contains("No such file or directory"), "{s}");
     assert!(flat.contains("no-such-directory/report.html"), "{s}");
     t.keys(&["Escape"]);

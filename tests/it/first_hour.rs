@@ -13,6 +13,7 @@ use crate::common::screen as screen_text;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::common::explorer;
+use explorer::{press, type_in};
 
 /// When the analysis runs and when its results arrive, relative to the keys.
 #[derive(Debug, Clone, Copy)]
@@ -549,20 +550,6 @@ fn the_format_ladder_pane_shows_no_figure_for_an_unmeasured_format() {
     assert!(s.contains("multiple of 256"), "the reason\n{s}");
 }
 
-/// Presses a key through the keymap (nothing happens when it is bound to nothing there).
-fn press(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
-    if let Some(msg) = translate(m, &KeyEvent::new(code, modifiers)) {
-        update(m, msg);
-    }
-}
-
-/// Types `text` into whatever has the keys.
-fn type_in(m: &mut Model, text: &str) {
-    for c in text.chars() {
-        press(m, KeyCode::Char(c), KeyModifiers::NONE);
-    }
-}
-
 /// The path of the save or export the model asked for.
 fn written_path(m: &Model) -> Option<std::path::PathBuf> {
     m.effects.iter().find_map(|e| match e {
@@ -631,19 +618,7 @@ fn why_an_export_failed_is_shown_whole_at_80_columns() {
     // Every word of it is on the 80-column screen, in order.
     let s = screen_text::screen(&m, 80, 24);
     // The prompt's box: between its thick borders.
-    let inside: String = s
-        .lines()
-        .filter_map(|l| {
-            let (a, b) = (l.find('┃')? + '┃'.len_utf8(), l.rfind('┃')?);
-            l.get(a..b)
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let flat: String = inside
-        .split(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flat = screen_text::boxed_words(&s);
     let want = why.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains(&want), "{want:?} is cut on\n{s}");
 }

@@ -393,3 +393,25 @@ fn the_stored_view_sorts_filters_scrolls_and_gives_way_to_the_panes() {
         assert!(s.contains("as stored"), "{w}x{h}\n{s}");
     }
 }
+
+#[test]
+fn the_first_screen_in_readme_is_the_one_drawn() {
+    let mut m = quantscope::cli::builtin();
+    settle(&mut m);
+    let drawn = screen(&m, 80, 24);
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("The first screen, at 80x24")
+        .and_then(|at| {
+            readme[at..]
+                .find("```text\n")
+                .map(|f| at + f + "```text\n".len())
+        })
+        .expect("README shows the first screen");
+    let end = start + readme[start..].find("```\n").expect("its block ends");
+    assert_eq!(
+        &readme[start..end],
+        drawn,
+        "README.md's first screen is not what the explorer draws: capture it again"
+    );
+}

@@ -3,23 +3,12 @@
 //! into a test backend.
 
 use quantscope::app::keymap::Action;
-use quantscope::app::{Message, Model, Overlay, translate, update};
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use quantscope::app::{Message, Model, Overlay, update};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 
 use crate::common::explorer;
 use crate::common::screen as screen_text;
-
-fn press(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
-    if let Some(msg) = translate(m, &KeyEvent::new(code, modifiers)) {
-        update(m, msg);
-    }
-}
-
-fn type_in(m: &mut Model, text: &str) {
-    for c in text.chars() {
-        press(m, KeyCode::Char(c), KeyModifiers::NONE);
-    }
-}
+use explorer::{press, type_in};
 
 #[test]
 fn the_palette_finds_the_demo_by_name_and_runs_it() {
@@ -125,27 +114,25 @@ fn find(m: &Model, text: &str, before: usize) -> (u16, u16) {
     find_with(m, text, "", before)
 }
 
-fn click(m: &mut Model, column: u16, row: u16) {
+/// What the mouse lands on at `column`, `row` of an 80x24 screen.
+fn hit_at(m: &Model, column: u16, row: u16) -> quantscope::app::model::Hit {
     let theme = quantscope::ui::Theme::new(false, false);
-    let at = quantscope::ui::hit(
+    quantscope::ui::hit(
         ratatui::layout::Rect::new(0, 0, 80, 24),
         m,
         &theme,
         column,
         row,
-    );
+    )
+}
+
+fn click(m: &mut Model, column: u16, row: u16) {
+    let at = hit_at(m, column, row);
     update(m, Message::Click(at));
 }
 
 fn wheel(m: &mut Model, column: u16, row: u16, down: bool) {
-    let theme = quantscope::ui::Theme::new(false, false);
-    let at = quantscope::ui::hit(
-        ratatui::layout::Rect::new(0, 0, 80, 24),
-        m,
-        &theme,
-        column,
-        row,
-    );
+    let at = hit_at(m, column, row);
     update(m, Message::Wheel { at, down });
 }
 

@@ -23,6 +23,21 @@ pub fn act(m: &mut Model, action: Action) {
     settle(m);
 }
 
+/// Presses a key through the keymap (nothing happens when it is bound to nothing there),
+/// leaving its effects queued for the test to look at.
+pub fn press(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
+    if let Some(msg) = translate(m, &KeyEvent::new(code, modifiers)) {
+        update(m, msg);
+    }
+}
+
+/// Types `text` into whatever has the keys, a character a key, effects left queued.
+pub fn type_in(m: &mut Model, text: &str) {
+    for c in text.chars() {
+        press(m, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+}
+
 /// Presses a key (nothing happens if it is bound to nothing here), then performs the effects.
 pub fn key(m: &mut Model, code: KeyCode, modifiers: KeyModifiers) {
     if let Some(msg) = translate(m, &KeyEvent::new(code, modifiers)) {

@@ -25,3 +25,21 @@ pub fn screen(model: &Model, width: u16, height: u16) -> String {
     }
     out
 }
+
+/// The words inside the box drawn with thick borders (a prompt or a question) on `screen`,
+/// joined by single spaces: what it says however its lines were wrapped.
+pub fn boxed_words(screen: &str) -> String {
+    let inside: String = screen
+        .lines()
+        .filter_map(|l| {
+            let (a, b) = (l.find('┃')? + '┃'.len_utf8(), l.rfind('┃')?);
+            l.get(a..b)
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    inside
+        .split(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}

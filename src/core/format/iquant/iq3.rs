@@ -83,44 +83,100 @@ fn sums(s: &Sub, l: &[i8; 32]) -> (f32, f32) {
     (sumqx, sumq2)
 }
 
+/// The most scale tries of a search (IQ3_XXS's 31), each a lane of [`Tries`].
+const TRIES: usize = 32;
+
+/// Every try's levels, value by value (`lv[i][t]`: value `i` under try `t`), so that the
+/// tries' sums run side by side.
+struct Tries {
+    lv: [[i8; TRIES]; 32],
+}
+
+impl Tries {
+    /// [`sums`] of every try, each lane summed in the same order as [`sums`] sums one.
+    #[expect(clippy::similar_names, reason = "the reference's names are kept")]
+    #[inline(always)]
+    fn sums(&self, s: &Sub) -> ([f32; TRIES], [f32; TRIES]) {
+        let (mut sumqx, mut sumq2) = ([0.0f32; TRIES], [0.0f32; TRIES]);
+        for i in 0..32 {
+            let (w, x) = (s.weight[i], s.xval[i]);
+            let wx = w * x;
+            for t in 0..TRIES {
+                let q = f32::from(2 * self.lv[i][t] + 1);
+                sumqx[t] += wx * q;
+                sumq2[t] += w * q * q;
+            }
+        }
+        (sumqx, sumq2)
+    }
+
+    /// Try `t`'s levels.
+    #[inline(always)]
+    fn levels(&self, t: usize) -> [i8; 32] {
+        std::array::from_fn(|i| self.lv[i][t])
+    }
+}
+
 /// The scale search and grid fitting of one sub-block whose largest magnitude is `max`: the
 /// scale and each value's level (each group of 4 on the grid).
+///
+/// The tries do not depend on one another until the best is kept: every try's levels are
+/// found first (the rounding of all tries side by side, then each group's grid point or
+/// nearest neighbour), then their sums side by side, then the best is kept in the tries'
+/// order with the reference's comparison, which gives the reference's choice.
 #[inline(always)]
 fn search(s: &Sub, max: f32, r: &Rules, l: &mut [i8; 32]) -> Result<f32, ()> {
     let lat = r.lat;
-    let mut best = 0.0f32;
-    let mut scale = max / 15.0;
-    let mut on_grid = [r.on_grid_start; 8];
-    let mut laux = [0i8; 32];
-    let mut on_aux = [true; 8];
-    for is in -r.tries..=r.tries {
-        let id = (15.0 + is as f32 * 0.2) / max;
-        let this_scale = 1.0 / id;
+    let n = (2 * r.tries + 1) as usize;
+    let mut ids = [0.0f32; TRIES];
+    for (t, id) in ids.iter_mut().enumerate().take(n) {
+        *id = (15.0 + (t as i32 - r.tries) as f32 * 0.2) / max;
+    }
+    let mut tries = Tries {
+        lv: [[0i8; TRIES]; 32],
+    };
+    for i in 0..32 {
+        let x = s.xval[i];
+        for t in 0..TRIES {
+            tries.lv[i][t] = level(ids[t], x);
+        }
+    }
+    let mut on_aux = [[true; 8]; TRIES];
+    for t in 0..n {
+        let this_scale = 1.0 / ids[t];
         for k in 0..8 {
+            let mut g = [0i8; 4];
             for i in 0..4 {
-                laux[4 * k + i] = level(id, s.xval[4 * k + i]);
+                g[i] = tries.lv[4 * k + i][t];
             }
-            on_aux[k] = true;
-            if let Err(list) = lat.lookup(index_of(&laux[4 * k..])) {
-                on_aux[k] = false;
+            if let Err(list) = lat.lookup(index_of(&g)) {
+                on_aux[t][k] = false;
                 let r = 4 * k..4 * k + 4;
                 best_neighbour(
                     lat,
                     list,
                     &s.xval[r.clone()],
-                    &s.waux[r.clone()],
+                    &s.waux[r],
                     this_scale,
-                    &mut laux[r],
+                    &mut g,
                 )
                 .ok_or(())?;
+                for i in 0..4 {
+                    tries.lv[4 * k + i][t] = g[i];
+                }
             }
         }
-        let (sumqx, sumq2) = sums(s, &laux);
-        if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            *l = laux;
-            on_grid = on_aux;
+    }
+    let (sumqx, sumq2) = tries.sums(s);
+    let mut best = 0.0f32;
+    let mut scale = max / 15.0;
+    let mut on_grid = [r.on_grid_start; 8];
+    for t in 0..n {
+        if sumq2[t] > 0.0 && sumqx[t] * sumqx[t] > best * sumq2[t] {
+            scale = sumqx[t] / sumq2[t];
+            best = scale * sumqx[t];
+            *l = tries.levels(t);
+            on_grid = on_aux[t];
         }
     }
     if on_grid.iter().any(|&g| !g) && scale > 0.0 {

@@ -331,7 +331,11 @@ pub(super) fn best_neighbour_iq1(
 }
 
 /// The neighbour search on AVX2: eight neighbours to a register, each lane the same
-/// operations in the same order as the portable loop.
+/// operations in the same order as the portable loop. The first least distance is found
+/// without a branch per lane: a chunk's lanes past the list, and those not below the best so
+/// far (NaN included), count as infinite; the chunk's least is the minimum of the others
+/// (every lane's distance is compared, so the order of the minimum's tree does not matter),
+/// and its first lane equal to it is the one the portable loop would keep.
 #[cfg(target_arch = "x86_64")]
 mod v3 {
     use std::arch::x86_64::__m256;
@@ -339,6 +343,10 @@ mod v3 {
     use pulp::x86::V3;
 
     use super::{LANES, Neighbours};
+
+    /// `_CMP_LT_OQ`, `_CMP_EQ_OQ`: ordered, false when either side is NaN (Rust's `<`, `==`).
+    const LT: i32 = 0x11;
+    const EQ: i32 = 0x00;
 
     /// [`super::nearest`] with AVX2.
     #[inline(always)]
@@ -358,13 +366,20 @@ mod v3 {
         let ws: [__m256; W] = std::array::from_fn(|i| avx._mm256_set1_ps(weight[i]));
         let (one, half) = (avx._mm256_set1_ps(1.0), avx._mm256_set1_ps(0.5));
         let base_v = base.map(|b| avx._mm256_set1_ps(b));
+        let inf = avx._mm256_set1_ps(f32::INFINITY);
+        let lane = avx._mm256_setr_ps(0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0);
         let mut best_d2 = f32::MAX;
         let mut best = None;
         for c in (0..padded).step_by(LANES) {
             let mut acc = avx._mm256_setzero_ps();
             for i in 0..W {
                 let at = i * padded + c;
-                let bytes: [i8; 8] = std::array::from_fn(|k| list.cols[at + k]);
+                // Always whole (the lists are padded to whole chunks).
+                let bytes: [i8; 8] = list
+                    .cols
+                    .get(at..at + LANES)
+                    .and_then(|b| b.try_into().ok())
+                    .unwrap_or([1; 8]);
                 let wide =
                     avx2._mm256_cvtepi8_epi32(pulp::cast([pulp::cast::<_, u64>(bytes), 0u64]));
                 let mut q = avx._mm256_cvtepi32_ps(wide);
@@ -375,13 +390,24 @@ mod v3 {
                 acc =
                     avx._mm256_add_ps(acc, avx._mm256_mul_ps(avx._mm256_mul_ps(ws[i], diff), diff));
             }
-            let d: [f32; 8] = pulp::cast(acc);
-            for (k, &d2) in d.iter().enumerate().take(n - c) {
-                if d2 < best_d2 {
-                    best_d2 = d2;
-                    best = Some(list.ids[c + k]);
-                }
+            let live = avx._mm256_and_ps(
+                avx._mm256_cmp_ps::<LT>(acc, avx._mm256_set1_ps(best_d2)),
+                avx._mm256_cmp_ps::<LT>(lane, avx._mm256_set1_ps((n - c) as f32)),
+            );
+            if avx._mm256_movemask_ps(live) == 0 {
+                continue;
             }
+            let cand = avx._mm256_blendv_ps(inf, acc, live);
+            let m = avx._mm256_min_ps(cand, avx._mm256_permute2f128_ps::<1>(cand, cand));
+            let m = avx._mm256_min_ps(m, avx._mm256_permute_ps::<0b0100_1110>(m));
+            let m = avx._mm256_min_ps(m, avx._mm256_permute_ps::<0b1011_0001>(m));
+            let first = avx
+                ._mm256_movemask_ps(avx._mm256_cmp_ps::<EQ>(cand, m))
+                .trailing_zeros();
+            let k = first as usize;
+            let d: [f32; 8] = pulp::cast(m);
+            best_d2 = d[0];
+            best = list.ids.get(c + k).copied();
         }
         best
     }
