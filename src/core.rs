@@ -47,6 +47,7 @@ pub(crate) mod simd;
 mod stats;
 pub mod stored;
 pub mod view;
+pub mod watch;
 
 pub use analyse::{
     ANALYSIS_STACK, AnalyseError, LADDER_GROUPS, Options, Progress, analyse, analyse_staged,

@@ -7,7 +7,6 @@ mod weighted;
 use crate::core::config::{Clipping, Config, ConfigError, Granularity};
 use crate::core::fallback::{self, FallbackError};
 use crate::core::format::FormatError;
-use crate::core::format_ladder::Watch;
 use crate::core::importance::{Importance, ImportanceError};
 use crate::core::kernel::segment::Code;
 use crate::core::matrix::Matrix;
@@ -17,6 +16,7 @@ use crate::core::pass::{Ctx, Failure, ladder_pass, main_pass, plan};
 use crate::core::report::{
     Blocks, CodeBuf, Codes, ErrorSums, Layout, Memory, Metrics, Report, Rung,
 };
+use crate::core::watch::Watch;
 
 /// Stack of each thread that analyses (the explorer's analysis thread, and the workers of
 /// the thread pools that analyse: rayon's global pool and a scan's). The analysis inlines
@@ -97,6 +97,12 @@ pub enum AnalyseError {
     /// returned by [`analyse`] and [`analyse_with`]).
     #[error("the analysis was stopped")]
     Stopped,
+}
+
+impl From<crate::core::watch::Stopped> for AnalyseError {
+    fn from(_: crate::core::watch::Stopped) -> Self {
+        Self::Stopped
+    }
 }
 
 /// Analyses `matrix` under `config`, with the ladder.

@@ -25,7 +25,6 @@
 
 mod measure;
 mod methods;
-pub mod watch;
 
 use serde::Serialize;
 
@@ -40,8 +39,8 @@ use crate::core::presets::{PRESETS, PresetOptions, preset};
 use crate::core::report::{Metrics, Report};
 
 pub use crate::core::format::registry::{Coded, FORMATS, FormatInfo, format_info, grid_of};
+pub use crate::core::watch::Watch;
 pub use methods::add_method_entries;
-pub use watch::Watch;
 
 /// How far a format ladder is, for its caller's progress and stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +49,7 @@ pub struct Progress {
     pub done: usize,
     /// All entries.
     pub total: usize,
-    /// The entry under way, when it has run longer than [`watch::POLL`].
+    /// The entry under way, when it has run longer than [`POLL`](crate::core::watch::POLL).
     pub within: Option<Within>,
 }
 
@@ -270,7 +269,7 @@ pub fn format_ladder_with_progress(
 /// [`format_ladder_with_progress`] with [`Inputs`]: the llama.cpp formats and presets quantize
 /// with the importance, each entry gains its output errors, and [`FormatLadder::changes`] names
 /// the pairs whose order the output error reverses. While a format's entry runs, `progress`
-/// is also called every [`watch::POLL`] with the entries done so far, and returning false
+/// is also called every [`POLL`](crate::core::watch::POLL) with the entries done so far, and returning false
 /// stops that entry at its next row ([`format_ladder_tracked`] says how far the entry is).
 pub fn format_ladder_inputs(
     matrix: &Matrix,
@@ -284,7 +283,7 @@ pub fn format_ladder_inputs(
     })
 }
 
-/// [`format_ladder_inputs`], telling `progress` after each entry and, every [`watch::POLL`]
+/// [`format_ladder_inputs`], telling `progress` after each entry and, every [`POLL`](crate::core::watch::POLL)
 /// while a format's entry runs, that entry's rows done ([`Progress::within`]); it returns
 /// false to stop, even within an entry (each core stops at its next row, and the result is
 /// `None`, never a part of the ladder).
@@ -347,7 +346,8 @@ pub fn format_ladder_tracked(
                 }),
             )
         };
-        let mut e = watch::run(|w| format_entry(matrix, info, inputs, w), within).ok()??;
+        let mut e =
+            crate::core::watch::run(|w| format_entry(matrix, info, inputs, w), within).ok()??;
         e.active = active_format == Some(info.name);
         entries.push(e);
         if !progress(entries.len(), None) {

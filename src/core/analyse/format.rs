@@ -29,7 +29,6 @@ use crate::core::format::nf4::{self, DoubleQuant};
 use crate::core::format::nvfp4_two::{self, Convention};
 use crate::core::format::registry::{Coded, coded_grid, format_bits};
 use crate::core::format::{Encoded, Format, FormatError, Fp8Formula, Grid, Legacy, Meta, SubBlock};
-use crate::core::format_ladder::{Watch, watch::watched};
 use crate::core::importance::Importance;
 use crate::core::matrix::Matrix;
 use crate::core::pages::Pages;
@@ -38,6 +37,7 @@ use crate::core::report::blocks::{Record, record};
 use crate::core::report::{
     Blocks, ChannelReport, CodeBuf, Codes, ErrorSums, Layout, Memory, Report,
 };
+use crate::core::watch::{Watch, watched};
 
 /// Encodes `matrix` in the format `coded` and reports it (see the module documentation),
 /// with `weights` (checked to fit the matrix) for a format whose reference reads an

@@ -12,13 +12,13 @@ use std::borrow::Cow;
 
 use rayon::prelude::*;
 
-use super::watch::{Watch, watched};
 use super::{Coded, Measured};
 use crate::core::analyse::AnalyseError;
 use crate::core::format::nvfp4_two::{self, Convention, Refused};
 use crate::core::format::{Encoded, Format, FormatError, Fp8Scheme, Meta, nf4};
 use crate::core::matrix::Matrix;
 use crate::core::report::ErrorSums;
+use crate::core::watch::{Watch, watched};
 
 /// One row's sums and whether it collapsed (not constant, reconstructed to one value).
 struct Row {

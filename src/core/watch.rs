@@ -1,17 +1,20 @@
-//! A watch over one entry of the format ladder while its rows are encoded on every core: the
+//! A watch over one entry of the format ladder (or any work split by rows) while its rows are encoded on every core: the
 //! rows done so far, and a stop asked for by the caller, checked before each row.
 //!
 //! The ladder runs an entry on a thread of its own and, meanwhile, tells its caller every
 //! [`POLL`] how many rows are done ([`run`]); when the caller answers false, the watch is
 //! stopped and each core stops at its next row (the entry's result is then
-//! [`AnalyseError::Stopped`], never a part of the matrix). A row is checked before it is
+//! [`Stopped`], never a part of the matrix). A row is checked before it is
 //! encoded and counted after, so the check changes no code, scale or byte, and its cost is two
 //! atomic operations a row (a row of 4096 values takes tens of microseconds or more to encode).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::core::analyse::AnalyseError;
+/// The work was stopped by its caller before it was done (the analysis turns it into its
+/// own `Stopped` error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
 
 /// How often the caller hears of an entry in progress (and may stop it).
 pub const POLL: Duration = Duration::from_millis(50);
@@ -24,11 +27,10 @@ pub struct Watch {
 }
 
 impl Watch {
-    /// Err([`AnalyseError::Stopped`]) once the entry is to stop: the row loop checks it
-    /// before each row.
-    pub fn check(&self) -> Result<(), AnalyseError> {
+    /// Err([`Stopped`]) once the entry is to stop: the row loop checks it before each row.
+    pub fn check(&self) -> Result<(), Stopped> {
         if self.stop.load(Ordering::Relaxed) {
-            Err(AnalyseError::Stopped)
+            Err(Stopped)
         } else {
             Ok(())
         }
@@ -58,10 +60,10 @@ impl Watch {
 }
 
 /// [`Watch::check`] and [`Watch::row_done`] around `row`, when there is a watch.
-pub(crate) fn watched<T>(
+pub(crate) fn watched<T, E: From<Stopped>>(
     watch: Option<&Watch>,
-    row: impl FnOnce() -> Result<T, AnalyseError>,
-) -> Result<T, AnalyseError> {
+    row: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
     if let Some(w) = watch {
         w.check()?;
     }
@@ -74,11 +76,11 @@ pub(crate) fn watched<T>(
 
 /// Runs `work` under a new watch on a thread of its own, and every [`POLL`] until it is done
 /// calls `rows_done(rows)`; when that returns false, the watch is stopped and `work`'s
-/// result (its rows stop at the next one) is replaced by [`AnalyseError::Stopped`].
+/// result (its rows stop at the next one) is replaced by [`Stopped`].
 pub fn run<T: Send>(
     work: impl FnOnce(&Watch) -> T + Send,
     rows_done: &mut dyn FnMut(usize) -> bool,
-) -> Result<T, AnalyseError> {
+) -> Result<T, Stopped> {
     let watch = Watch::default();
     let caller = std::thread::current();
     let out = std::thread::scope(|s| {
@@ -103,7 +105,7 @@ pub fn run<T: Send>(
         worker.join()
     });
     match out {
-        Ok(_) if watch.stopped() => Err(AnalyseError::Stopped),
+        Ok(_) if watch.stopped() => Err(Stopped),
         Ok(out) => Ok(out),
         Err(panic) => std::panic::resume_unwind(panic),
     }
