@@ -9,17 +9,23 @@ use crate::common::{files, tmux};
 
 use tmux::{Tmux, app_command};
 
-/// The Errors pane's method line (the first screen line naming GPTQ under the Settings).
-fn method_line(screen: &str) -> &str {
+/// The Errors pane's line for `method` (the first screen line naming it under the Settings).
+fn line_of<'s>(screen: &'s str, method: &str) -> &'s str {
     screen
         .lines()
         .skip(10)
-        .find(|l| l.contains("GPTQ"))
+        .find(|l| l.contains(method))
         .unwrap_or("")
 }
 
-#[test]
-fn gptq_restarts_on_a_key_finishes_and_quitting_while_it_runs_is_clean() {
+/// The Errors pane's method line for GPTQ.
+fn method_line(screen: &str) -> &str {
+    line_of(screen, "GPTQ")
+}
+
+/// The explorer in tmux at 80x24 (session `name`) on a 128 x 1024 layer written to
+/// `file_name`, once its first report and ladder are drawn; the file lives as long as it.
+fn layer_session(name: &str, file_name: &str) -> (Tmux, files::TempFile) {
     let mut text = String::new();
     for r in 0..128u32 {
         let row: Vec<String> = (0..1024u32)
@@ -27,12 +33,18 @@ fn gptq_restarts_on_a_key_finishes_and_quitting_while_it_runs_is_clean() {
             .collect();
         let _ = writeln!(text, "r{r}: {}", row.join(", "));
     }
-    let file = files::temp_file("layer.txt", text.as_bytes());
+    let file = files::temp_file(file_name, text.as_bytes());
     let cmd = app_command(&format!("'{}'", file.display()));
-    let t = Tmux::start("method-gptq", &cmd, 80, 24);
+    let t = Tmux::start(name, &cmd, 80, 24);
     t.wait_for("the layer", |s| {
         s.contains("128x1024") && s.contains("Ladder")
     });
+    (t, file)
+}
+
+#[test]
+fn gptq_restarts_on_a_key_finishes_and_quitting_while_it_runs_is_clean() {
+    let (t, _file) = layer_session("method-gptq", "layer.txt");
     t.keys(&["M-M", "M-M"]);
     t.wait_for("GPTQ on its way", |s| {
         method_line(s).contains("GPTQ running")
@@ -58,31 +70,14 @@ fn gptq_restarts_on_a_key_finishes_and_quitting_while_it_runs_is_clean() {
     );
 }
 
-/// The Errors pane's method line for W8A8 (the first screen line naming W8A8 under the
-/// Settings).
+/// The Errors pane's method line for W8A8.
 fn w8a8_line(screen: &str) -> &str {
-    screen
-        .lines()
-        .skip(10)
-        .find(|l| l.contains("W8A8"))
-        .unwrap_or("")
+    line_of(screen, "W8A8")
 }
 
 #[test]
 fn w8a8_and_smoothquant_run_take_keys_resize_and_quit_clean() {
-    let mut text = String::new();
-    for r in 0..128u32 {
-        let row: Vec<String> = (0..1024u32)
-            .map(|c| format!("{:.4}", f64::from((r * 31 + c * 17) % 97) / 97.0 - 0.5))
-            .collect();
-        let _ = writeln!(text, "r{r}: {}", row.join(", "));
-    }
-    let file = files::temp_file("w8a8_layer.txt", text.as_bytes());
-    let cmd = app_command(&format!("'{}'", file.display()));
-    let t = Tmux::start("method-w8a8", &cmd, 80, 24);
-    t.wait_for("the layer", |s| {
-        s.contains("128x1024") && s.contains("Ladder")
-    });
+    let (t, _file) = layer_session("method-w8a8", "w8a8_layer.txt");
     // round to nearest, AWQ, GPTQ, W8A8 per tensor, per token: four steps
     t.keys(&["M-M", "M-M", "M-M", "M-M"]);
     let s = t.wait_for("W8A8 per token done", |s| {
