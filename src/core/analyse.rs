@@ -131,6 +131,18 @@ pub fn analyse_weighted(
     importance: Option<&Importance>,
     options: Options,
 ) -> Result<Report, AnalyseError> {
+    whole_report(matrix, config, importance, options, None)
+}
+
+/// The report with its ladder in one call: [`staged`] with both stages kept, the rows
+/// checked against `watch` when there is one.
+fn whole_report(
+    matrix: &Matrix,
+    config: &Config,
+    importance: Option<&Importance>,
+    options: Options,
+    watch: Option<&Watch>,
+) -> Result<Report, AnalyseError> {
     let mut whole = None;
     let first = &mut |report| {
         whole = Some(report);
@@ -143,7 +155,7 @@ pub fn analyse_weighted(
         options,
         first,
         &mut |_, _| true,
-        None,
+        watch,
     )?;
     let mut report = whole.ok_or(AnalyseError::Stopped)?;
     report.ladder = ladder.unwrap_or_default();
@@ -158,22 +170,7 @@ pub(crate) fn analyse_watched(
     importance: Option<&Importance>,
     watch: &Watch,
 ) -> Result<Report, AnalyseError> {
-    let mut whole = None;
-    let first = &mut |report| {
-        whole = Some(report);
-        true
-    };
-    let options = Options::ONE_CONFIG;
-    staged(
-        matrix,
-        config,
-        importance,
-        options,
-        first,
-        &mut |_, _| true,
-        Some(watch),
-    )?;
-    whole.ok_or(AnalyseError::Stopped)
+    whole_report(matrix, config, importance, Options::ONE_CONFIG, Some(watch))
 }
 
 /// Analyses `matrix` under `config` in two stages, for a caller that shows the active
